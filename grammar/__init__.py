@@ -1,0 +1,1 @@
+"""Lark grammars of ptxgen (installed as the package ptxgen.grammar)."""

@@ -1,0 +1,1314 @@
+"""The builder: one method call emits one PTX instruction into a kernel, with typed virtual registers.
+
+    m = ptxgen.Module("sm_90a")
+    k = m.entry("axpy", maxntid=256)
+    x = k.param_ptr("x"); n = k.param("n", u32)
+    i = k.mad(k.sreg("%ctaid.x"), k.sreg("%ntid.x"), k.sreg("%tid.x"), mode="lo")
+
+Every check raises BuildError (or LegalityError) pointing at the user's line that made the call.
+"""
+from __future__ import annotations
+
+import contextlib
+import keyword
+import re
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
+
+from . import isa_core as C
+from .diag import SourceLoc, caller_loc
+from .errors import BuildError, LegalityError
+from .ops.mma import MmaOps
+from .ir import (Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
+                 Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec)
+from .target import Target, parse_version, version_str
+from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, get_type, compatible, pred,
+                    s16, s32, s64, u8, u16, u32, u64)
+
+__all__ = ["Module", "KernelBuilder", "FunctionBuilder", "SPECIAL_REGS", "mem"]
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+
+# special register -> (type, minimum target)
+SPECIAL_REGS = {}
+for _b in ("tid", "ntid", "ctaid", "nctaid", "clusterid", "nclusterid", "cluster_ctaid", "cluster_nctaid"):
+    for _c in ("x", "y", "z"):
+        SPECIAL_REGS[f"%{_b}.{_c}"] = (u32, "sm_90" if "cluster" in _b else "sm_50")
+for _n in ("laneid", "warpid", "nwarpid", "smid", "nsmid", "clock", "lanemask_eq", "lanemask_le",
+           "lanemask_lt", "lanemask_ge", "lanemask_gt", "dynamic_smem_size", "total_smem_size"):
+    SPECIAL_REGS[f"%{_n}"] = (u32, "sm_50")
+for _n in ("cluster_ctarank", "cluster_nctarank", "aggr_smem_size"):
+    SPECIAL_REGS[f"%{_n}"] = (u32, "sm_90")
+for _n in ("clock64", "globaltimer", "gridid"):
+    SPECIAL_REGS[f"%{_n}"] = (u64, "sm_50")
+SPECIAL_REGS["%is_explicit_cluster"] = (pred, "sm_90")
+# automatic register prefixes, and special names a user's name hint must not take
+_RESERVED = {"p", "rs", "h", "r", "f", "hh", "rd", "fd", "rq"} | {k[1:].split(".")[0] for k in SPECIAL_REGS} | {
+    "envreg", "pm", "WARP_SZ"}
+
+
+def mem(base, offset: int = 0) -> Addr:
+    """A memory operand `[base+offset]` for ld/st/atom and friends."""
+    if isinstance(base, Addr):
+        return Addr(base.base, base.offset + offset)
+    if isinstance(base, (Var, Param)):
+        base = base.sym
+    return Addr(base, offset)
+
+
+def _err(msg: str, code: str = "PTX-E-BUILD", notes: Sequence[str] = (), cls=BuildError):
+    return cls(msg, caller_loc(), code, notes)
+
+
+class Module:
+    """A PTX module under construction: `.version`, `.target`, `.address_size`, variables, functions."""
+
+    def __init__(self, target: Union[str, Target] = "sm_90a", version=None, address_size: int = 64):
+        loc = caller_loc()
+        try:
+            t = Target.parse(target)
+            v = parse_version(version) if version is not None else t.default_ptx
+        except ValueError as e:
+            raise BuildError(str(e), loc, "PTX-E-TARGET") from None
+        if v < t.min_ptx:
+            raise BuildError(f"PTX ISA {version_str(v)} does not know target {t}; it needs .version "
+                             f"{version_str(t.min_ptx)} or later", loc, "PTX-E-VERSION")
+        if address_size not in (32, 64):
+            raise BuildError(f".address_size must be 32 or 64, not {address_size!r}", loc, "PTX-E-BUILD")
+        self.ir = IRModule(t, v, address_size, loc=loc)
+        self._names = set()
+
+    @property
+    def target(self) -> Target:
+        return self.ir.target
+
+    @property
+    def version(self):
+        return self.ir.version
+
+    def _claim(self, name: str, what: str) -> str:
+        if not isinstance(name, str) or not _IDENT.match(name) or keyword.iskeyword(name) and False:
+            raise _err(f"{what} name {name!r} is not a PTX identifier ([A-Za-z_][A-Za-z0-9_$]*)")
+        if name in self._names:
+            raise _err(f"{what} name {name!r} is already used in this module")
+        self._names.add(name)
+        return name
+
+    def entry(self, name: str, *, maxntid=None, reqntid=None, minnctapersm=None, maxnreg=None,
+              reqnctapercluster=None, explicitcluster=False, maxclusterrank=None) -> "KernelBuilder":
+        """`.visible .entry name(...)` with its performance directives; returns its builder."""
+        self._claim(name, "kernel")
+        fn = Function(name, self.ir, is_entry=True, loc=caller_loc())
+        kb = KernelBuilder(self, fn)
+        kb._directives(maxntid=maxntid, reqntid=reqntid, minnctapersm=minnctapersm, maxnreg=maxnreg,
+                       reqnctapercluster=reqnctapercluster, explicitcluster=explicitcluster,
+                       maxclusterrank=maxclusterrank)
+        self.ir.functions.append(fn)
+        return kb
+
+    def func(self, name: str, *, rets: Sequence[Tuple[str, object]] = (), linkage: str = "visible"
+             ) -> "FunctionBuilder":
+        """`.func (.param .b32 ret) name(...)`: a device function; `rets` is [(name, type)]."""
+        self._claim(name, "function")
+        if linkage not in ("visible", "", "weak"):
+            raise _err(f"function linkage must be 'visible', 'weak' or '' (internal), not {linkage!r}")
+        fn = Function(name, self.ir, is_entry=False, linkage=linkage, loc=caller_loc())
+        fb = FunctionBuilder(self, fn)
+        for rn, rt in rets:
+            ty = fb._type(rt)
+            fn.rets.append(Param(fb._pname(rn), ty))
+        self.ir.functions.append(fn)
+        return fb
+
+    def global_var(self, name: str, type, count: Optional[int] = None, *, init=None, align=None,
+                   space: str = "global", linkage: str = "visible") -> Var:
+        """A module-scope `.global` or `.const` variable (optionally an initialised array)."""
+        if space not in ("global", "const"):
+            raise _err(f"module variables live in .global or .const, not .{space}")
+        ty = get_type(type)
+        v = Var(self._claim(name, "variable"), space, ty, count, align, init=init,
+                linkage=linkage if space == "global" else "", loc=caller_loc())
+        if init is not None and count is not None and len(init) > count:
+            raise _err(f"{len(init)} initialisers for an array of {count}")
+        self.ir.vars.append(v)
+        return v
+
+    def extern_shared(self, name: str = "dynamic_smem", *, align: int = 16) -> Var:
+        """`.extern .shared .align A .b8 name[];`: the dynamic shared memory window."""
+        _check_align(align)
+        v = Var(self._claim(name, "variable"), "shared", b8, None, align, extern=True, loc=caller_loc())
+        self.ir.vars.append(v)
+        return v
+
+    def emit(self, *, comments: bool = False):
+        """PTX text and line map (see ptxgen.emit.emit_module)."""
+        from .emit import emit_module
+        return emit_module(self.ir, comments=comments)
+
+    def __str__(self) -> str:
+        return self.emit().text
+
+
+def _check_align(a):
+    if not isinstance(a, int) or a <= 0 or a & (a - 1):
+        raise _err(f"alignment must be a power of two, not {a!r}")
+
+
+class _Special:
+    """`k.tid.x` style access to a special register: each read emits one `mov`."""
+
+    def __init__(self, b: "FunctionBuilder", base: str):
+        self._b, self._base = b, base
+
+    def __getattr__(self, c):
+        if c in ("x", "y", "z"):
+            return self._b.sreg(f"%{self._base}.{c}")
+        raise AttributeError(c)
+
+
+class _IfElse:
+    def __init__(self, b: "FunctionBuilder", cond):
+        self.b, self.cond = b, cond
+        self.else_label = b.new_label("else")
+        self.end_label = b.new_label("endif")
+        self._then_done = False
+
+    @contextlib.contextmanager
+    def then(self):
+        self.b.bra(self.else_label, guard=~_as_guard(self.cond))
+        yield
+        self.b.bra(self.end_label, uni=True)
+        self.b.place(self.else_label)
+        self._then_done = True
+
+    @contextlib.contextmanager
+    def otherwise(self):
+        if not self._then_done:
+            raise _err("if_else: use the `then()` block before `otherwise()`")
+        yield
+        self.b.place(self.end_label)
+
+
+def _as_guard(c) -> Guard:
+    if isinstance(c, Guard):
+        return c
+    if isinstance(c, Reg) and c.type is pred:
+        return Guard(c, False)
+    raise _err(f"expected a predicate register (or ~p), got {c!r}", "PTX-E-TYPE")
+
+
+class FunctionBuilder(MmaOps):
+    """Builds the body of one `.func` (and, through KernelBuilder, one `.entry`)."""
+
+    def __init__(self, module: Module, fn: Function):
+        self.module = module
+        self.fn = fn
+        self.target = module.ir.target
+        self.version = module.ir.version
+        self._pnames = set()
+
+    # ------------------------------------------------------------------ registers
+    @staticmethod
+    def _type(t) -> Type:
+        try:
+            return get_type(t)
+        except (ValueError, TypeError) as e:
+            raise _err(str(e), "PTX-E-TYPE") from None
+
+    def _unique(self, base: str, count: Optional[int]) -> str:
+        fn = self.fn
+        if not _IDENT.match(base):
+            raise _err(f"register name {base!r} is not a PTX identifier")
+        cand = base
+        if cand in _RESERVED or (count is not None and cand[-1].isdigit()):
+            cand = cand + "_"
+        k = 0
+        while True:
+            name = cand if k == 0 else f"{cand}_{k}"
+            names = [f"%{name}"] if count is None else [f"%{name}{i}" for i in range(count)] + [f"%{name}"]
+            if not any(n in fn._names for n in names) and f"%{name}" not in fn._arrays:
+                fn._names.update(names)
+                return f"%{name}"
+            k += 1
+
+    def reg(self, type, name: Optional[str] = None) -> Reg:
+        """A fresh virtual register (declared by the emitter as `.reg .T %name;` or in `%r<N>`)."""
+        ty = self._type(type)
+        if ty.reg_decl is None:
+            raise _err(f"there are no .{ty.name} registers; use a wider type (e.g. u16/u32) for 8-bit and fp8 data",
+                       "PTX-E-TYPE")
+        fn = self.fn
+        if name is None:
+            prefix = "%" + ty.reg_prefix
+            idx = fn._next.get(prefix, 0)
+            fn._next[prefix] = idx + 1
+            r = Reg(f"{prefix}{idx}", ty, fn, prefix)
+        else:
+            nm = self._unique(name, None)
+            r = Reg(nm, ty, fn, None)
+        fn.regs.append(r)
+        return r
+
+    def regs(self, type, count: int, name: Optional[str] = None) -> RegArray:
+        """A fragment of `count` registers of one type, declared together as `.reg .T %name<count>;`."""
+        ty = self._type(type)
+        if not isinstance(count, int) or count <= 0:
+            raise _err(f"register count must be a positive int, not {count!r}")
+        if name is None:
+            return RegArray(self.reg(ty) for _ in range(count))
+        if ty.reg_decl is None:
+            raise _err(f"there are no .{ty.name} registers", "PTX-E-TYPE")
+        base = self._unique(name, count)
+        self.fn._arrays[base] = (ty, count)
+        out = []
+        for i in range(count):
+            r = Reg(f"{base}{i}", ty, self.fn, base)
+            self.fn.regs.append(r)
+            out.append(r)
+        return RegArray(out)
+
+    # ------------------------------------------------------------------ params
+    def _pname(self, name: str) -> str:
+        if not isinstance(name, str) or not _IDENT.match(name):
+            raise _err(f"parameter name {name!r} is not a PTX identifier")
+        full = f"{self.fn.name}_param_{name}"
+        if full in self._pnames:
+            raise _err(f"parameter {name!r} is already declared for {self.fn.name}")
+        self._pnames.add(full)
+        return full
+
+    def param(self, name: str, type, *, align: Optional[int] = None) -> Param:
+        """A scalar parameter: `.param .u32 name`."""
+        p = Param(self._pname(name), self._type(type), align=align)
+        self.fn.params.append(p)
+        return p
+
+    def param_ptr(self, name: str, pointee=None, *, align: int = 4, space: str = "global") -> Param:
+        """A pointer parameter: `.param .u64 .ptr .global .align A name` (kernels only)."""
+        _check_align(align)
+        if space not in ("global", "shared", "const", "local"):
+            raise _err(f".ptr state space must be global/shared/const/local, not {space!r}")
+        if not self.fn.is_entry:
+            raise _err(".ptr parameter attributes are allowed on .entry parameters only")
+        p = Param(self._pname(name), u64 if self.module.ir.address_size == 64 else u32, ptr_space=space,
+                  align=align, pointee=get_type(pointee) if pointee is not None else None)
+        self.fn.params.append(p)
+        return p
+
+    def param_bytes(self, name: str, size: int, *, align: int = 64) -> Param:
+        """A by-value byte array: `.param .align 64 .b8 name[128]` (e.g. a CUtensorMap)."""
+        _check_align(align)
+        if not isinstance(size, int) or size <= 0:
+            raise _err(f"byte-array parameter size must be a positive int, not {size!r}")
+        p = Param(self._pname(name), b8, align=align, array=size)
+        self.fn.params.append(p)
+        return p
+
+    def ld_param(self, p: Param, *, dst: Optional[Reg] = None) -> Reg:
+        """`ld.param.T %r, [name];` loads a scalar or pointer parameter."""
+        if not isinstance(p, Param) or (p not in self.fn.params and p not in self.fn.rets):
+            raise _err(f"{p!r} is not a parameter of {self.fn.name}")
+        if p.array is not None:
+            raise _err(f"{p.name} is a byte array: pass its address (mem(param)) to the instruction that uses it")
+        ty = p.type
+        d = self._dst(dst, ty)
+        self._emit(f"ld.param{ty.ptx}", (d, Addr(p.sym)))
+        return d
+
+    # ------------------------------------------------------------------ shared memory
+    def shared(self, name: str, nbytes: int, *, align: int = 16, type=b8) -> Var:
+        """A static shared array in this function: `.shared .align A .b8 name[nbytes];`."""
+        _check_align(align)
+        ty = self._type(type)
+        if not isinstance(nbytes, int) or nbytes <= 0 or nbytes % ty.bytes:
+            raise _err(f"shared array size must be a positive multiple of {ty.bytes} bytes, not {nbytes!r}")
+        v = Var(self.module._claim(f"{name}", "shared variable"), "shared", ty, nbytes // ty.bytes, align,
+                loc=caller_loc())
+        self.fn.locals.append(v)
+        return v
+
+    def local(self, name: str, nbytes: int, *, align: int = 8) -> Var:
+        """A per-thread `.local .align A .b8 name[nbytes];` array."""
+        _check_align(align)
+        v = Var(self.module._claim(name, "local variable"), "local", b8, nbytes, align, loc=caller_loc())
+        self.fn.locals.append(v)
+        return v
+
+    # ------------------------------------------------------------------ emission core
+    def _emit(self, opcode: str, operands: tuple, guard=None, sep=None) -> Instr:
+        g = None if guard is None else _as_guard(guard)
+        if g is not None:
+            self._own(g.reg)
+        ins = Instr(opcode, operands, g, caller_loc(), None, sep)
+        self.fn.body.append(ins)
+        return ins
+
+    def _own(self, r: Reg):
+        if r.owner is not self.fn:
+            raise _err(f"register {r.name} belongs to {r.owner.kind} {r.owner.name}, not to "
+                       f"{self.fn.kind} {self.fn.name}; registers cannot cross functions", "PTX-E-REG")
+
+    def _dst(self, dst, ty: Type, *, wider_ok=False) -> Reg:
+        if dst is None:
+            return self.reg(ty)
+        if not isinstance(dst, Reg):
+            raise _err(f"destination must be a register, got {dst!r}", "PTX-E-TYPE")
+        self._own(dst)
+        if not compatible(dst.type, ty, wider_ok=wider_ok):
+            raise _err(f"destination {dst.name} is .{dst.type.name}; this instruction writes .{ty.name}",
+                       "PTX-E-TYPE")
+        return dst
+
+    def _src(self, x, ty: Type, what: str = "operand", *, wider_ok=False, imm=True):
+        if isinstance(x, Reg):
+            self._own(x)
+            if not compatible(x.type, ty, wider_ok=wider_ok):
+                raise _err(f"{what} {x.name} is a .{x.type.name} register; .{ty.name} expected",
+                           "PTX-E-TYPE", (f"convert it first, e.g. cvt or mov.b{x.type.bits}",))
+            return x
+        if isinstance(x, bool):
+            x = int(x)
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            if not imm:
+                raise _err(f"{what} must be a register, not the immediate {x!r}", "PTX-E-TYPE")
+            return self._imm(x, ty, what)
+        if isinstance(x, Imm):
+            return x
+        if isinstance(x, SpecialReg):
+            raise _err(f"special register {x.name} can only be read with mov (use k.sreg({x.name!r}))",
+                       "PTX-E-TYPE")
+        raise _err(f"{what}: expected a register or immediate of .{ty.name}, got {type(x).__name__}", "PTX-E-TYPE")
+
+    def _imm(self, v, ty: Type, what="operand") -> Imm:
+        if ty.kind == "f" and ty.bits in (32, 64):
+            return Imm(float(v), ty)
+        if ty.kind == "f" or ty.kind in ("packed", "fp8"):
+            raise _err(f"PTX has no .{ty.name} immediates; mov the bit pattern into a register first",
+                       "PTX-E-TYPE")
+        if isinstance(v, float):
+            if not v.is_integer():
+                raise _err(f"{what} {v!r} is not an integer but .{ty.name} expected", "PTX-E-TYPE")
+            v = int(v)
+        bits = ty.bits
+        lo = -(1 << (bits - 1)) if ty.kind == "s" else -(1 << (bits - 1))
+        hi = (1 << bits) - 1
+        if ty.kind == "pred" or not lo <= v <= hi:
+            raise _err(f"immediate {v} does not fit in .{ty.name}", "PTX-E-TYPE")
+        return Imm(int(v), ty)
+
+    def _infer(self, type, *ops) -> Type:
+        if type is not None:
+            return self._type(type)
+        for o in ops:
+            if isinstance(o, Reg):
+                return o.type
+            if isinstance(o, Guard):
+                return pred
+        raise _err("cannot infer the instruction type from immediates alone: pass type=...", "PTX-E-TYPE")
+
+    def _check_type(self, op: str, ty: Type, allowed=None):
+        allowed = C.TYPES[op] if allowed is None else allowed
+        if ty not in allowed:
+            raise _err(f"{op} has no .{ty.name} form", "PTX-E-TYPE",
+                       (f"{op} takes: " + ", ".join("." + t.name for t in allowed),), LegalityError)
+        if ty in (bf16, bf16x2) and op in C.NEEDS_SM90_BF16 and not self.target.satisfies("sm_90"):
+            raise _err(f"{op}.{ty.name} needs sm_90 or later (target is {self.target})", "PTX-E-TARGET",
+                       cls=LegalityError)
+
+    def _need(self, target: str, version: Tuple[int, int], what: str):
+        if not self.target.satisfies(target):
+            raise _err(f"{what} needs target {target} (module target is {self.target})", "PTX-E-TARGET",
+                       cls=LegalityError)
+        if self.version < version:
+            raise _err(f"{what} needs PTX ISA {version_str(version)} (module .version is "
+                       f"{version_str(self.version)})", "PTX-E-VERSION",
+                       (f"create the module with version='{version_str(version)}' or later",), LegalityError)
+
+    def _addr(self, a, what="address") -> Addr:
+        if isinstance(a, Addr):
+            base = a.base
+        elif isinstance(a, (Reg, Sym)):
+            base, a = a, Addr(a, 0)
+        elif isinstance(a, (Var, Param)):
+            a = Addr(a.sym, 0)
+            base = a.base
+        else:
+            raise _err(f"{what}: expected a register, variable or mem(base, offset), got {type(a).__name__}",
+                       "PTX-E-TYPE")
+        if isinstance(base, Reg):
+            self._own(base)
+            if base.type.bits not in (32, 64) or base.type.kind not in ("b", "u", "s"):
+                raise _err(f"{what} register {base.name} is .{base.type.name}; addresses are .u32 or .u64",
+                           "PTX-E-TYPE")
+        return a
+
+    # ------------------------------------------------------------------ labels and control flow
+    def new_label(self, hint: str = "L") -> Label:
+        """A fresh label `$L_hint_N` (not yet placed)."""
+        base = re.sub(r"[^A-Za-z0-9_]", "_", hint)
+        n = len(self.fn._labels)
+        name = f"$L_{base}_{n}"
+        self.fn._labels.add(name)
+        return Label(name)
+
+    def place(self, label: Label):
+        """Place `label:` at the current point."""
+        if not isinstance(label, Label):
+            raise _err(f"expected a Label, got {type(label).__name__}")
+        self.fn.body.append(LabelDef(label, caller_loc()))
+
+    def label(self, hint: str = "L") -> Label:
+        """A new label placed here."""
+        lb = self.new_label(hint)
+        self.fn.body.append(LabelDef(lb, caller_loc()))
+        return lb
+
+    def bra(self, target: Label, *, guard=None, uni: bool = False):
+        """`@p bra{.uni} target;`"""
+        if not isinstance(target, Label):
+            raise _err(f"bra target must be a Label, got {type(target).__name__}")
+        self._emit("bra.uni" if uni else "bra", (target,), guard)
+
+    def ret(self, *, guard=None, uni: bool = False):
+        """`ret;`"""
+        self._emit("ret.uni" if uni else "ret", (), guard)
+
+    def exit(self, *, guard=None):
+        """`exit;`"""
+        self._emit("exit", (), guard)
+
+    def trap(self, *, guard=None):
+        """`trap;`"""
+        self._emit("trap", (), guard)
+
+    def pragma(self, text: str):
+        """`.pragma "text";`"""
+        self.fn.body.append(Pragma(text, caller_loc()))
+
+    def raw(self, text: str):
+        """Emit `text` verbatim (unchecked); problems in it are reported from the ptxas/JIT log."""
+        if not isinstance(text, str):
+            raise _err("raw() takes PTX text")
+        self.fn.body.append(Raw(text, caller_loc()))
+
+    def comment(self, text: str):
+        """A `// text` line in the output."""
+        self.fn.body.append(Raw("// " + text.replace("\n", " "), caller_loc()))
+
+    @contextlib.contextmanager
+    def if_(self, cond):
+        """`with k.if_(p):` runs the block when p (or `~p`) holds: `@!p bra END; ...; END:`."""
+        end = self.new_label("endif")
+        self.bra(end, guard=~_as_guard(cond))
+        yield
+        self.place(end)
+
+    def if_else(self, cond) -> _IfElse:
+        """`ie = k.if_else(p); with ie.then(): ...; with ie.otherwise(): ...`"""
+        return _IfElse(self, cond)
+
+    @contextlib.contextmanager
+    def for_range(self, start, stop, step: int = 1, *, type=u32, unroll: Optional[bool] = None, name="i"):
+        """A counted loop `for i in range(start, stop, step)` over a register; yields i.
+
+        `unroll=False` adds `.pragma "nounroll";`. The trip test is done before the first iteration
+        unless both bounds are immediates with start < stop.
+        """
+        ty = self._type(type)
+        if not isinstance(step, int) or step == 0:
+            raise _err(f"loop step must be a non-zero int, not {step!r}")
+        i = self.reg(ty, name)
+        self.mov(start, type=ty, dst=i)
+        top, end = self.new_label("loop"), self.new_label("loop_end")
+        cmp = "lt" if step > 0 else "gt"
+        static_ok = isinstance(start, int) and isinstance(stop, int) and (start < stop if step > 0 else start > stop)
+        if not static_ok:
+            p0 = self.setp("ge" if step > 0 else "le", i, stop, type=ty)
+            self.bra(end, guard=p0)
+        self.place(top)
+        if unroll is False:
+            self.pragma("nounroll")
+        yield i
+        self.add(i, step, dst=i)
+        p = self.setp(cmp, i, stop, type=ty)
+        self.bra(top, guard=p)
+        self.place(end)
+
+    # ------------------------------------------------------------------ special registers
+    def sreg(self, name: str, *, dst: Optional[Reg] = None) -> Reg:
+        """`mov.u32 %r, %tid.x;` reads a special register into a fresh register."""
+        if name not in SPECIAL_REGS:
+            raise _err(f"unknown special register {name!r}", "PTX-E-SREG",
+                       ("known: " + ", ".join(sorted(SPECIAL_REGS)),))
+        ty, tgt = SPECIAL_REGS[name]
+        if not self.target.satisfies(tgt):
+            raise _err(f"{name} needs {tgt} (target is {self.target})", "PTX-E-TARGET", cls=LegalityError)
+        d = self._dst(dst, ty)
+        self._emit(f"mov{ty.ptx}", (d, SpecialReg(name, ty)))
+        return d
+
+    @property
+    def tid(self):
+        return _Special(self, "tid")
+
+    @property
+    def ntid(self):
+        return _Special(self, "ntid")
+
+    @property
+    def ctaid(self):
+        return _Special(self, "ctaid")
+
+    @property
+    def nctaid(self):
+        return _Special(self, "nctaid")
+
+    # ------------------------------------------------------------------ data movement
+    def mov(self, src, *, type=None, dst: Optional[Reg] = None) -> Reg:
+        """`mov.T d, src;` (src: register, immediate, special register, or a variable's address)."""
+        if isinstance(src, SpecialReg):
+            return self.sreg(src.name, dst=dst)
+        if isinstance(src, (Var, Sym)):
+            sym = src.sym if isinstance(src, Var) else src
+            aty = u64 if self.module.ir.address_size == 64 else u32
+            ty = self._type(type) if type is not None else aty
+            if ty not in (u32, u64, b32, b64, s32, s64):
+                raise _err(f"the address of {sym.name} needs a .u32 or .u64 destination", "PTX-E-TYPE")
+            d = self._dst(dst, ty)
+            self._emit(f"mov{ty.ptx}", (d, sym))
+            return d
+        ty = self._infer(type, src, dst)
+        self._check_type("mov", ty)
+        s = self._src(src, ty, "source")
+        d = self._dst(dst, ty)
+        self._emit(f"mov{ty.ptx}", (d, s))
+        return d
+
+    def pack(self, parts: Sequence[Reg], *, type=None, dst: Optional[Reg] = None) -> Reg:
+        """`mov.b64 d, {a, b};` packs 2 or 4 narrower registers into one."""
+        if len(parts) not in (2, 4):
+            raise _err("pack takes 2 or 4 registers")
+        for r in parts:
+            if not isinstance(r, Reg):
+                raise _err("pack takes registers", "PTX-E-TYPE")
+            self._own(r)
+        bits = sum(r.type.bits for r in parts)
+        if len({r.type.bits for r in parts}) != 1 or bits not in (32, 64, 128):
+            raise _err(f"pack: parts of equal size adding to 32/64/128 bits expected, got "
+                       + ", ".join(r.type.name for r in parts), "PTX-E-TYPE")
+        ty = self._type(type) if type is not None else {32: b32, 64: b64, 128: get_type("b128")}[bits]
+        d = self._dst(dst, ty)
+        self._emit(f"mov.b{bits}", (d, Vec(tuple(parts))))
+        return d
+
+    def unpack(self, src: Reg, n: int = 2, *, type=None) -> RegArray:
+        """`mov.b64 {a, b}, s;` splits a register into n equal parts."""
+        if not isinstance(src, Reg):
+            raise _err("unpack takes a register", "PTX-E-TYPE")
+        self._own(src)
+        part_bits = src.type.bits // n
+        if n not in (2, 4) or part_bits < 16:
+            raise _err(f"cannot split .{src.type.name} into {n} parts of at least 16 bits")
+        ty = self._type(type) if type is not None else {16: b16, 32: b32, 64: b64}[part_bits]
+        outs = RegArray(self.reg(ty) for _ in range(n))
+        self._emit(f"mov.b{src.type.bits}", (Vec(tuple(outs)), src))
+        return outs
+
+    def _space_prefix(self, space: str, allowed) -> str:
+        if space not in allowed:
+            raise _err(f"state space {space!r} is not allowed here; use one of {', '.join(allowed)}",
+                       "PTX-E-SPACE")
+        return "" if space == "generic" else "." + space
+
+    def _mem_sem(self, sem, scope, what):
+        if sem is None:
+            if scope is not None:
+                raise _err(f"{what}: a scope needs a memory semantic (relaxed/acquire/release)")
+            return ""
+        if sem == "volatile":
+            if scope is not None:
+                raise _err(f"{what}.volatile takes no scope")
+            return ".volatile"
+        if sem == "weak":
+            return ".weak"
+        if sem not in C.MEM_SEMS:
+            raise _err(f"{what}: unknown memory semantic {sem!r}; use weak, volatile, relaxed, acquire or release")
+        if scope not in C.SCOPES:
+            raise _err(f"{what}.{sem} needs a scope: one of {', '.join(C.SCOPES)}")
+        self._need("sm_70", (6, 0), f"{what}.{sem}")
+        return f".{sem}.{scope}"
+
+    def ld(self, addr, type, *, space: str = "global", vec: Optional[int] = None, cache: Optional[str] = None,
+           sem: Optional[str] = None, scope: Optional[str] = None, nc: bool = False, dst=None, guard=None):
+        """`ld{.sem.scope}.space{.nc}{.cop}{.vN}.T d, [a];` returns a register (or a RegArray for vec)."""
+        ty = self._type(type)
+        sp = self._space_prefix(space, C.LD_SPACES)
+        semtxt = self._mem_sem(sem, scope, "ld")
+        if sem in ("release", "acq_rel"):
+            raise _err(f"ld cannot be .{sem}; use acquire or relaxed", cls=LegalityError)
+        mods = semtxt + sp
+        if nc:
+            if space != "global":
+                raise _err("ld.nc is for the .global space only")
+            mods += ".nc"
+        if cache is not None:
+            if cache not in C.LD_CACHE:
+                raise _err(f"ld cache operator must be one of {', '.join(C.LD_CACHE)}, not {cache!r}")
+            if sem not in (None, "weak"):
+                raise _err("cache operators cannot be combined with volatile/relaxed/acquire loads")
+            mods += "." + cache
+        a = self._addr(addr)
+        if vec is not None:
+            if vec not in (2, 4, 8):
+                raise _err(f"vector width must be 2, 4 or 8, not {vec!r}")
+            if ty.bits * vec > 256:
+                raise _err(f"ld.v{vec}{ty.ptx} is {ty.bits * vec} bits; vectors are at most 128 bits "
+                           "(256 on sm_100)")
+            if dst is None:
+                dst = RegArray(self.reg(ty if ty.reg_decl else u32) for _ in range(vec))
+            elif len(dst) != vec:
+                raise _err(f"ld.v{vec} needs {vec} destination registers, got {len(dst)}")
+            ds = RegArray(self._dst(d, ty, wider_ok=True) for d in dst)
+            self._emit(f"ld{mods}.v{vec}{ty.ptx}", (Vec(tuple(ds)), a), guard)
+            return ds
+        d = self._dst(dst, ty if ty.reg_decl else u32, wider_ok=True) if dst is None else self._dst(dst, ty, wider_ok=True)
+        self._emit(f"ld{mods}{ty.ptx}", (d, a), guard)
+        return d
+
+    def st(self, addr, value, type=None, *, space: str = "global", cache: Optional[str] = None,
+           sem: Optional[str] = None, scope: Optional[str] = None, guard=None):
+        """`st{.sem.scope}.space{.cop}{.vN}.T [a], v;` (value: register, immediate or a sequence for vectors)."""
+        vals = list(value) if isinstance(value, (list, tuple)) else None
+        ty = self._infer(type, *(vals or [value]))
+        sp = self._space_prefix(space, C.ST_SPACES)
+        semtxt = self._mem_sem(sem, scope, "st")
+        if sem in ("acquire", "acq_rel"):
+            raise _err(f"st cannot be .{sem}; use release or relaxed", cls=LegalityError)
+        mods = semtxt + sp
+        if cache is not None:
+            if cache not in C.ST_CACHE:
+                raise _err(f"st cache operator must be one of {', '.join(C.ST_CACHE)}, not {cache!r}")
+            mods += "." + cache
+        a = self._addr(addr)
+        if vals is not None:
+            if len(vals) not in (2, 4, 8):
+                raise _err(f"vector stores take 2, 4 or 8 values, got {len(vals)}")
+            srcs = tuple(self._src(v, ty, "value", wider_ok=True) for v in vals)
+            self._emit(f"st{mods}.v{len(vals)}{ty.ptx}", (a, Vec(srcs)), guard)
+        else:
+            self._emit(f"st{mods}{ty.ptx}", (a, self._src(value, ty, "value", wider_ok=True)), guard)
+
+    def cvta(self, src, space: str, *, to: bool = False, type=None, dst=None) -> Reg:
+        """`cvta{.to}.space.u64 d, a;` converts between generic and state-space addresses."""
+        aty = u64 if self.module.ir.address_size == 64 else u32
+        ty = self._type(type) if type is not None else aty
+        if ty not in (u32, u64):
+            raise _err("cvta works on .u32 or .u64 addresses", "PTX-E-TYPE")
+        self._space_prefix(space, C.CVTA_SPACES)
+        if isinstance(src, (Var, Sym)):
+            s = src.sym if isinstance(src, Var) else src
+        else:
+            s = self._src(src, ty, "address", imm=False)
+        d = self._dst(dst, ty)
+        self._emit(f"cvta{'.to' if to else ''}.{space}{ty.ptx}", (d, s))
+        return d
+
+    # ------------------------------------------------------------------ arithmetic
+    def _float_mods(self, op, ty, rnd, ftz, sat, *, rnd_required=False, rnd_allowed=C.ROUND_F):
+        m = ""
+        if rnd is not None:
+            if ty.kind not in ("f", "packed"):
+                raise _err(f"{op}.{rnd}: rounding modes are for floating-point types", cls=LegalityError)
+            if rnd not in rnd_allowed:
+                raise _err(f"{op} rounding must be one of {', '.join(rnd_allowed)}, not {rnd!r}", cls=LegalityError)
+            if ty in (f16, f16x2, bf16, bf16x2) and rnd != "rn":
+                raise _err(f"{op}{ty.ptx} only takes .rn", cls=LegalityError)
+            m += "." + rnd
+        elif rnd_required:
+            raise _err(f"{op}{ty.ptx} needs a rounding mode (rn, rz, rm or rp)", cls=LegalityError,
+                       notes=("write e.g. rnd='rn'",))
+        if ftz:
+            if ty not in (f32, f16, f16x2):
+                raise _err(f"{op}: .ftz applies to .f32 (and .f16) only", cls=LegalityError)
+            m += ".ftz"
+        if sat:
+            if ty not in (f32, f16, f16x2, s32):
+                raise _err(f"{op}: .sat applies to .f32, .f16 and .s32 only", cls=LegalityError)
+            m += ".sat"
+        return m
+
+    def _binary(self, op, a, b, type, dst, guard, mods="", dst_type=None, ops_type=None):
+        ty = self._infer(type, a, b, dst)
+        self._check_type(op, ty)
+        st = ops_type or ty
+        sa, sb = self._src(a, st, "a"), self._src(b, st, "b")
+        d = self._dst(dst, dst_type or ty)
+        self._emit(f"{op}{mods}{ty.ptx}", (d, sa, sb), guard)
+        return d
+
+    def add(self, a, b, *, type=None, rnd=None, ftz=False, sat=False, dst=None, guard=None) -> Reg:
+        """`add{.rnd}{.ftz}{.sat}.T d, a, b;`"""
+        ty = self._infer(type, a, b, dst)
+        return self._binary("add", a, b, ty, dst, guard, self._float_mods("add", ty, rnd, ftz, sat))
+
+    def sub(self, a, b, *, type=None, rnd=None, ftz=False, sat=False, dst=None, guard=None) -> Reg:
+        """`sub{.rnd}{.ftz}{.sat}.T d, a, b;`"""
+        ty = self._infer(type, a, b, dst)
+        return self._binary("sub", a, b, ty, dst, guard, self._float_mods("sub", ty, rnd, ftz, sat))
+
+    def _int_mode(self, op, ty, mode):
+        if ty.is_int:
+            if mode not in C.MUL_MODES:
+                raise _err(f"integer {op} needs mode='lo', 'hi' or 'wide'", cls=LegalityError)
+            if mode == "wide" and ty.bits == 64:
+                raise _err(f"{op}.wide is for 16- and 32-bit integers", cls=LegalityError)
+            return "." + mode
+        if mode is not None:
+            raise _err(f"{op}.{mode} is for integer types", cls=LegalityError)
+        return ""
+
+    def mul(self, a, b, *, type=None, mode=None, rnd=None, ftz=False, sat=False, dst=None, guard=None) -> Reg:
+        """`mul{.lo|.hi|.wide}.T d, a, b;` (floats: `mul{.rnd}{.ftz}{.sat}`)."""
+        ty = self._infer(type, a, b)
+        self._check_type("mul", ty)
+        m = self._int_mode("mul", ty, mode) + self._float_mods("mul", ty, rnd, ftz, sat)
+        dty = _widen(ty) if mode == "wide" else ty
+        return self._binary("mul", a, b, ty, dst, guard, m, dst_type=dty)
+
+    def mad(self, a, b, c, *, type=None, mode=None, rnd=None, ftz=False, sat=False, dst=None, guard=None) -> Reg:
+        """`mad{.lo|.hi|.wide}.T d, a, b, c;` (floats need a rounding mode: `mad.rn.f32`)."""
+        ty = self._infer(type, a, b, c)
+        self._check_type("mad", ty)
+        m = self._int_mode("mad", ty, mode)
+        if sat and ty.is_int and not (ty is s32 and mode == "hi"):
+            raise _err("integer mad.sat exists only as mad.hi.sat.s32", cls=LegalityError)
+        m += ".sat" if sat and ty.is_int else self._float_mods("mad", ty, rnd, ftz, sat, rnd_required=ty.is_float)
+        dty = _widen(ty) if mode == "wide" else ty
+        sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
+        sc = self._src(c, dty, "c")
+        d = self._dst(dst, dty)
+        self._emit(f"mad{m}{ty.ptx}", (d, sa, sb, sc), guard)
+        return d
+
+    def fma(self, a, b, c, *, type=None, rnd="rn", ftz=False, sat=False, dst=None, guard=None) -> Reg:
+        """`fma.rnd{.ftz}{.sat}.T d, a, b, c;`"""
+        ty = self._infer(type, a, b, c)
+        self._check_type("fma", ty)
+        m = self._float_mods("fma", ty, rnd, ftz, sat, rnd_required=True)
+        sa, sb, sc = self._src(a, ty, "a"), self._src(b, ty, "b"), self._src(c, ty, "c")
+        d = self._dst(dst, ty)
+        self._emit(f"fma{m}{ty.ptx}", (d, sa, sb, sc), guard)
+        return d
+
+    def div(self, a, b, *, type=None, rnd=None, approx=False, full=False, ftz=False, dst=None, guard=None) -> Reg:
+        """`div.T` for integers; floats need `.approx`, `.full` (f32) or a rounding mode."""
+        ty = self._infer(type, a, b)
+        self._check_type("div", ty)
+        m = ""
+        if ty.is_float:
+            if sum(bool(x) for x in (rnd, approx, full)) != 1:
+                raise _err(f"div{ty.ptx} needs exactly one of rnd=..., approx=True or full=True"
+                           if ty is f32 else "div.f64 needs a rounding mode rnd=...", cls=LegalityError)
+            if (approx or full) and ty is not f32:
+                raise _err("div.approx/div.full are .f32 only", cls=LegalityError)
+            m = ".approx" if approx else ".full" if full else ""
+            m += self._float_mods("div", ty, rnd, ftz, False)
+        elif rnd or approx or full or ftz:
+            raise _err("integer div takes no rounding/approx/ftz", cls=LegalityError)
+        return self._binary("div", a, b, ty, dst, guard, m)
+
+    def rem(self, a, b, *, type=None, dst=None, guard=None) -> Reg:
+        """`rem.T d, a, b;`"""
+        return self._binary("rem", a, b, type, dst, guard)
+
+    def min(self, a, b, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
+        """`min{.ftz}.T d, a, b;`"""
+        ty = self._infer(type, a, b)
+        return self._binary("min", a, b, ty, dst, guard, self._float_mods("min", ty, None, ftz, False))
+
+    def max(self, a, b, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
+        """`max{.ftz}.T d, a, b;`"""
+        ty = self._infer(type, a, b)
+        return self._binary("max", a, b, ty, dst, guard, self._float_mods("max", ty, None, ftz, False))
+
+    def _unary(self, op, a, type, dst, guard, mods="", dst_type=None):
+        ty = self._infer(type, a, dst)
+        self._check_type(op, ty)
+        sa = self._src(a, ty, "a")
+        d = self._dst(dst, dst_type or ty)
+        self._emit(f"{op}{mods}{ty.ptx}", (d, sa), guard)
+        return d
+
+    def abs(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
+        """`abs{.ftz}.T d, a;`"""
+        ty = self._infer(type, a)
+        return self._unary("abs", a, ty, dst, guard, self._float_mods("abs", ty, None, ftz, False))
+
+    def neg(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
+        """`neg{.ftz}.T d, a;`"""
+        ty = self._infer(type, a)
+        return self._unary("neg", a, ty, dst, guard, self._float_mods("neg", ty, None, ftz, False))
+
+    def rcp(self, a, *, type=None, rnd=None, approx=False, ftz=False, dst=None, guard=None) -> Reg:
+        """`rcp.approx{.ftz}.f32` or `rcp.rnd.f32/.f64`."""
+        ty = self._infer(type, a)
+        if bool(rnd) == bool(approx):
+            raise _err("rcp needs exactly one of rnd=... or approx=True", cls=LegalityError)
+        m = ".approx" if approx else ""
+        return self._unary("rcp", a, ty, dst, guard, m + self._float_mods("rcp", ty, rnd, ftz, False))
+
+    def sqrt(self, a, *, type=None, rnd=None, approx=False, ftz=False, dst=None, guard=None) -> Reg:
+        """`sqrt.approx{.ftz}.f32` or `sqrt.rnd.f32/.f64`."""
+        ty = self._infer(type, a)
+        if bool(rnd) == bool(approx):
+            raise _err("sqrt needs exactly one of rnd=... or approx=True", cls=LegalityError)
+        m = ".approx" if approx else ""
+        return self._unary("sqrt", a, ty, dst, guard, m + self._float_mods("sqrt", ty, rnd, ftz, False))
+
+    def ex2(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
+        """`ex2.approx{.ftz}.T d, a;`"""
+        ty = self._infer(type, a)
+        return self._unary("ex2", a, ty, dst, guard, ".approx" + (".ftz" if ftz else ""))
+
+    # ------------------------------------------------------------------ logic and bits
+    def and_(self, a, b, *, type=None, dst=None, guard=None) -> Reg:
+        """`and.T d, a, b;`"""
+        return self._binary("and", a, b, type, dst, guard)
+
+    def or_(self, a, b, *, type=None, dst=None, guard=None) -> Reg:
+        """`or.T d, a, b;`"""
+        return self._binary("or", a, b, type, dst, guard)
+
+    def xor(self, a, b, *, type=None, dst=None, guard=None) -> Reg:
+        """`xor.T d, a, b;`"""
+        return self._binary("xor", a, b, type, dst, guard)
+
+    def not_(self, a, *, type=None, dst=None, guard=None) -> Reg:
+        """`not.T d, a;`"""
+        return self._unary("not", a, type, dst, guard)
+
+    def _bits_view(self, ty: Type) -> Type:
+        return {16: b16, 32: b32, 64: b64}.get(ty.bits, ty) if ty.kind in ("u", "s") else ty
+
+    def shl(self, a, n, *, type=None, dst=None, guard=None) -> Reg:
+        """`shl.bN d, a, n;` (n is .u32)."""
+        ty = self._bits_view(self._infer(type, a))
+        self._check_type("shl", ty)
+        sa, sn = self._src(a, ty, "a"), self._src(n, u32, "shift")
+        d = self._dst(dst, ty)
+        self._emit(f"shl{ty.ptx}", (d, sa, sn), guard)
+        return d
+
+    def shr(self, a, n, *, type=None, dst=None, guard=None) -> Reg:
+        """`shr.T d, a, n;` (.sN shifts arithmetically; n is .u32)."""
+        ty = self._infer(type, a)
+        self._check_type("shr", ty)
+        sa, sn = self._src(a, ty, "a"), self._src(n, u32, "shift")
+        d = self._dst(dst, ty)
+        self._emit(f"shr{ty.ptx}", (d, sa, sn), guard)
+        return d
+
+    def bfe(self, a, pos, length, *, type=None, dst=None, guard=None) -> Reg:
+        """`bfe.T d, a, pos, len;` extracts a bit field."""
+        ty = self._infer(type, a)
+        self._check_type("bfe", ty)
+        ops = (self._src(a, ty, "a"), self._src(pos, u32, "pos"), self._src(length, u32, "len"))
+        d = self._dst(dst, ty)
+        self._emit(f"bfe{ty.ptx}", (d,) + ops, guard)
+        return d
+
+    def bfi(self, f, b, pos, length, *, type=None, dst=None, guard=None) -> Reg:
+        """`bfi.bN d, f, b, pos, len;` inserts field f into b."""
+        ty = self._bits_view(self._infer(type, f, b))
+        self._check_type("bfi", ty)
+        ops = (self._src(f, ty, "f"), self._src(b, ty, "b"), self._src(pos, u32, "pos"),
+               self._src(length, u32, "len"))
+        d = self._dst(dst, ty)
+        self._emit(f"bfi{ty.ptx}", (d,) + ops, guard)
+        return d
+
+    def prmt(self, a, b, c, *, mode: Optional[str] = None, dst=None, guard=None) -> Reg:
+        """`prmt.b32{.mode} d, a, b, c;` permutes bytes."""
+        if mode is not None and mode not in C.PRMT_MODES:
+            raise _err(f"prmt mode must be one of {', '.join(C.PRMT_MODES)}", cls=LegalityError)
+        ops = (self._src(a, b32, "a"), self._src(b, b32, "b"), self._src(c, b32, "c"))
+        d = self._dst(dst, b32)
+        self._emit(f"prmt.b32{'.' + mode if mode else ''}", (d,) + ops, guard)
+        return d
+
+    def popc(self, a, *, type=None, dst=None, guard=None) -> Reg:
+        """`popc.bN d, a;` (d is .u32)."""
+        ty = self._bits_view(self._infer(type, a))
+        return self._unary("popc", a, ty, dst, guard, dst_type=u32)
+
+    def clz(self, a, *, type=None, dst=None, guard=None) -> Reg:
+        """`clz.bN d, a;` (d is .u32)."""
+        ty = self._bits_view(self._infer(type, a))
+        return self._unary("clz", a, ty, dst, guard, dst_type=u32)
+
+    def brev(self, a, *, type=None, dst=None, guard=None) -> Reg:
+        """`brev.bN d, a;`"""
+        ty = self._bits_view(self._infer(type, a))
+        return self._unary("brev", a, ty, dst, guard)
+
+    # ------------------------------------------------------------------ comparison and selection
+    def setp(self, cmp: str, a, b, *, type=None, ftz=False, bool_op: Optional[str] = None, c=None,
+             dst=None, dst_neg: Optional[Reg] = None, guard=None) -> Reg:
+        """`setp.CmpOp{.BoolOp}{.ftz}.T p{|q}, a, b{, {!}c};` returns p."""
+        ty = self._infer(type, a, b)
+        self._check_type("setp", ty)
+        ops_ok = C.cmp_ops_for(ty)
+        if cmp not in ops_ok:
+            raise _err(f"setp.{cmp} is not a comparison for .{ty.name}", cls=LegalityError,
+                       notes=("legal: " + ", ".join(ops_ok),))
+        mods = "." + cmp
+        if (bool_op is None) != (c is None):
+            raise _err("setp: bool_op and c go together (setp.lt.and.s32 p, a, b, c)")
+        if bool_op is not None:
+            if bool_op not in C.BOOL_OPS:
+                raise _err(f"setp bool_op must be and/or/xor, not {bool_op!r}", cls=LegalityError)
+            mods += "." + bool_op
+        if ftz:
+            if ty is not f32:
+                raise _err("setp.ftz is for .f32", cls=LegalityError)
+            mods += ".ftz"
+        sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
+        d = self._dst(dst, pred)
+        first = d
+        sep = None
+        if dst_neg is not None:
+            q = self._dst(dst_neg, pred)
+            first = _PredPair(d, q)
+        ops = (first, sa, sb)
+        if c is not None:
+            ops += (self._pred_src(c),)
+        self._emit(f"setp{mods}{ty.ptx}", ops, guard, sep)
+        return d
+
+    def _pred_src(self, c):
+        g = _as_guard(c)
+        self._own(g.reg)
+        return g
+
+    def selp(self, a, b, c, *, type=None, dst=None, guard=None) -> Reg:
+        """`selp.T d, a, b, c;` d = c ? a : b."""
+        ty = self._infer(type, a, b, dst)
+        self._check_type("selp", ty)
+        ops = (self._src(a, ty, "a"), self._src(b, ty, "b"), self._pred_src(c))
+        d = self._dst(dst, ty)
+        self._emit(f"selp{ty.ptx}", (d,) + ops, guard)
+        return d
+
+    def set(self, cmp: str, a, b, *, dtype=u32, type=None, ftz=False, dst=None, guard=None) -> Reg:
+        """`set.CmpOp{.ftz}.dtype.stype d, a, b;` (d = all ones / 1.0 when true)."""
+        ty = self._infer(type, a, b)
+        dty = self._type(dtype)
+        if dty not in (u32, s32, f32):
+            raise _err("set writes .u32, .s32 or .f32", cls=LegalityError)
+        if cmp not in C.cmp_ops_for(ty):
+            raise _err(f"set.{cmp} is not a comparison for .{ty.name}", cls=LegalityError)
+        sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
+        d = self._dst(dst, dty)
+        self._emit(f"set.{cmp}{'.ftz' if ftz else ''}{dty.ptx}{ty.ptx}", (d, sa, sb), guard)
+        return d
+
+    # ------------------------------------------------------------------ conversion
+    def cvt(self, a, dtype, atype=None, *, rnd=None, ftz=False, sat=False, relu=False, satfinite=False,
+            b=None, dst=None, guard=None) -> Reg:
+        """`cvt{.rnd}{.ftz}{.sat}.dtype.atype d, a;` and the packed `cvt.rn.f16x2.f32 d, a, b;` forms.
+
+        For packed destinations (f16x2, bf16x2, e4m3x2, e5m2x2) `a` goes to the upper half and `b` to
+        the lower half, as in the PTX ISA.
+        """
+        dty = self._type(dtype)
+        aty = self._infer(atype, a)
+        packed = dty.kind == "packed"
+        if packed:
+            if b is None:
+                raise _err(f"cvt to .{dty.name} takes two sources: cvt(a, '{dty.name}', 'f32', b=...)")
+            if aty is not f32:
+                raise _err(f"cvt.{dty.name} converts from .f32 pairs", cls=LegalityError)
+            if dty.name.startswith(("e4m3", "e5m2")):
+                self._need("sm_89", (7, 8), f"cvt.{dty.name}")
+                if not satfinite:
+                    raise _err(f"cvt.rn.{dty.name}.f32 requires .satfinite", cls=LegalityError,
+                               notes=("pass satfinite=True",))
+            if rnd != "rn" and not (rnd is None and False):
+                raise _err(f"cvt to .{dty.name} needs rnd='rn'", cls=LegalityError)
+            mods = ".rn" + (".relu" if relu else "") + (".satfinite" if satfinite else "")
+            sa, sb = self._src(a, f32, "a"), self._src(b, f32, "b")
+            d = self._dst(dst, dty)
+            self._emit(f"cvt{mods}{dty.ptx}.f32", (d, sa, sb), guard)
+            return d
+        if b is not None:
+            raise _err("only packed conversions take a second source")
+        req, allowed = C.cvt_rounding(dty, aty)
+        mods = ""
+        if rnd is not None:
+            if rnd not in allowed:
+                raise _err(f"cvt{dty.ptx}{aty.ptx}: rounding {rnd!r} not allowed", cls=LegalityError,
+                           notes=("allowed: " + (", ".join(allowed) or "none"),))
+            mods += "." + rnd
+        elif req:
+            raise _err(f"cvt{dty.ptx}{aty.ptx} needs a rounding mode", cls=LegalityError,
+                       notes=("allowed: " + ", ".join(allowed),))
+        if ftz:
+            if f32 not in (dty, aty):
+                raise _err("cvt.ftz needs an .f32 source or destination", cls=LegalityError)
+            mods += ".ftz"
+        if sat:
+            mods += ".sat"
+        if relu:
+            mods += ".relu"
+        if satfinite:
+            mods += ".satfinite"
+        sa = self._src(a, aty, "a", wider_ok=aty.kind in ("u", "s", "b"))
+        d = self._dst(dst, dty if dty.reg_decl else u32, wider_ok=True) if dst is None else self._dst(
+            dst, dty, wider_ok=True)
+        self._emit(f"cvt{mods}{dty.ptx}{aty.ptx}", (d, sa), guard)
+        return d
+
+    # ------------------------------------------------------------------ warp-level
+    def shfl_sync(self, a, b, c, mode: str, *, membermask=0xFFFFFFFF, dst=None, pred_out: bool = False,
+                  guard=None):
+        """`shfl.sync.mode.b32 d{|p}, a, b, c, membermask;` returns d (or (d, p) with pred_out)."""
+        if mode not in C.SHFL_MODES:
+            raise _err(f"shfl.sync mode must be one of {', '.join(C.SHFL_MODES)}", cls=LegalityError)
+        ops = (self._src(a, b32, "a"), self._src(b, b32, "b"), self._src(c, b32, "c"),
+               self._src(membermask, b32, "membermask"))
+        d = self._dst(dst, a.type if isinstance(a, Reg) else b32)
+        first = d
+        p = None
+        if pred_out:
+            p = self.reg(pred)
+            first = _PredPair(d, p)
+        self._emit(f"shfl.sync.{mode}.b32", (first,) + ops, guard)
+        return (d, p) if pred_out else d
+
+    def vote_sync(self, mode: str, a, *, membermask=0xFFFFFFFF, dst=None, guard=None) -> Reg:
+        """`vote.sync.mode.pred d, {!}a, membermask;` (ballot: `vote.sync.ballot.b32`)."""
+        if mode not in C.VOTE_MODES:
+            raise _err(f"vote.sync mode must be one of {', '.join(C.VOTE_MODES)}", cls=LegalityError)
+        sa = self._pred_src(a)
+        mm = self._src(membermask, b32, "membermask")
+        ty = b32 if mode == "ballot" else pred
+        d = self._dst(dst, ty)
+        self._emit(f"vote.sync.{mode}{ty.ptx}", (d, sa, mm), guard)
+        return d
+
+    def match_sync(self, mode: str, a, *, membermask=0xFFFFFFFF, type=None, dst=None, guard=None):
+        """`match.any.sync.bN d, a, mm;` / `match.all.sync.bN d|p, a, mm;` (all returns (d, p))."""
+        self._need("sm_70", (6, 0), "match.sync")
+        ty = self._bits_view(self._infer(type, a))
+        if ty not in (b32, b64) or mode not in ("any", "all"):
+            raise _err("match.sync is match.any/all on .b32/.b64", cls=LegalityError)
+        sa, mm = self._src(a, ty, "a"), self._src(membermask, b32, "membermask")
+        d = self._dst(dst, b32)
+        if mode == "all":
+            p = self.reg(pred)
+            self._emit(f"match.all.sync{ty.ptx}", (_PredPair(d, p), sa, mm), guard)
+            return d, p
+        self._emit(f"match.any.sync{ty.ptx}", (d, sa, mm), guard)
+        return d
+
+    # ------------------------------------------------------------------ atomics
+    def _atom_mods(self, what, op, ty, sem, scope, space):
+        if op not in C.ATOM_OPS:
+            raise _err(f"{what} op must be one of {', '.join(C.ATOM_OPS)}", cls=LegalityError)
+        if ty not in C.ATOM_OPS[op]:
+            raise _err(f"{what}.{op} has no .{ty.name} form", cls=LegalityError,
+                       notes=(f"{what}.{op} takes " + ", ".join("." + t.name for t in C.ATOM_OPS[op]),))
+        m = ""
+        if sem is not None:
+            if sem not in C.MEM_SEMS:
+                raise _err(f"{what}: semantic must be one of {', '.join(C.MEM_SEMS)}")
+            m += "." + sem
+        if scope is not None:
+            if scope not in C.SCOPES:
+                raise _err(f"{what}: scope must be one of {', '.join(C.SCOPES)}")
+            m += "." + scope
+        if space not in ("global", "shared", "shared::cta", "shared::cluster", "generic"):
+            raise _err(f"{what}: space must be global, shared(::cta|::cluster) or generic")
+        if space != "generic":
+            m += "." + space
+        return m + "." + op
+
+    def atom(self, op: str, addr, b, c=None, *, type=None, sem=None, scope=None, space="global", dst=None,
+             guard=None) -> Reg:
+        """`atom{.sem}{.scope}{.space}.op.T d, [a], b{, c};` returns the old value."""
+        ty = self._infer(type, b, c)
+        m = self._atom_mods("atom", op, ty, sem, scope, space)
+        if (op == "cas") != (c is not None):
+            raise _err("atom.cas takes a compare value b and a new value c; other ops take one value")
+        a = self._addr(addr)
+        ops = (a, self._src(b, ty, "b")) + ((self._src(c, ty, "c"),) if c is not None else ())
+        d = self._dst(dst, ty)
+        self._emit(f"atom{m}{ty.ptx}", (d,) + ops, guard)
+        return d
+
+    def red(self, op: str, addr, b, *, type=None, sem=None, scope=None, space="global", guard=None):
+        """`red{.sem}{.scope}{.space}.op.T [a], b;`"""
+        ty = self._infer(type, b)
+        if op in ("cas", "exch"):
+            raise _err(f"red has no .{op}; use atom", cls=LegalityError)
+        m = self._atom_mods("red", op, ty, sem, scope, space)
+        self._emit(f"red{m}{ty.ptx}", (self._addr(addr), self._src(b, ty, "b")), guard)
+
+    # ------------------------------------------------------------------ barriers and fences
+    def bar_sync(self, barrier=0, count=None, *, guard=None):
+        """`bar.sync a{, b};` (barrier 0..15; count a multiple of 32)."""
+        self._bar("bar.sync", barrier, count, guard)
+
+    def barrier_sync(self, barrier=0, count=None, *, aligned: bool = True, guard=None):
+        """`barrier.sync{.aligned} a{, b};`"""
+        self._bar("barrier.sync.aligned" if aligned else "barrier.sync", barrier, count, guard)
+
+    def bar_arrive(self, barrier, count, *, guard=None):
+        """`bar.arrive a, b;` (a count is required)."""
+        if count is None:
+            raise _err("bar.arrive needs a thread count")
+        self._bar("bar.arrive", barrier, count, guard)
+
+    def barrier_arrive(self, barrier, count, *, aligned: bool = True, guard=None):
+        """`barrier.arrive{.aligned} a, b;`"""
+        if count is None:
+            raise _err("barrier.arrive needs a thread count")
+        self._bar("barrier.arrive.aligned" if aligned else "barrier.arrive", barrier, count, guard)
+
+    def _bar(self, opcode, barrier, count, guard):
+        if isinstance(barrier, int) and not 0 <= barrier <= 15:
+            raise _err(f"barrier id must be 0..15, not {barrier}", cls=LegalityError)
+        if isinstance(count, int) and (count <= 0 or count % 32):
+            raise _err(f"barrier thread count must be a positive multiple of 32, not {count}", cls=LegalityError)
+        ops = (self._src(barrier, u32, "barrier"),)
+        if count is not None:
+            ops += (self._src(count, u32, "count"),)
+        self._emit(opcode, ops, guard)
+
+    def membar(self, level: str = "gl", *, guard=None):
+        """`membar.{cta,gl,sys};`"""
+        if level not in ("cta", "gl", "sys"):
+            raise _err("membar level must be cta, gl or sys", cls=LegalityError)
+        self._emit(f"membar.{level}", (), guard)
+
+    def fence(self, sem: str = "sc", scope: str = "gpu", *, guard=None):
+        """`fence.{sc,acq_rel}.scope;`"""
+        if sem not in ("sc", "acq_rel"):
+            raise _err("fence semantic must be sc or acq_rel", cls=LegalityError)
+        if scope not in C.SCOPES:
+            raise _err(f"fence scope must be one of {', '.join(C.SCOPES)}", cls=LegalityError)
+        self._need("sm_70", (6, 0), "fence")
+        if scope == "cluster":
+            self._need("sm_90", (7, 8), "fence.*.cluster")
+        self._emit(f"fence.{sem}.{scope}", (), guard)
+
+    # ------------------------------------------------------------------ calls
+    def call(self, func: "FunctionBuilder", args: Sequence = (), *, uni: bool = False, guard=None):
+        """Call a `.func`: declares the param scratch space, stores args, `call (r), f, (a);`, loads results.
+
+        Returns the result register (one return value), a tuple (several), or None.
+        """
+        if not isinstance(func, FunctionBuilder) or func.fn.is_entry:
+            raise _err("call target must be a device function made with module.func()")
+        f = func.fn
+        if f.module is not self.fn.module:
+            raise _err("call target belongs to another module")
+        if len(args) != len(f.params):
+            raise _err(f"{f.name} takes {len(f.params)} argument(s), {len(args)} given",
+                       notes=(f"{f.name}(" + ", ".join(f"{p.name}: .{p.type.name}" for p in f.params) + ")",))
+        loc = caller_loc()
+        pnames, rnames = [], []
+        body = self.fn.body
+        body.append(Raw("{", loc))
+        for i, (p, a) in enumerate(zip(f.params, args)):
+            nm = f"param{i}"
+            pnames.append(nm)
+            body.append(Raw(f".param {p.type.ptx} {nm};", loc))
+            body.append(Instr(f"st.param{p.type.ptx}", (Addr(Sym(nm, "param")), self._src(a, p.type, f"argument {i}")),
+                              None, loc))
+        outs = []
+        for i, r in enumerate(f.rets):
+            nm = f"retval{i}"
+            rnames.append(nm)
+            body.append(Raw(f".param {r.type.ptx} {nm};", loc))
+        g = None if guard is None else _as_guard(guard)
+        body.append(Instr("call.uni" if uni else "call",
+                          (_CallList(rnames), Sym(f.name, "func"), _CallList(pnames)) if rnames else
+                          (Sym(f.name, "func"), _CallList(pnames)), g, loc))
+        for i, r in enumerate(f.rets):
+            d = self.reg(r.type)
+            outs.append(d)
+            body.append(Instr(f"ld.param{r.type.ptx}", (d, Addr(Sym(rnames[i], "param"))), None, loc))
+        body.append(Raw("}", loc))
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def st_ret(self, ret_index: int, value):
+        """`st.param.T [retval], v;` sets a device function's return value."""
+        if self.fn.is_entry:
+            raise _err("kernels have no return values")
+        if not 0 <= ret_index < len(self.fn.rets):
+            raise _err(f"{self.fn.name} has {len(self.fn.rets)} return value(s)")
+        r = self.fn.rets[ret_index]
+        self._emit(f"st.param{r.type.ptx}", (Addr(r.sym), self._src(value, r.type, "return value")))
+
+
+class _PredPair:
+    """`p|q` destination pair of setp / shfl.sync / match.all."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __str__(self):
+        return f"{self.a}|{self.b}"
+
+
+class _CallList:
+    def __init__(self, names):
+        self.names = list(names)
+
+    def __str__(self):
+        return "(" + ", ".join(self.names) + ")"
+
+
+def _widen(ty: Type) -> Type:
+    return {u16: u32, s16: s32, u32: u64, s32: s64}[ty]
+
+
+class KernelBuilder(FunctionBuilder):
+    """Builds one `.entry` kernel; adds the kernel-only performance directives."""
+
+    def _directives(self, **kw):
+        fn = self.fn
+        for key in ("maxntid", "reqntid", "reqnctapercluster"):
+            v = kw[key]
+            if v is None:
+                continue
+            dims = (v,) if isinstance(v, int) else tuple(v)
+            if not 1 <= len(dims) <= 3 or not all(isinstance(x, int) and x > 0 for x in dims):
+                raise _err(f".{key} takes 1 to 3 positive ints, not {v!r}")
+            if key in ("maxntid", "reqntid"):
+                tot = 1
+                for x in dims:
+                    tot *= x
+                if tot > 1024:
+                    raise _err(f".{key} {dims} is {tot} threads; a CTA has at most 1024")
+            else:
+                self._need("sm_90", (7, 8), ".reqnctapercluster")
+            fn.directives.append(f".{key} " + ", ".join(str(x) for x in dims))
+        if kw["maxntid"] is not None and kw["reqntid"] is not None:
+            raise _err(".maxntid and .reqntid cannot both be given")
+        for key in ("minnctapersm", "maxnreg", "maxclusterrank"):
+            v = kw[key]
+            if v is None:
+                continue
+            if not isinstance(v, int) or v <= 0:
+                raise _err(f".{key} takes a positive int, not {v!r}")
+            if key == "maxnreg" and not 24 <= v <= 255:
+                raise _err(f".maxnreg must be within 24..255, not {v}")
+            if key == "maxclusterrank":
+                self._need("sm_90", (7, 8), ".maxclusterrank")
+            fn.directives.append(f".{key} {v}")
+        if kw["explicitcluster"]:
+            self._need("sm_90", (7, 8), ".explicitcluster")
+            fn.directives.append(".explicitcluster")

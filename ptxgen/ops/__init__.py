@@ -1,0 +1,1 @@
+"""Instruction families beyond the core set (tensor core, async copies, barriers, cluster)."""
