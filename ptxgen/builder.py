@@ -315,13 +315,22 @@ class FunctionBuilder(MmaOps):
         return d
 
     # ------------------------------------------------------------------ shared memory
+    def _claim_local(self, name: str, what: str) -> str:
+        """Function-scope variable names: unique within the function and not hiding a module name."""
+        if not isinstance(name, str) or not _IDENT.match(name):
+            raise _err(f"{what} name {name!r} is not a PTX identifier ([A-Za-z_][A-Za-z0-9_$]*)")
+        taken = {v.name for v in self.fn.locals}
+        if name in taken or name in self.module._names:
+            raise _err(f"{what} name {name!r} is already used in {self.fn.name} or at module scope")
+        return name
+
     def shared(self, name: str, nbytes: int, *, align: int = 16, type=b8) -> Var:
         """A static shared array in this function: `.shared .align A .b8 name[nbytes];`."""
         _check_align(align)
         ty = self._type(type)
         if not isinstance(nbytes, int) or nbytes <= 0 or nbytes % ty.bytes:
             raise _err(f"shared array size must be a positive multiple of {ty.bytes} bytes, not {nbytes!r}")
-        v = Var(self.module._claim(f"{name}", "shared variable"), "shared", ty, nbytes // ty.bytes, align,
+        v = Var(self._claim_local(name, "shared variable"), "shared", ty, nbytes // ty.bytes, align,
                 loc=caller_loc())
         self.fn.locals.append(v)
         return v
@@ -329,7 +338,7 @@ class FunctionBuilder(MmaOps):
     def local(self, name: str, nbytes: int, *, align: int = 8) -> Var:
         """A per-thread `.local .align A .b8 name[nbytes];` array."""
         _check_align(align)
-        v = Var(self.module._claim(name, "local variable"), "local", b8, nbytes, align, loc=caller_loc())
+        v = Var(self._claim_local(name, "local variable"), "local", b8, nbytes, align, loc=caller_loc())
         self.fn.locals.append(v)
         return v
 
@@ -871,30 +880,35 @@ class FunctionBuilder(MmaOps):
 
     # ------------------------------------------------------------------ logic and bits
     def and_(self, a, b, *, type=None, dst=None, guard=None) -> Reg:
-        """`and.T d, a, b;`"""
-        return self._binary("and", a, b, type, dst, guard)
+        """`and.bN d, a, b;` (integer registers are used through their .bN view)."""
+        t0 = self._infer(type, a, b, dst)
+        return self._binary("and", a, b, self._bits_view(t0), dst, guard, dst_type=t0)
 
     def or_(self, a, b, *, type=None, dst=None, guard=None) -> Reg:
-        """`or.T d, a, b;`"""
-        return self._binary("or", a, b, type, dst, guard)
+        """`or.bN d, a, b;`"""
+        t0 = self._infer(type, a, b, dst)
+        return self._binary("or", a, b, self._bits_view(t0), dst, guard, dst_type=t0)
 
     def xor(self, a, b, *, type=None, dst=None, guard=None) -> Reg:
-        """`xor.T d, a, b;`"""
-        return self._binary("xor", a, b, type, dst, guard)
+        """`xor.bN d, a, b;`"""
+        t0 = self._infer(type, a, b, dst)
+        return self._binary("xor", a, b, self._bits_view(t0), dst, guard, dst_type=t0)
 
     def not_(self, a, *, type=None, dst=None, guard=None) -> Reg:
-        """`not.T d, a;`"""
-        return self._unary("not", a, type, dst, guard)
+        """`not.bN d, a;`"""
+        t0 = self._infer(type, a, dst)
+        return self._unary("not", a, self._bits_view(t0), dst, guard, dst_type=t0)
 
     def _bits_view(self, ty: Type) -> Type:
         return {16: b16, 32: b32, 64: b64}.get(ty.bits, ty) if ty.kind in ("u", "s") else ty
 
     def shl(self, a, n, *, type=None, dst=None, guard=None) -> Reg:
         """`shl.bN d, a, n;` (n is .u32)."""
-        ty = self._bits_view(self._infer(type, a))
+        t0 = self._infer(type, a)
+        ty = self._bits_view(t0)
         self._check_type("shl", ty)
         sa, sn = self._src(a, ty, "a"), self._src(n, u32, "shift")
-        d = self._dst(dst, ty)
+        d = self._dst(dst, t0)
         self._emit(f"shl{ty.ptx}", (d, sa, sn), guard)
         return d
 

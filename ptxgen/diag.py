@@ -25,7 +25,7 @@ class SourceLoc:
         return f"{self.file}:{self.line}"
 
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PKG_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
 # frames of these files are skipped too: `with k.for_range(...)` runs builder code from contextlib
 _SKIP_FILES = {contextlib.__file__}
 
@@ -37,12 +37,27 @@ def caller_loc() -> Optional[SourceLoc]:
     emitted instruction.
     """
     f = sys._getframe(1)
+    internal = _INTERNAL
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_PKG_DIR) and fn not in _SKIP_FILES:
+        hit = internal.get(fn)
+        if hit is None:
+            hit = internal[fn] = _is_internal(fn)
+        if not hit:
             return SourceLoc(fn, f.f_lineno, None, f.f_code.co_name)
         f = f.f_back
     return None
+
+
+# filename -> is it ptxgen's own (or contextlib's) code; a cache because frames repeat endlessly
+_INTERNAL: dict = {}
+
+
+def _is_internal(filename: str) -> bool:
+    if filename in _SKIP_FILES:
+        return True
+    # the same file can be reached through different spellings (samples/../ptxgen, symlinks)
+    return os.path.realpath(filename).startswith(_PKG_DIR)
 
 
 @dataclass
