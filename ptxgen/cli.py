@@ -1,0 +1,91 @@
+"""The `ptxgen` command line: `assemble`, `info` (and, as they land, `lint` and friends)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, Optional
+
+from . import __version__
+from .errors import PtxgenError
+
+__all__ = ["main"]
+
+
+def _cmd_info(args) -> int:
+    from .ptxas import find_ptxas, ptxas_version
+    from .runtime import get_context, no_gpu_reason
+    print(f"ptxgen {__version__}")
+    p = find_ptxas()
+    if p:
+        print(f"ptxas: {p} ({ptxas_version(p)})")
+    else:
+        print("ptxas: not found (offline assembly unavailable)")
+    reason = no_gpu_reason()
+    if reason:
+        print(f"GPU: none ({reason})")
+    else:
+        ctx = get_context()
+        print(f"GPU: {ctx.name}, {ctx.arch}, {ctx.sm_count} SMs")
+    return 0
+
+
+def _cmd_assemble(args) -> int:
+    from .linemap import PtxText
+    from .ptxas import assemble
+    rc = 0
+    for path in args.files:
+        try:
+            with open(path) if path != "-" else sys.stdin as f:
+                text = f.read()
+        except OSError as e:
+            print(f"ptxgen assemble: cannot read {path}: {e.strerror}", file=sys.stderr)
+            return 2
+        try:
+            res = assemble(PtxText(text, {}, path), args.target, cache=not args.no_cache)
+        except PtxgenError as e:
+            print(str(e), file=sys.stderr)
+            rc = 1
+            continue
+        for w in res.warnings:
+            print(str(w), file=sys.stderr)
+        for fn, r in sorted(res.resources.items()):
+            print(f"{path}: {fn} ({res.target}): {r.registers} registers, {r.shared_bytes} B shared, "
+                  f"{r.stack_frame} B stack, {r.spill_stores}/{r.spill_loads} B spill stores/loads")
+        if args.output:
+            with open(args.output, "wb") as f:
+                f.write(res.cubin)
+    return rc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ptxgen", description="Build, lint, assemble and run PTX from Python.")
+    ap.add_argument("--version", action="version", version=f"ptxgen {__version__}")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    p = sub.add_parser("info", help="show ptxgen, ptxas and GPU availability")
+    p.set_defaults(fn=_cmd_info)
+
+    p = sub.add_parser("assemble", help="assemble PTX files with ptxas and print the resource report")
+    p.add_argument("files", nargs="+", metavar="FILE", help="PTX files ('-' for standard input)")
+    p.add_argument("--target", default="sm_90a", help="target architecture (default %(default)s)")
+    p.add_argument("-o", "--output", help="write the cubin here (with one input file)")
+    p.add_argument("--no-cache", action="store_true", help="do not use the cubin cache")
+    p.set_defaults(fn=_cmd_assemble)
+    return ap
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if not getattr(args, "fn", None):
+        ap.print_help()
+        return 2
+    if getattr(args, "output", None) and len(args.files) != 1:
+        ap.error("-o/--output takes exactly one input file")
+    try:
+        return args.fn(args)
+    except PtxgenError as e:
+        print(f"ptxgen: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
