@@ -485,6 +485,15 @@ def load_module(ptx: Union[PtxText, str], target: Optional[str] = None, use_ptxa
     return Module.load(ptx, context=ctx, opt_level=opt_level)
 
 
+def _ptx_param_count(text: str, name: str) -> Optional[int]:
+    """How many parameters the `.entry name(...)` of a PTX text declares; None when it is not found."""
+    m = re.search(r"\.entry\s+" + re.escape(name) + r"\s*\(([^)]*)\)", text)
+    if m is None:
+        m = re.search(r"\.entry\s+" + re.escape(name) + r"\s*(?:\{|\.)", text)
+        return 0 if m is not None else None
+    return len(re.findall(r"\.param\b", m.group(1)))
+
+
 class Function:
     """A kernel (CUfunction) of a loaded Module."""
 
@@ -580,18 +589,19 @@ class Function:
             self._param_sizes = sizes
         return self._param_sizes
 
-    def _param_sizes_from_driver(self, d) -> List[int]:
+    def _param_sizes_from_driver(self, d) -> Optional[List[int]]:
         try:
-            n = int(check(d.cuFuncGetParamCount(self.handle), "cuFuncGetParamCount"))
+            n: Optional[int] = int(check(d.cuFuncGetParamCount(self.handle), "cuFuncGetParamCount"))
         except RuntimeError:
-            n = None  # a driver older than cuFuncGetParamCount: count with cuFuncGetParamInfo
+            # A driver older than cuFuncGetParamCount: take the count from the PTX when we have it.
+            # Probing cuFuncGetParamInfo past the end would also work, but every probe is a failed
+            # API call that compute-sanitizer reports as an error.
+            n = _ptx_param_count(self.module.ptx.text, self.name) if self.module.ptx is not None else None
+        if n is None:
+            return None
         sizes: List[int] = []
-        # a kernel's parameters fit in 32764 bytes, so there are never more than that many
-        for i in range(n if n is not None else 32764):
-            res = d.cuFuncGetParamInfo(self.handle, i)
-            if n is None and int(res[0]) == int(d.CUresult.CUDA_ERROR_INVALID_VALUE):
-                break  # past the last parameter
-            _, size = check(res, "cuFuncGetParamInfo")
+        for i in range(n):
+            _, size = check(d.cuFuncGetParamInfo(self.handle, i), "cuFuncGetParamInfo")
             sizes.append(int(size))
         return sizes
 
