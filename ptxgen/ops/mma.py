@@ -1,68 +1,108 @@
-"""Warp-level tensor-core instructions: ldmatrix and mma.sync (minimal forms; see ptxgen.legality)."""
+"""Warp-level tensor-core instructions: ldmatrix, stmatrix, mma.sync (legality: ptxgen.legality)."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from .. import legality
 from ..errors import LegalityError
-from ..ir import Vec
-from ..types import b32, f32, get_type
+from ..ir import RegArray
+from .checked import CheckedOps, _type_name, shape_token
 
-# (shape, a/b type) -> (A regs, B regs, C/D regs per accumulator type)
-_MMA_FORMS = {
-    ("m16n8k16", "f16"): (4, 2, {"f32": 4, "f16": 2}),
-    ("m16n8k16", "bf16"): (4, 2, {"f32": 4}),
-    ("m16n8k8", "f16"): (2, 1, {"f32": 4, "f16": 2}),
-    ("m16n8k8", "bf16"): (2, 1, {"f32": 4}),
-}
+__all__ = ["MmaOps", "mma_sync_opcode", "ldmatrix_opcode", "stmatrix_opcode"]
+
+_INT_TYPES = ("s8", "u8", "s4", "u4", "b1")
 
 
-class MmaOps:
-    """Mixin of FunctionBuilder: ldmatrix / mma.sync."""
+def _default_acc(atype: str) -> str:
+    if atype == "f64":
+        return "f64"
+    return "s32" if atype in _INT_TYPES else "f32"
 
-    def ldmatrix(self, addr, *, num: int = 4, trans: bool = False, space: str = "shared", dst=None, guard=None):
-        """`ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [a];` returns N .b32 registers."""
-        from ..builder import _err
-        self._need("sm_75", (6, 5), "ldmatrix")
-        if num not in (1, 2, 4):
-            raise _err(f"ldmatrix .x{num} does not exist; use num=1, 2 or 4", "PTX-E-SHAPE", cls=LegalityError)
-        if space not in ("shared", "shared::cta"):
-            raise _err("ldmatrix reads .shared (or .shared::cta) memory", cls=LegalityError)
-        a = self._addr(addr)
-        if dst is None:
-            dst = self.regs(b32, num)
-        elif len(dst) != num:
-            raise _err(f"ldmatrix.x{num} writes {num} registers, {len(dst)} given", "PTX-E-OPERANDS",
-                       cls=LegalityError)
-        ds = tuple(self._dst(d, b32) for d in dst)
-        op = f"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}.{space}.b16"
-        self._emit(op, (Vec(ds), a), guard)
-        return dst
 
-    def mma_sync(self, shape: str, d, a, b, c, *, atype="f16", btype=None, ctype="f32", dtype=None,
-                 alayout: str = "row", blayout: str = "col", guard=None):
-        """`mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype {d}, {a}, {b}, {c};`"""
-        from ..builder import _err
-        self._need("sm_80", (7, 0), "mma.sync")
-        at = get_type(atype).name
-        bt = get_type(btype).name if btype is not None else at
-        ct = get_type(ctype).name
-        dt = get_type(dtype).name if dtype is not None else ct
-        form = _MMA_FORMS.get((shape, at))
-        if form is None or bt != at or ct not in form[2] or dt not in form[2]:
-            raise _err(f"mma.sync.{shape} with .{at}/.{bt} inputs and .{dt}/.{ct} accumulators is not supported "
-                       "by this builder", "PTX-E-SHAPE", cls=LegalityError)
-        if (alayout, blayout) != ("row", "col"):
-            raise _err(f"mma.sync.{shape} needs .row.col layouts", "PTX-E-LAYOUT", cls=LegalityError)
-        na, nb, ncs = form
-        nc = ncs[ct]
-        for what, regs, n, ty in (("A", a, na, b32), ("B", b, nb, b32), ("C", c, nc, get_type(ct)),
-                                  ("D", d, ncs[dt], get_type(dt))):
-            if len(regs) != n:
-                raise _err(f"mma.sync.{shape}.{at}: {what} takes {n} registers, {len(regs)} given",
-                           "PTX-E-OPERANDS", cls=LegalityError)
-        ops = (Vec(tuple(self._dst(r, get_type(dt) if dt == "f32" else b32) for r in d)),
-               Vec(tuple(self._src(r, b32, "A", imm=False) for r in a)),
-               Vec(tuple(self._src(r, b32, "B", imm=False) for r in b)),
-               Vec(tuple(self._src(r, f32 if ct == "f32" else b32, "C", imm=False) for r in c)))
-        self._emit(f"mma.sync.aligned.{shape}.{alayout}.{blayout}.{dt}.{at}.{bt}.{ct}", ops, guard)
-        return d
+def mma_sync_opcode(shape, *, atype="f16", btype=None, ctype=None, dtype=None, alayout="row", blayout="col",
+                    satfinite=False, bitop=None) -> str:
+    """The opcode string `mma.sync.aligned.shape.alayout.blayout{.satfinite}.dtype.atype.btype.ctype{.op.popc}`."""
+    at = _type_name(atype)
+    bt = _type_name(btype) if btype is not None else at
+    ct = _type_name(ctype) if ctype is not None else _default_acc(at)
+    dt = _type_name(dtype) if dtype is not None else ct
+    sat = ".satfinite" if satfinite else ""
+    op = f"mma.sync.aligned{shape_token(shape)}.{alayout}.{blayout}{sat}.{dt}.{at}.{bt}.{ct}"
+    if at == "b1" or bitop is not None:
+        op += f".{bitop or 'and'}.popc"
+    return op
+
+
+def _matrix_suffix(shape, num, trans, space, type, src_fmt):
+    from ..builder import _err
+    if not isinstance(num, int) or isinstance(num, bool):
+        raise _err(f"num must be an int (1, 2 or 4), not {num!r}", legality.CODE_SHAPE, cls=LegalityError)
+    sp = {"generic": "", None: "", "shared": ".shared", "shared::cta": ".shared::cta"}.get(space)
+    if sp is None:
+        raise _err(f"the matrix is in .shared (or .shared::cta, or a generic address: space='generic'), not "
+                   f"{space!r}", legality.CODE_MODIFIER, cls=LegalityError)
+    ty = f".b8x16.{src_fmt}" if src_fmt is not None else "." + str(type).lstrip(".")
+    return f".{str(shape).lstrip('.')}.x{num}{'.trans' if trans else ''}{sp}{ty}"
+
+
+def ldmatrix_opcode(*, shape="m8n8", num=4, trans=False, space="shared", type="b16", src_fmt=None) -> str:
+    """`ldmatrix.sync.aligned.shape.xN{.trans}{.ss}.type` (src_fmt 'b6x16_p32'/'b4x16_p64': `.b8x16.src_fmt`)."""
+    return "ldmatrix.sync.aligned" + _matrix_suffix(shape, num, trans, space, type, src_fmt)
+
+
+def stmatrix_opcode(*, shape="m8n8", num=4, trans=False, space="shared", type="b16") -> str:
+    """`stmatrix.sync.aligned.shape.xN{.trans}{.ss}.type`."""
+    return "stmatrix.sync.aligned" + _matrix_suffix(shape, num, trans, space, type, None)
+
+
+class MmaOps(CheckedOps):
+    """Mixin of FunctionBuilder: ldmatrix / stmatrix / mma.sync and their register fragments."""
+
+    def ldmatrix(self, addr, *, num: int = 4, trans: bool = False, shape: str = "m8n8", type="b16",
+                 src_fmt: Optional[str] = None, space: str = "shared", dst=None, guard=None) -> RegArray:
+        """`ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [a];` returns the .b32 fragment.
+
+        `shape='m16n16'`/`'m8n16'` with `type='b8'` or `src_fmt='b6x16_p32'|'b4x16_p64'` give the
+        sm_100-family forms; `space='generic'` drops the state space (generic address).
+        """
+        op = ldmatrix_opcode(shape=shape, num=num, trans=trans, space=space, type=type, src_fmt=src_fmt)
+        self._check_opcode(op)
+        a = self._address_operand(addr, "ldmatrix address")
+        d = self.fragment(op, "d") if dst is None else dst
+        self._legal_emit(op, (self._vec_operand(d, "ldmatrix destination"), a), guard)
+        return d if isinstance(d, RegArray) else RegArray(d)
+
+    def stmatrix(self, addr, regs: Sequence, *, num: Optional[int] = None, trans: bool = False,
+                 shape: str = "m8n8", type="b16", space: str = "shared", guard=None) -> None:
+        """`stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [a], {r...};` (N defaults to len(regs))."""
+        r = self._vec_operand(regs, "stmatrix source")
+        op = stmatrix_opcode(shape=shape, num=len(r.elems) if num is None else num, trans=trans, space=space,
+                             type=type)
+        self._check_opcode(op)
+        self._legal_emit(op, (self._address_operand(addr, "stmatrix address"), r), guard)
+
+    def mma_sync(self, shape, d, a, b, c, *, atype="f16", btype=None, ctype=None, dtype=None,
+                 alayout: str = "row", blayout: str = "col", satfinite: bool = False, bitop: Optional[str] = None,
+                 guard=None) -> RegArray:
+        """`mma.sync.aligned.shape.alayout.blayout{.satfinite}.dtype.atype.btype.ctype {d}, {a}, {b}, {c};`
+
+        btype defaults to atype, ctype to the natural accumulator (.f32, .f64 or .s32), dtype to ctype;
+        .b1 takes `bitop='xor'|'and'` (default 'and') and appends `.popc`. `d=None` allocates D.
+        """
+        op = mma_sync_opcode(shape, atype=atype, btype=btype, ctype=ctype, dtype=dtype, alayout=alayout,
+                             blayout=blayout, satfinite=satfinite, bitop=bitop)
+        self._check_opcode(op)
+        if d is None:
+            d = self.fragment(op, "d")
+        ops = (self._vec_operand(d, "D"), self._vec_operand(a, "A"), self._vec_operand(b, "B"),
+               self._vec_operand(c, "C"))
+        self._legal_emit(op, ops, guard)
+        return d if isinstance(d, RegArray) else RegArray(d)
+
+    def mma_fragment(self, operand: str, shape, *, atype="f16", btype=None, ctype=None, dtype=None,
+                     alayout: str = "row", blayout: str = "col", satfinite: bool = False,
+                     bitop: Optional[str] = None, name: Optional[str] = None) -> RegArray:
+        """Registers for operand 'a', 'b', 'c' or 'd' of an mma.sync form (e.g. 4 .f32 for an m16n8 D)."""
+        op = mma_sync_opcode(shape, atype=atype, btype=btype, ctype=ctype, dtype=dtype, alayout=alayout,
+                             blayout=blayout, satfinite=satfinite, bitop=bitop)
+        return self.fragment(op, operand, name=name)

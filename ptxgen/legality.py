@@ -1,0 +1,1216 @@
+"""Legality of the tensor-core and async instruction families, written once.
+
+The legal opcode spellings live in the lark grammar `grammar/legality.lark` (one FORM rule per family
+variant, FIELD rules named after the PTX ISA placeholders). What a grammar cannot say well lives in
+`FORMS` below, keyed by the same rule names: the minimum target and PTX ISA version, the modifiers that
+raise them, the operands (with register counts and types) and the immediates each form takes.
+
+The builder and the linter both call `check()`:
+
+    diags = check("wgmma.mma_async.sync.aligned.m64n12k16.f32.bf16.bf16", None, "sm_90a", "8.0")
+    # [Diagnostic('PTX-E-SHAPE', 'error', 'N=12 is not legal for .bf16 wgmma; N must be a multiple of
+    #   8 from 8 to 256', ...)]
+
+Each family's language is finite (1712 spellings), so the grammar is enumerated once into a table keyed
+by the opcode string: looking an opcode up is a dict access (~0.2 us; check() with operands ~2 us), and
+the diagnosis of an illegal one (cached per distinct string) compares it with the nearest legal
+spellings. Building the grammar and the table takes ~0.3 s on first use. The lark Earley parser of the
+same grammar (`parse_tree()`) is kept for tools that want a tree; it takes ~5 ms per opcode. LALR cannot
+take the grammar as written: one shape token (`.m16n8k32`) belongs to several type-specific shape rules,
+a reduce/reduce conflict that only the type tokens after it resolve.
+
+Nothing here imports the builder, the parser or the runtime.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from .diag import Diagnostic
+from .errors import InternalError, TargetError, UsageError
+from .target import PtxVersion, Target, parse_version, version_str
+from .types import (Type, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s32, tf32, u32,
+                    u64)
+
+__all__ = [
+    "Form", "Slot", "Signature", "OperandInfo", "Need", "FormRule", "FORMS",
+    "check", "parse", "covers", "forms", "signatures", "bind", "fragment_regs", "requirement",
+    "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
+    "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
+    "CODE_MODIFIER",
+]
+
+CODE_SHAPE = "PTX-E-SHAPE"
+CODE_TYPE = "PTX-E-TYPE"
+CODE_LAYOUT = "PTX-E-LAYOUT"
+CODE_OPERANDS = "PTX-E-OPERANDS"
+CODE_TARGET = "PTX-E-TARGET"
+CODE_VERSION = "PTX-E-VERSION"
+CODE_UNKNOWN = "PTX-E-UNKNOWN"
+CODE_MODIFIER = "PTX-E-MODIFIER"
+
+# field (grammar placeholder) -> (how a message names it, diagnostic code)
+_FIELDS = {
+    "shape": ("shape", CODE_SHAPE), "num": ("matrix count", CODE_SHAPE), "dim": ("dimension", CODE_SHAPE),
+    "dtype": ("D type", CODE_TYPE), "atype": ("A type", CODE_TYPE), "btype": ("B type", CODE_TYPE),
+    "ctype": ("C type", CODE_TYPE), "type": ("element type", CODE_TYPE), "type_addr": ("type", CODE_TYPE),
+    "dst_fmt": ("destination format", CODE_TYPE), "src_fmt": ("source format", CODE_TYPE),
+    "alayout": ("A layout", CODE_LAYOUT), "blayout": ("B layout", CODE_LAYOUT), "trans": (".trans", CODE_LAYOUT),
+    "satfinite": (".satfinite", CODE_MODIFIER), "bitop": ("bit operation", CODE_MODIFIER),
+    "popc": (".popc", CODE_MODIFIER), "ss": ("state space", CODE_MODIFIER), "dst": ("destination space",
+                                                                              CODE_MODIFIER),
+    "src": ("source space", CODE_MODIFIER), "cache": ("cache operator", CODE_MODIFIER),
+    "hint": ("cache hint", CODE_MODIFIER), "prefetch": ("prefetch size", CODE_MODIFIER),
+    "completion": ("completion mechanism", CODE_MODIFIER), "multicast": (".multicast::cluster", CODE_MODIFIER),
+    "load_mode": ("load mode", CODE_MODIFIER), "sem": ("memory semantic", CODE_MODIFIER),
+    "scope": ("scope", CODE_MODIFIER), "arrive": ("arrive kind", CODE_MODIFIER), "tx": ("operation",
+                                                                                       CODE_MODIFIER),
+    "action": ("action", CODE_MODIFIER), "space": ("proxy space", CODE_MODIFIER),
+    "restrict": ("restriction", CODE_MODIFIER), "aligned": (".aligned", CODE_MODIFIER),
+}
+
+
+def _field_of(rule: str) -> str:
+    return rule.split("__")[0]
+
+
+def _field_text(label: Optional[str]) -> str:
+    if label is None:
+        return "modifier"
+    return _FIELDS.get(label, (label, CODE_MODIFIER))[0]
+
+
+def _field_code(label: Optional[str]) -> str:
+    if label is None:
+        return CODE_MODIFIER
+    return _FIELDS.get(label, (label, CODE_MODIFIER))[1]
+
+
+# ================================================================================================ grammar
+
+def grammar_text() -> str:
+    """The text of grammar/legality.lark (installed as the package ptxgen.grammar)."""
+    return resources.files("ptxgen.grammar").joinpath("legality.lark").read_text(encoding="utf-8")
+
+
+def _tokens(opcode: str) -> Tuple[str, ...]:
+    parts = opcode.split(".")
+    return (parts[0],) + tuple("." + p for p in parts[1:])
+
+
+@functools.lru_cache(maxsize=1)
+def _lark():
+    import lark
+    from lark.lexer import Lexer, Token
+
+    class _DotLexer(Lexer):
+        """Tokens are the dot-separated pieces of the opcode; each one is matched whole against a literal."""
+
+        def __init__(self, conf):
+            self._by_value = {t.pattern.value: t.name for t in conf.terminals}
+
+        def lex(self, data):
+            pos = 0
+            for t in _tokens(data):
+                name = self._by_value.get(t)
+                if name is None:
+                    raise lark.exceptions.UnexpectedCharacters(data, pos, 1, pos + 1)
+                yield Token(name, t, pos)
+                pos += len(t)
+
+    return lark.Lark(grammar_text(), parser="earley", lexer=_DotLexer, start="start")
+
+
+def grammar_parser():
+    """The lark Earley parser of the legality grammar (built once)."""
+    return _lark()
+
+
+def parse_tree(opcode: str):
+    """The lark parse tree of a legal opcode; raises lark's UnexpectedInput for an illegal one."""
+    return _lark().parse(opcode)
+
+
+# ============================================================================================ enumeration
+
+@dataclass(frozen=True)
+class Form:
+    """One legal opcode spelling: its form rule, tokens, and the field each token fills."""
+
+    opcode: str
+    rule: str
+    tokens: Tuple[str, ...]
+    labels: Tuple[Optional[str], ...]
+    fields: Dict[str, str] = field(compare=False, hash=False)
+
+    def has(self, token: str) -> bool:
+        return token in self.tokens
+
+
+class _Catalogue:
+    def __init__(self):
+        lk = _lark()
+        term = {t.name: t.pattern.value for t in lk.terminals}
+        rules: Dict[str, List[list]] = {}
+        for r in lk.rules:
+            rules.setdefault(r.origin.name, []).append(r.expansion)
+        self.form_rules: List[str] = []
+        for exp in rules["start"]:
+            if len(exp) != 1 or exp[0].is_term:
+                raise InternalError("every alternative of `start` in legality.lark must be one form rule")
+            self.form_rules.append(exp[0].name)
+        memo: Dict[str, List[Tuple[Tuple[str, ...], Tuple[Optional[str], ...]]]] = {}
+        form_set = set(self.form_rules)
+
+        def expand(name: str):
+            got = memo.get(name)
+            if got is not None:
+                return got
+            out = []
+            label = None if name.startswith("_") or name in form_set else _field_of(name)
+            for exp in rules[name]:
+                seqs = [((), ())]
+                for sym in exp:
+                    if sym.is_term:
+                        part = [((term[sym.name],), (None,))]
+                    else:
+                        part = expand(sym.name)
+                    seqs = [(a + b, la + lb) for a, la in seqs for b, lb in part]
+                out.extend(seqs)
+            if label is not None:
+                out = [(t, (label,) * len(t)) for t, _ in out]
+            memo[name] = out
+            return out
+
+        self.by_opcode: Dict[str, Form] = {}
+        self.by_mnemonic: Dict[str, List[Form]] = {}
+        self.vocab: Dict[str, Dict[Optional[str], int]] = {}
+        for fr in self.form_rules:
+            for toks, labels in expand(fr):
+                op = "".join(toks)
+                if op in self.by_opcode:
+                    raise InternalError(f"legality.lark: {op} is spelled by both {self.by_opcode[op].rule} "
+                                        f"and {fr}")
+                fields = {lb: t for t, lb in zip(toks, labels) if lb is not None}
+                f = Form(op, fr, toks, labels, fields)
+                self.by_opcode[op] = f
+                self.by_mnemonic.setdefault(toks[0], []).append(f)
+                for t, lb in zip(toks, labels):
+                    d = self.vocab.setdefault(t, {})
+                    d[lb] = d.get(lb, 0) + 1
+        self._neighbours: Dict[str, Dict[tuple, list]] = {}
+        missing = [r for r in self.form_rules if r not in FORMS]
+        extra = [r for r in FORMS if r not in form_set]
+        if missing or extra:
+            raise InternalError(f"legality table and grammar disagree: no table entry for {missing}, "
+                                f"no grammar rule for {extra}")
+
+    def neighbour_index(self, mnemonic: str) -> Dict[tuple, list]:
+        """Keys of the spellings of one mnemonic with one token wildcarded ('s') or dropped ('d')."""
+        idx = self._neighbours.get(mnemonic)
+        if idx is None:
+            idx = {}
+            for f in self.by_mnemonic.get(mnemonic, ()):
+                t = f.tokens
+                for i in range(1, len(t)):
+                    idx.setdefault(("s", t[:i] + (None,) + t[i + 1:]), []).append((f, (("sub", i, i),)))
+                    idx.setdefault(("d", t[:i] + t[i + 1:]), []).append((f, (("ins", i, i),)))
+            self._neighbours[mnemonic] = idx
+        return idx
+
+
+@functools.lru_cache(maxsize=1)
+def _catalogue() -> _Catalogue:
+    return _Catalogue()
+
+
+def forms(rule: Optional[str] = None, mnemonic: Optional[str] = None) -> Iterator[Form]:
+    """Every legal spelling in the grammar (optionally of one form rule or one mnemonic)."""
+    cat = _catalogue()
+    src = cat.by_mnemonic.get(mnemonic, []) if mnemonic is not None else cat.by_opcode.values()
+    for f in src:
+        if rule is None or f.rule == rule:
+            yield f
+
+
+def parse(opcode: str) -> Optional[Form]:
+    """The Form of a legal opcode spelling, or None."""
+    return _catalogue().by_opcode.get(opcode)
+
+
+# the families check() speaks for: a mnemonic, with the second token where the mnemonic is shared with
+# instructions outside these families (cp.reduce, barrier.sync, mma.sp, wgmma.mma_async.sp ...)
+_COVERED = {
+    "mma": (".sync",), "ldmatrix": None, "stmatrix": None, "wgmma": (".mma_async", ".fence", ".commit_group",
+                                                                     ".wait_group"),
+    "cp": (".async",), "mbarrier": None, "fence": None, "barrier": (".cluster",), "mapa": None,
+    "getctarank": None, "setmaxnreg": None, "elect": None, "griddepcontrol": None,
+}
+
+
+# Modifiers of later (mostly sm_100/sm_120) variants that the grammar does not model yet; an opcode with
+# one of them is left to ptxas rather than reported as illegal.
+_UNMODELLED = frozenset({
+    ".sp", ".sp::ordered_metadata", ".kind::f8f6f4", ".kind::mxf8f6f4", ".kind::mxf4", ".kind::mxf4nvf4",
+    ".block_scale", ".scale_vec::1X", ".scale_vec::2X", ".scale_vec::4X", ".tile::gather4", ".tile::scatter4",
+    ".im2col::w", ".im2col::w::128", ".cta_group::1", ".cta_group::2", ".multicast::cluster::all",
+})
+
+
+def covers(opcode: str) -> bool:
+    """Does check() speak for this opcode? (mma.sp, cp.reduce, barrier.sync, sm_100 TMA modes ... do not.)"""
+    toks = _tokens(opcode)
+    if toks[0] not in _COVERED or any(t in _UNMODELLED for t in toks):
+        return False
+    second = _COVERED[toks[0]]
+    if second is not None and (len(toks) < 2 or toks[1] not in second):
+        return False
+    return True
+
+
+# ================================================================================================ table
+
+@dataclass(frozen=True)
+class Need:
+    """A minimum: any of `targets` (Target.satisfies), and PTX ISA `version`."""
+
+    targets: Tuple[str, ...]
+    version: PtxVersion
+
+    def met_by(self, target: Target) -> bool:
+        return any(target.satisfies(t) for t in self.targets)
+
+    def target_text(self) -> str:
+        return _targets_text(self.targets)
+
+
+def _need(targets: Union[str, Tuple[str, ...]], version: str) -> Need:
+    return Need((targets,) if isinstance(targets, str) else tuple(targets), parse_version(version))
+
+
+def _targets_text(ts: Tuple[str, ...]) -> str:
+    out, family = [], False
+    for t in ts:
+        tg = Target.parse(t)
+        if tg.suffix == "":
+            out.append(f"{t} or later")
+        elif tg.suffix == "a":
+            out.append(t)
+        else:
+            out.append(f"sm_{tg.sm}a/sm_{tg.sm}f")
+            family = True
+    text = out[0] if len(out) == 1 else ", ".join(out[:-1]) + " or " + out[-1]
+    return text + (" (or a later a/f target of the same family)" if family else "")
+
+
+# the arch-specific/family targets of the later-generation forms (ldmatrix .m16n16 .b8, setmaxnreg ...)
+_FAMILIES_100 = ("sm_100f", "sm_110f", "sm_120f")
+
+VEC, REG, IMM, ADDR, TENSOR, SYM, SINK = "vec", "reg", "imm", "addr", "tensor", "sym", "sink"
+_KIND_TEXT = {VEC: "a vector {r0, r1, ...}", REG: "a register", IMM: "an immediate", ADDR: "an address [a]",
+              TENSOR: "a tensor reference [tensorMap, {c0, ...}]", SYM: "a variable name", SINK: "the sink _"}
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One operand of a form: what it may be (kinds), its register type(s), vector length, immediates."""
+
+    name: str
+    kinds: FrozenSet[str]
+    types: Tuple[Type, ...] = ()
+    count: int = 1
+    role: str = "src"            # "dst": written by the instruction
+    values: Optional[Sequence[int]] = None   # legal immediate values (None: any)
+    optional: bool = False
+    need: Optional[Need] = None  # an optional operand that raises the form's minimum when present
+
+    @property
+    def type(self) -> Optional[Type]:
+        return self.types[0] if self.types else None
+
+    def text(self) -> str:
+        kinds = [k for k in (VEC, REG, IMM, ADDR, TENSOR, SYM, SINK) if k in self.kinds]
+        what = " or ".join(_KIND_TEXT[k] for k in kinds)
+        if self.types and (REG in self.kinds or VEC in self.kinds):
+            what += " of " + "/".join("." + t.name for t in self.types)
+        return what
+
+
+@dataclass(frozen=True)
+class Signature:
+    """An operand list of a form; some forms have several (wgmma: A from a descriptor or registers)."""
+
+    name: str
+    slots: Tuple[Slot, ...]
+    cross: Optional[Callable[[Sequence["OperandInfo"], Dict[str, int]], List[Tuple[str, str]]]] = None
+
+    @property
+    def required(self) -> int:
+        return sum(1 for s in self.slots if not s.optional)
+
+
+@dataclass(frozen=True)
+class OperandInfo:
+    """What check() needs to know of one operand.
+
+    kind: 'reg' (type: its register type; a predicate, negated or not, is a .pred register), 'imm'
+    (value), 'vec' (count; elems: element register types), 'addr', 'tensor' (count: coordinates;
+    elems: their types), 'sym' (a variable name), 'sink' (`_`). Operand pairs such as `d|p` are given
+    as two operands.
+    """
+
+    kind: str
+    type: Optional[Type] = None
+    count: int = 1
+    value: Optional[int] = None
+    elems: Tuple[Optional[Type], ...] = ()
+
+
+def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None) -> Slot:
+    if isinstance(types, Type):
+        types = (types,)
+    return Slot(name, frozenset(kinds), tuple(types), count, role, values, optional, need)
+
+
+def _vec(name, count, ty, role="src"):
+    return _slot(name, (VEC,), ty, count, role)
+
+
+def _reg(name, ty, role="src", **kw):
+    return _slot(name, (REG,), ty, role=role, **kw)
+
+
+def _reg_imm(name, ty, **kw):
+    return _slot(name, (REG, IMM), ty, **kw)
+
+
+def _imm(name, values=None, **kw):
+    return _slot(name, (IMM,), (), values=values, **kw)
+
+
+def _addr(name, **kw):
+    return _slot(name, (ADDR,), **kw)
+
+
+_POLICY = _reg("cache-policy", (u64,))
+_ANY_COUNT = range(0, 1 << 63)  # wgmma.wait_group N: ptxas takes any non-negative 64-bit value
+
+
+@dataclass(frozen=True)
+class FormRule:
+    """The part of a form that grammar cannot say: title for messages, minimums, operands."""
+
+    title: str
+    need: Need
+    raises: Dict[str, Need]
+    operands: Callable[[Form], List[Signature]]
+
+
+def _sig(*slots, name="", cross=None) -> List[Signature]:
+    return [Signature(name, tuple(s for s in slots if s is not None), cross)]
+
+
+# --------------------------------------------------------------------------------- register fragments
+
+_AB_REG = {"f16": f16x2, "bf16": bf16x2, "tf32": tf32, "f64": f64}   # others: packed into .b32
+_CD_REG = {"f16": f16x2, "f32": f32, "s32": s32, "f64": f64}
+_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f64": 64, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
+         "b1": 1}
+_SHAPE_RE = re.compile(r"^\.m(\d+)n(\d+)k(\d+)$")
+
+
+def _mnk(shape_token: str) -> Tuple[int, int, int]:
+    m = _SHAPE_RE.match(shape_token)
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def _elems_to_regs(elems: int, t: str) -> Tuple[int, Type]:
+    if t == "f64":
+        return elems, f64
+    return max(elems * _BITS[t] // 32, 1), _AB_REG.get(t, b32)
+
+
+def _acc_regs(elems: int, t: str) -> Tuple[int, Type]:
+    return (elems // 2 if t == "f16" else elems), _CD_REG[t]
+
+
+def _mma_operands(f: Form) -> List[Signature]:
+    m, n, k = _mnk(f.fields["shape"])
+    at, bt = f.fields["atype"][1:], f.fields["btype"][1:]
+    ct, dt = f.fields["ctype"][1:], f.fields["dtype"][1:]
+    if f.rule == "mma_m8n8k4_f16":
+        # quad-pair form: each of the 8 quad pairs computes an 8x8 tile (PTX ISA, "mma.m8n8k4")
+        a, b = (2, f16x2), (2, f16x2)
+        c = (4, f16x2) if ct == "f16" else (8, f32)
+        d = (4, f16x2) if dt == "f16" else (8, f32)
+    else:
+        a = _elems_to_regs(m * k // 32, at)
+        b = _elems_to_regs(k * n // 32, bt)
+        c = _acc_regs(m * n // 32, ct)
+        d = _acc_regs(m * n // 32, dt)
+    return _sig(_vec("d", d[0], d[1], "dst"), _vec("a", a[0], a[1]), _vec("b", b[0], b[1]), _vec("c", c[0], c[1]))
+
+
+def _ldmatrix_operands(f: Form) -> List[Signature]:
+    n = int(f.fields["num"][2:])
+    if f.fields["shape"] == ".m16n16":
+        n *= 2
+    return _sig(_vec("d", n, b32, "dst"), _addr("addr"))
+
+
+def _stmatrix_operands(f: Form) -> List[Signature]:
+    n = int(f.fields["num"][2:])
+    return _sig(_addr("addr"), _vec("r", n, b32))
+
+
+_WGMMA_A = {"f16": f16x2, "bf16": bf16x2, "tf32": tf32, "e4m3": u32, "e5m2": u32}  # integer/.b1: .b32
+_SCALE = (-1, 1)
+_BIT = (0, 1)
+
+
+def _wgmma_operands(f: Form) -> List[Signature]:
+    _, n, _ = _mnk(f.fields["shape"])
+    dt, at = f.fields["dtype"][1:], f.fields["atype"][1:]
+    d = _vec("d", n // 4 if dt == "f16" else n // 2, _CD_REG[dt], "dst")
+    scale_d = _slot("scale-d", (REG, IMM), pred, values=_BIT)
+    desc = dict(name="A in shared memory (a descriptor)")
+    regs = dict(name="A in registers")
+    a_desc, b_desc = _reg("a-desc", u64), _reg("b-desc", u64)
+    a_regs = _vec("a", 4, _WGMMA_A.get(at, b32))
+    if at in ("f16", "bf16"):
+        tail_d = (_imm("imm-scale-a", _SCALE), _imm("imm-scale-b", _SCALE), _imm("imm-trans-a", _BIT),
+                  _imm("imm-trans-b", _BIT))
+        tail_r = tail_d[:2] + tail_d[3:]
+    elif at in ("tf32", "e4m3", "e5m2"):
+        tail_d = tail_r = (_imm("imm-scale-a", _SCALE), _imm("imm-scale-b", _SCALE))
+    else:
+        tail_d = tail_r = ()
+    return (_sig(d, a_desc, b_desc, scale_d, *tail_d, **desc)
+            + _sig(d, a_regs, b_desc, scale_d, *tail_r, **regs))
+
+
+def _cp_async_cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
+    i, j = where.get("cp-size"), where.get("src-size")
+    if i is None or j is None or ops[j].kind != IMM or ops[i].kind != IMM:
+        return []
+    if ops[i].value is not None and ops[j].value is not None and not 0 <= ops[j].value <= ops[i].value:
+        return [(CODE_OPERANDS, f"src-size {ops[j].value} must be within 0..cp-size ({ops[i].value})")]
+    return []
+
+
+def _cp_async_operands(f: Form) -> List[Signature]:
+    sizes = (16,) if f.fields["cache"] == ".cg" else (4, 8, 16)
+    return _sig(_addr("dst"), _addr("src"), _imm("cp-size", sizes),
+                # src-size (bytes to read, the rest is zero-filled), or the ignore-src predicate
+                _slot("src-size", (REG, IMM), (u32, pred), values=range(0, 17), optional=True),
+                _POLICY if f.has(".L2::cache_hint") else None, cross=_cp_async_cross)
+
+
+def _bulk_operands(f: Form) -> List[Signature]:
+    size = _reg_imm("size", u32)
+    hint = _POLICY if f.has(".L2::cache_hint") else None
+    r = f.rule
+    if r == "cp_async_bulk_prefetch":
+        return _sig(_addr("src"), size, hint)
+    if r == "cp_async_bulk_s2g":
+        return _sig(_addr("dst"), _addr("src"), size, hint,
+                    _reg_imm("byteMask", b16) if f.has(".cp_mask") else None)
+    mc = _reg_imm("ctaMask", b16) if f.has(".multicast::cluster") else None
+    return _sig(_addr("dst"), _addr("src"), size, _addr("mbar"), mc, hint)
+
+
+def _tensor_ref(f: Form) -> Slot:
+    return _slot("tensor", (TENSOR,), s32, count=int(f.fields["dim"][1]))
+
+
+def _tensor_operands(f: Form) -> List[Signature]:
+    dims = int(f.fields["dim"][1])
+    hint = _POLICY if f.has(".L2::cache_hint") else None
+    offs = _vec("im2colOffsets", dims - 2, b16) if f.has(".im2col") else None
+    if f.rule.startswith("cp_async_bulk_prefetch_tensor"):
+        return _sig(_tensor_ref(f), offs, hint)
+    if f.fields["dst"] == ".global":
+        return _sig(_tensor_ref(f), _addr("src"), hint)
+    mc = _reg_imm("ctaMask", b16) if f.has(".multicast::cluster") else None
+    return _sig(_addr("dst"), _tensor_ref(f), _addr("mbar"), offs, mc, hint)
+
+
+_STATE = _slot("state", (REG, SINK), b64, role="dst")
+_SINK = _slot("state", (SINK,), role="dst")
+_COUNT_U32 = _reg_imm("count", u32)
+_NEED_COUNT = _need("sm_90", "7.8")
+
+
+def _mbarrier_operands(f: Form) -> List[Signature]:
+    r = f.rule
+    a = _addr("addr")
+    if r == "mbarrier_init":
+        return _sig(a, _COUNT_U32)
+    if r == "mbarrier_inval":
+        return _sig(a)
+    if r in ("mbarrier_arrive", "mbarrier_arrive_cluster"):
+        st = _SINK if r.endswith("cluster") else _STATE
+        return _sig(st, a, _reg_imm("count", u32, optional=True, need=_NEED_COUNT))
+    if r in ("mbarrier_arrive_expect_tx", "mbarrier_arrive_expect_tx_cluster"):
+        st = _SINK if r.endswith("cluster") else _STATE
+        return _sig(st, a, _reg_imm("txCount", u32))
+    if r == "mbarrier_arrive_nocomplete":
+        return _sig(_STATE, a, _COUNT_U32)
+    if r == "mbarrier_expect_tx":
+        return _sig(a, _reg_imm("txCount", u32))
+    if r in ("mbarrier_test_wait", "mbarrier_try_wait"):
+        third = _reg_imm("phaseParity", u32) if f.has(".parity") else _reg("state", b64)
+        hint = _reg_imm("suspendTimeHint", u32, optional=True) if r == "mbarrier_try_wait" else None
+        return _sig(_reg("waitComplete", pred, "dst"), a, third, hint)
+    if r == "mbarrier_pending_count":
+        return _sig(_reg("count", u32, "dst"), _reg("state", b64))
+    raise InternalError(f"no mbarrier operand rule for {r}")
+
+
+def _no_operands(f: Form) -> List[Signature]:
+    return _sig()
+
+
+def _wait_group_operands(f: Form) -> List[Signature]:
+    # wgmma.wait_group takes 0..2**63-1; ptxas 13.0 takes any integer for the cp.async ones (even -1)
+    return _sig(_imm("N", _ANY_COUNT if f.rule == "wgmma_wait_group" else None))
+
+
+def _addr_type(f: Form) -> Type:
+    return get_type(f.fields["type"][1:])
+
+
+def _mapa_operands(f: Form) -> List[Signature]:
+    t = _addr_type(f)
+    return _sig(_reg("d", t, "dst"), _slot("a", (REG, SYM), t), _reg_imm("b", u32))
+
+
+def _getctarank_operands(f: Form) -> List[Signature]:
+    return _sig(_reg("d", u32, "dst"), _slot("a", (REG, SYM), _addr_type(f)))
+
+
+def _setmaxnreg_operands(f: Form) -> List[Signature]:
+    return _sig(_imm("imm-reg-count", range(24, 257, 8)))
+
+
+def _elect_operands(f: Form) -> List[Signature]:
+    return _sig(_slot("d", (REG, SINK), u32, role="dst"), _reg("p", pred, "dst"), _reg_imm("membermask", u32))
+
+
+def _tensormap_acquire_operands(f: Form) -> List[Signature]:
+    return _sig(_addr("addr"), _imm("size", (128,)))
+
+
+def _form(title, targets, version, operands, raises=None) -> FormRule:
+    return FormRule(title, _need(targets, version),
+                    {k: _need(*v) for k, v in (raises or {}).items()}, operands)
+
+
+# The minimums are what ptxas 13.0 accepts (tests/test_legality_ptxas.py checks each form at its
+# minimum and one step below). sm_70 forms cannot be assembled by ptxas 13.0 and follow the PTX ISA.
+FORMS: Dict[str, FormRule] = {
+    # ---- mma.sync
+    "mma_m8n8k4_f16": _form("mma.sync .m8n8k4 with .f16 inputs", "sm_70", "6.4", _mma_operands),
+    "mma_f16": _form("mma.sync with .f16 inputs", "sm_75", "6.5", _mma_operands,
+                     {".m16n8k16": ("sm_80", "7.0")}),
+    "mma_bf16": _form("mma.sync with .bf16 inputs", "sm_80", "7.0", _mma_operands),
+    "mma_tf32": _form("mma.sync with .tf32 inputs", "sm_80", "7.0", _mma_operands),
+    "mma_f64": _form("mma.sync with .f64 inputs", "sm_80", "7.0", _mma_operands,
+                     {".m16n8k4": ("sm_90", "7.8"), ".m16n8k8": ("sm_90", "7.8"), ".m16n8k16": ("sm_90", "7.8")}),
+    "mma_fp8": _form("mma.sync with .e4m3/.e5m2 inputs", "sm_89", "8.4", _mma_operands,
+                     {".m16n8k16": ("sm_89", "8.7"), ".f16": ("sm_89", "8.7")}),
+    "mma_i8": _form("mma.sync with .s8/.u8 inputs", "sm_75", "6.5", _mma_operands,
+                    {".m16n8k16": ("sm_80", "7.0"), ".m16n8k32": ("sm_80", "7.0")}),
+    "mma_i4": _form("mma.sync with .s4/.u4 inputs", "sm_75", "6.5", _mma_operands,
+                    {".m16n8k32": ("sm_80", "7.0"), ".m16n8k64": ("sm_80", "7.0")}),
+    "mma_b1": _form("mma.sync with .b1 inputs", "sm_75", "7.0", _mma_operands,
+                    {".m16n8k128": ("sm_80", "7.0"), ".m16n8k256": ("sm_80", "7.0"), ".and": ("sm_80", "7.1")}),
+    # ---- ldmatrix / stmatrix
+    "ldmatrix_m8n8": _form("ldmatrix .m8n8", "sm_75", "6.5", _ldmatrix_operands, {".shared::cta": ("sm_75", "7.8")}),
+    "ldmatrix_m16n16": _form("ldmatrix .m16n16", _FAMILIES_100, "8.6", _ldmatrix_operands),
+    "ldmatrix_m8n16": _form("ldmatrix .m8n16", _FAMILIES_100, "8.6", _ldmatrix_operands),
+    "stmatrix_m8n8": _form("stmatrix .m8n8", "sm_90", "7.8", _stmatrix_operands),
+    "stmatrix_m16n8": _form("stmatrix .m16n8", _FAMILIES_100, "8.6", _stmatrix_operands),
+    # ---- wgmma
+    "wgmma_f16": _form(".f16 wgmma", "sm_90a", "8.0", _wgmma_operands),
+    "wgmma_bf16": _form(".bf16 wgmma", "sm_90a", "8.0", _wgmma_operands),
+    "wgmma_tf32": _form(".tf32 wgmma", "sm_90a", "8.0", _wgmma_operands),
+    "wgmma_fp8": _form(".e4m3/.e5m2 wgmma", "sm_90a", "8.0", _wgmma_operands),
+    "wgmma_int": _form(".s8/.u8 wgmma", "sm_90a", "8.0", _wgmma_operands),
+    "wgmma_int_mixed": _form(".s8/.u8 wgmma with mixed signedness", "sm_90a", "8.4", _wgmma_operands),
+    "wgmma_b1": _form(".b1 wgmma", "sm_90a", "8.0", _wgmma_operands),
+    "wgmma_fence": _form("wgmma.fence", "sm_90a", "8.0", _no_operands),
+    "wgmma_commit_group": _form("wgmma.commit_group", "sm_90a", "8.0", _no_operands),
+    "wgmma_wait_group": _form("wgmma.wait_group", "sm_90a", "8.0", _wait_group_operands),
+    # ---- cp.async
+    "cp_async": _form("cp.async", "sm_80", "7.0", _cp_async_operands,
+                      {".L2::cache_hint": ("sm_80", "7.4"), ".L2::64B": ("sm_80", "7.4"),
+                       ".L2::128B": ("sm_80", "7.4"), ".L2::256B": ("sm_80", "7.4")}),
+    "cp_async_commit_group": _form("cp.async.commit_group", "sm_80", "7.0", _no_operands),
+    "cp_async_wait_group": _form("cp.async.wait_group", "sm_80", "7.0", _wait_group_operands),
+    "cp_async_wait_all": _form("cp.async.wait_all", "sm_80", "7.0", _no_operands),
+    "cp_async_mbarrier_arrive": _form("cp.async.mbarrier.arrive", "sm_80", "7.0",
+                                      lambda f: _sig(_addr("addr")), {".shared::cta": ("sm_80", "7.8")}),
+    # ---- cp.async.bulk
+    "cp_async_bulk_g2s": _form("cp.async.bulk global -> shared::cluster", "sm_90", "8.0", _bulk_operands),
+    "cp_async_bulk_g2s_cta": _form("cp.async.bulk global -> shared::cta", "sm_90", "8.6", _bulk_operands),
+    "cp_async_bulk_s2s": _form("cp.async.bulk shared::cta -> shared::cluster", "sm_90", "8.0", _bulk_operands),
+    "cp_async_bulk_s2g": _form("cp.async.bulk shared::cta -> global", "sm_90", "8.0", _bulk_operands,
+                               {".cp_mask": ("sm_100", "8.6")}),
+    "cp_async_bulk_prefetch": _form("cp.async.bulk.prefetch", "sm_90", "8.0", _bulk_operands),
+    "cp_async_bulk_commit_group": _form("cp.async.bulk.commit_group", "sm_90", "8.0", _no_operands),
+    "cp_async_bulk_wait_group": _form("cp.async.bulk.wait_group", "sm_90", "8.0", _wait_group_operands),
+    # ---- cp.async.bulk.tensor
+    "cp_async_bulk_tensor_g2s": _form("cp.async.bulk.tensor global -> shared::cluster (tile)", "sm_90", "8.0",
+                                      _tensor_operands),
+    "cp_async_bulk_tensor_g2s_im2col": _form("cp.async.bulk.tensor global -> shared::cluster (im2col)", "sm_90",
+                                             "8.0", _tensor_operands),
+    "cp_async_bulk_tensor_g2s_cta": _form("cp.async.bulk.tensor global -> shared::cta (tile)", "sm_90", "8.6",
+                                          _tensor_operands),
+    "cp_async_bulk_tensor_g2s_cta_im2col": _form("cp.async.bulk.tensor global -> shared::cta (im2col)", "sm_90",
+                                                 "8.6", _tensor_operands),
+    "cp_async_bulk_tensor_s2g": _form("cp.async.bulk.tensor shared::cta -> global (tile)", "sm_90", "8.0",
+                                      _tensor_operands),
+    "cp_async_bulk_tensor_s2g_im2col": _form("cp.async.bulk.tensor shared::cta -> global (im2col_no_offs)",
+                                             "sm_90", "8.0", _tensor_operands),
+    "cp_async_bulk_prefetch_tensor": _form("cp.async.bulk.prefetch.tensor (tile)", "sm_90", "8.0",
+                                           _tensor_operands),
+    "cp_async_bulk_prefetch_tensor_im2col": _form("cp.async.bulk.prefetch.tensor (im2col)", "sm_90", "8.0",
+                                                  _tensor_operands),
+    # ---- mbarrier
+    "mbarrier_init": _form("mbarrier.init", "sm_80", "7.0", _mbarrier_operands, {".shared::cta": ("sm_80", "7.8")}),
+    "mbarrier_inval": _form("mbarrier.inval", "sm_80", "7.0", _mbarrier_operands,
+                            {".shared::cta": ("sm_80", "7.8")}),
+    "mbarrier_arrive": _form("mbarrier.arrive", "sm_80", "7.0", _mbarrier_operands,
+                             {".shared::cta": ("sm_80", "7.8"), ".release": ("sm_80", "8.0"),
+                              ".cluster": ("sm_90", "8.0"), ".relaxed": ("sm_90", "8.6")}),
+    "mbarrier_arrive_cluster": _form("mbarrier.arrive on .shared::cluster", "sm_90", "8.0", _mbarrier_operands,
+                                     {".relaxed": ("sm_90", "8.6")}),
+    "mbarrier_arrive_expect_tx": _form("mbarrier.arrive.expect_tx", "sm_90", "8.0", _mbarrier_operands,
+                                       {".relaxed": ("sm_90", "8.6")}),
+    "mbarrier_arrive_expect_tx_cluster": _form("mbarrier.arrive.expect_tx on .shared::cluster", "sm_90", "8.0",
+                                               _mbarrier_operands, {".relaxed": ("sm_90", "8.6")}),
+    "mbarrier_arrive_nocomplete": _form("mbarrier.arrive.noComplete", "sm_80", "7.0", _mbarrier_operands,
+                                        {".shared::cta": ("sm_80", "7.8"), ".release": ("sm_80", "8.0")}),
+    "mbarrier_expect_tx": _form("mbarrier.expect_tx/complete_tx", "sm_90", "8.0", _mbarrier_operands),
+    "mbarrier_test_wait": _form("mbarrier.test_wait", "sm_80", "7.0", _mbarrier_operands,
+                                {".parity": ("sm_80", "7.1"), ".shared::cta": ("sm_80", "7.8"),
+                                 ".acquire": ("sm_80", "8.0"), ".cluster": ("sm_90", "8.0"),
+                                 ".relaxed": ("sm_90", "8.6")}),
+    "mbarrier_try_wait": _form("mbarrier.try_wait", "sm_90", "7.8", _mbarrier_operands,
+                               {".acquire": ("sm_90", "8.0"), ".relaxed": ("sm_90", "8.6")}),
+    "mbarrier_pending_count": _form("mbarrier.pending_count", "sm_80", "7.0", _mbarrier_operands),
+    # ---- fences, cluster
+    "fence_sem": _form("fence", "sm_70", "6.0", _no_operands, {".cluster": ("sm_90", "7.8")}),
+    "fence_proxy_async": _form("fence.proxy.async", "sm_90", "8.0", _no_operands),
+    "fence_proxy_alias": _form("fence.proxy.alias", "sm_75", "7.5", _no_operands),
+    "fence_mbarrier_init": _form("fence.mbarrier_init", "sm_90", "8.0", _no_operands),
+    "fence_proxy_tensormap_release": _form("fence.proxy.tensormap::generic.release", "sm_90", "8.3",
+                                           _no_operands),
+    "fence_proxy_tensormap_acquire": _form("fence.proxy.tensormap::generic.acquire", "sm_90", "8.3",
+                                           _tensormap_acquire_operands),
+    "fence_sync_restrict": _form("fence.{acquire,release}.sync_restrict", "sm_90", "8.6", _no_operands),
+    "fence_proxy_async_generic": _form("fence.proxy.async::generic", "sm_90", "8.6", _no_operands),
+    "barrier_cluster_arrive": _form("barrier.cluster.arrive", "sm_90", "7.8", _no_operands,
+                                    {".release": ("sm_90", "8.0"), ".relaxed": ("sm_90", "8.0")}),
+    "barrier_cluster_wait": _form("barrier.cluster.wait", "sm_90", "7.8", _no_operands,
+                                  {".acquire": ("sm_90", "8.0")}),
+    "mapa": _form("mapa", "sm_90", "7.8", _mapa_operands),
+    "getctarank": _form("getctarank", "sm_90", "7.8", _getctarank_operands),
+    "setmaxnreg": _form("setmaxnreg", ("sm_90a",) + _FAMILIES_100, "8.0", _setmaxnreg_operands),
+    "elect_sync": _form("elect.sync", "sm_90", "8.0", _elect_operands),
+    "griddepcontrol": _form("griddepcontrol", "sm_90", "7.8", _no_operands),
+}
+
+
+# ============================================================================================ messages
+
+def describe_ints(values: Iterable[int]) -> str:
+    """'a multiple of 8 from 8 to 256', '4, 8 or 16', '-1 or 1': runs of 4 or more become ranges."""
+    if isinstance(values, range) and (values[-1] - values[0]) // values.step >= 6:
+        return _run_text(values[0], values[-1], values.step)
+    vs = sorted(set(values))
+    parts, i = [], 0
+    while i < len(vs):
+        # the longest arithmetic run starting at i
+        best = 1
+        if i + 1 < len(vs):
+            step = vs[i + 1] - vs[i]
+            j = i + 1
+            while j + 1 < len(vs) and vs[j + 1] - vs[j] == step:
+                j += 1
+            best = j - i + 1
+        if best >= 4:
+            parts.append(_run_text(vs[i], vs[i + best - 1], vs[i + 1] - vs[i]))
+            i += best
+        else:
+            parts.append(str(vs[i]))
+            i += 1
+    return _join_or(parts)
+
+
+def _run_text(lo: int, hi: int, step: int) -> str:
+    if step == 1:
+        return f"{lo} to {hi}"
+    if lo % step == 0:
+        return f"a multiple of {step} from {lo} to {hi}"
+    return f"{lo} to {hi} in steps of {step}"
+
+
+def _join_or(parts: Sequence[str]) -> str:
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 2:
+        return f"{parts[0]} or {parts[1]}"
+    return ", ".join(parts[:-1]) + ", or " + parts[-1]
+
+
+def _tokens_text(tokens: Iterable[str]) -> str:
+    ts = list(dict.fromkeys(tokens))
+    if len(ts) == 1:
+        return ts[0]
+    if len(ts) <= 8:
+        return "one of " + ", ".join(ts)
+    return "one of " + ", ".join(ts[:8]) + f", ... ({len(ts)} in all)"
+
+
+def _title(rules: Iterable[str], mnemonic: str) -> str:
+    ts = list(dict.fromkeys(FORMS[r].title for r in rules))
+    if len(ts) == 1:
+        return ts[0]
+    return mnemonic
+
+
+# ============================================================================================= diagnosis
+
+def _diag(code: str, message: str, notes: Sequence[str] = (), severity: str = "error") -> Diagnostic:
+    return Diagnostic(code, severity, message, None, tuple(notes))
+
+
+def _edit_script(a: Sequence[str], b: Sequence[str], limit: int):
+    """Levenshtein distance of token lists (None when over `limit`) and one cheapest script: tuples
+    ('sub', i, j) / ('del', i) (a[i] extra) / ('ins', i, j) (b[j] missing before a[i])."""
+    la, lb = len(a), len(b)
+    if abs(la - lb) > limit:
+        return None, None
+    prev = list(range(lb + 1))
+    rows = [prev]
+    for i in range(1, la + 1):
+        cur = [i] + [0] * lb
+        ai = a[i - 1]
+        lo = cur[0]
+        for j in range(1, lb + 1):
+            v = prev[j - 1] + (ai != b[j - 1])
+            if prev[j] + 1 < v:
+                v = prev[j] + 1
+            if cur[j - 1] + 1 < v:
+                v = cur[j - 1] + 1
+            cur[j] = v
+            if v < lo:
+                lo = v
+        if lo > limit:
+            return None, None
+        rows.append(cur)
+        prev = cur
+    dist = prev[lb]
+    if dist > limit:
+        return None, None
+    script = []
+    i, j = la, lb
+    while i > 0 or j > 0:
+        if i > 0 and j > 0 and rows[i][j] == rows[i - 1][j - 1] + (a[i - 1] != b[j - 1]):
+            if a[i - 1] != b[j - 1]:
+                script.append(("sub", i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif i > 0 and rows[i][j] == rows[i - 1][j] + 1:
+            script.append(("del", i - 1))
+            i -= 1
+        else:
+            script.append(("ins", i, j - 1))
+            j -= 1
+    script.reverse()
+    return dist, tuple(script)
+
+
+def _shape_message(bad: str, cands: Sequence[str], title: str) -> Optional[Tuple[str, List[str]]]:
+    m = _SHAPE_RE.match(bad)
+    if not m or not all(_SHAPE_RE.match(c) for c in cands):
+        return None
+    got = tuple(int(x) for x in m.groups())
+    legal = [_mnk(c) for c in cands]
+    wrong, must = [], []
+    for d, name in enumerate("MNK"):
+        vals = sorted({s[d] for s in legal})
+        if got[d] not in vals:
+            wrong.append(f"{name}={got[d]}")
+            must.append(f"{name} must be {describe_ints(vals)}")
+    if not wrong:
+        return (f"shape {bad} is not legal for {title}; legal shapes: {', '.join(cands)}"), []
+    verb = "is" if len(wrong) == 1 else "are"
+    return f"{' and '.join(wrong)} {verb} not legal for {title}; {' and '.join(must)}", []
+
+
+def _label_of_token(fam: List[Form], token: str) -> Optional[str]:
+    for f in fam:
+        for t, lb in zip(f.tokens, f.labels):
+            if t == token and lb is not None:
+                return lb
+    return None
+
+
+def _diagnose(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
+    cat = _catalogue()
+    fam = cat.by_mnemonic.get(toks[0])
+    if not fam:
+        return _diag(CODE_UNKNOWN, f"`{opcode}` is not an instruction of the families ptxgen checks "
+                                   "(mma.sync, ldmatrix, stmatrix, wgmma, cp.async*, mbarrier, fences, cluster)")
+    family = toks[0]
+    if covers(opcode) and len(toks) > 1:
+        family = toks[0] + toks[1]
+    found = _one_edit_neighbours(cat, toks)
+    best = 1
+    if not found:
+        best = 3
+        for f in fam:
+            dist, script = _edit_script(toks, f.tokens, best)
+            if dist is None:
+                continue
+            if dist < best:
+                best, found = dist, []
+            found.append((f, script))
+    unknown = [t for t in toks[1:] if t not in cat.vocab]
+    if not found:
+        notes = [f"unknown modifier{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"] if unknown else []
+        near = _nearest_by_prefix(fam, toks)
+        if near:
+            notes.append("legal spellings that start the same way: " + ", ".join(near))
+        return _diag(CODE_UNKNOWN, f"no legal {family} form is spelled `{opcode}`", notes)
+    if best == 1:
+        return _one_edit(opcode, toks, fam, found, family)
+    # two edits away: name the differing fields of the nearest spellings
+    first = found[0]
+    lines = []
+    for f, script in found[:3]:
+        lines.append(f.opcode + " (" + ", ".join(_edit_text(toks, f, e) for e in script) + ")")
+    code = _edit_code(toks, first[0], first[1][0], fam)
+    notes = ["nearest legal spellings: " + "; ".join(lines)]
+    foreign = [t for t in dict.fromkeys(toks[1:]) if all(t not in f.tokens for f in fam)]
+    if foreign:
+        label = None
+        for t in foreign:
+            label = label or _label_of_token(list(cat.by_opcode.values()), t)
+        verb = "is" if len(foreign) == 1 else "are"
+        return _diag(_field_code(label) if label else code,
+                     f"no legal {family} form is spelled `{opcode}`: {', '.join(foreign)} {verb} not part of any "
+                     f"legal {toks[0]} spelling", notes)
+    return _diag(code, f"no legal {family} form is spelled `{opcode}`; the nearest legal spellings differ in "
+                       f"{best} places", notes)
+
+
+def _one_edit_neighbours(cat: _Catalogue, toks: Tuple[str, ...]) -> List[Tuple[Form, tuple]]:
+    """The legal spellings one token substitution, insertion or deletion away (mnemonic kept), by index."""
+    idx = cat.neighbour_index(toks[0])
+    out = []
+    for i in range(1, len(toks)):
+        for f, e in idx.get(("s", toks[:i] + (None,) + toks[i + 1:]), ()):
+            out.append((f, e))
+    for f, e in idx.get(("d", toks), ()):
+        out.append((f, e))
+    for i in range(1, len(toks)):
+        f = cat.by_opcode.get("".join(toks[:i] + toks[i + 1:]))
+        if f is not None:
+            out.append((f, (("del", i),)))
+    return out
+
+
+def _nearest_by_prefix(fam: List[Form], toks: Tuple[str, ...]) -> List[str]:
+    best, out = 0, []
+    for f in fam:
+        k = 0
+        while k < min(len(f.tokens), len(toks)) and f.tokens[k] == toks[k]:
+            k += 1
+        if k > best:
+            best, out = k, [f.opcode]
+        elif k == best and len(out) < 3:
+            out.append(f.opcode)
+    return out if best > 1 else []
+
+
+def _edit_text(toks, f: Form, e) -> str:
+    if e[0] == "sub":
+        return f"{_field_text(f.labels[e[2]])} {toks[e[1]]} -> {f.tokens[e[2]]}"
+    if e[0] == "del":
+        return f"drop {toks[e[1]]}"
+    return f"add {f.tokens[e[2]]}"
+
+
+def _edit_code(toks, f: Form, e, fam) -> str:
+    if e[0] in ("sub", "ins"):
+        return _field_code(f.labels[e[2]])
+    return _field_code(_label_of_token(fam, toks[e[1]]))
+
+
+def _one_edit(opcode, toks, fam, found, family) -> Diagnostic:
+    groups: Dict[tuple, List[Tuple[Form, tuple]]] = {}
+    for f, script in found:
+        e = script[0]
+        key = (e[0], e[1]) if e[0] == "del" else (e[0], e[1], f.labels[e[2]])
+        groups.setdefault(key, []).append((f, e))
+    texts = [_group_text(toks, key, members, fam, family) for key, members in groups.items()]
+    # The fix nearest the end of the opcode first (the mnemonic and shape are what a user means most
+    # surely; a stray modifier or type near the end is the likelier slip); at one position, the
+    # replacement that looks most like what was written, then inserting, then dropping.
+    texts.sort(key=lambda t: (-t[2], -t[4]))
+    code, msg = texts[0][0], texts[0][1]
+    notes = [f"or: {t[1]}" for t in texts[1:4]]
+    return _diag(code, msg, notes)
+
+
+def _likeness(bad: str, cands: Sequence[str]) -> float:
+    return max(difflib.SequenceMatcher(None, bad, c).ratio() for c in cands)
+
+
+def _group_text(toks, key, members, fam, family):
+    forms_ = [f for f, _ in members]
+    title = _title((f.rule for f in forms_), family)
+    kind = key[0]
+    i = key[1]
+    if kind == "sub":
+        bad = toks[i]
+        label = key[2]
+        cands = list(dict.fromkeys(f.tokens[e[2]] for f, e in members))
+        score = _likeness(bad, cands)
+        if label == "shape":
+            got = _shape_message(bad, cands, title)
+            if got is not None:
+                return CODE_SHAPE, got[0], i, kind, score
+        what = _field_text(label)
+        return (_field_code(label), f"{bad} is not a legal {what} for {title}; the {what} must be "
+                                    f"{_tokens_text(cands)}", i, kind, score)
+    if kind == "del":
+        label = _label_of_token(fam, toks[i])
+        # dropping a token of the family's vocabulary is seldom the intended fix; dropping a foreign one is
+        score = 0.3 if label is not None else 0.5
+        return _field_code(label), f"{toks[i]} is not allowed in {title}", i, kind, score
+    label = key[2]
+    cands = list(dict.fromkeys(f.tokens[e[2]] for f, e in members))
+    after = toks[i - 1] if i > 0 else toks[0]
+    if label is None or len(cands) == 1:
+        return _field_code(label), f"{title} needs {_tokens_text(cands)} after {after}", i, kind, 0.6
+    return (_field_code(label), f"{title} needs the {_field_text(label)} after {after}: {_tokens_text(cands)}",
+            i, kind, 0.6)
+
+
+# ================================================================================================ check
+
+@functools.lru_cache(maxsize=65536)
+def _opcode_diags(opcode: str) -> Tuple[Optional[Form], Tuple[Diagnostic, ...]]:
+    f = parse(opcode)
+    if f is not None:
+        return f, ()
+    return None, (_diagnose(opcode, _tokens(opcode)),)
+
+
+def _as_target(t) -> Optional[Target]:
+    if t is None or isinstance(t, Target):
+        return t
+    try:
+        return Target.parse(t)
+    except ValueError as e:
+        raise TargetError(str(e)) from None
+
+
+def _as_version(v) -> Optional[PtxVersion]:
+    if v is None:
+        return None
+    try:
+        return parse_version(v)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def requirement(opcode: str, present: Iterable[Slot] = ()) -> Tuple[List[Need], List[str]]:
+    """The Needs of a legal opcode (base, raised by its modifiers and by optional operands present), with
+    a reason for each raise."""
+    f = parse(opcode)
+    if f is None:
+        raise UsageError(f"{opcode!r} is not a legal spelling; check() says why")
+    rule = FORMS[f.rule]
+    needs, why = [rule.need], [""]
+    for t in f.tokens:
+        n = rule.raises.get(t)
+        if n is not None:
+            needs.append(n)
+            why.append(t)
+    for s in present:
+        if s.need is not None:
+            needs.append(s.need)
+            why.append(f"the {s.name} operand")
+    return needs, why
+
+
+def _gate(opcode: str, f: Form, target: Optional[Target], version: Optional[PtxVersion],
+          present: Sequence[Slot]) -> List[Diagnostic]:
+    out = []
+    needs, why = requirement(opcode, present)
+    title = FORMS[f.rule].title
+    if target is not None:
+        for n, w in zip(needs, why):
+            if not n.met_by(target):
+                what = f"{title} with {w}" if w else title
+                out.append(_diag(CODE_TARGET, f"{what} needs target {n.target_text()} (module target is {target})",
+                                 (f"`{opcode}`",)))
+                break
+    if version is not None:
+        worst = max(range(len(needs)), key=lambda k: needs[k].version)
+        n, w = needs[worst], why[worst]
+        if version < n.version:
+            what = f"{title} with {w}" if w else title
+            out.append(_diag(CODE_VERSION, f"{what} needs PTX ISA {version_str(n.version)} (module .version is "
+                                           f"{version_str(version)})",
+                             (f"create the module with version='{version_str(n.version)}' or later",)))
+    return out
+
+
+def signatures(opcode: str) -> List[Signature]:
+    """The operand lists a legal opcode takes (several for wgmma: A from a descriptor or registers)."""
+    f = parse(opcode)
+    if f is None:
+        raise UsageError(f"{opcode!r} is not a legal spelling; check() says why")
+    return _signatures(f)
+
+
+@functools.lru_cache(maxsize=8192)
+def _signatures_cached(opcode: str) -> Tuple[Signature, ...]:
+    f = parse(opcode)
+    return tuple(FORMS[f.rule].operands(f))
+
+
+def _signatures(f: Form) -> List[Signature]:
+    return list(_signatures_cached(f.opcode))
+
+
+def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
+    """Which slot each of n operands fills (optional slots are filled left to right), or None."""
+    if not sig.required <= n <= len(sig.slots):
+        return None
+    spare = n - sig.required
+    out = []
+    for s in sig.slots:
+        if s.optional:
+            if spare:
+                out.append(s)
+                spare -= 1
+        else:
+            out.append(s)
+    return out
+
+
+def _type_ok(have: Optional[Type], slot: Slot) -> bool:
+    if have is None or not slot.types:
+        return True
+    return any(compatible(have, t) for t in slot.types)
+
+
+def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List[Diagnostic], List[Slot]]:
+    slots = _assign(sig, len(ops))
+    if slots is None:
+        names = ", ".join(s.name + ("?" if s.optional else "") for s in sig.slots) or "no operands"
+        lo, hi = sig.required, len(sig.slots)
+        count = str(lo) if lo == hi else f"{lo} to {hi}"
+        via = f" ({sig.name})" if sig.name else ""
+        return [_diag(CODE_OPERANDS, f"{title}{via} takes {count} operand{'s' if hi != 1 else ''} ({names}), "
+                                     f"{len(ops)} given")], []
+    out = []
+    where = {}
+    for k, (s, o) in enumerate(zip(slots, ops)):
+        where[s.name] = k
+        pos = f"operand {k + 1} ({s.name})"
+        if o.kind not in s.kinds:
+            out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {s.text()}, not {_KIND_TEXT.get(o.kind, o.kind)}"))
+            continue
+        if o.kind == VEC or o.kind == TENSOR:
+            if o.count != s.count:
+                unit = "coordinates" if o.kind == TENSOR else "registers"
+                out.append(_diag(CODE_OPERANDS, f"{title}: {pos} takes {s.count} {unit}, {o.count} given"))
+                continue
+            for e in o.elems:
+                if not _type_ok(e, s):
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
+                                                f".{'/.'.join(t.name for t in s.types)} expected"))
+                    break
+        elif o.kind == REG:
+            if not _type_ok(o.type, s):
+                out.append(_diag(CODE_TYPE, f"{title}: {pos} is a .{o.type.name} register; "
+                                            f".{'/.'.join(t.name for t in s.types)} expected"))
+        elif o.kind == IMM:
+            if s.values is not None and o.value is not None and o.value not in s.values:
+                out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {describe_ints(s.values)}, not {o.value}"))
+    if not out and sig.cross is not None:
+        out.extend(_diag(c, f"{title}: {m}") for c, m in sig.cross(ops, where))
+    return out, slots
+
+
+def bind(opcode: str, operands: Sequence[OperandInfo]) -> Tuple[Optional[Signature], List[Slot], List[Diagnostic]]:
+    """Match operands with the best operand list of a legal opcode: (signature, slot per operand, problems)."""
+    f = parse(opcode)
+    if f is None:
+        raise UsageError(f"{opcode!r} is not a legal spelling; check() says why")
+    title = FORMS[f.rule].title
+    best = None
+    for sig in _signatures(f):
+        diags, slots = _match(sig, operands, title)
+        key = (not slots, len(diags))
+        if best is None or key < best[0]:
+            best = (key, sig, slots, diags)
+        if not diags:
+            break
+    _, sig, slots, diags = best
+    if diags and len(_signatures(f)) > 1 and not slots:
+        # no operand list fits by count: say what each takes
+        alts = []
+        for s in _signatures(f):
+            n = str(s.required) if s.required == len(s.slots) else f"{s.required} to {len(s.slots)}"
+            names = ", ".join(x.name + ("?" if x.optional else "") for x in s.slots)
+            alts.append(f"{n} ({names}) with {s.name}")
+        diags = [_diag(CODE_OPERANDS, f"{title} takes {' or '.join(alts)}; {len(operands)} operands given")]
+    return sig, slots, diags
+
+
+def check(opcode: str, operands: Optional[Sequence[OperandInfo]] = None, target=None, version=None
+          ) -> List[Diagnostic]:
+    """Diagnostics for one instruction of the covered families; [] when it is legal.
+
+    `operands` (OperandInfo list; None: not checked), `target` (Target or 'sm_90a'; None: not checked) and
+    `version` ((8, 0) or '8.0'; None: not checked). Opcode results are cached per distinct string.
+    """
+    f, diags = _opcode_diags(opcode)
+    if f is None:
+        return list(diags)
+    out: List[Diagnostic] = []
+    present: Sequence[Slot] = ()
+    if operands is not None:
+        _, slots, od = bind(opcode, operands)
+        out.extend(od)
+        present = [s for s in slots if s.optional]
+    # a malformed operand list first: a target message about an operand that is not there misleads
+    return out + _gate(opcode, f, _as_target(target), _as_version(version), present)
+
+
+def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
+    """{operand: (register count, register type)} of the vector operands of a legal opcode.
+
+    `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32` -> {'d': (4, f32), 'a': (4, bf16x2),
+    'b': (2, bf16x2), 'c': (4, f32)}; for wgmma, 'a' is the register-A fragment.
+    """
+    out: Dict[str, Tuple[int, Type]] = {}
+    for sig in signatures(opcode):
+        for s in sig.slots:
+            if VEC in s.kinds and s.name not in out:
+                out[s.name] = (s.count, s.types[0])
+    return out

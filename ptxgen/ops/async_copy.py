@@ -1,0 +1,204 @@
+"""Asynchronous copies: cp.async, cp.async.bulk, cp.async.bulk.tensor (TMA) and their group waits."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from .. import legality
+from ..errors import LegalityError
+from ..ir import Param, Reg, RegArray, Var
+from ..types import b16, s32, u32
+from .checked import CheckedOps
+from .operands import TensorRef
+
+__all__ = ["AsyncCopyOps"]
+
+_SPACES = {"shared::cluster", "shared::cta", "global"}
+
+
+class AsyncCopyOps(CheckedOps):
+    """Mixin of FunctionBuilder: cp.async*, cp.async.bulk*, cp.async.bulk.tensor*, prefetch.tensor."""
+
+    # ------------------------------------------------------------------------------------ cp.async
+    def cp_async(self, dst, src, size: int, *, cache: Optional[str] = None, src_size=None,
+                 cache_policy: Optional[Reg] = None, prefetch: Optional[int] = None, space: str = "shared",
+                 guard=None) -> None:
+        """`cp.async.ca|cg.shared.global{.L2::cache_hint}{.L2::NB} [dst], [src], size{, src-size}{, policy};`
+
+        cache defaults to 'cg' for 16-byte copies and 'ca' otherwise (.cg copies 16 bytes only);
+        src_size (register or int) zero-fills the bytes past it, or is a predicate (ignore-src);
+        prefetch is 64, 128 or 256 (bytes of L2 prefetch).
+        """
+        c = cache or ("cg" if size == 16 else "ca")
+        op = f"cp.async.{c}{self._space_suffix(space, ('shared', 'shared::cta'), 'cp.async destination')}.global"
+        if cache_policy is not None:
+            op += ".L2::cache_hint"
+        if prefetch is not None:
+            op += f".L2::{prefetch}B"
+        self._check_opcode(op)
+        ops = [self._address_operand(dst, "cp.async destination"), self._address_operand(src, "cp.async source"),
+               self._imm_only(size, "cp.async size")]
+        if src_size is not None:
+            ops.append(self._reg_or_imm(src_size, u32, "src_size"))
+        if cache_policy is not None:
+            ops.append(cache_policy)
+        self._legal_emit(op, tuple(ops), guard)
+
+    def cp_async_commit_group(self, *, guard=None) -> None:
+        """`cp.async.commit_group;`"""
+        self._legal_emit("cp.async.commit_group", (), guard)
+
+    def cp_async_wait_group(self, n: int = 0, *, guard=None) -> None:
+        """`cp.async.wait_group N;` waits until at most N cp.async groups are pending."""
+        self._legal_emit("cp.async.wait_group", (self._imm_only(n, "cp.async.wait_group N"),), guard)
+
+    def cp_async_wait_all(self, *, guard=None) -> None:
+        """`cp.async.wait_all;`"""
+        self._legal_emit("cp.async.wait_all", (), guard)
+
+    def cp_async_mbarrier_arrive(self, addr, *, noinc: bool = False, space: str = "shared", guard=None) -> None:
+        """`cp.async.mbarrier.arrive{.noinc}.shared.b64 [mbar];` arrives when this thread's cp.asyncs finish."""
+        sp = self._space_suffix(space, ("shared", "shared::cta", None), "cp.async.mbarrier.arrive")
+        op = f"cp.async.mbarrier.arrive{'.noinc' if noinc else ''}{sp}.b64"
+        self._legal_emit(op, (self._address_operand(addr, "mbarrier"),), guard)
+
+    # ------------------------------------------------------------------------------------ bulk
+    def cp_async_bulk(self, dst, src, size, *, dst_space: str = "shared::cluster", src_space: str = "global",
+                      mbarrier=None, multicast_mask=None, cache_policy: Optional[Reg] = None, byte_mask=None,
+                      guard=None) -> None:
+        """`cp.async.bulk.dst.src.completion{.multicast::cluster}{.L2::cache_hint}{.cp_mask} [dst], [src], size, ...;`
+
+        Into shared memory the completion is `.mbarrier::complete_tx::bytes` on `mbarrier`; to global it
+        is `.bulk_group` (wait with cp_async_bulk_wait_group). multicast_mask (16-bit CTA mask) needs a
+        .shared::cluster destination; byte_mask (16-bit) is the sm_100 `.cp_mask` store form.
+        """
+        from ..builder import _err
+        for sp, what in ((dst_space, "dst_space"), (src_space, "src_space")):
+            if sp not in _SPACES:
+                raise _err(f"cp.async.bulk {what} must be one of {', '.join(sorted(_SPACES))}, not {sp!r}",
+                           legality.CODE_MODIFIER, cls=LegalityError)
+        to_global = dst_space == "global"
+        op = f"cp.async.bulk.{dst_space}.{src_space}." + ("bulk_group" if to_global else "mbarrier::complete_tx::bytes")
+        if multicast_mask is not None:
+            op += ".multicast::cluster"
+        if cache_policy is not None:
+            op += ".L2::cache_hint"
+        if byte_mask is not None:
+            op += ".cp_mask"
+        self._check_opcode(op)
+        if not to_global and mbarrier is None:
+            raise _err(f"{op} completes on an mbarrier: pass mbarrier=", legality.CODE_OPERANDS, cls=LegalityError)
+        if to_global and mbarrier is not None:
+            raise _err("a bulk copy to global memory completes in a bulk group, not on an mbarrier",
+                       legality.CODE_OPERANDS, cls=LegalityError)
+        ops = [self._address_operand(dst, "destination"), self._address_operand(src, "source"),
+               self._reg_or_imm(size, u32, "size")]
+        if mbarrier is not None:
+            ops.append(self._address_operand(mbarrier, "mbarrier"))
+        if multicast_mask is not None:
+            ops.append(self._reg_or_imm(multicast_mask, b16, "multicast_mask"))
+        if cache_policy is not None:
+            ops.append(cache_policy)
+        if byte_mask is not None:
+            ops.append(self._reg_or_imm(byte_mask, b16, "byte_mask"))
+        self._legal_emit(op, tuple(ops), guard)
+
+    def cp_async_bulk_prefetch(self, src, size, *, cache_policy: Optional[Reg] = None, guard=None) -> None:
+        """`cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy};`"""
+        op = "cp.async.bulk.prefetch.L2.global" + (".L2::cache_hint" if cache_policy is not None else "")
+        ops = [self._address_operand(src, "source"), self._reg_or_imm(size, u32, "size")]
+        if cache_policy is not None:
+            ops.append(cache_policy)
+        self._legal_emit(op, tuple(ops), guard)
+
+    def cp_async_bulk_commit_group(self, *, guard=None) -> None:
+        """`cp.async.bulk.commit_group;`"""
+        self._legal_emit("cp.async.bulk.commit_group", (), guard)
+
+    def cp_async_bulk_wait_group(self, n: int = 0, *, read: bool = False, guard=None) -> None:
+        """`cp.async.bulk.wait_group{.read} N;` (.read: only until the sources may be reused)."""
+        self._legal_emit("cp.async.bulk.wait_group" + (".read" if read else ""),
+                         (self._imm_only(n, "cp.async.bulk.wait_group N"),), guard)
+
+    # ------------------------------------------------------------------------------------ tensor (TMA)
+    def _tensor_ref(self, tensor_map, coords) -> TensorRef:
+        from ..builder import _err
+        # the operand is the generic address of the tensor map; a parameter or variable holding the map
+        # is converted here (a bare .param symbol is rejected by ptxas: "State space mismatch")
+        if isinstance(tensor_map, Param):
+            base = self.cvta(tensor_map.sym, "param")
+        elif isinstance(tensor_map, Var):
+            base = self.cvta(tensor_map, tensor_map.space)
+        elif isinstance(tensor_map, Reg):
+            base = tensor_map
+        else:
+            raise _err("tensor_map must be a .u64 register holding its generic address, or the parameter/"
+                       f"variable holding the map, not {type(tensor_map).__name__}", legality.CODE_OPERANDS)
+        try:
+            cs = tuple(coords)
+        except TypeError:
+            raise _err("coords must be a sequence of .s32 registers or ints", legality.CODE_OPERANDS) from None
+        return TensorRef(base, tuple(self._reg_or_imm(c, s32, "tensor coordinate") for c in cs))
+
+    def cp_async_bulk_tensor(self, smem, tensor_map, coords: Sequence, *, direction: str = "load",
+                             mbarrier=None, mode: Optional[str] = None, im2col_offsets: Optional[Sequence] = None,
+                             multicast_mask=None, cache_policy: Optional[Reg] = None,
+                             dst_space: str = "shared::cluster", dims: Optional[int] = None, guard=None) -> None:
+        """`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes [smem], [map, {c}], [mbar];`
+
+        direction 'load' (global -> shared, completes on `mbarrier`) or 'store' (shared::cta -> global,
+        `.bulk_group`). N is len(coords). mode None (tile, implied), 'tile', 'im2col' (load/prefetch, with
+        N-2 16-bit im2col_offsets) or 'im2col_no_offs' (store). multicast_mask: 16-bit CTA mask.
+        `dims`, when given, must equal len(coords).
+        """
+        from ..builder import _err
+        coords = tuple(coords) if isinstance(coords, (list, tuple, RegArray)) else coords
+        if dims is not None and isinstance(coords, tuple) and dims != len(coords):
+            raise _err(f"a {dims}d tensor copy takes {dims} coordinates, {len(coords)} given",
+                       legality.CODE_OPERANDS, cls=LegalityError)
+        ref = self._tensor_ref(tensor_map, coords)
+        dims = len(ref.coords)
+        m = "" if mode is None else "." + mode
+        if direction == "load":
+            op = (f"cp.async.bulk.tensor.{dims}d.{dst_space}.global{m}.mbarrier::complete_tx::bytes"
+                  + (".multicast::cluster" if multicast_mask is not None else "")
+                  + (".L2::cache_hint" if cache_policy is not None else ""))
+        elif direction == "store":
+            op = (f"cp.async.bulk.tensor.{dims}d.global.shared::cta{m}.bulk_group"
+                  + (".L2::cache_hint" if cache_policy is not None else ""))
+        else:
+            raise _err(f"direction must be 'load' (global -> shared) or 'store' (shared -> global), not "
+                       f"{direction!r}", legality.CODE_MODIFIER, cls=LegalityError)
+        self._check_opcode(op)
+        if direction == "load":
+            if mbarrier is None:
+                raise _err(f"{op} completes on an mbarrier: pass mbarrier=", legality.CODE_OPERANDS,
+                           cls=LegalityError)
+            ops = [self._address_operand(smem, "shared memory destination"), ref,
+                   self._address_operand(mbarrier, "mbarrier")]
+            if im2col_offsets is not None:
+                ops.append(self._vec_operand(im2col_offsets, "im2col_offsets"))
+            if multicast_mask is not None:
+                ops.append(self._reg_or_imm(multicast_mask, b16, "multicast_mask"))
+        else:
+            if mbarrier is not None or multicast_mask is not None or im2col_offsets is not None:
+                raise _err("a tensor store takes no mbarrier, multicast mask or im2col offsets",
+                           legality.CODE_OPERANDS, cls=LegalityError)
+            ops = [ref, self._address_operand(smem, "shared memory source")]
+        if cache_policy is not None:
+            ops.append(cache_policy)
+        self._legal_emit(op, tuple(ops), guard)
+
+    def cp_async_bulk_prefetch_tensor(self, tensor_map, coords: Sequence, *, mode: Optional[str] = None,
+                                      im2col_offsets: Optional[Sequence] = None,
+                                      cache_policy: Optional[Reg] = None, guard=None) -> None:
+        """`cp.async.bulk.prefetch.tensor.Nd.L2.global{.mode}{.L2::cache_hint} [map, {c}]{, offsets}{, policy};`"""
+        ref = self._tensor_ref(tensor_map, coords)
+        op = (f"cp.async.bulk.prefetch.tensor.{len(ref.coords)}d.L2.global{'' if mode is None else '.' + mode}"
+              + (".L2::cache_hint" if cache_policy is not None else ""))
+        self._check_opcode(op)
+        ops = [ref]
+        if im2col_offsets is not None:
+            ops.append(self._vec_operand(im2col_offsets, "im2col_offsets"))
+        if cache_policy is not None:
+            ops.append(cache_policy)
+        self._legal_emit(op, tuple(ops), guard)

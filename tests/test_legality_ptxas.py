@@ -1,0 +1,657 @@
+"""ptxas as the oracle of ptxgen.legality: every legal form assembles, every near miss is rejected by both.
+
+Every spelling the legality grammar enumerates is built (through its builder method where one exists,
+else from its operand table) in each operand variant (wgmma: A from a descriptor and from registers;
+with and without optional operands) and assembled for its minimum target at its minimum PTX version.
+Near misses change one thing of a legal form: a field token (N, K, M, a type, a layout, a space ...),
+a dropped modifier, the operand list (one operand fewer or more, a vector one register short, a .b16
+register where another type is wanted, an immediate out of range), the target (the nearest ptxas target
+below and above that lacks the form) or the PTX version (one below the minimum). Each must be rejected
+by legality.check, with the matching diagnostic code, and by ptxas.
+
+Forms are batched into one kernel per (target, version). ptxas names the line of each error, so a batch
+is re-run with its rejected lines blanked until it assembles; a failure that names no line is bisected.
+ptxas runs with the virtual target (-arch=compute_XY): it checks the PTX without generating code, which
+keeps the ~2,000 wgmma instructions cheap. A run with real targets (PTXGEN_LEGALITY_ARCH=sm, ~5 minutes)
+gave the same verdict for every item.
+
+Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 1712 legal spellings, 2906 legal
+instructions assembled (1794 made by builder methods), 33293 near misses, all rejected by both, no
+disagreements, 99 ptxas runs.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import pytest
+
+if shutil.which("ptxas") is None:
+    pytest.skip("needs ptxas (CUDA toolkit) on PATH", allow_module_level=True)
+
+import ptxgen as pg
+from ptxgen import legality as L
+from ptxgen.ir import Instr, Raw, RegArray
+from ptxgen.ops.operands import operand_infos
+from ptxgen.target import Target, version_str
+from ptxgen.types import b16, b64, get_type, pred, u32, u64
+
+pytestmark = pytest.mark.ptxas
+
+# ptxas 13.0 targets, lowest first ('a' before 'f': sm_100a takes PTX 8.6, sm_100f needs 8.8)
+TARGETS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_103a",
+           "sm_110a", "sm_120", "sm_120a", "sm_120f"]
+VERSIONS = [(6, 3), (6, 4), (6, 5), (7, 0), (7, 1), (7, 2), (7, 3), (7, 4), (7, 5), (7, 6), (7, 7), (7, 8), (8, 0),
+            (8, 1), (8, 2), (8, 3), (8, 4), (8, 5), (8, 6), (8, 7), (8, 8), (9, 0)]
+
+
+def _min_target(needs: Sequence[L.Need]) -> Optional[str]:
+    for t in TARGETS:
+        tg = Target.parse(t)
+        if all(n.met_by(tg) for n in needs):
+            return t
+    return None
+
+
+def _lacking_targets(needs: Sequence[L.Need], chosen: str) -> List[str]:
+    """The nearest ptxas targets below and above `chosen` that do not meet `needs`."""
+    i = TARGETS.index(chosen)
+    out = []
+    for t in reversed(TARGETS[:i]):
+        if not all(n.met_by(Target.parse(t)) for n in needs):
+            out.append(t)
+            break
+    for t in TARGETS[i + 1:]:
+        if not all(n.met_by(Target.parse(t)) for n in needs):
+            out.append(t)
+            break
+    return out
+
+
+# ------------------------------------------------------------------------------------------- items
+
+@dataclass
+class Item:
+    text: str                      # the instruction line
+    opcode: str
+    target: str
+    version: Tuple[int, int]
+    legal: bool
+    what: str                      # the form, or what the near miss changed
+    infos: Optional[list] = None   # operand infos (legality is asked with them)
+    built: bool = False            # made by a builder method
+    expect: Tuple[str, ...] = ()   # the diagnostic codes legality may answer a near miss with
+
+
+class Pool:
+    """Registers of one kernel, reused by every instruction in it."""
+
+    def __init__(self, k):
+        self.k = k
+        self._vecs: Dict[tuple, RegArray] = {}
+        self._regs: Dict[str, object] = {}
+
+    def vec(self, n, ty):
+        key = (n, ty.name)
+        if key not in self._vecs:
+            self._vecs[key] = self.k.regs(ty, n, name=f"v{n}_{ty.name}")
+        return self._vecs[key]
+
+    def reg(self, ty):
+        ty = get_type(ty)
+        if ty.name not in self._regs:
+            self._regs[ty.name] = self.k.reg(ty, name=f"s_{ty.name}")
+        return self._regs[ty.name]
+
+    def addr(self):
+        return pg.mem(self.reg(u64))
+
+
+def _render(sig: L.Signature, pool: Pool, optional: bool) -> Tuple[List[str], list]:
+    """Operand text and infos for one operand list, from the table alone."""
+    texts, infos = [], []
+    for s in sig.slots:
+        if s.optional and not optional:
+            continue
+        if L.VEC in s.kinds:
+            regs = pool.vec(s.count, s.type)
+            texts.append("{" + ", ".join(r.name for r in regs) + "}")
+            infos.append(L.OperandInfo("vec", count=s.count, elems=(s.type,) * s.count))
+        elif L.TENSOR in s.kinds:
+            cs = pool.vec(s.count, get_type("b32"))
+            texts.append(f"[{pool.reg(u64).name}, {{{', '.join(c.name for c in cs)}}}]")
+            infos.append(L.OperandInfo("tensor", count=s.count, elems=(get_type("b32"),) * s.count))
+        elif L.ADDR in s.kinds:
+            texts.append(f"[{pool.reg(u64).name}]")
+            infos.append(L.OperandInfo("addr"))
+        elif L.SINK in s.kinds and L.REG not in s.kinds:
+            texts.append("_")
+            infos.append(L.OperandInfo("sink"))
+        elif L.REG in s.kinds:
+            r = pool.reg(s.type)
+            texts.append(r.name)
+            infos.append(L.OperandInfo("reg", r.type))
+        else:
+            v = 1 if s.values is None or 1 in s.values else _bounds(s.values)[1]
+            texts.append(str(v))
+            infos.append(L.OperandInfo("imm", value=v))
+    return texts, infos
+
+
+def _tok(f: L.Form, label: str, default=None):
+    t = f.fields.get(label)
+    return default if t is None else t[1:]
+
+
+def _build(k, pool: Pool, f: L.Form, sig_index: int, optional: bool):
+    """Build one legal form through its builder method; None when no method makes this spelling."""
+    r, has = f.rule, f.has
+    a = pool.addr
+    if r.startswith("mma_"):
+        regs = L.fragment_regs(f.opcode)
+        v = {n: pool.vec(c, t) for n, (c, t) in regs.items()}
+        k.mma_sync(f.fields["shape"][1:], v["d"], v["a"], v["b"], v["c"], atype=_tok(f, "atype"),
+                   btype=_tok(f, "btype"), ctype=_tok(f, "ctype"), dtype=_tok(f, "dtype"),
+                   alayout=_tok(f, "alayout"), blayout=_tok(f, "blayout"), satfinite=has(".satfinite"),
+                   bitop=_tok(f, "bitop"))
+    elif r.startswith("ldmatrix_"):
+        fmt = _tok(f, "src_fmt")
+        c, t = L.fragment_regs(f.opcode)["d"]
+        k.ldmatrix(a(), num=int(f.fields["num"][2:]), trans=has(".trans"), shape=_tok(f, "shape"),
+                   type=_tok(f, "type", "b8"), src_fmt=fmt, space=_tok(f, "ss", "generic"), dst=pool.vec(c, t))
+    elif r.startswith("stmatrix_"):
+        c, t = L.fragment_regs(f.opcode)["r"]
+        k.stmatrix(a(), pool.vec(c, t), trans=has(".trans"), shape=_tok(f, "shape"), type=_tok(f, "type"),
+                   space=_tok(f, "ss", "generic"))
+    elif r.startswith("wgmma_") and f.has(".mma_async"):
+        if not has(".aligned"):
+            return None
+        regs = L.fragment_regs(f.opcode)
+        d = pool.vec(*regs["d"])
+        am = pool.vec(*regs["a"]) if sig_index == 1 else pool.reg(u64)
+        k.wgmma_mma_async(f.fields["shape"][1:], d, am, pool.reg(u64), dtype=_tok(f, "dtype"),
+                          atype=_tok(f, "atype"), btype=_tok(f, "btype"), satfinite=has(".satfinite"),
+                          scale_d=pool.reg(pred))
+    elif r in ("wgmma_fence", "wgmma_commit_group", "wgmma_wait_group"):
+        if not has(".aligned"):
+            return None
+        {"wgmma_fence": k.wgmma_fence, "wgmma_commit_group": k.wgmma_commit_group,
+         "wgmma_wait_group": lambda: k.wgmma_wait_group(1)}[r]()
+    elif r == "cp_async":
+        size = 16
+        pf = _tok(f, "prefetch")
+        k.cp_async(a(), a(), size, cache=_tok(f, "cache"), src_size=pool.reg(u32) if optional else None,
+                   cache_policy=pool.reg(u64) if has(".L2::cache_hint") else None,
+                   prefetch=int(pf[4:-1]) if pf else None, space=_tok(f, "dst"))
+    elif r == "cp_async_commit_group":
+        k.cp_async_commit_group()
+    elif r == "cp_async_wait_group":
+        k.cp_async_wait_group(1)
+    elif r == "cp_async_wait_all":
+        k.cp_async_wait_all()
+    elif r == "cp_async_mbarrier_arrive":
+        k.cp_async_mbarrier_arrive(a(), noinc=has(".noinc"), space=_tok(f, "ss", "generic"))
+    elif r in ("cp_async_bulk_g2s", "cp_async_bulk_g2s_cta", "cp_async_bulk_s2s", "cp_async_bulk_s2g"):
+        dst, src = _tok(f, "dst"), _tok(f, "src")
+        k.cp_async_bulk(a(), a(), pool.reg(u32), dst_space=dst, src_space=src,
+                        mbarrier=None if dst == "global" else a(),
+                        multicast_mask=pool.reg(b16) if has(".multicast::cluster") else None,
+                        cache_policy=pool.reg(u64) if has(".L2::cache_hint") else None,
+                        byte_mask=pool.reg(b16) if has(".cp_mask") else None)
+    elif r == "cp_async_bulk_prefetch":
+        k.cp_async_bulk_prefetch(a(), pool.reg(u32), cache_policy=pool.reg(u64) if has(".L2::cache_hint") else None)
+    elif r == "cp_async_bulk_commit_group":
+        k.cp_async_bulk_commit_group()
+    elif r == "cp_async_bulk_wait_group":
+        k.cp_async_bulk_wait_group(1, read=has(".read"))
+    elif r.startswith("cp_async_bulk_tensor") or r.startswith("cp_async_bulk_prefetch_tensor"):
+        dims = int(f.fields["dim"][1])
+        coords = pool.vec(dims, get_type("b32"))
+        mode = _tok(f, "load_mode")
+        hint = pool.reg(u64) if has(".L2::cache_hint") else None
+        offs = pool.vec(dims - 2, b16) if mode == "im2col" else None
+        if r.startswith("cp_async_bulk_prefetch_tensor"):
+            k.cp_async_bulk_prefetch_tensor(pool.reg(u64), coords, mode=mode, im2col_offsets=offs, cache_policy=hint)
+        elif _tok(f, "dst") == "global":
+            k.cp_async_bulk_tensor(a(), pool.reg(u64), coords, direction="store", mode=mode, cache_policy=hint)
+        else:
+            k.cp_async_bulk_tensor(a(), pool.reg(u64), coords, mbarrier=a(), mode=mode, im2col_offsets=offs,
+                                   multicast_mask=pool.reg(b16) if has(".multicast::cluster") else None,
+                                   cache_policy=hint, dst_space=_tok(f, "dst"))
+    elif r.startswith("mbarrier_"):
+        sp = _tok(f, "ss", "generic")
+        sem, scope = _tok(f, "sem"), _tok(f, "scope")
+        if r == "mbarrier_init":
+            k.mbarrier_init(a(), pool.reg(u32), space=sp)
+        elif r == "mbarrier_inval":
+            k.mbarrier_inval(a(), space=sp)
+        elif r in ("mbarrier_arrive", "mbarrier_arrive_cluster"):
+            k.mbarrier_arrive(a(), pool.reg(u32) if optional else None, sem=sem, scope=scope, space=sp,
+                              drop=has(".arrive_drop"), dst=None if r.endswith("cluster") else pool.reg(b64))
+        elif r in ("mbarrier_arrive_expect_tx", "mbarrier_arrive_expect_tx_cluster"):
+            k.mbarrier_arrive_expect_tx(a(), pool.reg(u32), sem=sem, scope=scope, space=sp,
+                                        drop=has(".arrive_drop"),
+                                        dst=None if r.endswith("cluster") else pool.reg(b64))
+        elif r == "mbarrier_arrive_nocomplete":
+            k.mbarrier_arrive(a(), pool.reg(u32), sem=sem, scope=scope, space=sp, drop=has(".arrive_drop"),
+                              no_complete=True, dst=pool.reg(b64))
+        elif r == "mbarrier_expect_tx":
+            fn = k.mbarrier_expect_tx if has(".expect_tx") else k.mbarrier_complete_tx
+            fn(a(), pool.reg(u32), sem=sem, scope=scope, space=sp)
+        elif r in ("mbarrier_test_wait", "mbarrier_try_wait"):
+            par = has(".parity")
+            kw = dict(sem=sem, scope=scope, space=sp, dst=pool.reg(pred))
+            if r == "mbarrier_try_wait" and optional:
+                kw["suspend_hint"] = pool.reg(u32)
+            fn = k.mbarrier_try_wait if r == "mbarrier_try_wait" else k.mbarrier_test_wait
+            if par:
+                fn(a(), parity=pool.reg(u32), **kw)
+            else:
+                fn(a(), pool.reg(b64), **kw)
+        elif r == "mbarrier_pending_count":
+            k.mbarrier_pending_count(pool.reg(b64), dst=pool.reg(u32))
+        else:
+            return None
+    elif r == "fence_proxy_async":
+        k.fence_proxy_async(_tok(f, "space"))
+    elif r == "fence_mbarrier_init":
+        k.fence_mbarrier_init()
+    elif r in ("fence_proxy_tensormap_release", "fence_proxy_tensormap_acquire"):
+        acq = r.endswith("acquire")
+        k.fence_proxy_tensormap("acquire" if acq else "release", _tok(f, "scope"), a() if acq else None)
+    elif r == "fence_sem" and _tok(f, "sem") in ("sc", "acq_rel"):
+        k.fence(_tok(f, "sem"), _tok(f, "scope"))
+    elif r == "barrier_cluster_arrive":
+        k.barrier_cluster_arrive(sem=_tok(f, "sem"), aligned=has(".aligned"))
+    elif r == "barrier_cluster_wait":
+        k.barrier_cluster_wait(acquire=has(".acquire"), aligned=has(".aligned"))
+    elif r == "mapa":
+        ty = get_type(_tok(f, "type"))
+        k.mapa(pool.reg(ty), pool.reg(u32), space=_tok(f, "ss"), dst=pool.reg(ty))
+    elif r == "getctarank":
+        ty = get_type(_tok(f, "type"))
+        k.getctarank(pool.reg(ty), space=_tok(f, "ss"), dst=pool.reg(u32))
+    elif r == "setmaxnreg":
+        k.setmaxnreg(_tok(f, "action"), 128)
+    elif r == "elect_sync":
+        k.elect_sync(pool.reg(u32))
+    elif r == "griddepcontrol":
+        k.griddepcontrol(_tok(f, "action"))
+    else:
+        return None
+    return k.fn.body[-1]
+
+
+def _variants(f: L.Form):
+    """(signature index, optional operands present) pairs worth assembling for one form."""
+    for i, sig in enumerate(L.signatures(f.opcode)):
+        yield i, False
+        if any(s.optional for s in sig.slots):
+            yield i, True
+
+
+# ------------------------------------------------------------------------------------ near misses
+
+def _shape_mutations(tok: str) -> List[str]:
+    m = re.match(r"^\.m(\d+)n(\d+)k(\d+)$", tok)
+    if not m:
+        return []
+    mm, n, kk = (int(x) for x in m.groups())
+    return [f".m{mm}n{n + 4}k{kk}", f".m{mm}n{n + 256}k{kk}", f".m{mm}n{n}k{kk * 2}", f".m{mm * 2}n{n}k{kk}"]
+
+
+def _field_mutations(f: L.Form, vocab: Dict[Optional[str], List[str]]) -> List[Tuple[str, str]]:
+    out = []
+    for i, (t, lb) in enumerate(zip(f.tokens, f.labels)):
+        if i == 0:
+            continue
+        cands = [c for c in vocab.get(lb, []) if c != t] if lb is not None else []
+        if lb == "shape":
+            cands = _shape_mutations(t) + cands
+        picked = 0
+        for c in cands:
+            new = "".join(f.tokens[:i]) + c + "".join(f.tokens[i + 1:])
+            if L.parse(new) is None:
+                out.append((new, f"{lb or 'token'} {t} -> {c}"))
+                picked += 1
+                if picked == (3 if lb == "shape" else 1):
+                    break
+        # drop the token
+        new = "".join(f.tokens[:i]) + "".join(f.tokens[i + 1:])
+        if L.parse(new) is None:
+            out.append((new, f"drop {t}"))
+    return out
+
+
+def _operand_mutations(opcode: str, ops: List[str], infos: list, pool: Pool) -> List[Tuple[List[str], list, str]]:
+    out = []
+    if ops:
+        out.append((ops[:-1], infos[:-1] if not _pair_last(ops) else infos[:-2], "one operand fewer"))
+        out.append((ops + [ops[-1]], infos + [infos[-1]], "one operand more"))
+    else:
+        out.append((["1"], [L.OperandInfo("imm", value=1)], "an operand where none is taken"))
+    for j, (o, inf) in enumerate(zip(ops, infos)):
+        if inf.kind == "vec" and inf.count > 1:
+            short = "{" + ", ".join(o.strip("{}").split(", ")[:-1]) + "}"
+            out.append((ops[:j] + [short] + ops[j + 1:],
+                        infos[:j] + [L.OperandInfo("vec", count=inf.count - 1, elems=inf.elems[:-1])] + infos[j + 1:],
+                        f"operand {j + 1} one register short"))
+            break
+    for j, (o, inf) in enumerate(zip(ops, infos)):
+        if inf.kind == "reg" and inf.type is not None and inf.type.bits != 16 and "|" not in o:
+            r = pool.reg(b16)
+            out.append((ops[:j] + [r.name] + ops[j + 1:], infos[:j] + [L.OperandInfo("reg", b16)] + infos[j + 1:],
+                        f"operand {j + 1} a .b16 register"))
+            break
+    sig, slots, _ = L.bind(opcode, infos)
+    for j, (s, inf) in enumerate(zip(slots, infos)):
+        if inf.kind == "imm" and s.values is not None:
+            lo, hi = _bounds(s.values)
+            bad = next(v for v in (hi + 1, lo - 1, hi + 4) if v not in s.values)
+            if hi - lo < 1000 and len(s.values) > 2:
+                gaps = [v for v in range(lo, hi) if v not in s.values]
+                if gaps:
+                    bad = gaps[len(gaps) // 2]
+            out.append((ops[:j] + [str(bad)] + ops[j + 1:],
+                        infos[:j] + [L.OperandInfo("imm", value=bad)] + infos[j + 1:],
+                        f"operand {j + 1} ({s.name}) = {bad}"))
+    return out
+
+
+def _bounds(values) -> Tuple[int, int]:
+    if isinstance(values, range):  # min()/max() would walk a 2**63-long range
+        return values[0], values[-1]
+    return min(values), max(values)
+
+
+def _pair_last(ops):
+    return bool(ops) and "|" in ops[-1]
+
+
+# ------------------------------------------------------------------------------------------ ptxas
+
+_LINE = re.compile(r"line (\d+); error\s*:\s*(.*)")
+
+
+# ptxas checks PTX for a virtual target (compute_XY) without generating code: the same errors, far faster
+ARCH_PREFIX = os.environ.get("PTXGEN_LEGALITY_ARCH", "compute")
+
+
+def _ptxas(text: str, target: str) -> Tuple[int, str]:
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as fh:
+            fh.write(text)
+        arch = target.replace("sm_", ARCH_PREFIX + "_")
+        p = subprocess.run(["ptxas", f"-arch={arch}", "-O0", src, "-o", os.path.join(d, "k.cubin")],
+                           capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout + p.stderr
+
+
+def _rejected(lines: List[str], marks: Dict[int, int], target: str, runs: List[int]) -> Dict[int, str]:
+    """Run ptxas on a kernel text until it assembles, blanking the lines it rejects: {item: first error}."""
+    lines = list(lines)
+    out: Dict[int, str] = {}
+    live = dict(marks)  # PTX line (1-based) -> item
+    while True:
+        runs[0] += 1
+        rc, log = _ptxas("\n".join(lines) + "\n", target)
+        if rc == 0:
+            return out
+        errs = {}
+        for m in _LINE.finditer(log):
+            errs.setdefault(int(m.group(1)), m.group(2).strip())
+        hit = {ln: e for ln, e in errs.items() if ln in live}
+        stray = {ln: e for ln, e in errs.items() if ln not in live}
+        if stray:
+            raise AssertionError(f"ptxas rejected a line that is no item ({target}): " +
+                                 "; ".join(f"line {ln}: {lines[ln - 1].strip()} -> {e}" for ln, e in stray.items()))
+        if not hit:
+            return _bisect(lines, live, target, log, out, runs)
+        for ln, e in hit.items():
+            out[live.pop(ln)] = e
+            lines[ln - 1] = "\t// rejected"
+
+
+def _bisect(lines, live, target, log, out, runs):
+    """ptxas failed without naming a line: find the offending items by halving."""
+    items = sorted(live)
+
+    def fails(subset):
+        keep = set(subset)
+        trial = [("\t// off" if (ln in live and ln not in keep) else l) for ln, l in enumerate(lines, 1)]
+        runs[0] += 1
+        return _ptxas("\n".join(trial) + "\n", target)
+
+    def search(cands):
+        rc, lg = fails(cands)
+        if rc == 0:
+            return
+        if len(cands) == 1:
+            out[live[cands[0]]] = lg.strip().splitlines()[0] if lg.strip() else "rejected"
+            return
+        half = len(cands) // 2
+        search(cands[:half])
+        search(cands[half:])
+
+    search(items)
+    if not out:
+        raise AssertionError(f"ptxas failed for {target} without naming a line:\n{log}")
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the run
+
+@dataclass
+class Outcome:
+    items: List[Item] = field(default_factory=list)
+    ptxas_rejected: Dict[int, str] = field(default_factory=dict)
+    runs: int = 0
+
+
+LAST_COUNTS: Dict[str, int] = {}
+_FIELD_CODES = (L.CODE_SHAPE, L.CODE_TYPE, L.CODE_LAYOUT, L.CODE_MODIFIER)
+_MARK = re.compile(r"// item (\d+)")
+
+
+@dataclass
+class _Built:
+    form: L.Form
+    ops: List[str]
+    infos: list
+    needs: List[L.Need]
+    pool: Pool
+    first: bool           # the first operand variant of its form (field/target/version misses come from it)
+
+
+@pytest.fixture(scope="module")
+def outcome() -> Outcome:
+    return run_differential()
+
+
+def run_differential() -> Outcome:
+    """Build, mutate and assemble everything; the tests below only read the Outcome."""
+    res = Outcome()
+    kernels, built = _legal_kernels(res)
+    misses = _near_misses(res, built)
+    runs = [0]
+    for tgt, m in kernels:
+        res.ptxas_rejected.update(_assemble(m, tgt, runs))
+    for (tgt, ver), idxs in sorted(misses.items(), key=lambda kv: (TARGETS.index(kv[0][0]), kv[0][1])):
+        m = pg.Module(tgt, version=version_str(ver))
+        k = m.entry("near_miss")
+        _declare_all(Pool(k))
+        for i in idxs:
+            k.fn.body.append(Raw(res.items[i].text + f"  // item {i}", None))
+        k.ret()
+        res.ptxas_rejected.update(_assemble(m, tgt, runs))
+    res.runs = runs[0]
+    return res
+
+
+def _assemble(m, target: str, runs: List[int]) -> Dict[int, str]:
+    lines = m.emit().text.split("\n")
+    marks = {ln: int(mm.group(1)) for ln, text in enumerate(lines, 1) for mm in [_MARK.search(text)] if mm}
+    return _rejected(lines, marks, target, runs)
+
+
+def _legal_kernels(res: Outcome):
+    """One kernel per (minimum target, minimum version) holding every legal form (each operand variant)."""
+    groups: Dict[Tuple[str, Tuple[int, int]], list] = {}
+    for f in L.forms():
+        for sig_i, opt in _variants(f):
+            sig = L.signatures(f.opcode)[sig_i]
+            needs, _ = L.requirement(f.opcode, [s for s in sig.slots if s.optional] if opt else [])
+            tgt = _min_target(needs)
+            assert tgt is not None, f"no ptxas target meets {f.opcode}"
+            ver = max([n.version for n in needs] + [Target.parse(tgt).min_ptx])
+            groups.setdefault((tgt, ver), []).append((f, sig_i, opt, needs))
+    built: Dict[int, _Built] = {}
+    kernels = []
+    for (tgt, ver), jobs in sorted(groups.items(), key=lambda kv: (TARGETS.index(kv[0][0]), kv[0][1])):
+        m = pg.Module(tgt, version=version_str(ver))
+        k = m.entry("legal")
+        pool = Pool(k)
+        for f, sig_i, opt, needs in jobs:
+            before = len(k.fn.body)
+            ins = _build(k, pool, f, sig_i, opt)
+            idx = len(res.items)
+            if ins is not None:
+                assert isinstance(ins, Instr) and ins.opcode == f.opcode, (
+                    f"the builder made {getattr(ins, 'opcode', ins)} for {f.opcode}")
+                assert len(k.fn.body) == before + 1, f"{f.opcode}: the builder emitted extra instructions"
+                ops, infos, text = [str(o) for o in ins.operands], operand_infos(ins.operands), ins.text()
+                ins.comment = f"item {idx}"
+            else:
+                ops, infos = _render(L.signatures(f.opcode)[sig_i], pool, opt)
+                text = f"{f.opcode} {', '.join(ops)};" if ops else f"{f.opcode};"
+                k.fn.body.append(Raw(text + f"  // item {idx}", None))
+            res.items.append(Item(text, f.opcode, tgt, ver, True, f.rule, infos, ins is not None))
+            built[idx] = _Built(f, ops, infos, needs, pool, sig_i == 0 and not opt)
+        k.ret()
+        kernels.append((tgt, m))
+    return kernels, built
+
+
+def _near_misses(res: Outcome, built: Dict[int, _Built]) -> Dict[Tuple[str, Tuple[int, int]], List[int]]:
+    """Append the near misses of every legal item to res.items; {(target, version): item indices}."""
+    vocab: Dict[str, Dict[Optional[str], List[str]]] = {}
+    for f in L.forms():
+        v = vocab.setdefault(f.tokens[0], {})
+        for t, lb in zip(f.tokens, f.labels):
+            if lb is not None and t not in v.setdefault(lb, []):
+                v[lb].append(t)
+    groups: Dict[Tuple[str, Tuple[int, int]], List[int]] = {}
+    seen = set()
+
+    def miss(text, opcode, tgt, ver, what, infos, expect):
+        if (text, tgt, ver) in seen:
+            return
+        seen.add((text, tgt, ver))
+        groups.setdefault((tgt, ver), []).append(len(res.items))
+        res.items.append(Item(text, opcode, tgt, ver, False, what, infos, expect=expect))
+
+    for idx, b in built.items():
+        it, f = res.items[idx], b.form
+        if b.first:
+            tail = f" {', '.join(b.ops)};" if b.ops else ";"
+            for new, what in _field_mutations(f, vocab[f.tokens[0]]):
+                miss(new + tail, new, it.target, it.version, f"{f.opcode}: {what}", None, _FIELD_CODES)
+            for t2 in _lacking_targets(b.needs, it.target):
+                v2 = max(it.version, Target.parse(t2).min_ptx)
+                miss(it.text, f.opcode, t2, v2, f"{f.opcode}: target {t2}", b.infos, (L.CODE_TARGET,))
+            lower = [v for v in VERSIONS if v < max(n.version for n in b.needs)]
+            if lower and lower[-1] >= Target.parse(it.target).min_ptx:
+                miss(it.text, f.opcode, it.target, lower[-1], f"{f.opcode}: version {version_str(lower[-1])}",
+                     b.infos, (L.CODE_VERSION,))
+        for new_ops, new_infos, what in _operand_mutations(f.opcode, b.ops, b.infos, b.pool):
+            if not L.check(f.opcode, new_infos):
+                continue  # still legal (an optional operand): not a near miss
+            text = f"{f.opcode} {', '.join(new_ops)};" if new_ops else f"{f.opcode};"
+            miss(text, f.opcode, it.target, it.version, f"{f.opcode}: {what}", new_infos,
+                 (L.CODE_OPERANDS, L.CODE_TYPE))
+    return groups
+
+
+def _declare_all(pool: Pool):
+    """Declare the register names every legal kernel used, so near-miss text refers to declared names."""
+    for f in L.forms():
+        for sig in L.signatures(f.opcode):
+            for s in sig.slots:
+                if L.VEC in s.kinds:
+                    pool.vec(s.count, s.type)
+                elif L.TENSOR in s.kinds:
+                    pool.vec(s.count, get_type("b32"))
+                elif L.REG in s.kinds and s.type is not None:
+                    pool.reg(s.type)
+    for c in range(1, 6):
+        pool.vec(c, get_type("b32"))
+    pool.vec(3, b16)
+    for t in ("b16", "u32", "u64", "b64", "pred", "s32", "s64"):
+        pool.reg(t)
+    for _ in range(4):  # the automatically named registers builder methods allocate (elect.sync's %p0 ...)
+        for t in (pred, u32, b64):
+            pool.k.reg(t)
+
+
+# ------------------------------------------------------------------------------------------ tests
+
+def test_every_legal_form_assembles(outcome):
+    bad = [(it, outcome.ptxas_rejected[i]) for i, it in enumerate(outcome.items)
+           if it.legal and i in outcome.ptxas_rejected]
+    assert not bad, "legal forms ptxas rejects:\n" + "\n".join(
+        f"{it.target} {version_str(it.version)}: {it.text[:160]} -> {e}" for it, e in bad[:40])
+
+
+def test_every_legal_form_passes_legality(outcome):
+    bad = []
+    for it in outcome.items:
+        if it.legal:
+            d = L.check(it.opcode, it.infos, it.target, it.version)
+            if d:
+                bad.append(f"{it.text[:120]}: {d[0].message}")
+    assert not bad, "\n".join(bad[:40])
+
+
+def test_near_misses_are_rejected_by_legality(outcome):
+    bad = []
+    for it in outcome.items:
+        if it.legal:
+            continue
+        d = L.check(it.opcode, it.infos, it.target, it.version)
+        if not d:
+            bad.append(f"accepted: {it.target} {version_str(it.version)}: {it.text[:140]} ({it.what})")
+        elif d[0].code not in it.expect:
+            bad.append(f"{d[0].code}, expected {'/'.join(it.expect)}: {it.text[:120]} ({it.what}): {d[0].message}")
+    assert not bad, "near misses legality gets wrong:\n" + "\n".join(bad[:40])
+
+
+def test_near_misses_are_rejected_by_ptxas(outcome):
+    bad = [it for i, it in enumerate(outcome.items) if not it.legal and i not in outcome.ptxas_rejected]
+    assert not bad, "near misses ptxas accepts (disagreements):\n" + "\n".join(
+        f"{it.target} {version_str(it.version)}: {it.text[:140]} ({it.what})" for it in bad[:60])
+
+
+def test_counts(outcome, capsys):
+    legal = [it for it in outcome.items if it.legal]
+    miss = [(i, it) for i, it in enumerate(outcome.items) if not it.legal]
+    both = sum(1 for i, it in miss if i in outcome.ptxas_rejected)
+    counts = {
+        "legal forms": len({it.opcode for it in legal}),
+        "legal instructions assembled": sum(1 for i, it in enumerate(outcome.items) if it.legal
+                                            and i not in outcome.ptxas_rejected),
+        "built by builder methods": sum(1 for it in legal if it.built),
+        "near misses": len(miss),
+        "near misses rejected by both": both,
+        "disagreements": len(miss) - both,
+        "ptxas runs": outcome.runs,
+    }
+    LAST_COUNTS.update(counts)
+    with capsys.disabled():
+        print("\nlegality vs ptxas: " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+    assert counts["legal forms"] == sum(1 for _ in L.forms())
