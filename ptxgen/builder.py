@@ -17,12 +17,12 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 from . import isa_core as C
 from .diag import SourceLoc, caller_loc
 from .errors import BuildError, LegalityError
-from .ops.mma import MmaOps
+from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
 from .ir import (Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
-                 Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec)
+                 Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import Target, parse_version, version_str
-from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, get_type, compatible, pred,
-                    s16, s32, s64, u8, u16, u32, u64)
+from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, e4m3x2, e5m2x2, f16, f16x2, f32, f64, get_type,
+                    compatible, pred, s16, s32, s64, tf32, u8, u16, u32, u64)
 
 __all__ = ["Module", "KernelBuilder", "FunctionBuilder", "SPECIAL_REGS", "mem"]
 
@@ -44,6 +44,11 @@ SPECIAL_REGS["%is_explicit_cluster"] = (pred, "sm_90")
 # automatic register prefixes, and special names a user's name hint must not take
 _RESERVED = {"p", "rs", "h", "r", "f", "hh", "rd", "fd", "rq"} | {k[1:].split(".")[0] for k in SPECIAL_REGS} | {
     "envreg", "pm", "WARP_SZ"}
+# a name hint such as 'r0' or 'fd3' spells a member of an automatic array (`.reg .b32 %r<N>;`), and
+# ptxas rejects the second declaration of it
+_AUTO_MEMBER = re.compile(r"^(?:p|rs|h|r|f|hh|rd|fd|rq)[0-9]+$")
+# PTX ISA version that first knows a special register, where later than the target's minimum
+_SREG_MIN_PTX = {"%aggr_smem_size": (8, 1)}
 
 
 def mem(base, offset: int = 0) -> Addr:
@@ -56,6 +61,8 @@ def mem(base, offset: int = 0) -> Addr:
 
 
 def _err(msg: str, code: str = "PTX-E-BUILD", notes: Sequence[str] = (), cls=BuildError):
+    if cls is LegalityError and code == "PTX-E-BUILD":
+        code = "PTX-E-FORM"  # an instruction form (modifier, type, combination) that PTX does not have
     return cls(msg, caller_loc(), code, notes)
 
 
@@ -99,18 +106,26 @@ class Module:
         self._claim(name, "kernel")
         fn = Function(name, self.ir, is_entry=True, loc=caller_loc())
         kb = KernelBuilder(self, fn)
-        kb._directives(maxntid=maxntid, reqntid=reqntid, minnctapersm=minnctapersm, maxnreg=maxnreg,
-                       reqnctapercluster=reqnctapercluster, explicitcluster=explicitcluster,
-                       maxclusterrank=maxclusterrank)
+        try:
+            kb._directives(maxntid=maxntid, reqntid=reqntid, minnctapersm=minnctapersm, maxnreg=maxnreg,
+                           reqnctapercluster=reqnctapercluster, explicitcluster=explicitcluster,
+                           maxclusterrank=maxclusterrank)
+        except BuildError:
+            self._names.discard(name)  # the kernel was not made: its name stays free for a corrected call
+            raise
         self.ir.functions.append(fn)
         return kb
 
     def func(self, name: str, *, rets: Sequence[Tuple[str, object]] = (), linkage: str = "visible"
              ) -> "FunctionBuilder":
         """`.func (.param .b32 ret) name(...)`: a device function; `rets` is [(name, type)]."""
-        self._claim(name, "function")
         if linkage not in ("visible", "", "weak"):
             raise _err(f"function linkage must be 'visible', 'weak' or '' (internal), not {linkage!r}")
+        if len(rets) > 1:
+            # ptxas: "Multiple return parameters require .register state space"
+            raise _err(f"a .func returns at most one .param value, not {len(rets)}", cls=LegalityError,
+                       notes=("return a packed value (pack()) or store results through a pointer",))
+        self._claim(name, "function")
         fn = Function(name, self.ir, is_entry=False, linkage=linkage, loc=caller_loc())
         fb = FunctionBuilder(self, fn)
         for rn, rt in rets:
@@ -124,11 +139,22 @@ class Module:
         """A module-scope `.global` or `.const` variable (optionally an initialised array)."""
         if space not in ("global", "const"):
             raise _err(f"module variables live in .global or .const, not .{space}")
-        ty = get_type(type)
+        ty = _var_type(FunctionBuilder._type(type))
+        if init is not None and ty in (f16, f16x2):
+            raise _err(f"ptxas allows no initial value for .{ty.name} variables; declare it .b{ty.bits} and give "
+                       "the bit pattern (0x3C00 is 1.0 in .f16)", "PTX-E-TYPE")
+        if init is not None:
+            # checked (and formatted once) here so that a bad value is reported at this call, not at emit
+            init = [init] if isinstance(init, (int, float)) else list(init)
+            if len(init) > (1 if count is None else count):
+                raise _err(f"{len(init)} initialisers for {'a scalar' if count is None else f'an array of {count}'}")
+            for x in init:
+                try:
+                    format_imm(x, ty)
+                except (ValueError, TypeError) as e:
+                    raise _err(f"initialiser {x!r} of {name}: {e}", "PTX-E-TYPE") from None
         v = Var(self._claim(name, "variable"), space, ty, count, align, init=init,
                 linkage=linkage if space == "global" else "", loc=caller_loc())
-        if init is not None and count is not None and len(init) > count:
-            raise _err(f"{len(init)} initialisers for an array of {count}")
         self.ir.vars.append(v)
         return v
 
@@ -146,6 +172,14 @@ class Module:
 
     def __str__(self) -> str:
         return self.emit().text
+
+
+def _var_type(ty: Type) -> Type:
+    """A type a variable may be declared with: ptxas has no .bf16/.bf16x2/.tf32/.pred/fp8 variables."""
+    if ty.kind in ("fp8", "pred") or ty in (bf16, bf16x2, tf32, e4m3x2, e5m2x2):
+        raise _err(f"there are no .{ty.name} variables; declare it with the bit-size type "
+                   f".b{max(ty.bits, 8)} instead", "PTX-E-TYPE")
+    return ty
 
 
 def _check_align(a):
@@ -196,7 +230,7 @@ def _as_guard(c) -> Guard:
     raise _err(f"expected a predicate register (or ~p), got {c!r}", "PTX-E-TYPE")
 
 
-class FunctionBuilder(MmaOps):
+class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     """Builds the body of one `.func` (and, through KernelBuilder, one `.entry`)."""
 
     def __init__(self, module: Module, fn: Function):
@@ -219,7 +253,7 @@ class FunctionBuilder(MmaOps):
         if not _IDENT.match(base):
             raise _err(f"register name {base!r} is not a PTX identifier")
         cand = base
-        if cand in _RESERVED or (count is not None and cand[-1].isdigit()):
+        if cand in _RESERVED or _AUTO_MEMBER.match(cand) or (count is not None and cand[-1].isdigit()):
             cand = cand + "_"
         k = 0
         while True:
@@ -236,6 +270,8 @@ class FunctionBuilder(MmaOps):
         if ty.reg_decl is None:
             raise _err(f"there are no .{ty.name} registers; use a wider type (e.g. u16/u32) for 8-bit and fp8 data",
                        "PTX-E-TYPE")
+        if ty.bits == 128:
+            self._need("sm_50", (8, 3), ".b128 registers")
         fn = self.fn
         if name is None:
             prefix = "%" + ty.reg_prefix
@@ -257,6 +293,8 @@ class FunctionBuilder(MmaOps):
             return RegArray(self.reg(ty) for _ in range(count))
         if ty.reg_decl is None:
             raise _err(f"there are no .{ty.name} registers", "PTX-E-TYPE")
+        if ty.bits == 128:
+            self._need("sm_50", (8, 3), ".b128 registers")
         base = self._unique(name, count)
         self.fn._arrays[base] = (ty, count)
         out = []
@@ -327,7 +365,7 @@ class FunctionBuilder(MmaOps):
     def shared(self, name: str, nbytes: int, *, align: int = 16, type=b8) -> Var:
         """A static shared array in this function: `.shared .align A .b8 name[nbytes];`."""
         _check_align(align)
-        ty = self._type(type)
+        ty = _var_type(self._type(type))
         if not isinstance(nbytes, int) or nbytes <= 0 or nbytes % ty.bytes:
             raise _err(f"shared array size must be a positive multiple of {ty.bytes} bytes, not {nbytes!r}")
         v = Var(self._claim_local(name, "shared variable"), "shared", ty, nbytes // ty.bytes, align,
@@ -389,7 +427,17 @@ class FunctionBuilder(MmaOps):
 
     def _imm(self, v, ty: Type, what="operand") -> Imm:
         if ty.kind == "f" and ty.bits in (32, 64):
-            return Imm(float(v), ty)
+            imm = Imm(float(v), ty)
+            try:
+                str(imm)  # formatted here, not only when emitting, so that the error points at this call
+            except ValueError as e:
+                raise _err(f"{what}: {e}", "PTX-E-TYPE") from None
+            return imm
+        if ty.kind == "pred":
+            # ptxas takes 0/1 for a predicate operand (mov.pred %p, 1; and.pred %p, %q, 1)
+            if v in (0, 1) and not isinstance(v, float):
+                return Imm(int(v), ty)
+            raise _err(f"a .pred immediate is 0 or 1, not {v!r}", "PTX-E-TYPE")
         if ty.kind == "f" or ty.kind in ("packed", "fp8"):
             raise _err(f"PTX has no .{ty.name} immediates; mov the bit pattern into a register first",
                        "PTX-E-TYPE")
@@ -398,9 +446,10 @@ class FunctionBuilder(MmaOps):
                 raise _err(f"{what} {v!r} is not an integer but .{ty.name} expected", "PTX-E-TYPE")
             v = int(v)
         bits = ty.bits
-        lo = -(1 << (bits - 1)) if ty.kind == "s" else -(1 << (bits - 1))
+        # ptxas takes both -1 and 0xFFFFFFFF for any 32-bit integer type (add.u32 %r, %r, -1)
+        lo = -(1 << (bits - 1))
         hi = (1 << bits) - 1
-        if ty.kind == "pred" or not lo <= v <= hi:
+        if not lo <= v <= hi:
             raise _err(f"immediate {v} does not fit in .{ty.name}", "PTX-E-TYPE")
         return Imm(int(v), ty)
 
@@ -432,7 +481,7 @@ class FunctionBuilder(MmaOps):
                        f"{version_str(self.version)})", "PTX-E-VERSION",
                        (f"create the module with version='{version_str(version)}' or later",), LegalityError)
 
-    def _addr(self, a, what="address") -> Addr:
+    def _addr(self, a, what="address", space: Optional[str] = None) -> Addr:
         if isinstance(a, Addr):
             base = a.base
         elif isinstance(a, (Reg, Sym)):
@@ -448,6 +497,13 @@ class FunctionBuilder(MmaOps):
             if base.type.bits not in (32, 64) or base.type.kind not in ("b", "u", "s"):
                 raise _err(f"{what} register {base.name} is .{base.type.name}; addresses are .u32 or .u64",
                            "PTX-E-TYPE")
+            # ptxas: "Program uses 32-bit address ... conflicting with .address_size 64"; a 32-bit
+            # register is fine for the windowed spaces (.shared, .local, .const, .param)
+            if (space in ("global", "generic") and base.type.bits == 32
+                    and self.module.ir.address_size == 64):
+                raise _err(f"{what} register {base.name} is 32-bit; a .{space} address in a module with "
+                           ".address_size 64 is a 64-bit register", "PTX-E-TYPE",
+                           ("widen it first, e.g. cvt.u64.u32",))
         return a
 
     # ------------------------------------------------------------------ labels and control flow
@@ -551,6 +607,8 @@ class FunctionBuilder(MmaOps):
         ty, tgt = SPECIAL_REGS[name]
         if not self.target.satisfies(tgt):
             raise _err(f"{name} needs {tgt} (target is {self.target})", "PTX-E-TARGET", cls=LegalityError)
+        if name in _SREG_MIN_PTX:
+            self._need(tgt, _SREG_MIN_PTX[name], name)
         d = self._dst(dst, ty)
         self._emit(f"mov{ty.ptx}", (d, SpecialReg(name, ty)))
         return d
@@ -586,10 +644,11 @@ class FunctionBuilder(MmaOps):
             self._emit(f"mov{ty.ptx}", (d, sym))
             return d
         ty = self._infer(type, src, dst)
-        self._check_type("mov", ty)
+        oty = C.storage_type(ty)  # there is no mov.f16: halves move as .b16
+        self._check_type("mov", oty)
         s = self._src(src, ty, "source")
         d = self._dst(dst, ty)
-        self._emit(f"mov{ty.ptx}", (d, s))
+        self._emit(f"mov{oty.ptx}", (d, s))
         return d
 
     def pack(self, parts: Sequence[Reg], *, type=None, dst: Optional[Reg] = None) -> Reg:
@@ -626,7 +685,35 @@ class FunctionBuilder(MmaOps):
         if space not in allowed:
             raise _err(f"state space {space!r} is not allowed here; use one of {', '.join(allowed)}",
                        "PTX-E-SPACE")
+        if space == "shared::cluster":
+            self._need("sm_90", (7, 8), ".shared::cluster")
         return "" if space == "generic" else "." + space
+
+    def _scope(self, scope, what):
+        if scope not in C.SCOPES:
+            raise _err(f"{what}: scope must be one of {', '.join(C.SCOPES)}, not {scope!r}")
+        if scope == "cluster":
+            self._need("sm_90", (7, 8), f"{what}.cluster")
+        return "." + scope
+
+    def _vec(self, what, ty: Type, vec, space: str):
+        """Checks a vector width: 128 bits at most, except the 256-bit .global forms of sm_100."""
+        if vec not in (2, 4, 8):
+            raise _err(f"vector width must be 2, 4 or 8, not {vec!r}")
+        bits = ty.bits * vec
+        # .v8 is the 256-bit form of 32-bit data (sm_100). ptxas 13.0 parses .v8 of 8- and 16-bit
+        # data, but crashes (SIGSEGV) compiling such loads, so the builder does not offer them
+        if vec == 8 and ty.bits != 32:
+            raise _err(f"{what}.v8{ty.ptx} does not exist: .v8 is for 32-bit elements (256-bit access)",
+                       cls=LegalityError)
+        if bits > 256:
+            raise _err(f"{what}.v{vec}{ty.ptx} is {bits} bits; vectors are at most 128 bits "
+                       "(256 on sm_100)", cls=LegalityError)
+        if bits > 128:
+            if space not in ("global", "generic"):
+                raise _err(f"{what}.v{vec}{ty.ptx} is {bits} bits; vectors are at most 128 bits "
+                           "(256-bit access is for .global)", cls=LegalityError)
+            self._need("sm_100", (8, 8), f"{what}.v{vec}{ty.ptx} ({bits}-bit access)")
 
     def _mem_sem(self, sem, scope, what):
         if sem is None:
@@ -638,18 +725,23 @@ class FunctionBuilder(MmaOps):
                 raise _err(f"{what}.volatile takes no scope")
             return ".volatile"
         if sem == "weak":
+            if scope is not None:
+                raise _err(f"{what}.weak takes no scope")
             return ".weak"
         if sem not in C.MEM_SEMS:
             raise _err(f"{what}: unknown memory semantic {sem!r}; use weak, volatile, relaxed, acquire or release")
-        if scope not in C.SCOPES:
+        if scope is None:
             raise _err(f"{what}.{sem} needs a scope: one of {', '.join(C.SCOPES)}")
         self._need("sm_70", (6, 0), f"{what}.{sem}")
-        return f".{sem}.{scope}"
+        return f".{sem}" + self._scope(scope, f"{what}.{sem}")
 
     def ld(self, addr, type, *, space: str = "global", vec: Optional[int] = None, cache: Optional[str] = None,
            sem: Optional[str] = None, scope: Optional[str] = None, nc: bool = False, dst=None, guard=None):
         """`ld{.sem.scope}.space{.nc}{.cop}{.vN}.T d, [a];` returns a register (or a RegArray for vec)."""
         ty = self._type(type)
+        # PTX loads halves and packed values by their bits (there is no ld.f16); the register keeps `ty`
+        mty = C.storage_type(ty)
+        rty = ty if ty.reg_decl else u32  # 8-bit data lands in a 32-bit register (no .reg .b8 exists)
         sp = self._space_prefix(space, C.LD_SPACES)
         semtxt = self._mem_sem(sem, scope, "ld")
         if sem in ("release", "acq_rel"):
@@ -658,29 +750,31 @@ class FunctionBuilder(MmaOps):
         if nc:
             if space != "global":
                 raise _err("ld.nc is for the .global space only")
+            if sem is not None:
+                raise _err(f"ld.{sem} cannot be combined with .nc", cls=LegalityError)
             mods += ".nc"
         if cache is not None:
             if cache not in C.LD_CACHE:
                 raise _err(f"ld cache operator must be one of {', '.join(C.LD_CACHE)}, not {cache!r}")
             if sem not in (None, "weak"):
-                raise _err("cache operators cannot be combined with volatile/relaxed/acquire loads")
+                raise _err("cache operators cannot be combined with volatile/relaxed/acquire loads",
+                           cls=LegalityError)
+            if nc and cache not in C.LD_NC_CACHE:
+                raise _err(f"ld.global.nc takes the cache operators {', '.join(C.LD_NC_CACHE)}, not {cache!r}",
+                           cls=LegalityError)
             mods += "." + cache
-        a = self._addr(addr)
+        a = self._addr(addr, space=space)
         if vec is not None:
-            if vec not in (2, 4, 8):
-                raise _err(f"vector width must be 2, 4 or 8, not {vec!r}")
-            if ty.bits * vec > 256:
-                raise _err(f"ld.v{vec}{ty.ptx} is {ty.bits * vec} bits; vectors are at most 128 bits "
-                           "(256 on sm_100)")
+            self._vec("ld", mty, vec, space)
             if dst is None:
-                dst = RegArray(self.reg(ty if ty.reg_decl else u32) for _ in range(vec))
+                dst = RegArray(self.reg(rty) for _ in range(vec))
             elif len(dst) != vec:
                 raise _err(f"ld.v{vec} needs {vec} destination registers, got {len(dst)}")
-            ds = RegArray(self._dst(d, ty, wider_ok=True) for d in dst)
-            self._emit(f"ld{mods}.v{vec}{ty.ptx}", (Vec(tuple(ds)), a), guard)
+            ds = RegArray(self._dst(d, ty if ty.reg_decl else mty, wider_ok=True) for d in dst)
+            self._emit(f"ld{mods}.v{vec}{mty.ptx}", (Vec(tuple(ds)), a), guard)
             return ds
-        d = self._dst(dst, ty if ty.reg_decl else u32, wider_ok=True) if dst is None else self._dst(dst, ty, wider_ok=True)
-        self._emit(f"ld{mods}{ty.ptx}", (d, a), guard)
+        d = self._dst(dst, rty) if dst is None else self._dst(dst, ty if ty.reg_decl else mty, wider_ok=True)
+        self._emit(f"ld{mods}{mty.ptx}", (d, a), guard)
         return d
 
     def st(self, addr, value, type=None, *, space: str = "global", cache: Optional[str] = None,
@@ -688,6 +782,8 @@ class FunctionBuilder(MmaOps):
         """`st{.sem.scope}.space{.cop}{.vN}.T [a], v;` (value: register, immediate or a sequence for vectors)."""
         vals = list(value) if isinstance(value, (list, tuple)) else None
         ty = self._infer(type, *(vals or [value]))
+        mty = C.storage_type(ty)  # st.b16 for .f16 data, as for ld
+        vty = ty if ty.reg_decl else mty
         sp = self._space_prefix(space, C.ST_SPACES)
         semtxt = self._mem_sem(sem, scope, "st")
         if sem in ("acquire", "acq_rel"):
@@ -696,22 +792,30 @@ class FunctionBuilder(MmaOps):
         if cache is not None:
             if cache not in C.ST_CACHE:
                 raise _err(f"st cache operator must be one of {', '.join(C.ST_CACHE)}, not {cache!r}")
+            if sem not in (None, "weak"):
+                raise _err("cache operators cannot be combined with volatile/relaxed/release stores",
+                           cls=LegalityError)
             mods += "." + cache
-        a = self._addr(addr)
+        a = self._addr(addr, space=space)
+        if space == "param" and isinstance(a.base, Reg):
+            # .param stores go to a named argument or return value (call() writes them); ptxas 13.0
+            # crashes on st.param through a register for sm_90
+            raise _err("st.param needs a .param variable's address, not a register", "PTX-E-SPACE")
         if vals is not None:
-            if len(vals) not in (2, 4, 8):
-                raise _err(f"vector stores take 2, 4 or 8 values, got {len(vals)}")
-            srcs = tuple(self._src(v, ty, "value", wider_ok=True) for v in vals)
-            self._emit(f"st{mods}.v{len(vals)}{ty.ptx}", (a, Vec(srcs)), guard)
+            self._vec("st", mty, len(vals), space)
+            srcs = tuple(self._src(v, vty, "value", wider_ok=True) for v in vals)
+            self._emit(f"st{mods}.v{len(vals)}{mty.ptx}", (a, Vec(srcs)), guard)
         else:
-            self._emit(f"st{mods}{ty.ptx}", (a, self._src(value, ty, "value", wider_ok=True)), guard)
+            self._emit(f"st{mods}{mty.ptx}", (a, self._src(value, vty, "value", wider_ok=True)), guard)
 
     def cvta(self, src, space: str, *, to: bool = False, type=None, dst=None) -> Reg:
         """`cvta{.to}.space.u64 d, a;` converts between generic and state-space addresses."""
         aty = u64 if self.module.ir.address_size == 64 else u32
         ty = self._type(type) if type is not None else aty
-        if ty not in (u32, u64):
-            raise _err("cvta works on .u32 or .u64 addresses", "PTX-E-TYPE")
+        # ptxas rejects cvta.u32 under .address_size 64 ("Arguments mismatch" / "32-bit address")
+        if ty is not aty:
+            raise _err(f"cvta works on .{aty.name} addresses in a module with .address_size "
+                       f"{self.module.ir.address_size}", "PTX-E-TYPE")
         self._space_prefix(space, C.CVTA_SPACES)
         if isinstance(src, (Var, Sym)):
             s = src.sym if isinstance(src, Var) else src
@@ -729,19 +833,24 @@ class FunctionBuilder(MmaOps):
                 raise _err(f"{op}.{rnd}: rounding modes are for floating-point types", cls=LegalityError)
             if rnd not in rnd_allowed:
                 raise _err(f"{op} rounding must be one of {', '.join(rnd_allowed)}, not {rnd!r}", cls=LegalityError)
-            if ty in (f16, f16x2, bf16, bf16x2) and rnd != "rn":
+            # ptxas takes every float rounding on fma.bf16/.bf16x2 but only .rn on the other half forms
+            if ty in (f16, f16x2, bf16, bf16x2) and rnd != "rn" and not (op == "fma" and ty in (bf16, bf16x2)):
                 raise _err(f"{op}{ty.ptx} only takes .rn", cls=LegalityError)
             m += "." + rnd
         elif rnd_required:
             raise _err(f"{op}{ty.ptx} needs a rounding mode (rn, rz, rm or rp)", cls=LegalityError,
                        notes=("write e.g. rnd='rn'",))
         if ftz:
-            if ty not in (f32, f16, f16x2):
+            # rcp.f64 is the one .f64 instruction with .ftz (rcp.rn.ftz.f64, rcp.approx.ftz.f64)
+            if ty not in (f32, f16, f16x2) and not (ty is f64 and op == "rcp"):
                 raise _err(f"{op}: .ftz applies to .f32 (and .f16) only", cls=LegalityError)
             m += ".ftz"
         if sat:
-            if ty not in (f32, f16, f16x2, s32):
-                raise _err(f"{op}: .sat applies to .f32, .f16 and .s32 only", cls=LegalityError)
+            # integer saturation exists only as add.sat.s32 / sub.sat.s32 (ptxas: "Illegal modifier
+            # '.sat' for instruction 'mul.lo'"); mad.hi.sat.s32 is handled by mad
+            if ty not in (f32, f16, f16x2) and not (ty is s32 and op in ("add", "sub")):
+                raise _err(f"{op}{ty.ptx} has no .sat; it applies to .f32, .f16, .f16x2 (and .s32 for add/sub)",
+                           cls=LegalityError)
             m += ".sat"
         return m
 
@@ -767,7 +876,7 @@ class FunctionBuilder(MmaOps):
     def _int_mode(self, op, ty, mode):
         if ty.is_int:
             if mode not in C.MUL_MODES:
-                raise _err(f"integer {op} needs mode='lo', 'hi' or 'wide'", cls=LegalityError)
+                raise _err(f"integer {op}{ty.ptx} needs mode='lo', 'hi' or 'wide'", cls=LegalityError)
             if mode == "wide" and ty.bits == 64:
                 raise _err(f"{op}.wide is for 16- and 32-bit integers", cls=LegalityError)
             return "." + mode
@@ -862,6 +971,9 @@ class FunctionBuilder(MmaOps):
         ty = self._infer(type, a)
         if bool(rnd) == bool(approx):
             raise _err("rcp needs exactly one of rnd=... or approx=True", cls=LegalityError)
+        if approx and ty is f64 and not ftz:
+            raise _err("rcp.approx.f64 exists only as rcp.approx.ftz.f64", cls=LegalityError,
+                       notes=("pass ftz=True",))
         m = ".approx" if approx else ""
         return self._unary("rcp", a, ty, dst, guard, m + self._float_mods("rcp", ty, rnd, ftz, False))
 
@@ -870,12 +982,20 @@ class FunctionBuilder(MmaOps):
         ty = self._infer(type, a)
         if bool(rnd) == bool(approx):
             raise _err("sqrt needs exactly one of rnd=... or approx=True", cls=LegalityError)
+        if approx and ty is not f32:
+            raise _err(f"sqrt.approx is .f32 only; use a rounding mode for {ty.ptx}", cls=LegalityError)
         m = ".approx" if approx else ""
         return self._unary("sqrt", a, ty, dst, guard, m + self._float_mods("sqrt", ty, rnd, ftz, False))
 
     def ex2(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
         """`ex2.approx{.ftz}.T d, a;`"""
         ty = self._infer(type, a)
+        # ptxas: ex2.approx.f16 takes no .ftz, ex2.approx.bf16 requires it
+        if ftz and ty in (f16, f16x2):
+            raise _err(f"ex2{ty.ptx} takes no .ftz", cls=LegalityError)
+        if ty in (bf16, bf16x2) and not ftz:
+            raise _err(f"ex2{ty.ptx} exists only as ex2.approx.ftz{ty.ptx}", cls=LegalityError,
+                       notes=("pass ftz=True",))
         return self._unary("ex2", a, ty, dst, guard, ".approx" + (".ftz" if ftz else ""))
 
     # ------------------------------------------------------------------ logic and bits
@@ -982,8 +1102,8 @@ class FunctionBuilder(MmaOps):
                 raise _err(f"setp bool_op must be and/or/xor, not {bool_op!r}", cls=LegalityError)
             mods += "." + bool_op
         if ftz:
-            if ty is not f32:
-                raise _err("setp.ftz is for .f32", cls=LegalityError)
+            if ty not in (f32, f16):
+                raise _err("setp.ftz is for .f32 and .f16", cls=LegalityError)
             mods += ".ftz"
         sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
         d = self._dst(dst, pred)
@@ -1006,10 +1126,11 @@ class FunctionBuilder(MmaOps):
     def selp(self, a, b, c, *, type=None, dst=None, guard=None) -> Reg:
         """`selp.T d, a, b, c;` d = c ? a : b."""
         ty = self._infer(type, a, b, dst)
-        self._check_type("selp", ty)
+        oty = C.storage_type(ty)  # no selp.f16: select the bits
+        self._check_type("selp", oty)
         ops = (self._src(a, ty, "a"), self._src(b, ty, "b"), self._pred_src(c))
         d = self._dst(dst, ty)
-        self._emit(f"selp{ty.ptx}", (d,) + ops, guard)
+        self._emit(f"selp{oty.ptx}", (d,) + ops, guard)
         return d
 
     def set(self, cmp: str, a, b, *, dtype=u32, type=None, ftz=False, dst=None, guard=None) -> Reg:
@@ -1020,6 +1141,8 @@ class FunctionBuilder(MmaOps):
             raise _err("set writes .u32, .s32 or .f32", cls=LegalityError)
         if cmp not in C.cmp_ops_for(ty):
             raise _err(f"set.{cmp} is not a comparison for .{ty.name}", cls=LegalityError)
+        if ftz and ty is not f32:
+            raise _err("set.ftz is for .f32 sources", cls=LegalityError)
         sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
         d = self._dst(dst, dty)
         self._emit(f"set.{cmp}{'.ftz' if ftz else ''}{dty.ptx}{ty.ptx}", (d, sa, sb), guard)
@@ -1028,52 +1151,72 @@ class FunctionBuilder(MmaOps):
     # ------------------------------------------------------------------ conversion
     def cvt(self, a, dtype, atype=None, *, rnd=None, ftz=False, sat=False, relu=False, satfinite=False,
             b=None, dst=None, guard=None) -> Reg:
-        """`cvt{.rnd}{.ftz}{.sat}.dtype.atype d, a;` and the packed `cvt.rn.f16x2.f32 d, a, b;` forms.
+        """`cvt{.rnd}{.ftz}{.sat}.dtype.atype d, a;` and the packed forms (`cvt.rn.f16x2.f32 d, a, b;`).
 
-        For packed destinations (f16x2, bf16x2, e4m3x2, e5m2x2) `a` goes to the upper half and `b` to
-        the lower half, as in the PTX ISA.
+        For packed destinations made from two .f32 values (f16x2, bf16x2, e4m3x2, e5m2x2) `a` goes to
+        the upper half and `b` to the lower half, as in the PTX ISA. Packed-to-packed forms
+        (`cvt.rn.f16x2.e4m3x2 d, a;`, `cvt.rn.satfinite.e4m3x2.f16x2 d, a;`) take one source.
         """
         dty = self._type(dtype)
         aty = self._infer(atype, a)
-        packed = dty.kind == "packed"
-        if packed:
-            if b is None:
-                raise _err(f"cvt to .{dty.name} takes two sources: cvt(a, '{dty.name}', 'f32', b=...)")
-            if aty is not f32:
-                raise _err(f"cvt.{dty.name} converts from .f32 pairs", cls=LegalityError)
-            if dty.name.startswith(("e4m3", "e5m2")):
-                self._need("sm_89", (7, 8), f"cvt.{dty.name}")
-                if not satfinite:
-                    raise _err(f"cvt.rn.{dty.name}.f32 requires .satfinite", cls=LegalityError,
-                               notes=("pass satfinite=True",))
-            if rnd != "rn" and not (rnd is None and False):
-                raise _err(f"cvt to .{dty.name} needs rnd='rn'", cls=LegalityError)
-            mods = ".rn" + (".relu" if relu else "") + (".satfinite" if satfinite else "")
-            sa, sb = self._src(a, f32, "a"), self._src(b, f32, "b")
-            d = self._dst(dst, dty)
-            self._emit(f"cvt{mods}{dty.ptx}.f32", (d, sa, sb), guard)
-            return d
+        if dty.kind == "packed" or aty.kind == "packed":
+            return self._cvt_packed(a, b, dty, aty, rnd, ftz, sat, relu, satfinite, dst, guard)
         if b is not None:
             raise _err("only packed conversions take a second source")
+        name = f"cvt{dty.ptx}{aty.ptx}"
+        if "fp8" in (dty.kind, aty.kind):
+            raise _err(f"{name} does not exist: 8-bit floats convert in pairs (.e4m3x2/.e5m2x2)",
+                       cls=LegalityError)
+        if dty is tf32 and aty is not f32:
+            raise _err(f"{name} does not exist: .tf32 is converted to from .f32 only", cls=LegalityError)
+        if aty is tf32:
+            raise _err(f"{name} does not exist: a .tf32 value is already a valid .f32 bit pattern",
+                       cls=LegalityError, notes=("use it as .b32/.f32 directly (mov.b32)",))
+        # ptxas: "Feature 'cvt with .f16.bf16' requires .target sm_90"; bf16 <-> f32 is sm_80
+        if bf16 in (dty, aty) and not (dty is f32 or aty is f32):
+            if dty.bits == 8 or aty.bits == 8:
+                raise _err(f"{name} does not exist: .bf16 converts to and from 16- to 64-bit integers",
+                           cls=LegalityError)
+            self._need("sm_90", (7, 8), name)
         req, allowed = C.cvt_rounding(dty, aty)
         mods = ""
         if rnd is not None:
             if rnd not in allowed:
-                raise _err(f"cvt{dty.ptx}{aty.ptx}: rounding {rnd!r} not allowed", cls=LegalityError,
+                raise _err(f"{name}: rounding {rnd!r} not allowed", cls=LegalityError,
                            notes=("allowed: " + (", ".join(allowed) or "none"),))
+            if dty is tf32 and rnd != "rna":
+                self._need("sm_90", (7, 8), f"cvt.{rnd}.tf32.f32")
             mods += "." + rnd
         elif req:
-            raise _err(f"cvt{dty.ptx}{aty.ptx} needs a rounding mode", cls=LegalityError,
+            raise _err(f"{name} needs a rounding mode", cls=LegalityError,
                        notes=("allowed: " + ", ".join(allowed),))
         if ftz:
             if f32 not in (dty, aty):
                 raise _err("cvt.ftz needs an .f32 source or destination", cls=LegalityError)
+            if aty is bf16:
+                self._need("sm_90", (7, 8), f"cvt.ftz{dty.ptx}.bf16")
             mods += ".ftz"
         if sat:
+            if bf16 in (dty, aty):
+                raise _err(f"{name}: .sat does not apply to .bf16 conversions", cls=LegalityError)
+            if satfinite:
+                raise _err("cvt: .sat and .satfinite cannot be combined", cls=LegalityError)
+            if dty.is_int and aty.is_int and _int_range_fits(aty, dty):
+                raise _err(f"{name}: .sat needs a destination that cannot hold every .{aty.name} value",
+                           cls=LegalityError)
             mods += ".sat"
         if relu:
+            # .tf32 takes .relu with .rn/.rz only ("'.relu' cannot be combined with modifier '.rna'")
+            if aty is not f32 or not (dty in (f16, bf16) or dty is tf32 and rnd in ("rn", "rz")):
+                raise _err("cvt.relu is for .f16/.bf16 (and .rn/.rz .tf32) destinations from .f32",
+                           cls=LegalityError)
             mods += ".relu"
         if satfinite:
+            if dty not in (f16, bf16, tf32) or aty is not f32:
+                raise _err("cvt.satfinite is for .f16/.bf16/.tf32 destinations from .f32", cls=LegalityError)
+            if dty is tf32 and rnd != "rna":
+                self._need("sm_100", (8, 6), f"cvt.{rnd}.satfinite.tf32.f32")
+            self._need("sm_50", (8, 1), f"cvt.satfinite{dty.ptx}.f32")
             mods += ".satfinite"
         sa = self._src(a, aty, "a", wider_ok=aty.kind in ("u", "s", "b"))
         d = self._dst(dst, dty if dty.reg_decl else u32, wider_ok=True) if dst is None else self._dst(
@@ -1081,12 +1224,59 @@ class FunctionBuilder(MmaOps):
         self._emit(f"cvt{mods}{dty.ptx}{aty.ptx}", (d, sa), guard)
         return d
 
+    def _cvt_packed(self, a, b, dty, aty, rnd, ftz, sat, relu, satfinite, dst, guard):
+        fp8 = dty.name in ("e4m3x2", "e5m2x2") or aty.name in ("e4m3x2", "e5m2x2")
+        if aty is f32:
+            if b is None:
+                raise _err(f"cvt to .{dty.name} takes two sources: cvt(a, '{dty.name}', 'f32', b=...)")
+            if dty in (f16x2, bf16x2):
+                self._need("sm_80", (7, 0), f"cvt{dty.ptx}.f32")
+                rounds = ("rn", "rz")
+            elif fp8:
+                rounds = ("rn",)
+            else:
+                raise _err(f"cvt{dty.ptx}.f32 does not exist", cls=LegalityError)
+        elif dty is f16x2 and aty.name in ("e4m3x2", "e5m2x2"):
+            rounds = ("rn",)
+        elif dty.name in ("e4m3x2", "e5m2x2") and aty is f16x2:
+            rounds = ("rn",)
+        else:
+            raise _err(f"cvt{dty.ptx}{aty.ptx} does not exist", cls=LegalityError,
+                       notes=("packed forms: f16x2/bf16x2/e4m3x2/e5m2x2 from two .f32, f16x2 from "
+                              "e4m3x2/e5m2x2, e4m3x2/e5m2x2 from f16x2",))
+        if aty is not f32 and b is not None:
+            raise _err(f"cvt{dty.ptx}{aty.ptx} takes one source")
+        if fp8:
+            # sm_89 has them from PTX 8.1, sm_90 from 7.8 (ptxas: "... on sm_89 requires PTX ISA 8.1")
+            self._need("sm_89", (8, 1) if self.target.sm == 89 else (7, 8), f"cvt{dty.ptx}{aty.ptx}")
+        if rnd not in rounds:
+            raise _err(f"cvt{dty.ptx}{aty.ptx} needs rnd=" + " or ".join(repr(r) for r in rounds),
+                       cls=LegalityError)
+        if ftz or sat:
+            raise _err(f"cvt{dty.ptx}{aty.ptx} takes no .ftz/.sat", cls=LegalityError)
+        if dty.name in ("e4m3x2", "e5m2x2"):
+            if not satfinite:
+                raise _err(f"cvt.rn{dty.ptx}{aty.ptx} requires .satfinite", cls=LegalityError,
+                           notes=("pass satfinite=True",))
+        elif satfinite:
+            if aty is not f32:
+                raise _err(f"cvt{dty.ptx}{aty.ptx} takes no .satfinite", cls=LegalityError)
+            self._need("sm_80", (8, 1), f"cvt.satfinite{dty.ptx}.f32")
+        mods = f".{rnd}" + (".relu" if relu else "") + (".satfinite" if satfinite else "")
+        if aty is f32:
+            ops = (self._src(a, f32, "a"), self._src(b, f32, "b"))
+        else:
+            ops = (self._src(a, aty, "a", imm=False),)
+        d = self._dst(dst, dty)
+        self._emit(f"cvt{mods}{dty.ptx}{aty.ptx}", (d,) + ops, guard)
+        return d
+
     # ------------------------------------------------------------------ warp-level
     def shfl_sync(self, a, b, c, mode: str, *, membermask=0xFFFFFFFF, dst=None, pred_out: bool = False,
                   guard=None):
         """`shfl.sync.mode.b32 d{|p}, a, b, c, membermask;` returns d (or (d, p) with pred_out)."""
         if mode not in C.SHFL_MODES:
-            raise _err(f"shfl.sync mode must be one of {', '.join(C.SHFL_MODES)}", cls=LegalityError)
+            raise _err(f"shfl.sync mode must be one of {', '.join(C.SHFL_MODES)}, not {mode!r}", cls=LegalityError)
         ops = (self._src(a, b32, "a"), self._src(b, b32, "b"), self._src(c, b32, "c"),
                self._src(membermask, b32, "membermask"))
         d = self._dst(dst, a.type if isinstance(a, Reg) else b32)
@@ -1131,41 +1321,54 @@ class FunctionBuilder(MmaOps):
         if ty not in C.ATOM_OPS[op]:
             raise _err(f"{what}.{op} has no .{ty.name} form", cls=LegalityError,
                        notes=(f"{what}.{op} takes " + ", ".join("." + t.name for t in C.ATOM_OPS[op]),))
+        if ty in (bf16, bf16x2):
+            self._need("sm_90", (7, 8), f"{what}.{op}{ty.ptx}")
         m = ""
         if sem is not None:
-            if sem not in C.MEM_SEMS:
-                raise _err(f"{what}: semantic must be one of {', '.join(C.MEM_SEMS)}")
+            sems = C.RED_SEMS if what == "red" else C.MEM_SEMS
+            if sem not in sems:
+                raise _err(f"{what}: semantic must be one of {', '.join(sems)}, not {sem!r}", cls=LegalityError)
             m += "." + sem
         if scope is not None:
-            if scope not in C.SCOPES:
-                raise _err(f"{what}: scope must be one of {', '.join(C.SCOPES)}")
-            m += "." + scope
+            m += self._scope(scope, what)
         if space not in ("global", "shared", "shared::cta", "shared::cluster", "generic"):
             raise _err(f"{what}: space must be global, shared(::cta|::cluster) or generic")
+        if space == "shared::cluster":
+            self._need("sm_90", (7, 8), f"{what}.shared::cluster")
         if space != "generic":
             m += "." + space
-        return m + "." + op
+        # ptxas: "'.noftz' modifier required for instruction 'atom' with type '.f16'"
+        noftz = ".noftz" if op == "add" and ty in (f16, f16x2, bf16, bf16x2) else ""
+        return m + "." + op + noftz
+
+    def _atom_type(self, op, type, *ops):
+        """(instruction type, register type): bit ops are typed .bN, and an integer register given to
+        them is used by its bits (as and/or/xor do), keeping its own type for the result."""
+        t0 = self._infer(type, *ops)
+        if type is None and op in C.BIT_ATOM_OPS:
+            return self._bits_view(t0), t0
+        return t0, t0
 
     def atom(self, op: str, addr, b, c=None, *, type=None, sem=None, scope=None, space="global", dst=None,
              guard=None) -> Reg:
         """`atom{.sem}{.scope}{.space}.op.T d, [a], b{, c};` returns the old value."""
-        ty = self._infer(type, b, c)
+        ty, t0 = self._atom_type(op, type, b, c, dst)
         m = self._atom_mods("atom", op, ty, sem, scope, space)
         if (op == "cas") != (c is not None):
             raise _err("atom.cas takes a compare value b and a new value c; other ops take one value")
-        a = self._addr(addr)
+        a = self._addr(addr, space=space)
         ops = (a, self._src(b, ty, "b")) + ((self._src(c, ty, "c"),) if c is not None else ())
-        d = self._dst(dst, ty)
+        d = self._dst(dst, t0)
         self._emit(f"atom{m}{ty.ptx}", (d,) + ops, guard)
         return d
 
     def red(self, op: str, addr, b, *, type=None, sem=None, scope=None, space="global", guard=None):
         """`red{.sem}{.scope}{.space}.op.T [a], b;`"""
-        ty = self._infer(type, b)
         if op in ("cas", "exch"):
             raise _err(f"red has no .{op}; use atom", cls=LegalityError)
+        ty, _ = self._atom_type(op, type, b)
         m = self._atom_mods("red", op, ty, sem, scope, space)
-        self._emit(f"red{m}{ty.ptx}", (self._addr(addr), self._src(b, ty, "b")), guard)
+        self._emit(f"red{m}{ty.ptx}", (self._addr(addr, space=space), self._src(b, ty, "b")), guard)
 
     # ------------------------------------------------------------------ barriers and fences
     def bar_sync(self, barrier=0, count=None, *, guard=None):
@@ -1205,9 +1408,9 @@ class FunctionBuilder(MmaOps):
         self._emit(f"membar.{level}", (), guard)
 
     def fence(self, sem: str = "sc", scope: str = "gpu", *, guard=None):
-        """`fence.{sc,acq_rel}.scope;`"""
-        if sem not in ("sc", "acq_rel"):
-            raise _err("fence semantic must be sc or acq_rel", cls=LegalityError)
+        """`fence.{sc,acq_rel,acquire,release}.scope;`"""
+        if sem not in C.FENCE_SEMS:
+            raise _err(f"fence semantic must be one of {', '.join(C.FENCE_SEMS)}", cls=LegalityError)
         if scope not in C.SCOPES:
             raise _err(f"fence scope must be one of {', '.join(C.SCOPES)}", cls=LegalityError)
         self._need("sm_70", (6, 0), "fence")
@@ -1285,6 +1488,13 @@ class _CallList:
         return "(" + ", ".join(self.names) + ")"
 
 
+def _int_range_fits(src: Type, dst: Type) -> bool:
+    """Does every value of integer type `src` fit in `dst`? (then ptxas calls cvt.sat illegal)"""
+    if src.kind == dst.kind:
+        return dst.bits >= src.bits
+    return src.kind == "u" and dst.kind == "s" and dst.bits > src.bits
+
+
 def _widen(ty: Type) -> Type:
     return {u16: u32, s16: s32, u32: u64, s32: s64}[ty]
 
@@ -1323,6 +1533,9 @@ class KernelBuilder(FunctionBuilder):
             if key == "maxclusterrank":
                 self._need("sm_90", (7, 8), ".maxclusterrank")
             fn.directives.append(f".{key} {v}")
+        if kw["reqnctapercluster"] is not None and kw["maxclusterrank"] is not None:
+            # ptxas: "Conflicting directives: .reqnctapercluster and .maxclusterrank cannot both be specified"
+            raise _err(".reqnctapercluster and .maxclusterrank cannot both be given")
         if kw["explicitcluster"]:
             self._need("sm_90", (7, 8), ".explicitcluster")
             fn.directives.append(".explicitcluster")

@@ -39,18 +39,30 @@ def caller_loc() -> Optional[SourceLoc]:
     f = sys._getframe(1)
     internal = _INTERNAL
     while f is not None:
-        fn = f.f_code.co_filename
+        code = f.f_code
+        fn = code.co_filename
         hit = internal.get(fn)
         if hit is None:
             hit = internal[fn] = _is_internal(fn)
         if not hit:
-            return SourceLoc(fn, f.f_lineno, None, f.f_code.co_name)
+            # a SourceLoc is immutable, so one object serves every instruction made on that line;
+            # this saves building one per instruction on the builder's hot path
+            key = (code, f.f_lineno)
+            loc = _LOCS.get(key)
+            if loc is None:
+                if len(_LOCS) >= _LOCS_MAX:
+                    _LOCS.clear()
+                loc = _LOCS[key] = SourceLoc(fn, key[1], None, code.co_name)
+            return loc
         f = f.f_back
     return None
 
 
 # filename -> is it ptxgen's own (or contextlib's) code; a cache because frames repeat endlessly
 _INTERNAL: dict = {}
+# (code object, line) -> SourceLoc; bounded so that long-lived processes generating code stay small
+_LOCS: dict = {}
+_LOCS_MAX = 1 << 16
 
 
 def _is_internal(filename: str) -> bool:

@@ -116,9 +116,11 @@ def _emit_function(o: _Out, fn: Function, comments: bool):
     add("{", fn.loc)
     for v in fn.locals:
         add("\t" + v.decl(), v.loc)
-    for d in emit_function_decls(fn):
+    decls = emit_function_decls(fn)
+    for d in decls:
         add("\t" + d)
-    add("")
+    if fn.locals or decls:
+        add("")  # separates the declarations from the body
     for st in fn.body:
         cls = type(st)
         if cls is Instr:

@@ -5,7 +5,6 @@ Every statement carries the SourceLoc of the user's line that made it.
 """
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -74,14 +73,18 @@ def _f64_hex(x: float) -> str:
 
 def format_imm(value: Union[int, float], type: Optional[Type]) -> str:
     """PTX text of an immediate: decimal integers, exact `0f`/`0d` hex for floats (NaN/inf included)."""
-    if type is not None and type.kind == "f" and type.bits in (32, 64) or isinstance(value, float):
-        bits = type.bits if type is not None and type.kind == "f" else 32
-        if bits == 64:
+    # an integer-typed operand prints as an integer even when given as 2.0; an untyped float is .f32
+    is_float = type.kind == "f" and type.bits in (32, 64) if type is not None else isinstance(value, float)
+    if is_float:
+        if type is not None and type.bits == 64:
             return _f64_hex(float(value))
-        v = float(value)
-        if not math.isnan(v) and not math.isinf(v) and abs(v) > 3.4028234663852886e38:
-            raise ValueError(f"{value!r} does not fit in f32")
-        return _f32_hex(v)
+        try:
+            return _f32_hex(float(value))
+        except OverflowError:  # finite, but rounds past the largest .f32
+            raise ValueError(f"{value!r} does not fit in .f32 (largest finite value 3.4028234663852886e+38)") \
+                from None
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"{value!r} is not an integer, but the operand is .{type.name}")
     return str(int(value))
 
 
@@ -172,7 +175,7 @@ class Instr:
     def text(self) -> str:
         ops = self.operands
         if self.sep is None:
-            body = ", ".join(str(o) for o in ops)
+            body = ", ".join(map(str, ops))  # map: the emitter's hot path, measurably faster than a genexpr
         else:
             parts = [str(ops[0])] if ops else []
             for s, o in zip(self.sep, ops[1:]):

@@ -6,7 +6,8 @@ same tables, so each rule is written once. Facts from the PTX ISA 9.0 instructio
 """
 from __future__ import annotations
 
-from .types import (b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, pred, s16, s32, s64, u16, u32, u64)
+from .types import (b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, pred, s16, s32, s64, tf32, u16, u32,
+                    u64)
 
 INT = (s16, u16, s32, u32, s64, u64)
 BITS = (b16, b32, b64)
@@ -42,7 +43,7 @@ TYPES = {
     "brev": (b32, b64),
     "setp": BITS + INT + FLOAT + (f16, bf16),
     "selp": BITS + INT + FLOAT,
-    "mov": (pred,) + BITS + INT + FLOAT + (f16, bf16),
+    "mov": (pred,) + BITS + INT + FLOAT,  # no mov.f16 in ptxas: halves move as .b16
     "rcp": FLOAT,
     "sqrt": FLOAT,
     "ex2": (f32, f16, f16x2, bf16, bf16x2),
@@ -51,11 +52,15 @@ TYPES = {
     "cos": (f32,),
 }
 
-# bf16 arithmetic (add/sub/mul/fma/min/max on .bf16/.bf16x2 without .rn fused forms) needs sm_90
-NEEDS_SM90_BF16 = ("add", "sub", "mul")
+# .bf16/.bf16x2 forms that ptxas 13.0 accepts only from sm_90 (fma/min/max/abs/neg have them on sm_80)
+NEEDS_SM90_BF16 = ("add", "sub", "mul", "setp", "ex2")
 
 MUL_MODES = ("lo", "hi", "wide")
-CMP_INT = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
+CMP_SIGNED = ("eq", "ne", "lt", "le", "gt", "ge")
+# lo/ls/hi/hs are the unsigned spellings; ptxas rejects them on .sN ("Mismatch between instruction type
+# and comparison qualifier") but takes lt/le/gt/ge on .uN
+CMP_UNSIGNED = CMP_SIGNED + ("lo", "ls", "hi", "hs")
+CMP_INT = CMP_UNSIGNED
 CMP_BITS = ("eq", "ne")
 CMP_FLOAT = ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
 BOOL_OPS = ("and", "or", "xor")
@@ -66,15 +71,20 @@ VOTE_MODES = ("all", "any", "uni", "ballot")
 ATOM_OPS = {
     "and": (b32, b64), "or": (b32, b64), "xor": (b32, b64),
     "cas": (b16, b32, b64), "exch": (b32, b64),
+    # ptxas has no atom.add.s64; the half forms are spelled add.noftz (the builder adds .noftz)
     "add": (u32, s32, u64, f32, f64, f16, f16x2, bf16, bf16x2),
     "inc": (u32,), "dec": (u32,),
     "min": (u32, s32, u64, s64), "max": (u32, s32, u64, s64),
 }
 MEM_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+RED_SEMS = ("relaxed", "release")  # red has no read side: ptxas rejects red.acquire / red.acq_rel
+BIT_ATOM_OPS = ("and", "or", "xor", "cas", "exch")  # atom ops typed .bN only
+FENCE_SEMS = ("sc", "acq_rel", "acquire", "release")
 SCOPES = ("cta", "cluster", "gpu", "sys")
 LD_SPACES = ("global", "shared", "shared::cta", "shared::cluster", "local", "param", "const", "generic")
 ST_SPACES = ("global", "shared", "shared::cta", "shared::cluster", "local", "param", "generic")
 LD_CACHE = ("ca", "cg", "cs", "lu", "cv")
+LD_NC_CACHE = ("ca", "cg", "cs")  # ptxas: "Illegal cache operation for instruction 'ld.nc'" for .lu/.cv
 ST_CACHE = ("wb", "cg", "cs", "wt")
 CVTA_SPACES = ("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param")
 
@@ -84,20 +94,42 @@ def cmp_ops_for(t) -> tuple:
         return CMP_FLOAT
     if t.kind == "b":
         return CMP_BITS
-    return CMP_INT
+    return CMP_SIGNED if t.kind == "s" else CMP_UNSIGNED
+
+
+# Types of the storage (ld/st/mov/selp) view of a register: PTX has no ld.f16 / mov.bf16 / selp.f16x2,
+# these values move as their bit pattern.
+def storage_type(t):
+    if t.kind == "fp8":
+        return b8
+    if t.kind == "packed" or t in (f16, bf16, tf32):
+        return {16: b16, 32: b32}[t.bits]
+    return t
 
 
 def cvt_rounding(dst, src) -> tuple:
-    """(required?, allowed rounding modes) for cvt.dtype.atype (PTX ISA, cvt: "Rounding modifiers")."""
-    df, sf = dst.kind == "f" or dst.kind == "packed", src.kind == "f"
+    """(required?, allowed rounding modes) for scalar cvt.dtype.atype, as ptxas 13.0 applies them.
+
+    Float rounding is required where precision is lost (narrowing float, int -> float), integer
+    rounding where a float becomes an integer (and it may round a float to an integral value of the
+    same type); every other rounding is "Illegal rounding modifier" (cvt.rn.f32.f16, cvt.rn.f32.f32,
+    cvt.rni.f64.f32). Same-size f16 <-> bf16 takes an optional float rounding.
+    """
+    df, sf = dst.kind == "f", src.kind == "f"
+    if dst is tf32:
+        return True, ("rna", "rn", "rz")  # only from .f32; .rn/.rz need sm_90 (builder gates)
     if df and sf:
+        if dst is src:
+            return False, ROUND_I
         if dst.bits < src.bits:
-            return True, ROUND_F  # narrowing float conversion must round
-        if dst.bits == src.bits and dst is not src:
-            return True, ROUND_F  # f16 <-> bf16 style changes
-        return False, ROUND_F + ROUND_I  # widening: optional rounding (integer rounding keeps the type)
-    if sf and not df:
-        return True, ROUND_I  # float -> int needs an integer rounding mode
-    if df and not sf:
-        return True, ROUND_F  # int -> float
+            return True, ROUND_F
+        if dst.bits == src.bits:
+            return False, ROUND_F
+        # widening is exact and takes no rounding, except that ptxas 13.0 accepts (and ignores) a
+        # float rounding on conversions from .bf16 (cvt.rn.f32.bf16), though not from .f16
+        return False, (ROUND_F if src is bf16 else ())
+    if sf:
+        return True, ROUND_I
+    if df:
+        return True, ROUND_F
     return False, ()

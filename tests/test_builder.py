@@ -1,0 +1,521 @@
+"""The builder, one instruction method at a time: the PTX each call writes, and the errors it raises.
+
+Pure unit tests (no toolchain). Every error test checks the exception class, its stable `.code`, the
+message verbatim and that `.loc` is this file at the line of the offending call.
+"""
+import inspect
+
+import pytest
+
+import ptxgen as pg
+from ptxgen import (BuildError, LegalityError, b16, b32, b64, b128, bf16, bf16x2, e4m3x2, f16, f16x2, f32, f64,
+                    pred, s16, s32, s64, tf32, u8, u16, u32, u64)
+from ptxgen.builder import mem
+
+
+def here() -> int:
+    return inspect.currentframe().f_back.f_lineno
+
+
+def kernel(target="sm_90a", version=None):
+    m = pg.Module(target, version=version)
+    return m, m.entry("k")
+
+
+def texts(k, start=0):
+    return [st.text() for st in k.fn.body[start:] if type(st).__name__ == "Instr"]
+
+
+def last(k):
+    return texts(k)[-1]
+
+
+def raises(cls, code, message, line, fn):
+    """fn() must raise exactly `cls` with this code and message, located at `line` of this file."""
+    with pytest.raises(BuildError) as ei:
+        fn()
+    e = ei.value
+    assert type(e) is cls, (type(e), e)
+    assert (e.code, e.message) == (code, message)
+    assert e.loc is not None and (e.loc.file, e.loc.line) == (__file__, line)
+    assert str(e).startswith(f"{__file__}:{line}: error[{code}]: {message}")
+    return e
+
+
+# ----------------------------------------------------------------------------------------------- registers
+def test_registers_of_each_class():
+    m, k = kernel()
+    regs = [k.reg(t) for t in (pred, b16, u16, s16, f16, bf16, b32, u32, s32, f32, f16x2, tf32, b64, u64, s64,
+                               f64)]
+    assert [r.name for r in regs] == ["%p0", "%rs0", "%rs1", "%rs2", "%h0", "%h1", "%r0", "%r1", "%r2", "%f0",
+                                      "%hh0", "%r3", "%rd0", "%rd1", "%rd2", "%fd0"]
+    assert [r.type for r in regs][:3] == [pred, b16, u16]
+    frag = k.regs(f32, 3)
+    assert isinstance(frag, pg.RegArray) and frag.type is f32 and [r.name for r in frag] == ["%f1", "%f2", "%f3"]
+
+
+# ----------------------------------------------------------------------------------------------- arithmetic
+def test_integer_and_float_arithmetic_text():
+    m, k = kernel()
+    u, s, f, d = k.reg(u32), k.reg(s32), k.reg(f32), k.reg(f64)
+    h, h2, b = k.reg(f16), k.reg(f16x2), k.reg(bf16)
+    n = len(k.fn.body)
+    k.add(u, 1)
+    k.sub(s, s, sat=True)
+    k.add(f, f, rnd="rz", ftz=True, sat=True)
+    k.add(h, h, rnd="rn")
+    k.add(b, b)                              # bf16 add is sm_90
+    k.mul(u, u, mode="hi")
+    k.mul(s, 8, mode="wide")
+    k.mul(h2, h2, ftz=True)
+    k.mad(u, u, u, mode="lo")
+    k.mad(s, s, s, mode="hi", sat=True)
+    k.mad(f, f, f, rnd="rm")
+    k.fma(d, d, d, rnd="rp")
+    k.fma(b, b, b, rnd="rz")                 # every rounding exists for fma.bf16
+    k.div(s, 3)
+    k.div(f, f, approx=True, ftz=True)
+    k.div(f, f, full=True)
+    k.div(d, d, rnd="rn")
+    k.rem(u, 10)
+    k.min(h2, h2)
+    k.max(f, 0.0, ftz=True)
+    k.abs(s)
+    k.neg(d)
+    k.rcp(f, approx=True)
+    k.rcp(d, approx=True, ftz=True)
+    k.sqrt(f, rnd="rn")
+    k.ex2(f, ftz=True)
+    k.ex2(b, ftz=True)
+    assert texts(k, n) == [
+        "add.u32 %r2, %r0, 1;",
+        "sub.sat.s32 %r3, %r1, %r1;",
+        "add.rz.ftz.sat.f32 %f1, %f0, %f0;",
+        "add.rn.f16 %h2, %h0, %h0;",
+        "add.bf16 %h3, %h1, %h1;",
+        "mul.hi.u32 %r4, %r0, %r0;",
+        "mul.wide.s32 %rd0, %r1, 8;",
+        "mul.ftz.f16x2 %hh1, %hh0, %hh0;",
+        "mad.lo.u32 %r5, %r0, %r0, %r0;",
+        "mad.hi.sat.s32 %r6, %r1, %r1, %r1;",
+        "mad.rm.f32 %f2, %f0, %f0, %f0;",
+        "fma.rp.f64 %fd1, %fd0, %fd0, %fd0;",
+        "fma.rz.bf16 %h4, %h1, %h1, %h1;",
+        "div.s32 %r7, %r1, 3;",
+        "div.approx.ftz.f32 %f3, %f0, %f0;",
+        "div.full.f32 %f4, %f0, %f0;",
+        "div.rn.f64 %fd2, %fd0, %fd0;",
+        "rem.u32 %r8, %r0, 10;",
+        "min.f16x2 %hh2, %hh0, %hh0;",
+        "max.ftz.f32 %f5, %f0, 0f00000000;",
+        "abs.s32 %r9, %r1;",
+        "neg.f64 %fd3, %fd0;",
+        "rcp.approx.f32 %f6, %f0;",
+        "rcp.approx.ftz.f64 %fd4, %fd0;",
+        "sqrt.rn.f32 %f7, %f0;",
+        "ex2.approx.ftz.f32 %f8, %f0;",
+        "ex2.approx.ftz.bf16 %h5, %h1;",
+    ]
+
+
+def test_logic_and_bit_instructions_text():
+    m, k = kernel()
+    u, d, p, q = k.reg(u32), k.reg(u64), k.reg(pred), k.reg(pred)
+    n = len(k.fn.body)
+    x = k.and_(u, 0xFF)                      # integer registers are used through their .bN view
+    k.or_(d, d)
+    k.xor(p, q)
+    k.and_(p, 1)
+    k.not_(u)
+    k.shl(u, 3)
+    k.shr(k.reg(s32), u)
+    k.bfe(u, 8, 4)
+    k.bfi(u, u, 0, 8)
+    k.prmt(u, u, 0x3210, mode="f4e")
+    k.popc(d)
+    k.clz(u)
+    k.brev(d)
+    assert x.type is u32                     # ... and keep their own type for the result
+    assert texts(k, n) == [
+        "and.b32 %r1, %r0, 255;",
+        "or.b64 %rd1, %rd0, %rd0;",
+        "xor.pred %p2, %p0, %p1;",
+        "and.pred %p3, %p0, 1;",
+        "not.b32 %r2, %r0;",
+        "shl.b32 %r3, %r0, 3;",
+        "shr.s32 %r5, %r4, %r0;",
+        "bfe.u32 %r6, %r0, 8, 4;",
+        "bfi.b32 %r7, %r0, %r0, 0, 8;",
+        "prmt.b32.f4e %r8, %r0, %r0, 12816;",
+        "popc.b64 %r9, %rd0;",
+        "clz.b32 %r10, %r0;",
+        "brev.b64 %rd2, %rd0;",
+    ]
+
+
+def test_comparison_and_selection_text():
+    m, k = kernel()
+    u, s, f, h, p = k.reg(u32), k.reg(s32), k.reg(f32), k.reg(f16), k.reg(pred)
+    n = len(k.fn.body)
+    k.setp("hs", u, 4)
+    k.setp("lt", s, s, bool_op="and", c=~p, dst_neg=k.reg(pred))
+    k.setp("nan", f, f, ftz=True)
+    k.setp("ltu", h, h, ftz=True)
+    k.selp(f, 1.0, p)
+    k.selp(h, h, ~p)                         # there is no selp.f16: halves are selected as .b16
+    k.set("gt", s, 0, dtype=f32)
+    assert texts(k, n) == [
+        "setp.hs.u32 %p1, %r0, 4;",
+        "setp.lt.and.s32 %p3|%p2, %r1, %r1, !%p0;",
+        "setp.nan.ftz.f32 %p4, %f0, %f0;",
+        "setp.ltu.ftz.f16 %p5, %h0, %h0;",
+        "selp.f32 %f1, %f0, 0f3F800000, %p0;",
+        "selp.b16 %h1, %h0, %h0, !%p0;",
+        "set.gt.f32.s32 %f2, %r1, 0;",
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- data movement
+def test_mov_pack_unpack_cvta_text():
+    m, k = kernel()
+    sm = k.shared("buf", 64)
+    n = len(k.fn.body)
+    k.mov(-1, type=s32)
+    k.mov(1, type=pred)
+    k.mov(sm)                                # the address of a shared variable
+    k.mov(sm, type=u32)
+    w = k.pack([k.reg(f32), k.reg(f32)])
+    parts = k.unpack(w)
+    k.unpack(k.reg(b32), type=f16)
+    g = k.cvta(k.reg(u64), "global", to=True)
+    k.cvta(sm, "shared")
+    assert w.type is b64 and [r.type for r in parts] == [b32, b32]
+    assert g.type is u64
+    assert texts(k, n) == [
+        "mov.s32 %r0, -1;",
+        "mov.pred %p0, 1;",
+        "mov.u64 %rd0, buf;",
+        "mov.u32 %r1, buf;",
+        "mov.b64 %rd1, {%f0, %f1};",
+        "mov.b64 {%r2, %r3}, %rd1;",
+        "mov.b32 {%h0, %h1}, %r4;",
+        "cvta.to.global.u64 %rd3, %rd2;",
+        "cvta.shared.u64 %rd4, buf;",
+    ]
+
+
+def test_ld_st_forms_text():
+    m, k = kernel()
+    g = k.reg(u64)
+    sa = k.mov(k.shared("buf", 256), type=u32)
+    n = len(k.fn.body)
+    k.ld(g, u8)
+    k.ld(mem(g, 8), f32, vec=4)
+    k.ld(g, f16, vec=2, cache="cs")
+    k.ld(g, u32, nc=True, cache="ca")
+    k.ld(g, u32, sem="acquire", scope="gpu")
+    k.ld(mem(sa, -4), u16, space="shared")
+    k.st(g, 7, type=u8)
+    k.st(mem(g, 16), [k.reg(f64), 0.5], cache="wt")
+    k.st(g, k.reg(bf16x2), sem="release", scope="cluster")
+    k.st(sa, k.reg(u32), space="shared::cta", sem="volatile")
+    assert texts(k, n) == [
+        "ld.global.u8 %r1, [%rd0];",
+        "ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd0+8];",
+        "ld.global.cs.v2.b16 {%h0, %h1}, [%rd0];",
+        "ld.global.nc.ca.u32 %r2, [%rd0];",
+        "ld.acquire.gpu.global.u32 %r3, [%rd0];",
+        "ld.shared.u16 %rs0, [%r0+-4];",
+        "st.global.u8 [%rd0], 7;",
+        "st.global.wt.v2.f64 [%rd0+16], {%fd0, 0d3FE0000000000000};",
+        "st.release.cluster.global.b32 [%rd0], %hh0;",
+        "st.volatile.shared::cta.u32 [%r0], %r4;",
+    ]
+
+
+def test_cvt_forms_text():
+    m, k = kernel()
+    f, d, h, s, u = k.reg(f32), k.reg(f64), k.reg(f16), k.reg(s32), k.reg(u32)
+    n = len(k.fn.body)
+    k.cvt(f, s32, rnd="rni")                 # float -> int: an integer rounding
+    k.cvt(s, f32, rnd="rn")                  # int -> float: a float rounding
+    k.cvt(f, f16, rnd="rn", relu=True)       # narrowing float: a float rounding
+    k.cvt(h, f32)                            # widening float: exact, no rounding
+    k.cvt(f, f32, rnd="rzi", ftz=True)       # same type: round to an integral value
+    k.cvt(d, u8, rnd="rzi", sat=True)        # 8-bit results live in 32-bit registers
+    k.cvt(u, u16, sat=True)
+    k.cvt(f, f16x2, b=f, rnd="rz")           # a goes to the upper half
+    k.cvt(f, e4m3x2, b=f, rnd="rn", satfinite=True)
+    k.cvt(k.reg(e4m3x2), f16x2, rnd="rn", relu=True)
+    k.cvt(f, tf32, rnd="rna")
+    assert texts(k, n) == [
+        "cvt.rni.s32.f32 %r2, %f0;",
+        "cvt.rn.f32.s32 %f1, %r0;",
+        "cvt.rn.relu.f16.f32 %h1, %f0;",
+        "cvt.f32.f16 %f2, %h0;",
+        "cvt.rzi.ftz.f32.f32 %f3, %f0;",
+        "cvt.rzi.sat.u8.f64 %r3, %fd0;",
+        "cvt.sat.u16.u32 %rs0, %r1;",
+        "cvt.rz.f16x2.f32 %hh0, %f0, %f0;",
+        "cvt.rn.satfinite.e4m3x2.f32 %rs1, %f0, %f0;",
+        "cvt.rn.relu.f16x2.e4m3x2 %hh1, %rs2;",
+        "cvt.rna.tf32.f32 %r4, %f0;",
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- warp, atomics, sync
+def test_warp_atomic_barrier_text():
+    m, k = kernel()
+    u, f, d, p, g = k.reg(u32), k.reg(f32), k.reg(u64), k.reg(pred), k.reg(u64)
+    n = len(k.fn.body)
+    v, q = k.shfl_sync(f, 1, 31, "bfly", pred_out=True)
+    k.vote_sync("ballot", ~p)
+    k.vote_sync("any", p, membermask=0xF)
+    mask, same = k.match_sync("all", d)
+    k.atom("add", g, 1, type=u32)
+    k.atom("cas", g, u, 0)                   # compare-and-swap is typed .b32
+    k.atom("add", g, k.reg(f16x2), sem="relaxed", scope="gpu")
+    k.atom("max", mem(k.reg(u32), 4), u, space="shared")
+    k.red("add", g, f, sem="release", scope="sys")
+    k.red("or", g, d)
+    k.bar_sync(0)
+    k.bar_sync(1, 64)
+    k.barrier_sync(2, u)
+    k.bar_arrive(3, 32)
+    k.barrier_arrive(3, 32, aligned=False)
+    k.membar("sys")
+    k.fence("acq_rel", "cluster")
+    k.fence("sc", "cta")
+    assert (v.type, q.type, mask.type, same.type) == (f32, pred, b32, pred)
+    assert texts(k, n) == [
+        "shfl.sync.bfly.b32 %f1|%p1, %f0, 1, 31, 4294967295;",
+        "vote.sync.ballot.b32 %r1, !%p0, 4294967295;",
+        "vote.sync.any.pred %p2, %p0, 15;",
+        "match.all.sync.b64 %r2|%p3, %rd0, 4294967295;",
+        "atom.global.add.u32 %r3, [%rd1], 1;",
+        "atom.global.cas.b32 %r4, [%rd1], %r0, 0;",
+        "atom.relaxed.gpu.global.add.noftz.f16x2 %hh1, [%rd1], %hh0;",
+        "atom.shared.max.u32 %r6, [%r5+4], %r0;",
+        "red.release.sys.global.add.f32 [%rd1], %f0;",
+        "red.global.or.b64 [%rd1], %rd0;",
+        "bar.sync 0;",
+        "bar.sync 1, 64;",
+        "barrier.sync.aligned 2, %r0;",
+        "bar.arrive 3, 32;",
+        "barrier.arrive 3, 32;",
+        "membar.sys;",
+        "fence.acq_rel.cluster;",
+        "fence.sc.cta;",
+    ]
+
+
+def test_special_registers_and_control_text():
+    m, k = kernel()
+    n = len(k.fn.body)
+    k.tid.x
+    k.nctaid.z
+    k.sreg("%clock64")
+    k.sreg("%cluster_ctarank")
+    p = k.sreg("%is_explicit_cluster")
+    lb = k.new_label("top")
+    k.place(lb)
+    k.bra(lb, guard=p, uni=True)
+    k.exit(guard=~p)
+    k.trap()
+    k.ret(uni=True)
+    assert p.type is pred
+    assert texts(k, n) == [
+        "mov.u32 %r0, %tid.x;",
+        "mov.u32 %r1, %nctaid.z;",
+        "mov.u64 %rd0, %clock64;",
+        "mov.u32 %r2, %cluster_ctarank;",
+        "mov.pred %p0, %is_explicit_cluster;",
+        "@%p0 bra.uni $L_top_0;",
+        "@!%p0 exit;",
+        "trap;",
+        "ret.uni;",
+    ]
+
+
+def test_every_special_register_reads_on_sm_90a():
+    from ptxgen import SPECIAL_REGS
+    m, k = kernel(version="8.1")
+    for name, (ty, _) in SPECIAL_REGS.items():
+        r = k.sreg(name)
+        assert r.type is ty and last(k) == f"mov{ty.ptx} {r.name}, {name};"
+
+
+# ----------------------------------------------------------------------------------------------- errors
+def test_f32_register_in_an_add_u32():
+    m, k = kernel()
+    u, f = k.reg(u32), k.reg(f32)
+    e = raises(BuildError, "PTX-E-TYPE", "b %f0 is a .f32 register; .u32 expected", here() + 1,
+               lambda: k.add(u, f))
+    assert e.notes == ("convert it first, e.g. cvt or mov.b32",)
+
+
+def test_u64_register_in_a_u32_slot():
+    m, k = kernel()
+    u, d = k.reg(u32), k.reg(u64)
+    raises(BuildError, "PTX-E-TYPE", "b %rd0 is a .u64 register; .u32 expected", here() + 1,
+           lambda: k.add(u, d))
+    raises(BuildError, "PTX-E-TYPE", "destination %rd0 is .u64; this instruction writes .u32", here() + 1,
+           lambda: k.add(u, u, dst=d))
+
+
+def test_register_from_another_kernel():
+    m = pg.Module("sm_80")
+    k1, k2 = m.entry("k1"), m.entry("k2")
+    r = k1.reg(u32)
+    raises(BuildError, "PTX-E-REG",
+           "register %r0 belongs to .entry k1, not to .entry k2; registers cannot cross functions", here() + 1,
+           lambda: k2.add(r, 1))
+
+
+def test_mma_sync_with_wrong_register_type_and_count():
+    m, k = kernel()
+    a, b, c = k.regs(f32, 4), k.regs(b32, 2), k.regs(f32, 4)
+    raises(LegalityError, "PTX-E-TYPE",
+           "mma.sync with .f16 inputs: operand 2 (a) holds .f32 registers; .f16x2 expected", here() + 1,
+           lambda: k.mma_sync("m16n8k16", c, a, b, c, atype="f16", ctype="f32"))
+    a3 = k.regs(b32, 3)
+    raises(LegalityError, "PTX-E-OPERANDS", "mma.sync with .f16 inputs: operand 2 (a) takes 4 registers, 3 given",
+           here(), lambda: k.mma_sync("m16n8k16", c, a3, b, c, atype="f16", ctype="f32"))
+
+
+@pytest.mark.parametrize("case", [
+    ("mul without a mode", "PTX-E-FORM", "integer mul.s32 needs mode='lo', 'hi' or 'wide'",
+     lambda k: k.mul(k.reg(s32), 2)),
+    ("float mad without rounding", "PTX-E-FORM", "mad.f32 needs a rounding mode (rn, rz, rm or rp)",
+     lambda k: k.mad(k.reg(f32), 2.0, 1.0)),
+    ("cvt.rzi.f32.s32", "PTX-E-FORM", "cvt.f32.s32: rounding 'rzi' not allowed",
+     lambda k: k.cvt(k.reg(s32), f32, rnd="rzi")),
+    ("cvt.f32.f16 with a rounding", "PTX-E-FORM", "cvt.f32.f16: rounding 'rn' not allowed",
+     lambda k: k.cvt(k.reg(f16), f32, rnd="rn")),
+    ("cvt.f16.f32 without a rounding", "PTX-E-FORM", "cvt.f16.f32 needs a rounding mode",
+     lambda k: k.cvt(k.reg(f32), f16)),
+    ("shfl mode foo", "PTX-E-FORM", "shfl.sync mode must be one of up, down, bfly, idx, not 'foo'",
+     lambda k: k.shfl_sync(k.reg(u32), 1, 31, "foo")),
+    ("setp.lo on f32", "PTX-E-FORM", "setp.lo is not a comparison for .f32",
+     lambda k: k.setp("lo", k.reg(f32), 1.0)),
+    ("setp.lo on s32", "PTX-E-FORM", "setp.lo is not a comparison for .s32",
+     lambda k: k.setp("lo", k.reg(s32), 1)),
+    (".sat on add.u32", "PTX-E-FORM", "add.u32 has no .sat; it applies to .f32, .f16, .f16x2 (and .s32 for add/sub)",
+     lambda k: k.add(k.reg(u32), 1, sat=True)),
+    ("sqrt.approx.f64", "PTX-E-FORM", "sqrt.approx is .f32 only; use a rounding mode for .f64",
+     lambda k: k.sqrt(k.reg(f64), approx=True)),
+    ("e4m3x2 without satfinite", "PTX-E-FORM", "cvt.rn.e4m3x2.f32 requires .satfinite",
+     lambda k: k.cvt(k.reg(f32), e4m3x2, b=k.reg(f32), rnd="rn")),
+    ("red.acquire", "PTX-E-FORM", "red: semantic must be one of relaxed, release, not 'acquire'",
+     lambda k: k.red("add", k.reg(u64), 1, type=u32, sem="acquire", scope="gpu")),
+    ("ld.relaxed.nc", "PTX-E-FORM", "ld.relaxed cannot be combined with .nc",
+     lambda k: k.ld(k.reg(u64), u32, sem="relaxed", scope="gpu", nc=True)),
+    ("ld.v8.f16", "PTX-E-FORM", "ld.v8.b16 does not exist: .v8 is for 32-bit elements (256-bit access)",
+     lambda k: k.ld(k.reg(u64), f16, vec=8)),
+    ("two return values", "PTX-E-FORM", "a .func returns at most one .param value, not 2",
+     lambda k: k.module.func("f", rets=[("a", u32), ("b", u32)])),
+])
+def test_illegal_forms_raise_legality_errors(case):
+    what, code, message, call = case
+    m, k = kernel("sm_90a")
+    # the offending builder call is the one in the case's lambda
+    raises(LegalityError, code, message, call.__code__.co_firstlineno, lambda: call(k))
+
+
+@pytest.mark.parametrize("case", [
+    ("bf16 add on sm_80", "sm_80", None, "PTX-E-TARGET", "add.bf16 needs sm_90 or later (target is sm_80)",
+     lambda k: k.add(k.reg(bf16), k.reg(bf16))),
+    ("cluster register on sm_80", "sm_80", None, "PTX-E-TARGET", "%cluster_ctarank needs sm_90 (target is sm_80)",
+     lambda k: k.sreg("%cluster_ctarank")),
+    ("256-bit load on sm_90a", "sm_90a", None, "PTX-E-TARGET",
+     "ld.v4.f64 (256-bit access) needs target sm_100 (module target is sm_90a)",
+     lambda k: k.ld(k.reg(u64), f64, vec=4)),
+    ("b128 at PTX 8.0", "sm_90a", None, "PTX-E-VERSION", ".b128 registers needs PTX ISA 8.3 (module .version is 8.0)",
+     lambda k: k.reg(b128)),
+    ("aggr_smem_size at PTX 8.0", "sm_90a", None, "PTX-E-VERSION",
+     "%aggr_smem_size needs PTX ISA 8.1 (module .version is 8.0)", lambda k: k.sreg("%aggr_smem_size")),
+    ("cvt.rn.tf32 on sm_80", "sm_80", None, "PTX-E-TARGET",
+     "cvt.rn.tf32.f32 needs target sm_90 (module target is sm_80)",
+     lambda k: k.cvt(k.reg(f32), tf32, rnd="rn")),
+    ("shared::cluster on sm_80", "sm_80", None, "PTX-E-TARGET",
+     ".shared::cluster needs target sm_90 (module target is sm_80)",
+     lambda k: k.ld(k.reg(u32), u32, space="shared::cluster")),
+])
+def test_target_and_version_gates(case):
+    what, target, version, code, message, call = case
+    m, k = kernel(target, version)
+    raises(LegalityError, code, message, call.__code__.co_firstlineno, lambda: call(k))
+
+
+def test_builder_errors_for_bad_values():
+    m, k = kernel()
+    raises(BuildError, "PTX-E-TYPE", "immediate 4294967296 does not fit in .u32", here() + 1,
+           lambda: k.add(k.reg(u32), 1 << 32))
+    raises(BuildError, "PTX-E-TYPE", "a .pred immediate is 0 or 1, not 2", here() + 1,
+           lambda: k.mov(2, type=pred))
+    raises(BuildError, "PTX-E-TYPE",
+           "source: 1e+39 does not fit in .f32 (largest finite value 3.4028234663852886e+38)", here() + 1,
+           lambda: k.mov(1e39, type=f32))
+    raises(BuildError, "PTX-E-TYPE", "PTX has no .f16 immediates; mov the bit pattern into a register first",
+           here(), lambda: k.add(k.reg(f16), 1.0))
+    raises(BuildError, "PTX-E-TYPE",
+           "there are no .u8 registers; use a wider type (e.g. u16/u32) for 8-bit and fp8 data", here() + 1,
+           lambda: k.reg(u8))
+    m2, k2 = kernel()
+    raises(BuildError, "PTX-E-TYPE",
+           "address register %r0 is 32-bit; a .global address in a module with .address_size 64 is a "
+           "64-bit register", here(), lambda: k2.ld(k2.reg(u32), u32))
+    raises(BuildError, "PTX-E-TYPE", "cvta works on .u64 addresses in a module with .address_size 64",
+           here(), lambda: k.cvta(k.reg(u32), "shared", type=u32))
+    raises(BuildError, "PTX-E-SPACE", "st.param needs a .param variable's address, not a register",
+           here(), lambda: k.st(k.reg(u64), k.reg(f32), space="param"))
+    raises(BuildError, "PTX-E-BUILD", "kernel name 'k' is already used in this module", here() + 1,
+           lambda: m.entry("k"))
+    raises(BuildError, "PTX-E-BUILD", "kernel name 'bad name' is not a PTX identifier ([A-Za-z_][A-Za-z0-9_$]*)",
+           here(), lambda: m.entry("bad name"))
+
+
+def test_a_refused_kernel_leaves_its_name_free():
+    m = pg.Module("sm_90a")
+    raises(BuildError, "PTX-E-BUILD", ".maxntid and .reqntid cannot both be given", here() + 1,
+           lambda: m.entry("k", maxntid=256, reqntid=256))
+    raises(BuildError, "PTX-E-BUILD", ".reqnctapercluster and .maxclusterrank cannot both be given", here() + 1,
+           lambda: m.entry("k", reqnctapercluster=2, maxclusterrank=8))
+    k = m.entry("k", maxntid=256)
+    assert [f.name for f in m.ir.functions] == ["k"] and k.fn.directives == [".maxntid 256"]
+
+
+def test_module_target_and_version_errors():
+    raises(BuildError, "PTX-E-TARGET",
+           "bad target 'sm90': expected sm_XY with an optional 'a' or 'f' suffix, e.g. 'sm_90a'", here() + 1,
+           lambda: pg.Module("sm90"))
+    raises(BuildError, "PTX-E-VERSION", "PTX ISA 7.0 does not know target sm_90a; it needs .version 8.0 or later",
+           here(), lambda: pg.Module("sm_90a", version="7.0"))
+
+
+def test_module_variables_and_their_initialisers():
+    m = pg.Module("sm_80")
+    a = m.global_var("a", u32, init=3)
+    b = m.global_var("b", f64, 2, init=[0.5, float("inf")], space="const", align=16)
+    assert a.decl() == ".visible .global .u32 a = 3;"
+    assert b.decl() == ".const .align 16 .f64 b[2] = {0d3FE0000000000000, 0d7FF0000000000000};"
+    raises(BuildError, "PTX-E-TYPE", "initialiser 1.5 of c: 1.5 is not an integer, but the operand is .u32",
+           here(), lambda: m.global_var("c", u32, 2, init=[1, 1.5]))
+    raises(BuildError, "PTX-E-BUILD", "3 initialisers for an array of 2", here() + 1,
+           lambda: m.global_var("c", u32, 2, init=[1, 2, 3]))
+    raises(BuildError, "PTX-E-BUILD", "module variables live in .global or .const, not .shared", here() + 1,
+           lambda: m.global_var("c", u32, space="shared"))
+    assert m.global_var("c", u32, 2, init=[1, 2]).decl() == ".visible .global .u32 c[2] = {1, 2};"
+
+
+def test_variable_types_ptxas_can_declare():
+    m, k = kernel()
+    raises(BuildError, "PTX-E-TYPE", "there are no .bf16 variables; declare it with the bit-size type .b16 instead",
+           here(), lambda: m.global_var("v", bf16, 4))
+    raises(BuildError, "PTX-E-TYPE", "there are no .bf16x2 variables; declare it with the bit-size type .b32 "
+           "instead", here(), lambda: k.shared("v", 64, type=bf16x2))
+    raises(BuildError, "PTX-E-TYPE",
+           "ptxas allows no initial value for .f16 variables; declare it .b16 and give the bit pattern "
+           "(0x3C00 is 1.0 in .f16)", here(), lambda: m.global_var("v", f16, init=[1.0]))
+    assert m.global_var("h", b16, init=[0x3C00]).decl() == ".visible .global .b16 h = 15360;"
+    assert k.shared("hs", 64, type=f16).decl() == ".shared .align 16 .f16 hs[32];"
