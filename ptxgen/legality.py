@@ -27,10 +27,10 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .diag import Diagnostic
+from .grammar_files import read_grammar
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
 from .types import (Type, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s32, tf32, u32,
@@ -94,7 +94,7 @@ def _field_code(label: Optional[str]) -> str:
 
 def grammar_text() -> str:
     """The text of grammar/legality.lark (installed as the package ptxgen.grammar)."""
-    return resources.files("ptxgen.grammar").joinpath("legality.lark").read_text(encoding="utf-8")
+    return read_grammar("legality.lark")
 
 
 def _tokens(opcode: str) -> Tuple[str, ...]:
