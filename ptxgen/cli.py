@@ -57,6 +57,51 @@ def _cmd_assemble(args) -> int:
     return rc
 
 
+def _cmd_lint(args) -> int:
+    """`ptxgen lint FILE...`: exit 0 without errors, 1 with errors, 2 for unreadable files or a bad target."""
+    import json
+    from .lint import lint_ptx, read_ptx
+    from .target import Target
+    target = None
+    if args.target is not None:
+        try:
+            target = Target.parse(args.target)
+        except ValueError as e:
+            print(f"ptxgen lint: {e}", file=sys.stderr)
+            return 2
+    unreadable = False
+    found = []
+    for path in args.files:
+        try:
+            if path == "-":
+                raw = getattr(sys.stdin, "buffer", None)
+                text = raw.read().decode("utf-8", errors="replace") if raw is not None else sys.stdin.read()
+            else:
+                text = read_ptx(path)
+        except OSError as e:
+            print(f"ptxgen lint: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+            unreadable = True
+            continue
+        found.extend(lint_ptx(text, "<stdin>" if path == "-" else path, target))
+    if args.werror:
+        for d in found:
+            if d.severity == "warning":
+                d.severity = "error"
+    errors = sum(1 for d in found if d.severity == "error")
+    warnings = sum(1 for d in found if d.severity == "warning")
+    if args.format == "json":
+        print(json.dumps([d.as_dict() for d in found], indent=1))
+    else:
+        for d in found:
+            print(str(d))
+        if found:
+            print(f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
+                  file=sys.stderr)
+    if unreadable:
+        return 2
+    return 1 if errors else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ptxgen", description="Build, lint, assemble and run PTX from Python.")
     ap.add_argument("--version", action="version", version=f"ptxgen {__version__}")
@@ -71,6 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write the cubin here (with one input file)")
     p.add_argument("--no-cache", action="store_true", help="do not use the cubin cache")
     p.set_defaults(fn=_cmd_assemble)
+
+    p = sub.add_parser("lint", help="report what ptxas would reject in PTX files (no CUDA toolkit needed)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="PTX files, .gz too ('-' for standard input)")
+    p.add_argument("--target", default=None,
+                   help="lint for this target (e.g. sm_90a) instead of each module's own .target")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.add_argument("--werror", action="store_true", help="treat warnings as errors")
+    p.set_defaults(fn=_cmd_lint)
     return ap
 
 

@@ -1,0 +1,1588 @@
+"""Report what ptxas would reject in a PTX module, at the right line, without running any NVIDIA tool.
+
+`lint_ptx(text)` parses with ptxgen.parse and checks the IR; `lint_module(module)` checks builder
+output with the same code. Instruction legality comes from two shared sources and is never restated
+here: ptxgen.legality (tensor-core and async families: shapes, types, operand fragments, target and
+PTX ISA gating) and ptxgen.isa_core (operand types, comparison, rounding and atomic tables of the core
+instructions). This module adds what those tables do not say: which instruction names and modifier
+words exist, where each operand's register type comes from, declarations, labels and calls.
+
+Diagnostic codes (stable; each with a rejected and an accepted example):
+"""
+from __future__ import annotations
+
+import difflib
+import gc
+import re
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from . import isa_core as C
+from .diag import Diagnostic, SourceLoc
+from .errors import InternalError
+from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
+from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse)
+from .target import PtxVersion, Target, version_str
+from .types import Type, b32, compatible, f32, f64, get_type, pred, u32, u64
+
+__all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
+
+# code -> (what it means, a line ptxas rejects, the line it accepts)
+CODES: Dict[str, Tuple[str, str, str]] = {
+    "PTX-E-SYNTAX": ("not PTX syntax (reported at the offending token)",
+                     "add.s32 %r1, %r2 %r3;", "add.s32 %r1, %r2, %r3;"),
+    "PTX-E-OPCODE": ("no instruction has this name",
+                     "addx.s32 %r1, %r2, %r3;", "add.s32 %r1, %r2, %r3;"),
+    "PTX-E-MODIFIER": ("a modifier the instruction does not have, or a required one missing",
+                       "st.global.ca.u32 [%rd1], %r1;", "st.global.cg.u32 [%rd1], %r1;"),
+    "PTX-E-TYPE": ("instruction type not legal for the instruction, or an operand of the wrong type/width",
+                   "add.s32 %r1, %rd1, %r2;   // %rd1 is .b64", "add.s32 %r1, %r3, %r2;"),
+    "PTX-E-OPERANDS": ("wrong number or kind of operands",
+                       "add.s32 %r1, %r2;", "add.s32 %r1, %r2, %r3;"),
+    "PTX-E-SHAPE": ("a tensor-core shape or matrix count that does not exist (ptxgen.legality)",
+                    "ldmatrix.sync.aligned.m8n8.x3.shared.b16 ...", "ldmatrix.sync.aligned.m8n8.x4.shared.b16 ..."),
+    "PTX-E-LAYOUT": ("a layout the form does not take (ptxgen.legality)",
+                     "mma.sync.aligned.m16n8k16.row.row.f32.f16.f16.f32 ...",
+                     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 ..."),
+    "PTX-E-UNKNOWN": ("a tensor-core/async opcode spelling that no form has (ptxgen.legality)",
+                      "ldmatrix.x4 {...}, [%r1];", "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {...}, [%r1];"),
+    "PTX-E-TARGET": ("needs a later (or an arch-specific) target than the module's .target",
+                     ".target sm_80 ... wgmma.fence.sync.aligned;", ".target sm_90a ... wgmma.fence.sync.aligned;"),
+    "PTX-E-VERSION": ("needs a later PTX ISA .version",
+                      ".version 7.8 ... elect.sync %r1|%p1, -1;", ".version 8.0 ... elect.sync %r1|%p1, -1;"),
+    "PTX-E-UNDECLARED": ("a register that is not declared in this scope (or declared after its use)",
+                         ".reg .b32 %r<3>;  mov.u32 %r3, 0;", ".reg .b32 %r<4>;  mov.u32 %r3, 0;"),
+    "PTX-E-UNDEFINED": ("a variable, parameter or function name that is not declared before its use",
+                        "ld.global.u32 %r1, [counter];  // no .global counter", ".global .u32 counter; ..."),
+    "PTX-E-REDECLARED": ("a name declared twice in one scope",
+                         ".reg .b32 %r<3>; .reg .b32 %r1;", ".reg .b32 %r<3>; .reg .b32 %q1;"),
+    "PTX-E-DECL": ("a declaration where PTX does not allow it (module-scope .reg/.local/.param, a kernel "
+                   "with return values, the old .tex space)", ".reg .b32 r;  // at module scope",
+                   ".global .b32 r;"),
+    "PTX-E-LABEL": ("a branch (or jump table) to a label that this function does not define where it is visible",
+                    "bra $L_done;   // no $L_done:", "bra $L_done; ... $L_done:"),
+    "PTX-E-DUP-LABEL": ("a label defined twice in one scope", "L1: L1: ret;", "L1: L2: ret;"),
+    "PTX-W-UNUSED-LABEL": ("(warning) a label nothing refers to", "L_unused: ret;", "ret;"),
+    "PTX-E-CALL": ("a call to something that is not a declared function, or with arguments that do not match",
+                   "call.uni (r), f, (a, b);   // f takes one .param", "call.uni (r), f, (a);"),
+    "PTX-E-DIRECTIVE": ("a missing or bad module directive (.version/.target/.address_size), or a bad "
+                        "performance directive",
+                        ".version 6.0\n.target sm_80", ".version 7.0\n.target sm_80"),
+    "PTX-W-DIRECTIVE": ("(warning) a performance directive ptxas takes but no launch can meet",
+                        ".maxntid 2048, 1, 1", ".maxntid 1024, 1, 1"),
+    "PTX-E-INTERNAL": ("a bug in ptxgen's own checks (please report it); the file may well be fine", "-", "-"),
+}
+
+
+def _codes_table() -> str:
+    rows = ["| code | meaning | rejected | accepted |", "| --- | --- | --- | --- |"]
+    for code, (what, bad, good) in CODES.items():
+        rows.append(f"| {code} | {what} | `{bad}` | `{good}` |".replace("\n", " \\n "))
+    return "\n".join(rows)
+
+
+__doc__ = (__doc__ or "") + "\n" + _codes_table() + "\n"
+
+# -------------------------------------------------------------------------------------------- instructions
+# Every PTX ISA 9.0 instruction name, with the first target and PTX ISA version that have it where that is
+# later than what every supported target has anyway (sm_50, PTX 4.0). Keys are the first opcode token, or
+# the first tokens where a form is newer than its mnemonic (the longest key that matches wins). Families
+# that ptxgen.legality covers are gated there and are listed here only so that their names exist.
+_NONE = (None, None)
+INSTRUCTIONS: Dict[str, Tuple[Optional[str], Optional[PtxVersion]]] = {
+    **{op: _NONE for op in (
+        "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem", "abs", "neg", "min", "max", "popc",
+        "clz", "bfind", "brev", "bfe", "bfi", "prmt", "testp", "copysign", "fma", "rcp", "sqrt", "rsqrt", "sin",
+        "cos", "lg2", "ex2", "set", "setp", "selp", "slct", "and", "or", "xor", "not", "cnot", "shf", "shl",
+        "shr", "mov", "ld", "ldu", "st", "prefetch", "prefetchu", "isspacep", "cvta", "cvt", "tex", "tld4",
+        "txq", "istypep", "suq", "bra", "call", "ret", "exit", "bar",
+        "barrier", "membar", "atom", "red", "vote", "shfl", "trap", "brkpt", "pmevent", "addc", "subc", "madc",
+        "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
+        "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4",
+        "vset4",
+        # gated by ptxgen.legality
+        "ldmatrix", "stmatrix", "wgmma", "mbarrier", "fence", "mapa", "getctarank", "setmaxnreg", "elect",
+        "griddepcontrol", "cp")},
+    "lop3": (None, (4, 3)),
+    "fns": (None, (6, 0)),
+    "activemask": (None, (6, 2)),
+    "shfl.sync": (None, (6, 0)),
+    "vote.sync": (None, (6, 0)),
+    "bar.warp": (None, (6, 0)),
+    "barrier.sync": (None, (6, 0)),
+    "barrier.arrive": (None, (6, 0)),
+    "barrier.red": (None, (6, 0)),
+    "brx.idx": (None, (6, 0)),
+    # the surface instructions' names include their first modifier
+    "suld.b": _NONE, "sust.b": _NONE, "sust.p": _NONE, "sured.b": _NONE, "sured.p": _NONE,
+    "dp4a": ("sm_61", (5, 0)),
+    "dp2a": ("sm_61", (5, 0)),
+    "match": ("sm_70", (6, 0)),
+    "wmma": ("sm_70", (6, 0)),
+    "mma": ("sm_70", (6, 4)),
+    "mma.sp": ("sm_80", (7, 1)),
+    "nanosleep": ("sm_70", (6, 3)),
+    "bmsk": ("sm_70", (7, 6)),
+    "szext": ("sm_70", (7, 6)),
+    "movmatrix": ("sm_75", (7, 8)),
+    "tanh": ("sm_75", (7, 0)),
+    "cvt.pack": ("sm_72", (6, 5)),
+    "redux": ("sm_80", (7, 0)),
+    "applypriority": ("sm_80", (7, 4)),
+    "discard": ("sm_80", (7, 4)),
+    "createpolicy": ("sm_80", (7, 4)),
+    "alloca": ("sm_52", (7, 3)),
+    "stacksave": ("sm_52", (7, 3)),
+    "stackrestore": ("sm_52", (7, 3)),
+    "st.async": ("sm_90", (8, 1)),
+    "red.async": ("sm_90", (8, 1)),
+    "multimem": ("sm_90", (8, 1)),
+    "cp.reduce": ("sm_90", (8, 0)),
+    "prefetch.tensormap": ("sm_90", (8, 0)),
+    "tensormap": ("sm_90", (8, 3)),
+    "tensormap.replace": ("sm_90a", (8, 3)),
+    "st.bulk": ("sm_100", (8, 6)),
+    "clusterlaunchcontrol": ("sm_100", (8, 6)),
+    "tcgen05": ("sm_100f", (8, 6)),
+    "wgmma.mma_async.sp": ("sm_90a", (8, 2)),
+}
+
+# opcode modifiers that raise the target or version of any instruction that carries them
+MODIFIER_NEEDS: Dict[str, Tuple[str, PtxVersion]] = {
+    "shared::cluster": ("sm_90", (7, 8)),
+    "cluster": ("sm_90", (7, 8)),
+    "L2::cache_hint": ("sm_80", (7, 4)),
+    "L2::64B": ("sm_75", (7, 4)),
+    "L2::128B": ("sm_75", (7, 4)),
+    "L2::256B": ("sm_80", (7, 4)),
+    "L1::evict_normal": ("sm_70", (7, 4)),
+    "L1::evict_unchanged": ("sm_70", (7, 4)),
+    "L1::evict_first": ("sm_70", (7, 4)),
+    "L1::evict_last": ("sm_70", (7, 4)),
+    "L1::no_allocate": ("sm_70", (7, 4)),
+    "relaxed": ("sm_70", (6, 0)),
+    "acquire": ("sm_70", (6, 0)),
+    "release": ("sm_70", (6, 0)),
+    "acq_rel": ("sm_70", (6, 0)),
+    "mmio": ("sm_70", (8, 2)),
+    "v8": ("sm_100", (8, 8)),
+}
+
+_TYPE_WORDS = frozenset(("pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32",
+                         "s64", "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e4m3x2",
+                         "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "s2f6x2", "f8x2", "f6x2", "f4x2"))
+_SPACES = frozenset(("global", "shared", "shared::cta", "shared::cluster", "local", "param", "param::entry",
+                     "param::func", "const", "generic"))
+_ROUND = frozenset(C.ROUND_F)
+_ROUND_I = frozenset(C.ROUND_I)
+_SEMS = frozenset(C.MEM_SEMS) | {"weak", "volatile", "mmio"}
+_SCOPES = frozenset(C.SCOPES)
+_EVICT = frozenset(("L1::evict_normal", "L1::evict_unchanged", "L1::evict_first", "L1::evict_last",
+                    "L1::no_allocate", "L2::evict_first", "L2::evict_last", "L2::evict_normal", "L2::cache_hint",
+                    "L2::64B", "L2::128B", "L2::256B"))
+_VEC = frozenset(("v2", "v4", "v8"))
+
+# modifier words (besides the instruction type(s)) each core instruction takes, in any order as ptxas
+# takes them; a word outside the set is PTX-E-MODIFIER
+_MODS: Dict[str, frozenset] = {}
+
+
+def _mods(ops: Iterable[str], words: Iterable[str]):
+    s = frozenset(words)
+    for op in ops:
+        _MODS[op] = s
+
+
+_mods(("add", "sub"), _ROUND | {"ftz", "sat", "cc", "relu", "oob"})
+_mods(("addc", "subc"), {"cc"})
+_mods(("mul",), _ROUND | {"ftz", "sat", "lo", "hi", "wide", "relu"})
+_mods(("mad",), _ROUND | {"ftz", "sat", "lo", "hi", "wide", "cc"})
+_mods(("madc",), {"lo", "hi", "cc"})
+_mods(("mul24", "mad24"), {"lo", "hi", "sat"})
+_mods(("fma",), _ROUND | {"ftz", "sat", "relu", "oob"})
+_mods(("div",), _ROUND | {"ftz", "approx", "full"})
+_mods(("rem", "sad", "popc", "clz", "brev", "and", "or", "xor", "not", "cnot", "shl", "selp", "copysign",
+       "activemask", "bfe", "bfi", "fns"), ())
+_mods(("szext",), {"clamp", "wrap"})
+_mods(("bmsk",), {"clamp", "wrap"})
+_mods(("shr",), ())
+_mods(("shf",), {"l", "r", "clamp", "wrap"})
+_mods(("abs", "neg"), {"ftz", "relu"})
+_mods(("min", "max"), {"ftz", "NaN", "xorsign", "abs", "relu"})
+_mods(("rcp", "sqrt"), _ROUND | {"ftz", "approx"})
+_mods(("rsqrt",), {"ftz", "approx"})
+_mods(("sin", "cos", "lg2", "ex2", "tanh"), {"ftz", "approx"})
+_mods(("bfind",), {"shiftamt"})
+_mods(("prmt",), set(C.PRMT_MODES))
+_mods(("testp",), {"finite", "infinite", "number", "notanumber", "normal", "subnormal"})
+_mods(("setp", "set"), set(C.CMP_FLOAT) | set(C.CMP_INT) | set(C.BOOL_OPS) | {"ftz"})
+_mods(("slct",), {"ftz"})
+_mods(("mov",), {"v2", "v4"})
+_mods(("lop3",), set())
+_mods(("dp4a", "dp2a"), {"lo", "hi"})
+_mods(("cvta",), _SPACES | {"to"})
+_mods(("cvt",), _ROUND | _ROUND_I | {"rna", "rs", "ftz", "sat", "relu", "satfinite"})
+_mods(("isspacep",), _SPACES)
+_mods(("ld",), _SPACES | _SEMS | _SCOPES | _EVICT | _VEC | set(C.LD_CACHE) | {"nc", "unified"})
+_mods(("ldu",), {"global"} | _VEC)
+_mods(("st",), _SPACES | _SEMS | _SCOPES | _EVICT | _VEC | set(C.ST_CACHE))
+_mods(("prefetch", "prefetchu"), {"global", "local", "L1", "L2", "L2::evict_last", "L2::evict_normal"})
+_mods(("atom", "red"), _SPACES | _SEMS | _SCOPES | set(C.ATOM_OPS) | {"noftz", "L2::cache_hint"} | _VEC)
+_mods(("bra", "ret", "call"), {"uni"})
+_mods(("brx",), {"idx", "uni"})
+_mods(("exit", "trap", "brkpt"), ())
+_mods(("bar",), {"sync", "arrive", "red", "popc", "and", "or", "cta", "warp"})
+_mods(("barrier",), {"sync", "arrive", "red", "popc", "and", "or", "aligned", "cta"})
+_mods(("membar",), {"cta", "gl", "sys", "proxy", "alias"})
+_mods(("vote",), set(C.VOTE_MODES) | {"sync"})
+_mods(("shfl",), set(C.SHFL_MODES) | {"sync"})
+_mods(("match",), {"any", "all", "sync"})
+_mods(("redux",), {"sync", "add", "min", "max", "and", "or", "xor", "abs", "NaN"})
+_mods(("nanosleep",), ())
+_mods(("alloca",), {"local"})
+_WMMA_SHAPES = frozenset(("m16n16k16", "m8n32k16", "m32n8k16", "m16n16k8", "m8n8k4", "m8n8k32", "m8n8k128"))
+_mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned", "row", "col", "global", "shared",
+                  "shared::cta", "satfinite", "xor", "and", "popc", "rn", "rz", "rm", "rp", "s4", "u4", "b1"}
+      | _WMMA_SHAPES)
+
+# the instruction types each op takes when isa_core.TYPES has no row for it
+_EXTRA_TYPES: Dict[str, Tuple[str, ...]] = {
+    "addc": ("u32", "s32", "u64", "s64"), "subc": ("u32", "s32", "u64", "s64"),
+    "madc": ("u32", "s32", "u64", "s64"),
+    "mul24": ("u32", "s32"), "mad24": ("u32", "s32"), "sad": ("u16", "u32", "u64", "s16", "s32", "s64"),
+    "cnot": ("b16", "b32", "b64"), "rsqrt": ("f32", "f64"), "tanh": ("f32", "f16", "f16x2", "bf16", "bf16x2"),
+    "copysign": ("f32", "f64"), "bfind": ("u32", "u64", "s32", "s64"), "testp": ("f32", "f64"),
+    "lop3": ("b32", "b64"), "slct": (), "popc": ("b32", "b64"), "activemask": ("b32",), "fns": ("b32",),
+    "bmsk": ("b32",), "szext": ("u32", "s32"), "shf": ("b32",), "nanosleep": ("u32",),
+    "cvta": ("u32", "u64"), "redux": ("u32", "s32", "b32", "f32"),
+}
+
+
+@dataclass
+class _Op:
+    """What one opcode string means, computed once per lint run (target and version are fixed)."""
+
+    base: str
+    mods: Tuple[str, ...]
+    diags: List[Tuple[str, str, Tuple[str, ...]]]  # (code, message, notes) about the opcode itself
+    sig: Optional[list]  # expected operands, or None: types not checked
+    family: bool  # ptxgen.legality checks this one
+    ty: Optional[Type] = None
+    counts: Optional[Tuple[int, int]] = None
+    fast: Optional[tuple] = None  # per operand: (type, wider_ok) of a plain register slot, else None
+    wide_addr: bool = False  # generic or .global [addresses]: 64-bit registers under .address_size 64
+    plain: Optional[tuple] = None  # `fast` when every slot is a plain register slot and nothing else is checked
+    space: Optional[str] = None  # the state space among the modifiers (shared::cta -> shared), None: generic
+
+
+# operand slot kinds
+_D, _S, _P, _PD, _A, _X, _DV, _SV, _L = "d", "s", "p", "pd", "a", "x", "dv", "sv", "l"
+
+
+def _slot(kind, ty=None, wide=False, n=1, imm=True):
+    return (kind, ty, wide, n, imm)
+
+
+def _signature(base: str, mods: Sequence[str], types: List[Type]):
+    """Operand slots of a core instruction, or None where operand types are not checked."""
+    T = types[-1] if types else None
+    m = set(mods)
+    if T is None:
+        return None
+    d, s = _slot(_D, T), _slot(_S, T)
+    u = _slot(_S, u32)
+    if base in ("add", "sub", "min", "max", "and", "or", "xor", "div", "rem", "copysign", "addc", "subc"):
+        if base in ("min", "max") and len([x for x in mods if x in ("abs", "xorsign")]):
+            return None
+        return [d, s, s]
+    if base == "mul" or base == "mul24":
+        if "wide" in m:
+            return [_slot(_D, _widen(T)), s, s]
+        return [d, s, s]
+    if base in ("mad", "madc", "mad24"):
+        if "wide" in m:
+            w = _widen(T)
+            return [_slot(_D, w), s, s, _slot(_S, w)]
+        return [d, s, s, s]
+    if base == "fma":
+        return [d, s, s, s]
+    if base in ("abs", "neg", "not", "cnot", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "brev"):
+        return [d, s]
+    if base in ("popc", "clz", "bfind"):
+        return [_slot(_D, u32), s]
+    if base in ("shl", "shr"):
+        return [d, s, u]
+    if base == "bfe":
+        return [d, s, u, u]
+    if base == "bfi":
+        return [d, s, s, u, u]
+    if base == "prmt":
+        return [_slot(_D, b32), _slot(_S, b32), _slot(_S, b32), _slot(_S, b32)]
+    if base == "setp":
+        if m & set(C.BOOL_OPS):
+            return [_slot(_PD), s, s, _slot(_P)]
+        return [_slot(_PD), s, s]
+    if base == "selp":
+        return [d, s, s, _slot(_P)]
+    if base == "set" and len(types) >= 2:
+        dt, st = types[-2], types[-1]
+        out = [_slot(_D, dt), _slot(_S, st), _slot(_S, st)]
+        return out + [_slot(_P)] if m & set(C.BOOL_OPS) else out
+    if base == "testp":
+        return [_slot(_PD), s]
+    if base == "lop3":
+        return [d, s, s, s, _slot(_S, b32, imm=True)]
+    if base == "activemask":
+        return [_slot(_D, b32)]
+    if base == "cvt" and len(types) >= 2:
+        dt, at = types[-2], types[-1]
+        if dt.kind == "packed" and at is f32:
+            return [_slot(_D, dt), _slot(_S, at), _slot(_S, at)]
+        return [_slot(_D, dt, True), _slot(_S, at, True)]
+    if base == "cvta":
+        return [d, _slot(_X)]
+    if base in ("ld", "ldu"):
+        n = next((int(x[1:]) for x in mods if x in _VEC), 1)
+        return [_slot(_DV, T, True, n), _slot(_A)]
+    if base == "st":
+        n = next((int(x[1:]) for x in mods if x in _VEC), 1)
+        return [_slot(_A), _slot(_SV, T, True, n)]
+    if base == "atom" and not m & _VEC:
+        if "cas" in m:
+            return [d, _slot(_A), s, s]
+        return [d, _slot(_A), s]
+    if base == "red" and not m & _VEC:
+        return [_slot(_A), s]
+    if base == "shfl" and "sync" in m:
+        return [_slot(_D, b32), _slot(_S, b32), _slot(_S, b32), _slot(_S, b32), _slot(_S, b32)]
+    if base == "vote" and "sync" in m:
+        return [_slot(_D, T) if T is not pred else _slot(_PD), _slot(_P), _slot(_S, u32)]
+    if base == "redux" and "sync" in m:
+        return [d, s, _slot(_S, u32)]
+    if base == "nanosleep":
+        return [u]
+    return None
+
+
+def _untyped_signature(base: str, mods: Sequence[str]):
+    """Operand slots of core instructions that have no type modifier: (slots, min count)."""
+    m = set(mods)
+    u = _slot(_S, u32)
+    if base in ("bar", "barrier") and m & {"sync", "arrive"} and not m & {"warp", "cluster"}:
+        return [u, u], (2 if "arrive" in m else 1)
+    if base == "bar" and "warp" in m:
+        return [_slot(_S, b32)], 1
+    if base == "bra":
+        return [_slot(_L)], 1
+    if base in ("ret", "exit", "trap", "brkpt"):
+        return [], 0
+    if base == "activemask":
+        return [_slot(_D, b32)], 1
+    return None, 0
+
+
+def _widen(t: Type) -> Type:
+    name = t.name
+    bits = t.bits * 2
+    return get_type(f"{name[0]}{bits}") if name[0] in "usb" and bits <= 64 else t
+
+
+class _Ctx:
+    """One lint run: the module's target and version and the diagnostics found so far."""
+
+    def __init__(self, filename: str, lines: Optional[List[str]], target: Optional[Target],
+                 version: Optional[PtxVersion], address_size: int):
+        self.filename = filename
+        self.lines = lines
+        self.target = target
+        self.version = version
+        self.address_size = address_size
+        self.out: List[Diagnostic] = []
+        self.ops: Dict[str, _Op] = {}
+        self.compat: Dict[tuple, bool] = {}
+
+    def src(self, line: Optional[int]) -> Optional[str]:
+        if self.lines is not None and line is not None and 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return None
+
+    def add(self, code: str, message: str, loc: Optional[SourceLoc], notes=(), span: int = 1,
+            severity: str = "error"):
+        line = loc.line if loc is not None else None
+        self.out.append(Diagnostic(code, severity, message, loc, tuple(notes), self.src(line), max(span, 1)))
+
+
+# ------------------------------------------------------------------------------------ opcode analysis
+def _gate_key(toks: Sequence[str]) -> Optional[str]:
+    for k in range(len(toks), 0, -1):
+        key = ".".join(toks[:k])
+        if key in INSTRUCTIONS:
+            return key
+    return None
+
+
+def _analyze(ctx: _Ctx, opcode: str) -> _Op:
+    toks = opcode.split(".")
+    base, mods = toks[0], tuple(toks[1:])
+    diags: List[Tuple[str, str, Tuple[str, ...]]] = []
+    key = _gate_key(toks)
+    if key is None:
+        longer = sorted(k for k in INSTRUCTIONS if k.startswith(base + "."))
+        if longer:  # suld.b, sust.p ...: the name includes its first modifier
+            return _Op(base, mods, [("PTX-E-MODIFIER", f"{base} must start " + " or ".join(longer), ())], None, False)
+        near = difflib.get_close_matches(base, [k for k in INSTRUCTIONS if "." not in k], 3, 0.6)
+        notes = (("did you mean " + " or ".join(near) + "?",) if near else ())
+        return _Op(base, mods, [("PTX-E-OPCODE", f"'{base}' is not a PTX instruction", notes)], None, False)
+    family = _legality_covers(opcode)
+    if not family:
+        need_t, need_v = INSTRUCTIONS[key]
+        _gate(ctx, diags, key, need_t, need_v)
+        for mod in mods:
+            n = MODIFIER_NEEDS.get(mod)
+            if n is not None:
+                _gate(ctx, diags, f"{base} with .{mod}", n[0], n[1])
+    types = [get_type(x) for x in mods if x in _TYPE_WORDS and _known_type(x)]
+    op = _Op(base, mods, diags, None, family, types[-1] if types else None)
+    spaces = [x for x in mods if x.split("::")[0] in _SPACE_WORDS]
+    # generic addresses of the async families (mbarrier.init [a] without .shared) are 64-bit too; ldmatrix
+    # and stmatrix without a space still address shared memory
+    op.wide_addr = (base in _MEMORY_OPS and (not spaces or spaces == ["global"])) or (
+        family and not spaces and base in ("mbarrier", "cp", "multimem"))
+    op.space = spaces[0].split("::")[0] if len(spaces) == 1 else None if not spaces else "?"
+    if family:
+        return op
+    if any(x in _TYPE_WORDS and not _known_type(x) for x in mods):
+        return op  # a type ptxgen.types does not model yet (.e2m1x2 ...): only the name and gating are checked
+    if key == base and base in _family_mnemonics():
+        # a tensor-core/async mnemonic whose modifiers make no form ptxgen.legality knows
+        second = mods[0] if mods else ""
+        diags.append(("PTX-E-MODIFIER", f"{base} has no form starting {base}.{second}" if second else
+                      f"{base} needs modifiers", ("see the PTX ISA section on " + base,)))
+        return op
+    _core_rules(ctx, op, types)
+    return op
+
+
+def _known_type(name: str) -> bool:
+    try:
+        get_type(name)
+        return True
+    except ValueError:
+        return False
+
+
+def _gate(ctx: _Ctx, diags, what: str, need_t: Optional[str], need_v: Optional[PtxVersion]):
+    if need_t is not None and ctx.target is not None and not ctx.target.satisfies(need_t):
+        req = Target.parse(need_t)
+        txt = f"{need_t} or later" if not req.suffix else (need_t if req.suffix == "a" else
+                                                           f"an sm_{req.sm // 10}x 'a'/'f' target from sm_{req.sm}")
+        diags.append(("PTX-E-TARGET", f"{what} needs target {txt} (module target is {ctx.target})", ()))
+    if need_v is not None and ctx.version is not None and ctx.version < need_v:
+        diags.append(("PTX-E-VERSION", f"{what} needs PTX ISA {version_str(need_v)} (module .version is "
+                                       f"{version_str(ctx.version)})",
+                      (f"write .version {version_str(need_v)} or later",)))
+
+
+def _core_rules(ctx: _Ctx, op: _Op, types: List[Type]):
+    """Modifier words, instruction types and operand slots of the core instructions (isa_core tables)."""
+    base, mods, diags = op.base, op.mods, op.diags
+    vocab = _MODS.get(base)
+    tnames = [x for x in mods if x in _TYPE_WORDS]
+    if vocab is not None:
+        for x in mods:
+            if x in _TYPE_WORDS or x in vocab:
+                continue
+            legal = sorted(vocab)
+            note = ("." + base + " takes " + ", ".join("." + w for w in legal),) if legal else \
+                (f"{base} takes no modifiers besides its type",)
+            diags.append(("PTX-E-MODIFIER", f"{base} has no modifier .{x}", note))
+    allowed = C.TYPES.get(base)
+    if allowed is None and base in _EXTRA_TYPES and _EXTRA_TYPES[base]:
+        allowed = tuple(get_type(t) for t in _EXTRA_TYPES[base])
+    ty = types[-1] if types else None
+    m = set(mods)
+    if allowed is not None:
+        if len(tnames) != 1:
+            what = "no instruction type" if not tnames else "several instruction types"
+            diags.append(("PTX-E-TYPE", f"{base} needs exactly one instruction type; {what} given",
+                          (f"{base} takes " + ", ".join("." + t.name for t in allowed),)))
+            return
+        if ty not in allowed:
+            diags.append(("PTX-E-TYPE", f"{base} has no .{tnames[0]} form",
+                          (f"{base} takes " + ", ".join("." + t.name for t in allowed),)))
+            return
+        if ty.name in ("bf16", "bf16x2") and base in C.NEEDS_SM90_BF16 and ctx.target is not None \
+                and not ctx.target.satisfies("sm_90"):
+            diags.append(("PTX-E-TARGET", f"{base}.{ty.name} needs target sm_90 or later (module target is "
+                                          f"{ctx.target})", ()))
+    _mode_rules(ctx, op, types, m)
+    if any(d[0] in ("PTX-E-TYPE", "PTX-E-MODIFIER") for d in diags):
+        return
+    if base == "wmma":
+        return
+    if not types:
+        sig, lo = _untyped_signature(base, mods)
+        if sig is not None:
+            op.sig = sig
+            op.counts = (lo, len(sig))
+            op.fast = tuple((sl[1], sl[2]) if sl[0] in (_D, _S) else None for sl in sig)
+        return
+    op.sig = _signature(base, mods, types)
+    if op.sig is not None and "L2::cache_hint" in m:
+        op.sig = op.sig + [_slot(_S, u64)]  # the cache-policy operand
+    if op.sig is not None:
+        op.fast = tuple((sl[1], sl[2]) if sl[0] in (_D, _S) or sl[0] in (_DV, _SV) and sl[3] == 1 else None
+                        for sl in op.sig)
+        if (all(f is not None for f in op.fast) and not op.diags and base not in ("call", "mov")
+                and base not in _MEMORY_OPS and op.counts == (len(op.sig), len(op.sig))):
+            op.plain = op.fast
+        n = len(op.sig)
+        op.counts = (n, n)
+        if base == "cvt" and len(op.sig) == 3:
+            op.counts = (2, 3)
+
+
+def _wmma_rules(op: _Op, m: set, diags):
+    """wmma.load/store/mma: the modifier groups each needs (ptxgen.legality has no wmma forms)."""
+    kinds = [x for x in op.mods if x in ("load", "store", "mma")]
+    if len(kinds) != 1:
+        diags.append(("PTX-E-MODIFIER", "wmma needs exactly one of .load, .store, .mma", ()))
+        return
+    kind = kinds[0]
+    if not {"sync", "aligned"} <= m:
+        diags.append(("PTX-E-MODIFIER", f"wmma.{kind} needs .sync.aligned", ()))
+    shapes = m & _WMMA_SHAPES
+    if len(shapes) != 1:
+        diags.append(("PTX-E-MODIFIER", f"wmma.{kind} needs one shape",
+                      ("shapes: " + ", ".join("." + x for x in sorted(_WMMA_SHAPES)),)))
+    layouts = [x for x in op.mods if x in ("row", "col")]
+    want = 2 if kind == "mma" else 1
+    if len(layouts) != want:
+        diags.append(("PTX-E-MODIFIER", f"wmma.{kind} needs {want} layout{'s' if want > 1 else ''} (.row or .col)", ()))
+    frags = [x for x in op.mods if x in ("a", "b", "c", "d")]
+    if kind != "mma" and len(frags) != 1:
+        diags.append(("PTX-E-MODIFIER", f"wmma.{kind} needs a fragment (.a, .b, .c or .d)", ()))
+    types = [x for x in op.mods if x in _TYPE_WORDS or x in ("s4", "u4", "b1")]
+    if kind != "mma" and len(types) != 1 or kind == "mma" and len(types) not in (2, 4):
+        diags.append(("PTX-E-TYPE", f"wmma.{kind} has {'no' if not types else 'the wrong number of'} types", ()))
+    elif kind == "mma":
+        dt, ct = types[0], types[-1]
+        ab = types[1] if len(types) == 4 else "f16"
+        acc = {"f16": ("f16", "f32"), "s8": ("s32",), "u8": ("s32",), "s4": ("s32",), "u4": ("s32",), "b1": ("s32",),
+               "bf16": ("f32",), "tf32": ("f32",), "f64": ("f64",)}.get(ab, ())
+        if dt not in acc or ct not in acc:
+            diags.append(("PTX-E-TYPE", f"wmma.mma with .{ab} inputs accumulates in "
+                                        + " or ".join("." + a for a in acc) + f", not .{dt}/.{ct}", ()))
+    # operands: load d, [a]{, stride}; store [d], r{, stride}; mma d, a, b, c
+    op.counts = (4, 4) if kind == "mma" else (2, 3)
+    op.sig = [_slot(_X)] * op.counts[1]
+    op.fast = (None,) * op.counts[1]
+
+
+def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
+    base, diags = op.base, op.diags
+    ty = types[-1] if types else None
+    if base in ("bar", "barrier") and not m & {"sync", "arrive", "red", "warp", "cluster"}:
+        diags.append(("PTX-E-MODIFIER", f"{base} needs one of .sync, .arrive, .red", ()))
+    if base == "wmma":
+        _wmma_rules(op, m, diags)
+        return
+    if ty is None:
+        if base in ("ld", "st", "cvt", "cvta", "atom", "red", "ldu", "setp", "set", "selp", "mov"):
+            diags.append(("PTX-E-TYPE", f"{base} needs an instruction type", ()))
+        return
+    if base in ("mul", "mad") and ty.is_int:
+        modes = m & set(C.MUL_MODES)
+        if len(modes) != 1:
+            diags.append(("PTX-E-MODIFIER", f"integer {base} needs exactly one of .lo, .hi, .wide", ()))
+        elif "wide" in modes and ty.bits == 64:
+            diags.append(("PTX-E-MODIFIER", f"{base}.wide is for 16- and 32-bit integers", ()))
+    if base in ("mul", "mad") and not ty.is_int and m & set(C.MUL_MODES):
+        diags.append(("PTX-E-MODIFIER", f"{base}.{sorted(m & set(C.MUL_MODES))[0]} is for integer types", ()))
+    rnd = m & _ROUND
+    if base in ("mad", "fma") and ty.kind == "f" and ty.bits >= 32 and not rnd:
+        diags.append(("PTX-E-MODIFIER", f"{base}.{ty.name} needs a rounding modifier",
+                      ("add one of .rn, .rz, .rm, .rp",)))
+    if base in ("add", "sub", "mul", "abs", "neg", "min", "max") and ty.is_int and (rnd or "ftz" in m):
+        diags.append(("PTX-E-MODIFIER", f"integer {base} takes no rounding or .ftz", ()))
+    if base == "div":
+        if ty.is_int and (rnd or m & {"approx", "full", "ftz"}):
+            diags.append(("PTX-E-MODIFIER", "integer div takes no rounding, .approx, .full or .ftz", ()))
+        elif ty is f64 and not rnd:
+            diags.append(("PTX-E-MODIFIER", "div.f64 needs a rounding modifier", ("add one of .rn, .rz, .rm, .rp",)))
+        elif ty is f32 and len(rnd) + len(m & {"approx", "full"}) != 1:
+            diags.append(("PTX-E-MODIFIER", "div.f32 needs exactly one of .approx, .full or a rounding modifier",
+                          ()))
+    if base in ("rcp", "sqrt") and ty.kind == "f" and len(rnd) + ("approx" in m) != 1:
+        diags.append(("PTX-E-MODIFIER", f"{base}.{ty.name} needs exactly one of .approx or a rounding modifier", ()))
+    if base in ("setp", "set"):
+        cmp = [x for x in op.mods if x in set(C.CMP_FLOAT) | set(C.CMP_INT)]
+        if len(cmp) != 1:
+            diags.append(("PTX-E-MODIFIER", f"{base} needs exactly one comparison operator",
+                          ("legal for ." + ty.name + ": " + ", ".join(C.cmp_ops_for(ty)),)))
+        elif cmp[0] not in C.cmp_ops_for(ty):
+            diags.append(("PTX-E-MODIFIER", f"{base}.{cmp[0]} is not a comparison for .{ty.name}",
+                          ("legal: " + ", ".join(C.cmp_ops_for(ty)),)))
+        if len(m & set(C.BOOL_OPS)) > 1:
+            diags.append(("PTX-E-MODIFIER", f"{base} takes at most one of .and, .or, .xor", ()))
+    if base == "cvt" and len(types) >= 2:
+        dt, at = types[-2], types[-1]
+        if dt.kind != "packed" and dt.kind != "fp8" and at.kind != "packed" and at.kind != "fp8":
+            req, allowed = C.cvt_rounding(dt, at)
+            rounding = [x for x in op.mods if x in _ROUND or x in _ROUND_I or x == "rna"]
+            if len(rounding) > 1:
+                diags.append(("PTX-E-MODIFIER", "cvt takes at most one rounding modifier", ()))
+            elif rounding and rounding[0] not in allowed:
+                diags.append(("PTX-E-MODIFIER", f"cvt.{dt.name}.{at.name} does not take .{rounding[0]}",
+                              ("allowed: " + (", ".join("." + r for r in allowed) or "no rounding modifier"),)))
+            elif not rounding and req:
+                diags.append(("PTX-E-MODIFIER", f"cvt.{dt.name}.{at.name} needs a rounding modifier",
+                              ("allowed: " + ", ".join("." + r for r in allowed),)))
+    elif base == "cvt" and len(types) < 2:
+        diags.append(("PTX-E-TYPE", "cvt needs a destination and a source type", ()))
+    if base in ("atom", "red"):
+        ops = [x for x in op.mods if x in C.ATOM_OPS]
+        if len(ops) != 1:
+            diags.append(("PTX-E-MODIFIER", f"{base} needs exactly one operation",
+                          ("one of " + ", ".join("." + o for o in C.ATOM_OPS),)))
+        elif not m & _VEC and ty not in C.ATOM_OPS[ops[0]] and not (ops[0] in ("add", "min", "max") and ty.name in ("u64", "s64")):
+            diags.append(("PTX-E-TYPE", f"{base}.{ops[0]} has no .{ty.name} form",
+                          (f"{base}.{ops[0]} takes " + ", ".join("." + t.name for t in C.ATOM_OPS[ops[0]]),)))
+        if base == "red" and m & {"acquire", "acq_rel"}:
+            diags.append(("PTX-E-MODIFIER", f"red cannot be .{sorted(m & {'acquire', 'acq_rel'})[0]}",
+                          ("use .relaxed or .release",)))
+    if base in ("ld", "st", "ldu", "atom", "red", "cvta", "isspacep"):
+        sp = [x for x in op.mods if x in _SPACES]
+        if len(sp) > 1:
+            diags.append(("PTX-E-MODIFIER", f"{base} takes one state space, {len(sp)} given", ()))
+        if base == "st" and m & set(C.LD_CACHE) - set(C.ST_CACHE):
+            diags.append(("PTX-E-MODIFIER", f"st has no cache operator .{sorted(m & (set(C.LD_CACHE) - set(C.ST_CACHE)))[0]}",
+                          ("st takes " + ", ".join("." + c for c in C.ST_CACHE),)))
+        if base == "ld" and m & (set(C.ST_CACHE) - set(C.LD_CACHE)):
+            diags.append(("PTX-E-MODIFIER", f"ld has no cache operator .{sorted(m & (set(C.ST_CACHE) - set(C.LD_CACHE)))[0]}",
+                          ("ld takes " + ", ".join("." + c for c in C.LD_CACHE),)))
+        if base == "ld" and m & {"release", "acq_rel"}:
+            diags.append(("PTX-E-MODIFIER", "ld cannot be .release or .acq_rel", ("use .acquire or .relaxed",)))
+        if base == "st" and m & {"acquire", "acq_rel"}:
+            diags.append(("PTX-E-MODIFIER", "st cannot be .acquire or .acq_rel", ("use .release or .relaxed",)))
+        if m & {"relaxed", "acquire", "release", "acq_rel"} and not m & _SCOPES and base in ("ld", "st"):
+            diags.append(("PTX-E-MODIFIER", f"{base} with a memory semantic needs a scope",
+                          ("add one of " + ", ".join("." + s for s in C.SCOPES),)))
+        if len(m & _VEC) > 1:
+            diags.append(("PTX-E-MODIFIER", f"{base} takes one vector size", ()))
+    if base == "redux" and ty is f32:
+        if ctx.target is not None and not ctx.target.satisfies("sm_100a"):
+            diags.append(("PTX-E-TARGET", f"redux.sync on .f32 needs target sm_100a (module target is {ctx.target})",
+                          ()))
+        if not m & {"min", "max"}:
+            diags.append(("PTX-E-TYPE", "redux.sync takes .f32 only with .min or .max", ()))
+    if base == "redux" and m & {"and", "or", "xor"} and ty is not None and ty.name != "b32":
+        diags.append(("PTX-E-TYPE", f"redux.sync.{sorted(m & {'and', 'or', 'xor'})[0]} is .b32 only", ()))
+    if base == "redux" and m & {"add", "min", "max"} and ty is not None and ty.name == "b32":
+        diags.append(("PTX-E-TYPE", "redux.sync .add/.min/.max take .u32 or .s32", ()))
+    if base == "cvta" and not m & (_SPACES - {"generic"}):
+        diags.append(("PTX-E-MODIFIER", "cvta needs a state space", ("e.g. cvta.to.global.u64",)))
+    if base in ("shfl", "vote") and "sync" not in m and ctx.target is not None and ctx.target.sm >= 70:
+        diags.append(("PTX-E-MODIFIER", f"{base} without .sync is not supported on sm_70 and later",
+                      (f"write {base}.sync with a member mask",)))
+    if base == "shfl" and len(m & set(C.SHFL_MODES)) != 1:
+        diags.append(("PTX-E-MODIFIER", "shfl needs exactly one mode", ("one of " + ", ".join(C.SHFL_MODES),)))
+    if base == "vote" and len(m & set(C.VOTE_MODES)) != 1:
+        diags.append(("PTX-E-MODIFIER", "vote needs exactly one mode", ("one of " + ", ".join(C.VOTE_MODES),)))
+
+
+_SPACE_WORDS = frozenset(("global", "shared", "local", "param", "const", "tex", "surf"))
+_MEMORY_OPS = frozenset(("ld", "st", "atom", "red", "ldu", "prefetch", "prefetchu", "multimem"))
+# instructions whose [..] operands are not memory addresses (textures, surfaces) or are always 64-bit
+_NO_GENERIC = frozenset(("tex", "tld4", "txq", "suld", "sust", "sured", "suq", "call", "prefetch", "prefetchu",
+                         "cvta", "isspacep", "applypriority", "discard", "createpolicy", "tensormap", "istypep"))
+
+
+def _family_mnemonics() -> frozenset:
+    """First opcode tokens of the forms ptxgen.legality knows (derived from its table, once)."""
+    global _FAMILIES
+    if _FAMILIES is None:
+        try:
+            from . import legality
+            _FAMILIES = frozenset(f.opcode.split(".")[0] for f in legality.forms())
+        except Exception:  # noqa: BLE001 - no legality module: no family rule
+            _FAMILIES = frozenset()
+    return _FAMILIES
+
+
+_FAMILIES: Optional[frozenset] = None
+
+
+# ------------------------------------------------------------------------------------------- legality hook
+def _legality_covers(opcode: str) -> bool:
+    try:
+        from . import legality
+    except ImportError:  # the module ships with ptxgen; a partial install lints without it
+        return False
+    cov = getattr(legality, "covers", None)
+    return bool(cov(opcode)) if cov is not None else False
+
+
+def legality_check(instr: Instr, target: Optional[Target], version: Optional[PtxVersion]) -> List[Diagnostic]:
+    """The one call into ptxgen.legality for an instruction of a tensor-core/async family.
+
+    Converts the IR operands into legality.OperandInfo (register types, vector lengths, immediates) and
+    returns legality.check's diagnostics (without locations; the caller adds them).
+    """
+    from . import legality
+    infos = []
+    for o in instr.operands:
+        if isinstance(o, PredPair):
+            infos.append(_info(legality, o.a))
+            infos.append(_info(legality, o.b))
+        else:
+            infos.append(_info(legality, o))
+    return legality.check(instr.opcode, infos, target, version)
+
+
+def _info(L, o):
+    OI = L.OperandInfo
+    t = type(o)
+    if t is Reg:
+        return OI("reg", o.type)
+    if t is Guard:
+        return OI("reg", pred)
+    if t is FloatImm:
+        return OI("imm", o.type)
+    if t is Imm:
+        return OI("imm", o.type, value=o.value if isinstance(o.value, int) else None)
+    if t is Vec:
+        return OI("vec", count=len(o.elems), elems=tuple(e.type if type(e) is Reg else None for e in o.elems))
+    if t is Addr:
+        return OI("addr")
+    if t is AddrList:
+        items = o.items
+        if len(items) == 2 and type(items[1]) is Vec:
+            v = items[1]
+            return OI("tensor", count=len(v.elems), elems=tuple(e.type if type(e) is Reg else None for e in v.elems))
+        return OI("addr")
+    if t is SpecialReg:
+        return OI("reg", o.type)
+    if isinstance(o, Sym):
+        return OI("sym")
+    if o == "_":
+        return OI("sink")
+    return OI(t.__name__)
+
+
+# ----------------------------------------------------------------------------------------------- checker
+_OPERAND_N = re.compile(r"\boperand (\d+)\b")
+_BRANCH_TARGETS = re.compile(r"\.(branchtargets|calltargets)\s+(.*?);?\s*$", re.S)
+_NAME = re.compile(r"[A-Za-z_$%][\w$]*")
+
+
+class _FnCheck:
+    """Labels, scopes and instructions of one function."""
+
+    def __init__(self, ctx: _Ctx, fn: Function, res: Optional[ParseResult], label_uses_out: dict):
+        self.ctx = ctx
+        self.fn = fn
+        self.res = res
+        self.blocks: List[Optional[int]] = [None]  # parent of each block; 0 is the body
+        self.labels: List[Dict[str, SourceLoc]] = [{}]
+        self.uses: List[tuple] = []  # (label, block, statement loc, operand index)
+        self.global_uses = label_uses_out  # label name -> count, also from sections and jump tables
+        self.stack = [0]
+
+    def run(self):
+        ctx = self.ctx
+        ops = ctx.ops
+        compat = ctx.compat
+        for st in self.fn.body:
+            cls = type(st)
+            if cls is Instr:
+                op = ops.get(st.opcode)
+                if op is None:
+                    op = ops[st.opcode] = _analyze(ctx, st.opcode)
+                plain = op.plain
+                if plain is not None and st.guard is None and len(st.operands) == len(plain):
+                    # most instructions: registers only, each of a type its slot takes
+                    for o, ft in zip(st.operands, plain):
+                        if type(o) is not Reg or o.type is None or not compat.get((o.type, ft[0], ft[1])):
+                            break
+                    else:
+                        continue
+                self.instr(st, op)
+            elif cls is LabelDef:
+                blk = self.stack[-1]
+                name = st.label.name
+                prev = self.labels[blk].get(name)
+                if prev is not None:
+                    ctx.add("PTX-E-DUP-LABEL", f"label '{name}' is defined twice in this scope", st.loc,
+                            (f"first defined at line {prev.line}",) if prev.line else (), len(name))
+                else:
+                    self.labels[blk][name] = st.loc
+            elif cls is Raw:
+                t = st.text
+                if t == "{":
+                    self.blocks.append(self.stack[-1])
+                    self.labels.append({})
+                    self.stack.append(len(self.blocks) - 1)
+                elif t == "}":
+                    if len(self.stack) > 1:
+                        self.stack.pop()
+                elif t.startswith((".branchtargets", ".calltargets")):
+                    m = _BRANCH_TARGETS.match(t.strip())
+                    if m:
+                        for name in re.split(r"\s*,\s*", m.group(2).strip()):
+                            if not name:
+                                continue
+                            if m.group(1) == "branchtargets":
+                                self.uses.append((name, self.stack[-1], st.loc, OPCODE))
+                            elif self.res is not None and name not in self.res.functions:
+                                ctx.add("PTX-E-UNDEFINED", f".calltargets names '{name}', which is not a "
+                                                           "declared function", st.loc, (), len(name))
+        self.finish_labels()
+
+    def finish_labels(self):
+        ctx = self.ctx
+        defined_anywhere = set()
+        for d in self.labels:
+            defined_anywhere.update(d)
+        for name, blk, sloc, k in self.uses:
+            b = blk
+            found = False
+            while b is not None:
+                if name in self.labels[b]:
+                    found = True
+                    break
+                b = self.blocks[b]
+            self.global_uses[name] = self.global_uses.get(name, 0) + 1
+            if found:
+                continue
+            loc = _tok_loc(ctx, sloc, k)
+            if name in defined_anywhere:
+                ctx.add("PTX-E-LABEL", f"label '{name}' is not visible here (it is defined inside another "
+                                       f"{{ }} block)", loc, (), len(name))
+            else:
+                near = difflib.get_close_matches(name, sorted(defined_anywhere), 1, 0.8)
+                ctx.add("PTX-E-LABEL", f"branch to undefined label '{name}'", loc,
+                        (f"did you mean '{near[0]}'?",) if near else (), len(name))
+        self.defined = [(name, loc) for d in self.labels for name, loc in d.items()]
+
+    # -- instructions
+    def instr(self, ins: Instr, op: _Op):
+        ctx = self.ctx
+        loc = ins.loc
+        if op.diags:
+            for code, msg, notes in op.diags:
+                ctx.add(code, msg, _tok_loc(ctx, loc, OPCODE), notes, len(ins.opcode))
+        if op.family:
+            for k, o in enumerate(ins.operands):
+                if type(o) is FloatImm:  # the tensor-core/async forms take integer immediates only
+                    ctx.add("PTX-E-TYPE", f"{o.text} is a floating-point literal; {op.base} takes integer "
+                                          "immediates", _tok_loc(ctx, loc, k), (), len(o.text))
+            try:
+                for d in legality_check(ins, ctx.target, ctx.version):
+                    # point at the operand when the message names one ("operand 4 (c) takes ...")
+                    m = _OPERAND_N.search(d.message)
+                    k = int(m.group(1)) - 1 if m else OPCODE
+                    where = _tok_loc(ctx, loc, k) if k is OPCODE or k < len(ins.operands) else loc
+                    span = len(ins.opcode) if k is OPCODE else 1
+                    ctx.add(d.code, d.message, where, d.notes, span, d.severity)
+            except Exception as e:  # a bug in the shared legality code must not hide the other findings
+                ctx.add("PTX-E-INTERNAL", str(InternalError(f"legality.check({ins.opcode!r}) raised "
+                                                            f"{type(e).__name__}: {e}")), loc)
+        g = ins.guard
+        if g is not None:
+            r = g.reg
+            if type(r) is Reg:
+                if r.type is None:
+                    self.undeclared(r, loc, GUARD)
+                elif r.type is not pred:
+                    ctx.add("PTX-E-TYPE", f"guard {r.name} is a .{r.type.name} register; a guard is a .pred",
+                            _tok_loc(ctx, loc, GUARD), (), len(r.name))
+        ops = ins.operands
+        sig = op.sig
+        if sig is not None and op.counts is not None and not (op.counts[0] <= len(ops) <= op.counts[1]):
+            lo, hi = op.counts
+            n = str(lo) if lo == hi else f"{lo} or {hi}"
+            ctx.add("PTX-E-OPERANDS", f"{op.base} takes {n} operands, {len(ops)} given",
+                    _tok_loc(ctx, loc, OPCODE), (), len(ins.opcode))
+            sig = None
+        fast = op.fast if sig is not None else None
+        compat = ctx.compat
+        for k, o in enumerate(ops):
+            t = type(o)
+            if t is Reg:
+                rt = o.type
+                if rt is None:
+                    self.undeclared(o, loc, k)
+                    continue
+                if sig is not None:
+                    # most operands: a register of a scalar slot, checked through the compatibility cache
+                    ft = fast[k]
+                    if ft is not None and compat.get((rt, ft[0], ft[1])):
+                        continue
+                    self.slot(o, sig[k], op, loc, k)
+            elif t is Imm or t is FloatImm:
+                if sig is not None:
+                    self.slot(o, sig[k], op, loc, k)
+            elif t is Label:
+                self.uses.append((o.name, self.stack[-1], loc, k))
+            else:
+                self.nested(o, loc, k, ins, op)
+                if sig is not None:
+                    self.slot(o, sig[k], op, loc, k)
+        if op.base == "call":
+            self.call(ins, loc)
+        elif op.base == "mov" and op.ty is not None and not op.diags:
+            if len(ops) != 2:
+                ctx.add("PTX-E-OPERANDS", f"mov takes 2 operands, {len(ops)} given", _tok_loc(ctx, loc, OPCODE),
+                        (), len(ins.opcode))
+            elif not set(op.mods) & _VEC:
+                self.mov(ins, op, loc)
+        if op.wide_addr and ctx.address_size == 64:
+            self.generic_addresses(ins, op, loc)
+        if op.base in _MEMORY_OPS and op.space != "?":
+            self.symbol_spaces(ins, op, loc)
+
+    def undeclared(self, r: Reg, loc, k):
+        name = r.name
+        where = _tok_loc(self.ctx, loc, k)
+        decl = _REG_PREFIX_DECL.get(name.rstrip("0123456789"))
+        note = (f"declare it before its use, e.g. `.reg .{decl} {name};`",) if decl else \
+            ("declare it with .reg before its use",)
+        self.ctx.add("PTX-E-UNDECLARED", f"register {name} is not declared", where, note, len(name))
+
+    def nested(self, o, loc, k, ins, op):
+        """Declaration checks of the registers and names inside an operand."""
+        t = type(o)
+        if t is Vec:
+            width = None
+            for e in o.elems:
+                if type(e) is Reg:
+                    if e.type is None:
+                        self.undeclared(e, loc, k)
+                    elif width is None:
+                        width = e.type.bits
+                    elif e.type.bits != width:
+                        self.ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}, but the vector's first register is "
+                                                   f"{width}-bit; the elements of a vector have one width",
+                                     _tok_loc(self.ctx, loc, k), (), 1)
+                        width = -1
+                elif isinstance(e, Sym) and e.space == "?":
+                    self.unknown_sym(e, loc, k)
+        elif t is Addr:
+            b = o.base
+            if type(b) is Reg:
+                if b.type is None:
+                    self.undeclared(b, loc, k)
+                elif b.type.kind not in ("b", "u", "s"):
+                    self.ctx.add("PTX-E-TYPE", f"address register {b.name} is .{b.type.name}; addresses are "
+                                               "integer or bit registers", _tok_loc(self.ctx, loc, k), (), len(b.name))
+            elif isinstance(b, Sym) and b.space == "?":
+                self.unknown_sym(b, loc, k)
+        elif t is AddrList:
+            for it in o.items:
+                self.nested(it, loc, k, ins, op)
+        elif t is PredPair:
+            for e in (o.a, o.b):
+                if type(e) is Reg and e.type is None:
+                    self.undeclared(e, loc, k)
+        elif t is Guard:
+            r = o.reg
+            if type(r) is Reg and r.type is None:
+                self.undeclared(r, loc, k)
+        elif t is CallArgs:
+            for e in o.items:
+                if type(e) is Reg and e.type is None:
+                    self.undeclared(e, loc, k)
+                elif isinstance(e, Sym) and e.space == "?":
+                    self.unknown_sym(e, loc, k)
+        elif t is SymOffset:
+            if o.sym.space == "?":
+                self.unknown_sym(o.sym, loc, k)
+        elif isinstance(o, Sym):
+            if o.space == "?":
+                self.unknown_sym(o, loc, k)
+
+    def unknown_sym(self, s: Sym, loc, k):
+        notes = ()
+        if self.res is not None:
+            f = self.res.functions.get(s.name)
+            v = next((v for v in self.res.module.vars if v.name == s.name), None) if self.res.module else None
+            later = f.loc if f is not None else v.loc if v is not None else None
+            if later is not None:
+                notes = (f"'{s.name}' is declared at line {later.line}, after this use; declare it first",)
+        self.ctx.add("PTX-E-UNDEFINED", f"'{s.name}' is not declared", _tok_loc(self.ctx, loc, k), notes,
+                     len(s.name))
+
+    def slot(self, o, slot, op: _Op, loc, k):
+        """Type checks of operand k against its slot (PTX ISA "Operand type checking")."""
+        ctx = self.ctx
+        kind, ty, wide, n, imm = slot
+        t = type(o)
+        if kind == _X:
+            return
+        if kind == _L:
+            if t is not Label and not (t is Reg and o.type is not None):
+                ctx.add("PTX-E-OPERANDS", f"{op.base} takes a label", _tok_loc(ctx, loc, k))
+            return
+        if kind in (_P, _PD):
+            r = o.reg if t is Guard else o
+            if (t is PredPair or hasattr(o, "a") and hasattr(o, "b")) and kind == _PD:
+                for e in (o.a, o.b):
+                    if type(e) is Reg and e.type is not None and e.type is not pred:
+                        ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}; {op.base} writes a .pred here",
+                                _tok_loc(ctx, loc, k), (), len(e.name))
+                return
+            if type(r) is Reg:
+                if r.type is not None and r.type is not pred:
+                    ctx.add("PTX-E-TYPE", f"operand {k + 1} of {op.base} is .pred; {r.name} is .{r.type.name}",
+                            _tok_loc(ctx, loc, k), (), len(r.name))
+            elif t is Guard and kind == _PD:
+                ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} is a destination and cannot be negated",
+                        _tok_loc(ctx, loc, k))
+            elif kind == _PD or not (t is Imm):
+                ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a predicate register",
+                        _tok_loc(ctx, loc, k))
+            return
+        if kind == _A:
+            if t not in (Addr, AddrList):
+                ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be an address [..]", _tok_loc(ctx, loc, k))
+            return
+        if kind in (_DV, _SV):
+            if n > 1:
+                if t is not Vec:
+                    ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base}.v{n} must be a vector of {n}",
+                            _tok_loc(ctx, loc, k))
+                    return
+                if len(o.elems) != n:
+                    ctx.add("PTX-E-OPERANDS", f"{op.base}.v{n} takes a vector of {n}, {len(o.elems)} given",
+                            _tok_loc(ctx, loc, k))
+                    return
+                for e in o.elems:
+                    if type(e) is Reg and e.type is not None:
+                        self.reg_type(e, ty, wide, op, loc, k)
+                    elif kind == _DV and type(e) in (Imm, FloatImm):
+                        ctx.add("PTX-E-OPERANDS", f"{op.base} cannot write to an immediate", _tok_loc(ctx, loc, k))
+                    elif type(e) in (Imm, FloatImm):
+                        self.imm_type(e, ty, op, loc, k)
+                return
+            if t is Vec:
+                ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} is a vector; this form takes one value "
+                                          f"(write .v{len(o.elems)} for a vector access)", _tok_loc(ctx, loc, k))
+                return
+            kind = _D if kind == _DV else _S
+        if kind == _D:
+            if t is Reg:
+                self.reg_type(o, ty, wide, op, loc, k)
+            elif t is PredPair or hasattr(o, "a") and hasattr(o, "b"):  # shfl.sync d|p
+                if type(o.a) is Reg and o.a.type is not None:
+                    self.reg_type(o.a, ty, wide, op, loc, k)
+                if type(o.b) is Reg and o.b.type is not None and o.b.type is not pred:
+                    ctx.add("PTX-E-TYPE", f"{o.b.name} is .{o.b.type.name}; {op.base} writes a .pred after '|'",
+                            _tok_loc(ctx, loc, k), (), len(o.b.name))
+            elif t in (Imm, FloatImm):
+                ctx.add("PTX-E-OPERANDS", f"the destination of {op.base} must be a register", _tok_loc(ctx, loc, k))
+            elif t is SpecialReg:
+                ctx.add("PTX-E-OPERANDS", f"special register {o.name} is read-only", _tok_loc(ctx, loc, k),
+                        (), len(o.name))
+            return
+        # sources
+        if t is Reg:
+            self.reg_type(o, ty, wide, op, loc, k)
+        elif t is Imm or t is FloatImm:
+            if not imm:
+                ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register", _tok_loc(ctx, loc, k))
+            else:
+                self.imm_type(o, ty, op, loc, k)
+        elif t is SpecialReg and op.base not in ("mov", "cvt"):
+            ctx.add("PTX-E-OPERANDS", f"special register {o.name} can only be read by mov or cvt",
+                    _tok_loc(ctx, loc, k), ("mov.u32 it into a register first",), len(o.name))
+        elif isinstance(o, Sym) and op.base not in ("mov", "cvta", "cvt"):
+            ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register or immediate, not the "
+                                      f"symbol {o.name}", _tok_loc(ctx, loc, k), (), len(o.name))
+
+    def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k):
+        key = (r.type, ty, wide)
+        ok = self.ctx.compat.get(key)
+        if ok is None:
+            ok = self.ctx.compat[key] = compatible(r.type, ty, wider_ok=wide)
+        if not ok:
+            self.ctx.add("PTX-E-TYPE", f"{r.name} is a .{r.type.name} register; {op.base} needs .{ty.name} here",
+                         _tok_loc(self.ctx, loc, k), _type_notes(r.type, ty), len(r.name))
+
+    def imm_type(self, o, ty: Type, op: _Op, loc, k):
+        if type(o) is FloatImm:
+            # bit types take a float literal's bits when the widths agree (and.b32 %r1, %r2, 0f7FFFFFFF;
+            # mov.b64 needs a 0d literal); integer types take none
+            if not (ty.kind == "f" and ty.bits >= 32
+                    or ty.kind == "b" and (o.type is None and ty.bits >= 32 or o.type is not None
+                                           and o.type.bits == ty.bits)):
+                self.ctx.add("PTX-E-TYPE", f"{o.text} is a floating-point literal; operand {k + 1} of {op.base} is "
+                                           f".{ty.name}", _tok_loc(self.ctx, loc, k), (), len(o.text))
+        elif isinstance(o.value, int) and ty.kind == "f" and ty.bits >= 32:
+            txt = str(o.value)
+            self.ctx.add("PTX-E-TYPE", f"integer literal {txt} where {op.base} needs an .{ty.name} value",
+                         _tok_loc(self.ctx, loc, k), (f"write it as a float literal, e.g. {Imm(float(o.value), ty)}",),
+                         len(txt))
+
+    def generic_addresses(self, ins: Instr, op: _Op, loc):
+        """A generic address is 64 bits wide in a module with .address_size 64."""
+        for k, o in enumerate(ins.operands):
+            if type(o) is Addr and type(o.base) is Reg and o.base.type is not None and o.base.type.bits < 64:
+                what = "global" if "global" in op.mods else "generic"
+                self.ctx.add("PTX-E-TYPE", f"{o.base.name} is a {o.base.type.bits}-bit {what} address, but this "
+                                           "module's .address_size is 64", _tok_loc(self.ctx, loc, k),
+                             (f"give a state space ({op.base}.shared ...) or use a 64-bit register",),
+                             len(o.base.name))
+                return
+
+    def symbol_spaces(self, ins: Instr, op: _Op, loc):
+        """`ld.global [shared_var]`, generic `ld [param]` and `st.param [kernel_param]` are rejected."""
+        for k, o in enumerate(ins.operands):
+            if type(o) is not Addr or not isinstance(o.base, Sym):
+                continue
+            sym = o.base
+            sp = sym.space
+            if sp in ("?", "func"):
+                continue
+            if op.space is None:
+                if sp in ("const", "param"):
+                    self.ctx.add("PTX-E-OPERANDS", f"{sym.name} is a .{sp} variable; generic {op.base} cannot "
+                                                   f"address it", _tok_loc(self.ctx, loc, k),
+                                 (f"write {op.base}.{sp}",), len(sym.name))
+            elif op.space != sp:
+                self.ctx.add("PTX-E-OPERANDS", f"{sym.name} is a .{sp} variable, but this is {op.base}.{op.space}",
+                             _tok_loc(self.ctx, loc, k), (f"write {op.base}.{sp}",), len(sym.name))
+            elif sp == "param" and getattr(sym, "input", False) and op.base != "ld" and k == 0:
+                self.ctx.add("PTX-E-OPERANDS", f"{sym.name} is an input parameter; {op.base} cannot write it",
+                             _tok_loc(self.ctx, loc, k), (), len(sym.name))
+
+    def mov(self, ins: Instr, op: _Op, loc):
+        """mov: a register, immediate, special register, variable address, or a vector to (un)pack."""
+        ctx = self.ctx
+        ty = op.ty
+        d, s = ins.operands
+        if type(d) is Vec:
+            self.pack(d, ty, op, loc, 0)
+        elif type(d) is Reg:
+            if d.type is not None:
+                self.reg_type(d, ty, False, op, loc, 0)
+        elif type(d) in (Imm, FloatImm, SpecialReg):
+            ctx.add("PTX-E-OPERANDS", "the destination of mov must be a register", _tok_loc(ctx, loc, 0))
+        t = type(s)
+        if t is Reg:
+            if s.type is not None:
+                self.reg_type(s, ty, False, op, loc, 1)
+        elif t is Imm or t is FloatImm:
+            self.imm_type(s, ty, op, loc, 1)
+        elif t is SpecialReg:
+            st = s.type
+            if ty.kind not in ("b", "u", "s") or ty.bits > st.bits and st.kind != "pred":
+                ctx.add("PTX-E-TYPE", f"{s.name} is .{st.name}; mov.{ty.name} cannot read it",
+                        _tok_loc(ctx, loc, 1), (f"write mov.{st.name}",), len(s.name))
+        elif t is Vec:
+            self.pack(s, ty, op, loc, 1)
+        elif isinstance(s, Sym) or t is SymOffset:
+            if ty.kind not in ("b", "u", "s") or ty.bits < 32:
+                name = s.name if isinstance(s, Sym) else s.sym.name
+                ctx.add("PTX-E-TYPE", f"the address of {name} needs a 32- or 64-bit integer mov, not "
+                                      f"mov.{ty.name}", _tok_loc(ctx, loc, 1), (), len(name))
+
+    def pack(self, v: Vec, ty: Type, op: _Op, loc, k):
+        """`mov.b64 %rd1, {%r1, %r2}` and back: equal-width parts that add up to the mov type."""
+        elems = v.elems
+        n = len(elems)
+        part = ty.bits // n if n else 0
+        if n not in (2, 4, 8) or part < 8 or part * n != ty.bits:
+            self.ctx.add("PTX-E-OPERANDS", f"mov.{ty.name} cannot split into {n} parts", _tok_loc(self.ctx, loc, k))
+            return
+        for e in elems:
+            if type(e) is Reg and e.type is not None and e.type.bits != part:
+                self.ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}; each part of mov.{ty.name} {{...}} is "
+                                           f"{part} bits", _tok_loc(self.ctx, loc, k), (), len(e.name))
+                return
+
+    # -- calls
+    def call(self, ins: Instr, loc):
+        res = self.res
+        ops = ins.operands
+        shape = ["l" if type(o) is CallArgs else "x" for o in ops]
+        ok = {"x", "xl", "lxl", "xlx", "lxlx"}
+        if "".join(shape) not in ok:
+            self.ctx.add("PTX-E-CALL", "call takes (return values), function, (arguments) and for an indirect "
+                                       "call a prototype or .calltargets label, in that order",
+                         _tok_loc(self.ctx, loc, OPCODE), (), len(ins.opcode))
+            return
+        k = 0
+        rets = None
+        if ops and type(ops[0]) is CallArgs and len(ops) > 1 and type(ops[1]) is not CallArgs:
+            rets = ops[0]
+            k = 1
+        if k >= len(ops):
+            self.ctx.add("PTX-E-CALL", "call needs a function", _tok_loc(self.ctx, loc, OPCODE))
+            return
+        callee = ops[k]
+        args = ops[k + 1] if k + 1 < len(ops) and type(ops[k + 1]) is CallArgs else CallArgs(())
+        if type(ops[-1]) is Label and res is not None:
+            proto = res.protos.get((self.fn.name, ops[-1].name))
+            if proto is not None:
+                rets_p, params_p = proto
+                nr = len(rets.items) if rets is not None else 0
+                if nr != len(rets_p) or len(args.items) != len(params_p):
+                    self.ctx.add("PTX-E-CALL", f"call with {nr} return value(s) and {len(args.items)} argument(s) "
+                                               f"through prototype {ops[-1].name}, which has {len(rets_p)} and "
+                                               f"{len(params_p)}", _tok_loc(self.ctx, loc, k), ())
+                return
+        if isinstance(callee, Sym):
+            if callee.space == "?":
+                return  # reported as PTX-E-UNDEFINED
+            if callee.space != "func":
+                self.ctx.add("PTX-E-CALL", f"'{callee.name}' is a variable, not a function", _tok_loc(self.ctx, loc, k),
+                             (), len(callee.name))
+                return
+            f = None
+            if res is not None:
+                info = res.functions.get(callee.name)
+                f = info.fn if info is not None else None
+            else:
+                f = next((x for x in self.fn.module.functions if x.name == callee.name), None)
+            if f is None:
+                return
+            if f.is_entry:
+                self.ctx.add("PTX-E-CALL", f"'{callee.name}' is a kernel (.entry); only .func can be called",
+                             _tok_loc(self.ctx, loc, k), (), len(callee.name))
+                return
+            self.call_args(f, rets, args, loc, k)
+
+    def call_args(self, f: Function, rets: Optional[CallArgs], args: CallArgs, loc, k):
+        ctx = self.ctx
+        nr = len(rets.items) if rets is not None else 0
+        if nr != len(f.rets) or len(args.items) != len(f.params):
+            sig = f"{f.name}(" + ", ".join(p.decl() for p in f.params) + ")"
+            if f.rets:
+                sig = "(" + ", ".join(p.decl() for p in f.rets) + ") " + sig
+            ctx.add("PTX-E-CALL", f"call of {f.name} with {nr} return value(s) and {len(args.items)} argument(s); "
+                                  f"it has {len(f.rets)} and {len(f.params)}", _tok_loc(ctx, loc, k), (sig,),
+                    len(f.name))
+            return
+        for formal, actual in list(zip(f.params, args.items)) + list(zip(f.rets, rets.items if rets else ())):
+            if not isinstance(actual, ParamSym):
+                if type(actual) is Reg and actual.type is not None:
+                    continue  # a register argument (.reg parameters of old-style .func)
+                continue
+            ft, at = formal.type, actual.type
+            if ft is None or at is None:
+                continue
+            fsize = ft.bits // 8 * (formal.array or 1)
+            asize = at.bits // 8 * (actual.count or 1)
+            if fsize != asize or (formal.array is None) != (actual.count is None):
+                ctx.add("PTX-E-CALL", f"argument {actual.name} is {_shape_text(at, actual.count)}; {f.name}'s "
+                                      f"parameter {formal.name} is {_shape_text(ft, formal.array)}",
+                        _tok_loc(ctx, loc, k), (), len(actual.name))
+            elif (formal.align or ft.bytes) != (actual.align or at.bytes) and formal.array is not None:
+                ctx.add("PTX-E-CALL", f"argument {actual.name} is aligned to {actual.align or at.bytes}; {f.name}'s "
+                                      f"parameter {formal.name} to {formal.align or ft.bytes}",
+                        _tok_loc(ctx, loc, k), (), len(actual.name))
+
+
+# '%rd' -> 'b64': the declaration type of the builder's automatically named registers, for hints
+_REG_PREFIX_DECL = {"%" + get_type(n).reg_prefix: get_type(n).reg_decl
+                    for n in ("pred", "b16", "b32", "f32", "b64", "f64", "b128", "f16x2")}
+
+
+def _shape_text(t: Type, count: Optional[int]) -> str:
+    return f".{t.name}" + (f"[{count}]" if count is not None else "")
+
+
+def _type_notes(have: Type, want: Type) -> Tuple[str, ...]:
+    if have.bits != want.bits:
+        return (f"a .{want.name} operand needs a {want.bits}-bit register; convert with cvt first",)
+    return (f"same width, but .{have.name} and .{want.name} do not mix; use a .b{have.bits} view (mov.b{have.bits})",)
+
+
+# --------------------------------------------------------------------------------- token positions in lines
+OPCODE, GUARD = None, -1  # the k of _tok_loc for the opcode and the guard register
+
+
+def _tok_loc(ctx: _Ctx, loc: Optional[SourceLoc], k: Optional[int]) -> Optional[SourceLoc]:
+    """Where the opcode (k=OPCODE), the guard register (k=GUARD) or operand k of a statement is."""
+    if loc is None or ctx.lines is None or loc.col is None:
+        return loc
+    line = ctx.src(loc.line)
+    if line is None:
+        return loc
+    col = _find_token(line, loc.col - 1, k)
+    return SourceLoc(loc.file, loc.line, col + 1) if col is not None else loc
+
+
+def _find_token(line: str, i: int, k: Optional[int]) -> Optional[int]:
+    n = len(line)
+    if i >= n:
+        return None
+    if line[i] == "@":
+        j = i + 1
+        while j < n and line[j] in " \t!":
+            j += 1
+        if k == GUARD:
+            return j
+        while j < n and line[j] not in " \t":
+            j += 1
+        while j < n and line[j] in " \t":
+            j += 1
+        i = j
+    elif k == GUARD:
+        return None
+    if k is OPCODE:
+        return i
+    # operand k: skip the opcode, then count top-level commas
+    j = i
+    while j < n and line[j] not in " \t;":
+        j += 1
+    while j < n and line[j] in " \t":
+        j += 1
+    if k == 0:
+        return j if j < n and line[j] != ";" else None
+    idx = depth = 0
+    while j < n:
+        c = line[j]
+        if c in "[{(":
+            depth += 1
+        elif c in "]})":
+            depth -= 1
+        elif c == ";" and depth <= 0:
+            return None
+        elif c == "," and depth == 0:
+            idx += 1
+            j += 1
+            while j < n and line[j] in " \t":
+                j += 1
+            if idx == k:
+                return j if j < n else None
+            continue
+        j += 1
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ module
+def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
+    """.version / .target / .address_size and the module's own target-version pairing."""
+    m = res.module
+    if res.version is None:
+        ctx.add("PTX-E-DIRECTIVE", "the module has no .version directive", SourceLoc(res.filename, 1, 1),
+                ("the first statement must be e.g. `.version 8.0`",))
+    elif m.version is None:
+        ctx.add("PTX-E-DIRECTIVE", f"bad PTX ISA version {res.version[0]}", res.version[1])
+    if not res.targets:
+        if override is None:
+            ctx.add("PTX-E-DIRECTIVE", "the module has no .target directive", SourceLoc(res.filename, 1, 1),
+                    ("add e.g. `.target sm_90a` after .version",))
+    else:
+        sm = [(n, loc) for n, loc in res.targets if n.startswith(("sm_", "compute_"))]
+        for n, loc in res.targets:
+            if n.startswith(("sm_", "compute_")):
+                try:
+                    Target.parse(n)
+                except ValueError as e:
+                    ctx.add("PTX-E-DIRECTIVE", str(e), loc, (), len(n))
+            elif n not in ("texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"):
+                ctx.add("PTX-E-DIRECTIVE", f"unknown .target option '{n}'", loc,
+                        ("options: texmode_unified, texmode_independent, debug, map_f64_to_f32",), len(n))
+        if len(sm) > 1:
+            ctx.add("PTX-E-DIRECTIVE", "several architectures in one .target", sm[1][1], (), len(sm[1][0]))
+        if not sm and override is None:
+            ctx.add("PTX-E-DIRECTIVE", ".target names no architecture", res.targets[0][1],
+                    ("add e.g. sm_90a",))
+        if m.target is not None and m.version is not None and m.version < m.target.min_ptx:
+            loc = next(loc for n, loc in sm)
+            ctx.add("PTX-E-DIRECTIVE", f"PTX ISA .version {version_str(m.version)} does not support .target "
+                                       f"{m.target}", loc, (f"{m.target} needs .version {version_str(m.target.min_ptx)}"
+                                                            " or later",), len(str(m.target)))
+        if override is not None and m.target is not None and m.target.sm > override.sm:
+            loc = sm[0][1]
+            ctx.add("PTX-E-TARGET", f"the module is written for {m.target}, later than the target {override} "
+                                    "it is linted for", loc, (), len(str(m.target)))
+        if "texmode_independent" in {n for n, _ in res.targets} and "texmode_unified" in {n for n, _ in res.targets}:
+            ctx.add("PTX-E-DIRECTIVE", "texmode_unified and texmode_independent exclude each other",
+                    res.targets[0][1])
+    for v in m.vars:
+        if v.space == "tex":
+            ctx.add("PTX-E-DECL", f"the .tex state space is gone since PTX ISA 1.5 ({v.name})", v.loc,
+                    (f"declare it as `.global .texref {v.name};`",), len(v.name))
+        elif v.space in ("reg", "sreg", "local", "param"):
+            ctx.add("PTX-E-DECL", f".{v.space} variables cannot be declared at module scope ({v.name})", v.loc,
+                    ("declare it inside a function, or use .global",), len(v.name))
+    for info in res.declarations:
+        if info.header.is_entry and info.header.rets:
+            ctx.add("PTX-E-DECL", f"kernel {info.header.name} cannot return values (only .func can)", info.loc,
+                    ("write results through a pointer parameter",), len(info.header.name))
+    if "texmode_independent" not in {n for n, _ in res.targets}:
+        for v in m.vars:
+            if v.type is not None and v.type.name == "samplerref":
+                ctx.add("PTX-E-DIRECTIVE", f".samplerref {v.name} needs .target texmode_independent (the default "
+                                           "is texmode_unified, where samplers are part of .texref)", v.loc, (),
+                        len(v.name))
+    if res.address_size is not None and res.address_size[0] not in (32, 64):
+        ctx.add("PTX-E-DIRECTIVE", f".address_size must be 32 or 64, not {res.address_size[0]}", res.address_size[1])
+
+
+_PERF = {".maxntid": (1, 3), ".reqntid": (1, 3), ".minnctapersm": (1, 1), ".maxnctapersm": (1, 1),
+         ".maxnreg": (1, 1), ".reqnctapercluster": (1, 3), ".explicitcluster": (0, 0), ".maxclusterrank": (1, 1),
+         ".noreturn": (0, 0), ".blocksareclusters": (0, 0), ".pragma": (0, 0), ".abi_preserve": (1, 1),
+         ".abi_preserve_control": (1, 1)}
+_PERF_NEEDS = {".reqnctapercluster": ("sm_90", (7, 8)), ".explicitcluster": ("sm_90", (7, 8)),
+               ".maxclusterrank": ("sm_90", (7, 8)), ".noreturn": (None, (6, 4)),
+               ".blocksareclusters": ("sm_90", (9, 0)), ".maxnctapersm": (None, None)}
+
+
+def _function_directives(ctx: _Ctx, res: ParseResult):
+    for info in res.declarations:
+        h = info.header
+        seen = {}
+        for name, vals, line, col in h.directives:
+            loc = SourceLoc(res.filename, line, col)
+            lim = _PERF.get(name)
+            if lim is None:
+                near = difflib.get_close_matches(name, list(_PERF), 1, 0.7)
+                ctx.add("PTX-E-DIRECTIVE", f"unknown directive {name}", loc,
+                        (f"did you mean {near[0]}?",) if near else (), len(name))
+                continue
+            if not lim[0] <= len(vals) <= lim[1]:
+                ctx.add("PTX-E-DIRECTIVE", f"{name} takes {lim[0] if lim[0] == lim[1] else f'{lim[0]} to {lim[1]}'} "
+                                           f"value(s), {len(vals)} given", loc, (), len(name))
+            if name in seen:
+                ctx.add("PTX-E-DIRECTIVE", f"{name} is given twice", loc, (), len(name))
+            seen[name] = loc
+            if name in (".maxntid", ".reqntid") and vals:
+                tot = 1
+                for v in vals:
+                    tot *= v
+                if 0 in vals:
+                    ctx.add("PTX-E-DIRECTIVE", f"{name} takes positive sizes", loc, (), len(name))
+                elif tot > 1024:  # ptxas takes it (the launch fails); worth a warning
+                    ctx.add("PTX-W-DIRECTIVE", f"{name} {', '.join(map(str, vals))} is {tot} threads; a CTA has "
+                                               "at most 1024", loc, (), len(name), "warning")
+            if name == ".maxnreg" and vals and not 1 <= vals[0] <= 255:
+                ctx.add("PTX-E-DIRECTIVE", f".maxnreg {vals[0]} is out of range 1..255", loc, (), len(name))
+            need = _PERF_NEEDS.get(name)
+            if need is not None:
+                diags: list = []
+                _gate(ctx, diags, name, need[0], need[1])
+                for code, msg, notes in diags:
+                    ctx.add(code, msg, loc, notes, len(name))
+            if not h.is_entry and name not in (".noreturn", ".pragma", ".abi_preserve", ".abi_preserve_control"):
+                ctx.add("PTX-E-DIRECTIVE", f"{name} applies to kernels (.entry), not to .func", loc, (), len(name))
+        if ".maxntid" in seen and ".reqntid" in seen:
+            ctx.add("PTX-E-DIRECTIVE", ".maxntid and .reqntid cannot both be given", seen[".reqntid"])
+        if ".reqnctapercluster" in seen and ".maxclusterrank" in seen:
+            ctx.add("PTX-E-DIRECTIVE", ".reqnctapercluster and .maxclusterrank cannot both be given",
+                    seen[".maxclusterrank"])
+
+
+def _section_refs(ctx: _Ctx, res: ParseResult, label_uses: dict, all_labels: set):
+    # DWARF location expressions name function-scope variables and parameters too
+    known = (set(all_labels) | set(res.module_labels) | set(res.functions) | {v.name for v in res.module.vars}
+             | res.local_names)
+    sections = {s.name for s in res.sections}
+    for s in res.sections:
+        for name, line, col in s.refs:
+            label_uses[name] = label_uses.get(name, 0) + 1
+            if name not in known and "." + name not in sections:
+                ctx.add("PTX-E-UNDEFINED", f"section {s.name} refers to undefined '{name}'",
+                        SourceLoc(res.filename, line, col), (), len(name))
+
+
+# ------------------------------------------------------------------------------------------------- entry
+def lint_result(res: ParseResult, target=None) -> List[Diagnostic]:
+    """Diagnostics for a ParseResult (from ptxgen.parse.parse): its own, then the linter's, by line."""
+    was_enabled = gc.isenabled()
+    gc.disable()  # as in parse(): many small objects, none freed; the collector would only rescan them
+    try:
+        return _lint_result(res, target)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _lint_result(res: ParseResult, target) -> List[Diagnostic]:
+    diags = list(res.diagnostics)
+    if res.module is None:
+        return _sorted(diags)
+    override = _as_target(target)
+    m = res.module
+    ctx = _Ctx(res.filename, res.lines, override or m.target, m.version, m.address_size)
+    _module_checks(ctx, res, override)
+    _function_directives(ctx, res)
+    label_uses: Dict[str, int] = {}
+    defined: List[Tuple[str, SourceLoc]] = []
+    for fn in m.functions:
+        fc = _FnCheck(ctx, fn, res, label_uses)
+        fc.run()
+        defined.extend(fc.defined)
+    for (fname, label), _sig in res.protos.items():
+        label_uses[label] = label_uses.get(label, 0) + 1
+    _section_refs(ctx, res, label_uses, {n for n, _ in defined})
+    for s in res.sections:
+        for name in s.labels:
+            label_uses.setdefault(name, label_uses.get(name, 0))
+    for name, loc in defined:
+        # compilers place $L__tmp / $L__func labels for debug information whether or not it is emitted
+        if not label_uses.get(name) and not name.startswith(("$L__tmp", "$L__func")):
+            ctx.add("PTX-W-UNUSED-LABEL", f"label '{name}' is never used", loc, (), len(name), "warning")
+    return _sorted(diags + ctx.out)
+
+
+def _sorted(diags: List[Diagnostic]) -> List[Diagnostic]:
+    def key(d: Diagnostic):
+        if d.loc is None:
+            return (0, 0)
+        return (d.loc.line, d.loc.col or 0)
+    return sorted(diags, key=key)
+
+
+def _as_target(t) -> Optional[Target]:
+    if t is None or isinstance(t, Target):
+        return t
+    return Target.parse(t)
+
+
+def lint_ptx(text: str, filename: str = "<ptx>", target=None) -> List[Diagnostic]:
+    """Lint PTX text: parse errors and everything the checks find, sorted by position.
+
+    `target` ('sm_90a' or a Target) overrides the module's own .target for gating; a bad target string
+    raises ptxgen.errors.TargetError.
+    """
+    if target is not None and not isinstance(target, Target):
+        from .errors import TargetError
+        try:
+            target = Target.parse(target)
+        except ValueError as e:
+            raise TargetError(str(e)) from None
+    return lint_result(parse(text, filename), target)
+
+
+def lint_file(path: str, target=None) -> List[Diagnostic]:
+    """Lint a PTX file (gzip-compressed when it ends in .gz); OSError propagates for unreadable files."""
+    text = read_ptx(path)
+    return lint_ptx(text, path, target)
+
+
+def read_ptx(path: str) -> str:
+    """The text of a PTX file (gunzipped when it ends in .gz; bytes that are not UTF-8 become U+FFFD)."""
+    if path.endswith(".gz"):
+        import gzip
+        with gzip.open(path, "rb") as f:
+            data = f.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    return data.decode("utf-8", errors="replace")
+
+
+def lint_module(module: Module, target=None) -> List[Diagnostic]:
+    """Lint builder output: the same instruction, register and label checks on an IR Module."""
+    override = _as_target(target)
+    ctx = _Ctx("<ir>", None, override or module.target, module.version, module.address_size)
+    uses: Dict[str, int] = {}
+    for fn in module.functions:
+        fc = _FnCheck(ctx, fn, None, uses)
+        fc.run()
+    return _sorted(ctx.out)

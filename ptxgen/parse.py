@@ -1,0 +1,1855 @@
+"""PTX text -> ptxgen IR, with the grammar in grammar/ptx.lark as the one definition of PTX syntax.
+
+Two paths, one syntax:
+
+- lark (LALR, contextual lexer, positions on, built once per process) parses everything that is not a
+  simple one-line statement: directives, declarations, function headers, blocks, multi-line calls.
+- a line-level fast path handles the lines that make up nearly all of a real file (one instruction,
+  label, `.loc` or section data line per line). Its regular expressions are assembled from the
+  grammar's own terminals (REG, NAME, OPCODE, INT, ...), it only takes lines it can parse completely,
+  and it produces exactly the statement records the lark path produces (tests/test_parse.py compares
+  the two on every statement of the corpus). The lines it takes are blanked out of the text that lark
+  sees, so lark only parses the skeleton.
+
+The fast path is only trusted where the skeleton confirms it: every blanked line must lie between
+statements of a function body (or of a `.section`); otherwise those lines are handed back to lark and
+the skeleton is parsed again. Parse errors become PTX-E-SYNTAX diagnostics at the token's line and
+column, never exceptions.
+"""
+from __future__ import annotations
+
+import functools
+import gc
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import lark
+from lark import Token, Tree
+
+from .diag import Diagnostic, SourceLoc
+from .errors import InternalError, PtxgenError
+from .ir import (Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
+                 SpecialReg, Sym, Var, Vec)
+from .target import Target
+from .types import Type, b32, f32, f64, get_type, u32, u64
+
+__all__ = [
+    "parse", "parse_ptx", "ParseResult", "PtxSyntaxError", "PredPair", "CallArgs", "AddrList",
+    "SymOffset", "FloatImm", "ParamSym", "ParsedParam", "ParsedVar", "SPECIAL_REG_TYPES",
+    "statement_records", "parse_statement",
+]
+
+
+class PtxSyntaxError(PtxgenError):
+    """parse_ptx() was given text that is not PTX; `diagnostics` holds the PTX-E-SYNTAX findings."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]):
+        self.diagnostics = list(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+# ---------------------------------------------------------------------------------------------- IR extras
+# Operand forms PTX has and ptxgen.ir does not spell out. Each prints back as the PTX it came from.
+
+@dataclass(frozen=True)
+class PredPair:
+    """The `p|q` destination pair of setp / shfl.sync / match.all."""
+
+    a: object
+    b: object
+
+    def __str__(self) -> str:
+        return f"{self.a}|{self.b}"
+
+
+@dataclass(frozen=True)
+class CallArgs:
+    """A parenthesised `(param0, param1)` list of a call."""
+
+    items: tuple
+
+    @property
+    def names(self) -> List[str]:
+        return [str(i) for i in self.items]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(i) for i in self.items) + ")"
+
+
+@dataclass(frozen=True)
+class AddrList:
+    """A memory operand with several parts: `[tex, {x, y}]`, `[tmap, {c0, c1}]`."""
+
+    items: tuple
+
+    def __str__(self) -> str:
+        # the address parts print without their own brackets: [tex, {x, y}], [%rd1+8, {c0}]
+        return "[" + ", ".join(str(i)[1:-1] if isinstance(i, Addr) else str(i) for i in self.items) + "]"
+
+
+@dataclass(frozen=True)
+class SymOffset:
+    """A symbol address plus a constant, outside brackets: `mov.u64 %rd1, table+8;`."""
+
+    sym: Sym
+    offset: int
+
+    def __str__(self) -> str:
+        return f"{self.sym}+{self.offset}" if self.offset >= 0 else f"{self.sym}{self.offset}"
+
+
+@dataclass(frozen=True, eq=False)
+class FloatImm(Imm):
+    """A floating-point literal kept as written (`0f3F800000`, `1.5`), so NaN payloads survive."""
+
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FloatImm) and other.text.lower() == self.text.lower()
+
+    def __hash__(self) -> int:
+        return hash(self.text.lower())
+
+
+@dataclass(frozen=True)
+class ParamSym(Sym):
+    """A `.param` (or other) variable with its declared shape, for call-site checks."""
+
+    count: Optional[int] = None
+    align: Optional[int] = None
+    input: bool = False  # a kernel's or function's own input parameter (read-only)
+
+
+@dataclass
+class ParsedParam(Param):
+    """A parameter as written; `decl()` prints the original declaration."""
+
+    text: str = ""
+    space: str = "param"
+    loc: Optional[SourceLoc] = None
+
+    def decl(self) -> str:
+        return self.text
+
+
+@dataclass
+class ParsedVar(Var):
+    """A module-scope variable as written; `decl()` prints the original declaration."""
+
+    text: str = ""
+
+    def decl(self) -> str:
+        return self.text
+
+
+# special registers -> type; the builder's table plus the families it does not list
+SPECIAL_REG_TYPES: Dict[str, Type] = {}
+
+
+def _special_regs() -> Dict[str, Type]:
+    from .builder import SPECIAL_REGS
+    t = {name: ty for name, (ty, _need) in SPECIAL_REGS.items()}
+    for n in ("globaltimer_lo", "globaltimer_hi", "clock_hi", "nsmid", "nwarpid", "warpid", "total_smem_size",
+              "dynamic_smem_size", "reserved_smem_offset_begin", "reserved_smem_offset_end",
+              "reserved_smem_offset_cap", "aggr_smem_size", "cluster_ctarank", "cluster_nctarank"):
+        t.setdefault("%" + n, u32)
+    for n in ("current_graph_exec",):
+        t.setdefault("%" + n, u64)
+    for i in range(32):
+        t.setdefault(f"%envreg{i}", b32)
+    for i in range(8):
+        t.setdefault(f"%pm{i}", u32)
+        t.setdefault(f"%pm{i}_64", u64)
+    for i in range(2):
+        t.setdefault(f"%reserved_smem_offset_{i}", b32)
+    return t
+
+
+# --------------------------------------------------------------------------------------------- the parser
+_GRAMMAR_FILE = "ptx.lark"
+
+
+@functools.lru_cache(maxsize=None)
+def _lark() -> lark.Lark:
+    """The LALR parser, built once per process."""
+    try:
+        text = resources.files("ptxgen.grammar").joinpath(_GRAMMAR_FILE).read_text(encoding="utf-8")
+    except ModuleNotFoundError:  # a source tree on sys.path without the install that maps grammar/
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grammar", _GRAMMAR_FILE),
+                  encoding="utf-8") as f:
+            text = f.read()
+    return lark.Lark(text, parser="lalr", lexer="contextual", propagate_positions=True,
+                     maybe_placeholders=False, start=["start", "instruction"])
+
+
+class _Fast:
+    """The line-level fast path's regular expressions, assembled from the grammar's terminals."""
+
+    def __init__(self, p: lark.Lark):
+        def term(name: str) -> str:
+            return p.get_terminal(name).pattern.to_regexp()
+
+        self.REG = reg = f"(?:{term('REG')})"
+        self.NAME = name = f"(?:{term('NAME')})"
+        opcode = f"(?:{term('OPCODE')})"
+        integer = f"(?:{term('INT')})"
+        self.TYPE = typ = f"(?:{term('TYPE')})"
+        section = f"(?:{term('SECTION_NAME')})"
+        fhex = f"(?:{term('FLOAT_HEX')})"
+        fdec = f"(?:{term('DEC_FLOAT')})"
+        sp = "[ \t]*"
+        tail = r"[ \t]*(?://[^\n]*)?$"
+        # `@!%p opcode operands;  // comment`: operands are parsed by _operand(), so only a character
+        # set is checked here; lines with strings, comments inside or several statements go to lark
+        self.instr = re.compile(
+            rf"([ \t]*)(?:@(!?)({reg}|{name})[ \t]+)?({opcode}|{name})(?:[ \t]+([^;\"/]*?))?{sp};{tail}")
+        self.label = re.compile(rf"([ \t]*)({name}){sp}:{tail}")
+        loc_attr = rf"(?:{name}[ \t]+{name}(?:{sp}\+{sp}{integer})?|{name}[ \t]+{integer}[ \t]+{integer}[ \t]+{integer})"
+        self.loc = re.compile(
+            rf"([ \t]*)(\.loc[ \t]+{integer}[ \t]+{integer}[ \t]+{integer}(?:{sp},{sp}{loc_attr})*){tail}")
+        value = (rf"(?:(?:{name}|{section}){sp}[+-]{sp}{integer}|{name}{sp}-{sp}{name}|{name}|{section}"
+                 rf"|-?{integer})")
+        self.data = re.compile(rf"([ \t]*)({typ})[ \t]+({value}(?:{sp},{sp}{value})*){tail}")
+        # one-line declarations inside bodies: `.reg .b32 %r<9>;`, `.param .align 8 .b8 param0[16];`
+        align = rf"(?:[ \t]+\.align[ \t]+{integer})"
+        item = rf"(?:{reg}|{name})(?:<{integer}>|(?:\[(?:{integer})?\])*)"
+        self.decl = re.compile(
+            rf"([ \t]+)(\.(?:reg|param|local|shared)({align}?)(?:[ \t]+(\.v(?:2|4|8|16)))?[ \t]+({typ})({align}?))"
+            rf"[ \t]+({item}(?:{sp},{sp}{item})*){sp};{tail}")
+        self.decl_item = re.compile(rf"({reg}|{name})(?:<({integer})>|((?:\[(?:{integer})?\])*))")
+        self.dims = re.compile(rf"\[({integer})?\]")
+        self.brace = re.compile(rf"([ \t]*)([{{}}]){tail}")
+        # the first line of an instruction that continues on the next lines (no comments or strings)
+        self.instr_head = re.compile(rf"[ \t]*(?:@!?(?:{reg}|{name})[ \t]+)?(?:{opcode}|{name})(?:[ \t][^;\"/]*)?\Z")
+        self.instr_cont = re.compile(r"[^;\"/]*\Z")
+        self.instr_last = re.compile(rf"[^;\"/]*;{tail}")
+        self.has_name = re.compile(r"[A-Za-z_$.]")
+        # a whole DWARF section of one-statement lines (data or label), matched in one regex pass
+        line = rf"[ \t]*(?:{typ}[ \t]+{value}(?:{sp},{sp}{value})*|{name}{sp}:)?[ \t]*(?://[^\n]*)?\n"
+        self.section = re.compile(
+            rf"[ \t]*\.section[ \t]+({section})[ \t]*(?://[^\n]*)?\n[ \t]*\{{[ \t]*(?://[^\n]*)?\n"
+            rf"((?:{line})*)[ \t]*\}}[ \t]*(?://[^\n]*)?(?=\n|\Z)")
+        self.sec_label = re.compile(rf"^[ \t]*({name}){sp}:", re.M)
+        self.sec_ref = re.compile(rf"(?<![\w$.])({name})(?![\w$])|//[^\n]*")
+        # operands
+        self.reg_full = re.compile(reg + r"\Z")
+        self.name_full = re.compile(name + r"\Z")
+        self.int_full = re.compile(rf"(-?)({integer})\Z")
+        self.float_full = re.compile(rf"(?:{fhex}|{fdec})\Z")
+        self.addr = re.compile(rf"\[{sp}({reg}|{name}){sp}(?:\+{sp}(-?)({integer}){sp})?\]\Z")
+        self.addr_abs = re.compile(rf"\[{sp}({integer}){sp}\]\Z")
+        self.pair = re.compile(rf"({reg}|{name}){sp}\|{sp}({reg}|{name})\Z")
+        self.neg = re.compile(rf"!{sp}({reg}|{name})\Z")
+        self.call = re.compile(rf"\({sp}((?:{name}(?:{sp},{sp}{name})*)?){sp}\)\Z")
+        self.vec = re.compile(r"\{([^{}\[\]()]*)\}\Z")
+        # top-level comma split when brackets hold commas: items are bracketed groups or plain characters
+        self.items = re.compile(r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^,{}\[\]()])+")
+        self.items_full = re.compile(r"(?:(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^,{}\[\]()])+,)*"
+                                     r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^,{}\[\]()])+\Z")
+        self.ws = re.compile(r"\s+")
+        # the commonest operand lists: registers and integers only
+        atom = rf"(?:{reg}|-?{integer})"
+        self.simple_ops = re.compile(rf"{atom}(?:{sp},{sp}{atom})*\Z")
+
+
+@functools.lru_cache(maxsize=None)
+def _fast() -> _Fast:
+    return _Fast(_lark())
+
+
+# ------------------------------------------------------------------------------------------ literal values
+_INT_CACHE: Dict[str, int] = {}
+
+
+def _int_value(text: str) -> int:
+    """The value of an INT token: decimal, 0x hex, 0b binary, leading-0 octal, optional U suffix."""
+    t = text[:-1] if text[-1:] in "uU" else text
+    if len(t) > 1 and t[0] == "0":
+        c = t[1]
+        if c in "xX":
+            return int(t[2:], 16)
+        if c in "bB":
+            return int(t[2:], 2)
+        return int(t[1:], 8)
+    return int(t)
+
+
+def _float_value(text: str) -> Tuple[float, Optional[Type]]:
+    c = text[1:2]
+    if text[:1] == "0" and c in "fF" and len(text) == 10:
+        return struct.unpack(">f", bytes.fromhex(text[2:]))[0], f32
+    if text[:1] == "0" and c in "dD" and len(text) == 18:
+        return struct.unpack(">d", bytes.fromhex(text[2:]))[0], f64
+    return float(text), None
+
+
+def _int_syntax(p: str) -> tuple:
+    """('i', value) of an optionally negated INT token's text."""
+    return ("i", _wrap64(-_int_value(p[1:]) if p[0] == "-" else _int_value(p)))
+
+
+def _wrap64(v: int) -> int:
+    # PTX constant expressions are evaluated in 64 bits
+    if -(1 << 63) <= v < (1 << 64):
+        return v
+    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
+class _ExprError(Exception):
+    """A constant expression that cannot be evaluated (division by zero); becomes a diagnostic."""
+
+    def __init__(self, message: str, token: Optional[Token]):
+        super().__init__(message)
+        self.token = token
+
+
+# ------------------------------------------------------------------------------------------------ records
+# A parsed statement is a tuple (line, kind, col, end_line, *payload). Both paths build these; the IR is
+# built from them in one ordered pass, which also resolves names through the function's scopes.
+R_INSTR, R_LABEL, R_LOC, R_DECL, R_PRAGMA, R_OPEN, R_CLOSE, R_PROTO, R_TARGETS, R_DATA = range(10)
+R_SECTION = 22  # a whole section taken by the fast path: (line, kind, col, end_line, name, labels, refs)
+M_VERSION, M_TARGET, M_ADDR_SIZE, M_FILE, M_SECTION, M_SECTION_END, M_VAR, M_FUNC, M_BODY, M_BODY_END, \
+    M_ALIAS, M_PRAGMA = range(10, 22)
+_FAST_KINDS = (R_INSTR, R_LABEL, R_LOC, R_DATA, R_DECL, R_OPEN, R_CLOSE, R_SECTION)
+
+
+@dataclass(frozen=True)
+class DeclItem:
+    """One name of a declaration: `a`, `tile[512]`, `%r<33>`, `x = 5`."""
+
+    name: str
+    col: int
+    count: Optional[int] = None  # `%r<N>`: N registers %r0..%r{N-1}
+    dims: Tuple[Optional[int], ...] = ()  # array dimensions, None for `[]`
+    init: object = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Decl:
+    """A variable declaration: state space, attributes, type and names."""
+
+    space: str  # 'reg', 'param', 'shared', 'local', 'global', 'const', 'tex', 'sreg'
+    type: str  # type name without the dot ('b32', 'texref')
+    items: Tuple[DeclItem, ...]
+    align: Optional[int] = None
+    vector: Optional[int] = None
+    linkage: Tuple[str, ...] = ()
+    ptr: bool = False
+    prefix: str = ""  # the text before the names: `.global .align 4 .b8`
+
+
+@dataclass(frozen=True)
+class FuncHeader:
+    name: str
+    is_entry: bool
+    linkage: Tuple[str, ...]
+    rets: Tuple[ParsedParam, ...]
+    params: Tuple[ParsedParam, ...]
+    directives: Tuple[Tuple[str, Tuple[int, ...], int, int], ...]  # (name, values, line, col)
+    has_body: bool
+    name_line: int
+    name_col: int
+
+
+class _Walker:
+    """Turns the lark tree into records. Constant expressions are evaluated here."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.out: List[tuple] = []
+        self.errors: List[Tuple[str, int, int]] = []  # (message, line, col)
+
+    # -- expressions
+    def expr(self, t):
+        if isinstance(t, Token):
+            ty = t.type
+            if ty == "INT":
+                return _int_value(t.value)
+            if ty == "DEC_FLOAT":
+                return float(t.value)
+            raise InternalError(f"unexpected token {ty} in a constant expression")
+        d = t.data
+        if d == "c_un":
+            op, v = t.children[0].value, self.expr(t.children[1])
+            if op == "-":
+                return -v
+            if op == "+":
+                return v
+            if op == "!":
+                return int(not v)
+            if isinstance(v, float):
+                raise _ExprError("'~' needs an integer operand", t.children[0])
+            return ~v
+        if d == "c_bin":
+            a, optok, b = t.children[0], t.children[1], t.children[2]
+            x, y = self.expr(a), self.expr(b)
+            op = optok.value if isinstance(optok, Token) else str(optok)
+            return _binop(op, x, y, optok)
+        raise InternalError(f"unexpected rule {d} in a constant expression")
+
+    def imm_syntax(self, t):
+        """Syntax of a cexpr operand: ('f', text) for a bare decimal float, else ('i', value)."""
+        if isinstance(t, Token) and t.type == "DEC_FLOAT":
+            return ("f", t.value)
+        v = self.expr(t)
+        if isinstance(v, float):
+            return ("f", repr(v))
+        return ("i", _wrap64(v))
+
+    # -- operands
+    def operand(self, t):
+        if isinstance(t, Token):
+            raise InternalError(f"bare token {t.type} as an operand")
+        d = t.data
+        c = t.children
+        if d == "op_reg":
+            return c[0].value  # a register is its name (a str); every other operand is a tuple
+        if d == "op_name":
+            return ("n", c[0].value)
+        if d == "op_sink":
+            return ("_",)
+        if d == "op_float":
+            return ("f", c[0].value)
+        if d == "op_imm":
+            return self.imm_syntax(c[0])
+        if d == "op_symoff":
+            v = self.expr(c[2])
+            return ("s", c[0].value, _wrap64(-v if c[1].value == "-" else v))
+        if d == "op_pair":
+            return ("|", _atom(c[0]), _atom(c[1]))
+        if d == "op_not":
+            return ("!", _atom(c[1]))
+        if d == "op_addr":
+            return ("a", tuple(self.addr_item(x) for x in c))
+        if d == "vector":
+            return ("v", tuple(self.operand(x) for x in c))
+        if d == "op_call_list":
+            return ("c", tuple(x.value for x in c))
+        raise InternalError(f"unexpected operand rule {d}")
+
+    def addr_item(self, t):
+        d = t.data
+        c = t.children
+        if d == "addr_base":
+            return ("b", _atom(c[0]), 0)
+        if d == "addr_base_off":
+            v = self.expr(c[2])
+            if isinstance(v, float):
+                raise _ExprError("an address offset must be an integer", c[1])
+            return ("b", _atom(c[0]), _wrap64(v))
+        if d == "addr_abs":
+            v = self.expr(c[0])
+            if isinstance(v, float):
+                raise _ExprError("an absolute address must be an integer", None)
+            return ("i", _wrap64(v))
+        if d == "vector":
+            return self.operand(t)
+        raise InternalError(f"unexpected address rule {d}")
+
+    # -- statements
+    def walk_module(self, tree: Tree):
+        mod = tree.children[0] if tree.data == "start" else tree
+        for it in mod.children:
+            try:
+                self.item(it)
+            except _ExprError as e:
+                line, col = _pos(e.token, it)
+                self.errors.append((str(e), line, col))
+
+    def _slice(self, meta) -> str:
+        return self.text[meta.start_pos:meta.end_pos]
+
+    def item(self, t: Tree):
+        d = t.data
+        m = t.meta
+        out = self.out
+        c = t.children
+        if d == "function":
+            self.function(t)
+        elif d == "module_var":
+            linkage = tuple(x.value[1:] for x in c[0].children)
+            decl = self.decl(c[1], linkage, module_level=True)
+            out.append((m.line, M_VAR, m.column, m.end_line, decl, self._slice(m)))
+        elif d == "version_dir":
+            out.append((m.line, M_VERSION, m.column, m.end_line, c[0].value, c[0].column))
+        elif d == "target_dir":
+            out.append((m.line, M_TARGET, m.column, m.end_line, tuple((x.value, x.column) for x in c)))
+        elif d == "address_size_dir":
+            out.append((m.line, M_ADDR_SIZE, m.column, m.end_line, _int_value(c[0].value), c[0].column))
+        elif d == "file_dir":
+            out.append((m.line, M_FILE, m.column, m.end_line, _int_value(c[0].value), c[1].value))
+        elif d == "pragma_dir":
+            out.append((m.line, M_PRAGMA, m.column, m.end_line, tuple(x.value[1:-1] for x in c)))
+        elif d == "alias_dir":
+            out.append((m.line, M_ALIAS, m.column, m.end_line, c[0].value, c[1].value))
+        elif d == "section":
+            out.append((m.line, M_SECTION, m.column, m.line, c[0].value))
+            for x in c[1:]:
+                if x.data == "label_def":
+                    out.append((x.meta.line, R_LABEL, x.meta.column, x.meta.end_line, x.children[0].value))
+                else:
+                    self.data(x)
+            out.append((m.end_line, M_SECTION_END, m.end_column - 1, m.end_line))
+        else:
+            raise InternalError(f"unexpected module item {d}")
+
+    def data(self, t: Tree):
+        vals = []
+        for v in t.children[1:]:
+            vals.append("".join(_tokens_text(v)))
+        m = t.meta
+        self.out.append((m.line, R_DATA, m.column, m.end_line, t.children[0].value, ",".join(vals)))
+
+    def param(self, t: Tree) -> ParsedParam:
+        c = t.children
+        space = c[0].value[1:]
+        align = None
+        ptr_space = None
+        ty = None
+        name = None
+        dims: List[Optional[int]] = []
+        for x in c[1:]:
+            if isinstance(x, Token):
+                if x.type == "TYPE":
+                    ty = x.value[1:]
+                elif x.type != "VECTOR":  # NAME / SINK
+                    name = x.value
+            elif x.data == "align":
+                align = _int_value(x.children[0].value)
+            elif x.data == "ptr":
+                ptr_space = x.children[0].value[1:] if x.children else "generic"
+            elif x.data == "array":
+                dims.append(self._dim(x))
+        count = None
+        if dims:
+            count = 1
+            for d in dims:
+                count = None if d is None or count is None else count * d
+        text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
+        return ParsedParam(name or "_", _type_of(ty), ptr_space, align, count if dims else None, None, text,
+                           space, SourceLoc("", t.meta.line, t.meta.column))
+
+    def _dim(self, t: Tree) -> Optional[int]:
+        if not t.children:
+            return None
+        v = self.expr(t.children[0])
+        if isinstance(v, float) or v < 0:
+            raise _ExprError("an array dimension must be a non-negative integer", None)
+        return v
+
+    def decl(self, t: Tree, linkage=(), module_level=False) -> Decl:
+        c = t.children
+        space = c[0].value[1:]
+        align = vector = None
+        ty = ""
+        ptr = False
+        items = []
+        prefix_end = t.meta.start_pos
+        for x in c[1:]:
+            if isinstance(x, Token):
+                if x.type == "TYPE":
+                    ty = x.value[1:]
+                    prefix_end = x.end_pos
+                elif x.type == "VECTOR":
+                    vector = int(x.value[2:])
+            elif x.data == "align":
+                align = _int_value(x.children[0].value)
+                prefix_end = max(prefix_end, x.meta.end_pos)
+            elif x.data == "ptr":
+                ptr = True
+                prefix_end = max(prefix_end, x.meta.end_pos)
+            elif x.data == "attribute":
+                prefix_end = max(prefix_end, x.meta.end_pos)
+            elif x.data in ("var_item", "var_range"):
+                items.append(self.var_item(x))
+        start = t.meta.start_pos
+        prefix = " ".join(self.text[start:prefix_end].split())
+        return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix)
+
+    def var_item(self, t: Tree) -> DeclItem:
+        c = t.children
+        name = c[0].value
+        text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
+        if t.data == "var_range":
+            return DeclItem(name, c[0].column, count=_int_value(c[1].value), text=text)
+        dims = []
+        init = None
+        for x in c[1:]:
+            if x.data == "array":
+                dims.append(self._dim(x))
+            elif x.data == "initializer":
+                init = self.init(x.children[0])
+        return DeclItem(name, c[0].column, None, tuple(dims), init, text)
+
+    def init(self, t):
+        if isinstance(t, Token):
+            raise InternalError("bare token initializer")
+        d = t.data
+        c = t.children
+        if d == "init_list":
+            return tuple(self.init(x) for x in c)
+        if d == "init_value":
+            x = c[0]
+            if isinstance(x, Token) and x.type == "FLOAT_HEX":
+                return _float_value(x.value)[0]
+            if isinstance(x, Token) and x.type == "DEC_FLOAT":
+                return float(x.value)
+            return self.expr(x)
+        if d == "init_symbol":
+            return ("sym", c[0].value)
+        if d == "init_generic":
+            return ("sym", c[1].value)
+        if d == "init_field":
+            return ("field", c[0].value, c[1].value)
+        raise InternalError(f"unexpected initializer rule {d}")
+
+    def function(self, t: Tree):
+        c = t.children
+        linkage = tuple(x.value[1:] for x in c[0].children)
+        is_entry = c[1].value == ".entry"
+        rets: Tuple[ParsedParam, ...] = ()
+        params: Tuple[ParsedParam, ...] = ()
+        name_tok = None
+        dirs = []
+        body = None
+        for x in c[2:]:
+            if isinstance(x, Token):
+                name_tok = x
+            elif x.data == "ret_params":
+                rets = tuple(self.param(p) for p in x.children)
+            elif x.data == "params":
+                params = tuple(self.param(p) for p in x.children)
+            elif x.data == "perf_dir":
+                dirs.append((x.children[0].value, tuple(_int_value(v.value) for v in x.children[1:]),
+                             x.meta.line, x.meta.column))
+            elif x.data == "body":
+                body = x
+        m = t.meta
+        hdr = FuncHeader(name_tok.value, is_entry, linkage, rets, params, tuple(dirs), body is not None,
+                         name_tok.line, name_tok.column)
+        end_line = body.meta.line if body is not None else m.end_line
+        self.out.append((m.line, M_FUNC, m.column, end_line, hdr))
+        if body is None:
+            return
+        bm = body.meta
+        self.out.append((bm.line, M_BODY, bm.column, bm.line))
+        self.stmts(body.children)
+        self.out.append((bm.end_line, M_BODY_END, bm.end_column - 1, bm.end_line))
+
+    def stmts(self, children):
+        out = self.out
+        for s in children:
+            try:
+                self.stmt(s, out)
+            except _ExprError as e:
+                line, col = _pos(e.token, s)
+                self.errors.append((str(e), line, col))
+
+    def stmt(self, s: Tree, out):
+        d = s.data
+        m = s.meta
+        if d == "instruction":
+            out.append(self.instruction(s))
+        elif d == "label_def":
+            out.append((m.line, R_LABEL, m.column, m.end_line, s.children[0].value))
+        elif d == "var_decl":
+            decl = self.decl(s)
+            out.append((m.line, R_DECL, m.column, m.end_line, decl, self._slice(m) + ";"))
+        elif d == "block":
+            out.append((m.line, R_OPEN, m.column, m.line))
+            self.stmts(s.children)
+            out.append((m.end_line, R_CLOSE, m.end_column - 1, m.end_line))
+        elif d == "loc_dir":
+            out.append((m.line, R_LOC, m.column, m.end_line, self._slice(m)))
+        elif d == "pragma_dir":
+            out.append((m.line, R_PRAGMA, m.column, m.end_line, tuple(x.value[1:-1] for x in s.children)))
+        elif d == "callprototype":
+            rets = params = ()
+            for x in s.children:
+                if isinstance(x, Tree) and x.data == "ret_params":
+                    rets = tuple(self.param(p) for p in x.children)
+                elif isinstance(x, Tree) and x.data == "params":
+                    params = tuple(self.param(p) for p in x.children)
+            out.append((m.line, R_PROTO, m.column, m.end_line, (rets, params), self._slice(m)))
+        elif d in ("branchtargets", "calltargets"):
+            out.append((m.line, R_TARGETS, m.column, m.end_line, d, tuple(x.value for x in s.children),
+                        self._slice(m)))
+        else:
+            raise InternalError(f"unexpected statement rule {d}")
+
+    def instruction(self, s: Tree) -> tuple:
+        m = s.meta
+        c = s.children
+        i = 0
+        guard = None
+        if isinstance(c[0], Tree):  # guard
+            g = c[0].children
+            guard = (len(g) == 2, g[-1].value)
+            i = 1
+        opcode = c[i].value
+        ops = tuple(self.operand(x) for x in c[i + 1:])
+        return (m.line, R_INSTR, m.column, m.end_line, guard, opcode, ops)
+
+
+def _binop(op: str, x, y, tok):
+    if op in ("+", "-", "*"):
+        return x + y if op == "+" else x - y if op == "-" else x * y
+    if op in ("/", "%"):
+        if y == 0:
+            raise _ExprError("division by zero in a constant expression", tok)
+        if isinstance(x, float) or isinstance(y, float):
+            if op == "%":
+                raise _ExprError("'%' needs integer operands", tok)
+            return x / y
+        q = abs(x) // abs(y)
+        q = q if (x >= 0) == (y >= 0) else -q  # C truncates toward zero
+        return q if op == "/" else x - q * y
+    if isinstance(x, float) or isinstance(y, float):
+        raise _ExprError(f"'{op}' needs integer operands", tok)
+    if op == "<<":
+        return _wrap64(x << (y & 63))
+    if op == ">>":
+        return x >> (y & 63)
+    if op == "&":
+        return x & y
+    if op == "|":
+        return x | y
+    if op == "^":
+        return x ^ y
+    if op == "&&":
+        return int(bool(x) and bool(y))
+    if op == "||":
+        return int(bool(x) or bool(y))
+    raise InternalError(f"unknown operator {op}")
+
+
+def _atom(t) -> tuple:
+    if t.type == "REG":
+        return t.value
+    return ("n", t.value)
+
+
+def _tokens_text(t) -> List[str]:
+    if isinstance(t, Token):
+        return [t.value]
+    out = []
+    for c in t.children:
+        out.extend(_tokens_text(c))
+    return out
+
+
+def _pos(tok, tree) -> Tuple[int, int]:
+    if isinstance(tok, Token):
+        return tok.line, tok.column
+    m = tree.meta
+    return m.line, m.column
+
+
+_TYPE_CACHE: Dict[str, Type] = {}
+
+
+def _type_of(name: Optional[str]) -> Optional[Type]:
+    """The Type of a TYPE token's name; opaque types (.texref) and newer ones get a private Type."""
+    if not name:
+        return None
+    try:
+        return get_type(name)
+    except ValueError:
+        t = _TYPE_CACHE.get(name)
+        if t is None:
+            bits = {"texref": 64, "samplerref": 64, "surfref": 64}.get(name)
+            if bits is None:
+                digits = re.findall(r"\d+", name)
+                bits = 8 if name.startswith(("e", "ue", "s2f6")) else int(digits[-1]) if digits else 32
+                if name.endswith("x2"):
+                    bits *= 2
+            kind = "opaque" if name in ("texref", "samplerref", "surfref") else "fp8"
+            t = _TYPE_CACHE[name] = Type(name, bits, kind, None, None)
+        return t
+
+
+# ------------------------------------------------------------------------------------- fast operand parse
+def _operand(f: _Fast, t: str):
+    """Syntax of one operand's text, or None when the fast path does not take it (lark then does)."""
+    c = t[0]
+    if c == "%":
+        if f.reg_full.match(t):
+            return t
+        m = f.pair.match(t)
+        if m:
+            return ("|", _atom_text(f, m.group(1)), _atom_text(f, m.group(2)))
+        return None
+    if c == "[":
+        m = f.addr.match(t)
+        if m:
+            base = _atom_text(f, m.group(1))
+            if m.group(3) is None:
+                return ("a", (("b", base, 0),))
+            v = _int_value(m.group(3))
+            return ("a", (("b", base, _wrap64(-v if m.group(2) else v)),))
+        m = f.addr_abs.match(t)
+        if m:
+            return ("a", (("i", _wrap64(_int_value(m.group(1)))),))
+        if t[-1:] == "]" and "," in t:
+            # `[tmap, {c0, c1}]`, `[tex, sampler, {x, y}]`: parts are addresses or vectors
+            inner = t[1:-1]
+            if not f.items_full.match(inner):
+                return None
+            items = []
+            for part in f.items.findall(inner):
+                part = part.strip()
+                if not part:
+                    return None
+                if part[0] == "{":
+                    v = _operand(f, part)
+                    if v is None:
+                        return None
+                    items.append(v)
+                    continue
+                if any(ch in part for ch in "[](){},"):
+                    return None
+                a = _operand(f, "[" + part + "]")
+                if a is None or len(a[1]) != 1:
+                    return None
+                items.append(a[1][0])
+            return ("a", tuple(items))
+        return None
+    if c == "{":
+        m = f.vec.match(t)
+        if not m:
+            return None
+        elems = []
+        for e in m.group(1).split(","):
+            e = e.strip()
+            if not e:
+                return None
+            s = _operand(f, e)
+            if s is None or (type(s) is not str and s[0] not in ("n", "_", "f", "i")):
+                return None
+            elems.append(s)
+        return ("v", tuple(elems))
+    if c == "(":
+        m = f.call.match(t)
+        if not m:
+            return None
+        inner = m.group(1)
+        return ("c", tuple(x.strip() for x in inner.split(",")) if inner.strip() else ())
+    if c == "!":
+        m = f.neg.match(t)
+        return ("!", _atom_text(f, m.group(1))) if m else None
+    if c == "-" or "0" <= c <= "9":
+        m = f.int_full.match(t)
+        if m:
+            v = _int_value(m.group(2))
+            return ("i", _wrap64(-v if m.group(1) else v))
+        if c != "-" and f.float_full.match(t):
+            return ("f", t)
+        return None
+    if t == "_":
+        return ("_",)
+    if f.name_full.match(t):
+        return ("n", t)
+    m = f.pair.match(t)
+    if m:
+        return ("|", _atom_text(f, m.group(1)), _atom_text(f, m.group(2)))
+    return None
+
+
+def _atom_text(f: _Fast, t: str) -> tuple:
+    return t if t[0] == "%" else ("n", t)
+
+
+def _split_operands(f: _Fast, ops: str):
+    """Top-level comma split of an operand list, or None when it does not split cleanly."""
+    if "{" in ops or "(" in ops or "[" in ops and "," in ops[ops.index("["):]:
+        if not f.items_full.match(ops):
+            return None
+        return [x.strip() for x in f.items.findall(ops)]
+    return [x.strip() for x in ops.split(",")]
+
+
+def _fast_instr(f: _Fast, m, cache: dict, lineno: int):
+    """The record of a line matched by _Fast.instr, or None when an operand is not fast-path syntax.
+
+    `cache` maps operand-list texts to their syntax, and cache[None] single operand texts (per file)."""
+    ops_text = m.group(5)
+    if ops_text:
+        syn = cache.get(ops_text)
+        if syn is None and f.simple_ops.match(ops_text):
+            syn = cache[ops_text] = tuple([p if p[0] == "%" else _int_syntax(p)
+                                           for p in [x.strip() for x in ops_text.split(",")]])
+        elif syn is None:
+            parts = _split_operands(f, ops_text)
+            if parts is None:
+                return None
+            out = []
+            one = cache.get(None)
+            if one is None:
+                one = cache[None] = {}
+            for p in parts:
+                s = one.get(p)
+                if s is None:
+                    if not p:
+                        return None
+                    s = _operand(f, p)
+                    if s is None:
+                        return None
+                    one[p] = s
+                out.append(s)
+            syn = cache[ops_text] = tuple(out)
+    else:
+        syn = ()
+    g = m.group(3)
+    guard = None if g is None else (m.group(2) == "!", g)
+    col = len(m.group(1)) + 1
+    return (lineno, R_INSTR, col, lineno, guard, m.group(4), syn)
+
+
+# ---------------------------------------------------------------------------------------------- results
+@dataclass
+class Section:
+    name: str
+    loc: SourceLoc
+    labels: List[str] = field(default_factory=list)
+    refs: List[Tuple[str, int, int]] = field(default_factory=list)  # (name, line, col) of referenced symbols
+
+
+@dataclass
+class FunctionInfo:
+    """What the linter needs about a parsed function beyond the IR."""
+
+    header: FuncHeader
+    fn: Function
+    defined: bool
+    loc: SourceLoc
+
+
+@dataclass
+class ParseResult:
+    """A parsed module plus the facts the IR does not hold (declarations, sections, targets)."""
+
+    module: Optional[Module]
+    diagnostics: List[Diagnostic]
+    lines: List[str]
+    filename: str
+    version: Optional[Tuple[str, SourceLoc]] = None
+    targets: List[Tuple[str, SourceLoc]] = field(default_factory=list)
+    address_size: Optional[Tuple[int, SourceLoc]] = None
+    functions: Dict[str, FunctionInfo] = field(default_factory=dict)  # every .entry/.func, declared or defined
+    declarations: List[FunctionInfo] = field(default_factory=list)  # in order, prototypes included
+    sections: List[Section] = field(default_factory=list)
+    files: Dict[int, str] = field(default_factory=dict)
+    module_labels: Dict[str, SourceLoc] = field(default_factory=dict)  # labels inside sections
+    local_names: set = field(default_factory=set)  # every function-scope variable and parameter name
+    protos: Dict[Tuple[str, str], tuple] = field(default_factory=dict)  # (function, label) -> (rets, params)
+    stats: Dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    def source_line(self, line: int) -> Optional[str]:
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return None
+
+
+# ----------------------------------------------------------------------------------------------- scopes
+_ARRAY_MEMBER = re.compile(r"(.*?)(\d+)\Z")
+# SourceLoc is a frozen dataclass; on the hot path one is made by setting its fields directly (the same
+# object its __init__ would make, at 60% of the cost)
+_new = object.__new__
+_setattr = object.__setattr__
+_DIGITS = "0123456789"
+
+
+class _Scope:
+    __slots__ = ("regs", "arrays", "vars", "cache", "parent", "names")
+
+    def __init__(self, parent: Optional["_Scope"]):
+        self.regs: Dict[str, Reg] = {}
+        self.arrays: Dict[str, Tuple[Type, int, SourceLoc]] = {}
+        self.vars: Dict[str, ParamSym] = {}
+        self.names: Dict[str, SourceLoc] = {}  # every declared name of this scope, for redefinitions
+        self.cache: Dict[tuple, object] = {}
+        self.parent = parent
+
+
+# opcodes whose name operands are labels (branch targets, jump tables, call prototypes)
+_BRANCHES = ("bra", "brx")
+
+
+class _IRBuilder:
+    """One ordered pass over the merged records: builds the IR and checks the fast path's placement."""
+
+    def __init__(self, res: ParseResult, sregs: Dict[str, Type]):
+        self.res = res
+        self.file = res.filename
+        self.sregs = sregs
+        self.diags = res.diagnostics
+        self.violations: List[int] = []
+        self.module_vars: Dict[str, ParamSym] = {}
+        self.module = Module(None, None, 64)  # target/version filled from the directives
+        self.fn: Optional[Function] = None
+        self.fn_name = ""
+        self.scope: Optional[_Scope] = None
+        self.in_body = False
+        self.section: Optional[Section] = None
+        self.op_kind: Dict[str, int] = {}
+        self.brace_lines: List[int] = []
+        self.body: list = []
+
+    def loc(self, line: int, col: int) -> SourceLoc:
+        return SourceLoc(self.file, line, col)
+
+    def error(self, code: str, message: str, line: int, col: int, span: int = 1, notes=(), severity="error"):
+        self.diags.append(Diagnostic(code, severity, message, self.loc(line, col), tuple(notes),
+                                     self.res.source_line(line), span))
+
+    def run(self, recs: List[tuple]):
+        last_end = 0
+        op_kind = self.op_kind
+        file = self.file
+        sregs = self.sregs
+        for rec in recs:
+            kind = rec[1]
+            line = rec[0]
+            if line < last_end and kind in _FAST_KINDS:
+                self.violations.append(line)
+                continue
+            if kind == R_INSTR:
+                if not self.in_body:
+                    self.violations.append(line)
+                    continue
+                # the hot path (most statements of a file), inlined: plain instructions whose operands
+                # resolve through the scope's cache
+                opcode = rec[5]
+                k = op_kind.get(opcode)
+                if k == 0 and rec[4] is None:
+                    sc = self.scope
+                    cache = sc.cache
+                    ops = []
+                    for s in rec[6]:
+                        o = cache.get(s)
+                        if o is None:
+                            if type(s) is str and sc.parent is None and s not in sregs:
+                                # a register first seen here, in the function's own scope: mostly a member
+                                # of a `.reg .b32 %r<N>;` range
+                                o = sc.regs.get(s)
+                                if o is None:
+                                    prefix = s.rstrip(_DIGITS)
+                                    a = sc.arrays.get(prefix) if len(prefix) < len(s) else None
+                                    if a is not None and int(s[len(prefix):]) < a[1]:
+                                        o = sc.regs[s] = Reg(s, a[0], self.fn, prefix)
+                                    else:
+                                        o = self.resolve(s)
+                            else:
+                                o = self.resolve(s)
+                            cache[s] = o
+                        ops.append(o)
+                    loc = _new(SourceLoc)
+                    _setattr(loc, "__dict__", {"file": file, "line": line, "col": rec[2], "function": None})
+                    self.body.append(Instr(opcode, tuple(ops), None, loc))
+                else:
+                    self.instr(rec)
+            elif kind == R_SECTION:
+                if self.in_body or self.section is not None or self.fn is not None:
+                    self.violations.append(line)
+                    continue
+                self.fast_section(rec)
+            elif kind < 10:
+                self.body_stmt(rec)
+            else:
+                self.module_item(rec)
+            if rec[3] > last_end:
+                last_end = rec[3]
+
+    # -- module level
+    def module_item(self, rec):
+        kind = rec[1]
+        line, col = rec[0], rec[2]
+        res = self.res
+        if kind == M_FUNC:
+            self.function(rec)
+        elif kind == M_BODY:
+            self.in_body = True
+            self.brace_lines = []
+            self.scope = _Scope(None)
+            for p in self.fn.params:
+                self.declare_var(ParamSym(p.name, p.space, p.type, p.array, p.align, True), p.loc.line, p.loc.col)
+            for p in self.fn.rets:
+                self.declare_var(ParamSym(p.name, p.space, p.type, p.array, p.align), p.loc.line, p.loc.col)
+        elif kind == M_BODY_END:
+            if self.scope is not None and self.scope.parent is not None:
+                # a fast '{' line whose block lark closed with the function body
+                self.violations.extend(self.brace_lines)
+            self.in_body = False
+            self.fn = None
+            self.scope = None
+        elif kind == M_VAR:
+            self.module_var(rec)
+        elif kind == M_VERSION:
+            res.version = (rec[4], self.loc(line, rec[5]))
+        elif kind == M_TARGET:
+            res.targets.extend((n, self.loc(line, c)) for n, c in rec[4])
+        elif kind == M_ADDR_SIZE:
+            res.address_size = (rec[4], self.loc(line, rec[5]))
+            self.module.address_size = rec[4]
+        elif kind == M_FILE:
+            res.files[rec[4]] = rec[5][1:-1]
+        elif kind == M_SECTION:
+            self.section = Section(rec[4], self.loc(line, col))
+            res.sections.append(self.section)
+        elif kind == M_SECTION_END:
+            self.section = None
+        elif kind in (M_ALIAS, M_PRAGMA):
+            pass
+        else:
+            raise InternalError(f"unknown record kind {kind}")
+
+    def fast_section(self, rec):
+        sec = Section(rec[4], self.loc(rec[0], rec[2]))
+        self.res.sections.append(sec)
+        for name, line, col in rec[5]:
+            sec.labels.append(name)
+            if name in self.res.module_labels:
+                self.error("PTX-E-DUP-LABEL", f"label '{name}' is defined twice", line, col, len(name))
+            self.res.module_labels[name] = self.loc(line, col)
+        sec.refs.extend(rec[6])
+
+    def module_var(self, rec):
+        decl: Decl = rec[4]
+        line = rec[0]
+        ty = _type_of(decl.type)
+        for it in decl.items:
+            count = _count(it)
+            extern = "extern" in decl.linkage
+            init = it.init
+            num_init = None
+            if init is not None:
+                flat = _flatten(init)
+                if all(isinstance(v, (int, float)) for v in flat):
+                    num_init = flat
+            linkage = next((x for x in decl.linkage if x != "extern"), "")
+            text = f"{' '.join('.' + x for x in decl.linkage)} {decl.prefix} {it.text};".strip()
+            v = ParsedVar(it.name, decl.space, ty, count, decl.align, extern, num_init, linkage,
+                          self.loc(line, it.col), text)
+            self.module.vars.append(v)
+            if it.name in self.module_vars or it.name in self.res.functions:
+                self.error("PTX-E-REDECLARED", f"'{it.name}' is already defined", line, it.col, len(it.name))
+            self.module_vars[it.name] = ParamSym(it.name, decl.space, ty, count, decl.align)
+
+    def function(self, rec):
+        h: FuncHeader = rec[4]
+        loc = self.loc(h.name_line, h.name_col)
+        prev = self.res.functions.get(h.name)
+        if h.name in self.module_vars:
+            self.error("PTX-E-REDECLARED", f"'{h.name}' is already defined as a variable", h.name_line,
+                       h.name_col, len(h.name))
+        fn = Function(h.name, self.module, h.is_entry, list(h.params), list(h.rets),
+                      [d[0] + (" " + ", ".join(str(v) for v in d[1]) if d[1] else "") for d in h.directives],
+                      [], [], [], ",".join(h.linkage), loc)
+        info = FunctionInfo(h, fn, h.has_body, loc)
+        self.res.declarations.append(info)
+        if prev is not None and prev.defined and h.has_body:
+            self.error("PTX-E-REDECLARED", f"function '{h.name}' is defined twice", h.name_line, h.name_col,
+                       len(h.name), (f"first definition at line {prev.loc.line}",))
+        if prev is None or h.has_body:
+            self.res.functions[h.name] = info
+        if h.has_body:
+            self.module.functions.append(fn)
+            self.fn = fn
+            self.body = fn.body
+            self.fn_name = h.name
+
+    # -- function bodies
+    def body_stmt(self, rec):
+        kind = rec[1]
+        line, col = rec[0], rec[2]
+        if kind == R_DATA or (kind == R_LABEL and self.section is not None):
+            if self.section is None:
+                self.violations.append(line)
+                return
+            if kind == R_LABEL:
+                self.section.labels.append(rec[4])
+                if rec[4] in self.res.module_labels:
+                    self.error("PTX-E-DUP-LABEL", f"label '{rec[4]}' is defined twice", line, col, len(rec[4]))
+                self.res.module_labels[rec[4]] = self.loc(line, col)
+            else:
+                vals = rec[5]
+                if _HAS_NAME(vals):
+                    line_text = self.res.lines[line - 1]
+                    for name in _REF_NAME.findall(vals):
+                        self.section.refs.append((name, line, line_text.find(name) + 1))
+            return
+        if not self.in_body:
+            self.violations.append(line)
+            return
+        body = self.fn.body
+        loc = self.loc(line, col)
+        if kind == R_LABEL:
+            body.append(LabelDef(Label(rec[4]), loc))
+        elif kind == R_LOC:
+            body.append(Raw(rec[4], loc))
+        elif kind == R_DECL:
+            body.append(Raw(rec[5], loc))
+            self.declare(rec[4], line)
+        elif kind == R_OPEN:
+            body.append(Raw("{", loc))
+            self.scope = _Scope(self.scope)
+            self.brace_lines.append(line)
+        elif kind == R_CLOSE:
+            self.brace_lines.append(line)
+            if self.scope.parent is None:
+                # only a fast '}' line can do this: it was the function's own closing brace
+                self.violations.extend(self.brace_lines)
+                return
+            body.append(Raw("}", loc))
+            self.scope = self.scope.parent
+        elif kind == R_PRAGMA:
+            if len(rec[4]) == 1:
+                body.append(Pragma(rec[4][0], loc))
+            else:
+                body.append(Raw(".pragma " + ", ".join(f'"{s}"' for s in rec[4]) + ";", loc))
+        elif kind == R_PROTO:
+            body.append(Raw(rec[5], loc))
+            prev = body[-2] if len(body) > 1 else None
+            if isinstance(prev, LabelDef):
+                self.res.protos[(self.fn_name, prev.label.name)] = rec[4]
+        elif kind == R_TARGETS:
+            body.append(Raw(rec[6], loc))
+        else:
+            raise InternalError(f"unknown record kind {kind}")
+
+    def declare(self, decl: Decl, line: int):
+        sc = self.scope
+        sc.cache.clear()  # names cached as undeclared may resolve now
+        ty = _type_of(decl.type)
+        if decl.space == "reg":
+            for it in decl.items:
+                if it.count is not None:
+                    key = it.name + "<"
+                    if key in sc.names:
+                        self.dup(key, line, it.col, sc.names[key])
+                        continue
+                    clash = [n for n in sc.names if _member_of(n, it.name, it.count)]
+                    if clash:
+                        self.dup(clash[0], line, it.col, sc.names[clash[0]])
+                        continue
+                    sc.arrays[it.name] = (ty, it.count, self.loc(line, it.col))
+                    sc.names[key] = self.loc(line, it.col)
+                else:
+                    if it.name in sc.names or self._in_array(sc, it.name):
+                        self.dup(it.name, line, it.col, sc.names.get(it.name))
+                        continue
+                    sc.regs[it.name] = Reg(it.name, ty, self.fn, None)
+                    sc.names[it.name] = self.loc(line, it.col)
+            return
+        for it in decl.items:
+            if it.name in sc.names:
+                self.dup(it.name, line, it.col, sc.names.get(it.name))
+                continue
+            sc.names[it.name] = self.loc(line, it.col)
+            sc.vars[it.name] = ParamSym(it.name, decl.space, ty, _count(it), decl.align)
+            self.res.local_names.add(it.name)
+
+    def declare_var(self, sym: ParamSym, line: int, col: int):
+        sc = self.scope
+        if sym.name in sc.names:
+            self.dup(sym.name, line, col, sc.names[sym.name])
+            return
+        sc.names[sym.name] = self.loc(line, col)
+        self.res.local_names.add(sym.name)
+        if sym.space == "reg":
+            sc.regs[sym.name] = Reg(sym.name, sym.type, self.fn, None)
+        else:
+            sc.vars[sym.name] = sym
+
+    @staticmethod
+    def _in_array(sc: _Scope, name: str) -> bool:
+        m = _ARRAY_MEMBER.match(name)
+        if not m:
+            return False
+        a = sc.arrays.get(m.group(1))
+        return a is not None and int(m.group(2)) < a[1]
+
+    def dup(self, name: str, line: int, col: int, prev: Optional[SourceLoc]):
+        notes = (f"first declared at line {prev.line}",) if prev is not None else ()
+        shown = name[:-1] + "<N>" if name.endswith("<") else name
+        self.error("PTX-E-REDECLARED", f"'{shown}' is already declared in this scope", line, col,
+                   len(shown.split("<")[0]) or 1, notes)
+
+    # -- instructions
+    def instr(self, rec):
+        opcode = rec[5]
+        kind = self.op_kind.get(opcode)
+        if kind is None:
+            base = opcode.split(".", 1)[0]
+            kind = self.op_kind[opcode] = 1 if base in _BRANCHES else 2 if base == "call" else 0
+        sc = self.scope
+        cache = sc.cache
+        ops = []
+        if kind == 0:
+            for s in rec[6]:
+                o = cache.get(s)
+                if o is None:
+                    o = cache[s] = self.resolve(s)
+                ops.append(o)
+        else:
+            syn = rec[6]
+            for i, s in enumerate(syn):
+                if type(s) is tuple and s[0] == "n" and (kind == 1 or (i == len(syn) - 1 and i > 0
+                                                                       and type(syn[i - 1]) is tuple
+                                                                       and syn[i - 1][0] == "c")):
+                    r = self.find_reg(s[1], False)
+                    ops.append(r if r is not None else Label(s[1]))
+                else:
+                    o = cache.get(s)
+                    if o is None:
+                        o = cache[s] = self.resolve(s)
+                    ops.append(o)
+        g = rec[4]
+        guard = None
+        if g is not None:
+            r = self.find_reg(g[1], True)
+            guard = Guard(r, g[0])
+        self.body.append(Instr(opcode, tuple(ops), guard, SourceLoc(self.file, rec[0], rec[2])))
+
+    def find_reg(self, name: str, create: bool):
+        if name[0] == "%":
+            t = self.sregs.get(name)
+            if t is not None:
+                return SpecialReg(name, t)
+        sc = self.scope
+        while sc is not None:
+            r = sc.regs.get(name)
+            if r is not None:
+                return r
+            if sc.arrays:
+                prefix = name.rstrip(_DIGITS)
+                if len(prefix) < len(name):
+                    a = sc.arrays.get(prefix)
+                    if a is not None and int(name[len(prefix):]) < a[1]:
+                        r = sc.regs[name] = Reg(name, a[0], self.fn, prefix)
+                        return r
+            sc = sc.parent
+        if "." in name:
+            # a component of a vector register: `%v.x` of `.reg .v4 .f32 %v`
+            base = self.find_reg(name.rsplit(".", 1)[0], False)
+            if type(base) is Reg:
+                return Reg(name, base.type, self.fn, None)
+        if create:
+            return Reg(name, None, self.fn, None)  # undeclared: the linter reports it
+        return None
+
+    def find_sym(self, name: str):
+        sc = self.scope
+        while sc is not None:
+            v = sc.vars.get(name)
+            if v is not None:
+                return v
+            sc = sc.parent
+        v = self.module_vars.get(name)
+        if v is not None:
+            return v
+        f = self.res.functions.get(name)
+        if f is not None:
+            return Sym(name, "func", None)
+        return Sym(name, "?", None)  # unknown here: the linter reports it
+
+    def resolve(self, s):
+        if type(s) is str:
+            return self.find_reg(s, True)
+        k = s[0]
+        if k == "i":
+            return Imm(s[1])
+        if k == "n":
+            r = self.find_reg(s[1], False)
+            return r if r is not None else self.find_sym(s[1])
+        if k == "a":
+            items = s[1]
+            if len(items) == 1 and items[0][0] != "v":
+                return self.addr_item(items[0])
+            return AddrList(tuple(self.addr_item(x) if x[0] != "v" else self.resolve(x) for x in items))
+        if k == "v":
+            return Vec(tuple(self.resolve(x) for x in s[1]))
+        if k == "f":
+            v, t = _float_value(s[1])
+            return FloatImm(v, t, s[1])
+        if k == "|":
+            return PredPair(self.resolve(s[1]), self.resolve(s[2]))
+        if k == "!":
+            return Guard(self.resolve(s[1]), True)
+        if k == "c":
+            return CallArgs(tuple(self.find_reg(n, False) or self.find_sym(n) for n in s[1]))
+        if k == "_":
+            return "_"
+        if k == "s":
+            return SymOffset(self.find_sym(s[1]), s[2])
+        raise InternalError(f"unknown operand syntax {s!r}")
+
+    def addr_item(self, it: tuple):
+        if it[0] == "i":
+            return Addr(Imm(it[1]), 0)
+        base = self.resolve(it[1])
+        return Addr(base, it[2])
+
+
+_REF_NAME = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)")
+_HAS_NAME = re.compile(r"[A-Za-z_$]").search
+
+
+def _member_of(name: str, prefix: str, count: int) -> bool:
+    m = _ARRAY_MEMBER.match(name)
+    return bool(m) and m.group(1) == prefix and int(m.group(2)) < count
+
+
+def _count(it: DeclItem) -> Optional[int]:
+    if not it.dims:
+        return None
+    n = 1
+    for d in it.dims:
+        if d is None:
+            return None
+        n *= d
+    return n
+
+
+def _flatten(v) -> list:
+    if isinstance(v, tuple) and (not v or v[0] not in ("sym", "field")):
+        out = []
+        for x in v:
+            out.extend(_flatten(x))
+        return out
+    return [v]
+
+
+# ---------------------------------------------------------------------------------------- the entry points
+def _classify(text: str, lines: List[str], fast: _Fast, skip: set):
+    """The fast-path records and the skeleton's lines (fast lines blanked).
+
+    A line is only taken when the previous significant line ended a statement, so that it cannot be the
+    tail of a statement that spans lines; the IR pass then checks the placement of every taken line.
+    """
+    recs: List[tuple] = []
+    append = recs.append
+    skel = list(lines)
+    if "/*" in text:
+        skip = skip | _block_comment_lines(text)
+    instr_match, label_match = fast.instr.match, fast.label.match
+    loc_match, data_match, decl_match = fast.loc.match, fast.data.match, fast.decl.match
+    brace_match = fast.brace.match
+    simple_match = fast.simple_ops.match
+    ws_sub = fast.ws.sub
+    cache: dict = {}
+    prev = ";"  # the last character of the previous significant line (';' for fast lines)
+    open_rec = -1  # index in recs of a fast record with no terminator (.loc, data) awaiting the next line
+    depth = 0  # blocks opened by fast '{' lines and not yet closed
+    ends = _ENDS
+    n = len(lines)
+    i = -1
+    off = 0  # offset in text of the next line
+    while i + 1 < n:
+        i += 1
+        line = lines[i]
+        start = off
+        off += len(line) + 1
+        if not line:
+            continue
+        lineno = i + 1
+        if skip and lineno in skip:
+            if not line.isspace():
+                prev = "?"
+                open_rec = -1
+            continue
+        m = instr_match(line)
+        if m is not None:
+            open_rec = -1
+            if prev in ends:
+                indent, neg, g, opcode, ops_text = m.groups()
+                if ops_text:
+                    syn = cache.get(ops_text)
+                    if syn is None and simple_match(ops_text):
+                        # registers and integers only (most lines): a register's syntax is its name
+                        syn = cache[ops_text] = tuple([p if p[0] == "%" else _int_syntax(p)
+                                                       for p in [x.strip() for x in ops_text.split(",")]])
+                else:
+                    syn = ()
+                if syn is not None:
+                    append((lineno, R_INSTR, len(indent) + 1, lineno, None if g is None else (neg == "!", g),
+                            opcode, syn))
+                    skel[i] = ""
+                    continue
+                rec = _fast_instr(fast, m, cache, lineno)
+                if rec is not None:
+                    append(rec)
+                    skel[i] = ""
+                    continue
+            prev = ";"
+            continue
+        s = line.lstrip()
+        if not s:
+            continue
+        c = s[0]
+        if c == "/" and s[1:2] == "/":
+            continue
+        if open_rec >= 0:
+            # a line that continues the previous no-terminator statement hands it back to lark
+            if not (c.isalpha() or c in ".$_@{}"):
+                r = recs.pop(open_rec)
+                skel[r[0] - 1] = lines[r[0] - 1]
+                prev = "?"
+            open_rec = -1
+        if c == ".":
+            if prev not in _CONTINUES:
+                if s[1:8] == "section":
+                    m = fast.section.match(text, start)
+                    if m is not None:
+                        rec = _fast_section(fast, m, text, lineno, len(line) - len(s) + 1)
+                        append(rec)
+                        for k in range(i, rec[3]):
+                            skel[k] = ""
+                        off = start
+                        for k in range(i, rec[3]):
+                            off += len(lines[k]) + 1
+                        i = rec[3] - 1
+                        prev = "}"
+                        continue
+                if s[1:4] == "loc":
+                    m = loc_match(line)
+                    if m is not None:
+                        append((lineno, R_LOC, len(m.group(1)) + 1, lineno, m.group(2)))
+                        skel[i] = ""
+                        open_rec = len(recs) - 1
+                        prev = ";"
+                        continue
+                else:
+                    m = data_match(line)
+                    if m is not None:
+                        vals = m.group(3)
+                        if " " in vals or "\t" in vals:
+                            vals = ws_sub("", vals)
+                        append((lineno, R_DATA, len(m.group(1)) + 1, lineno, m.group(2), vals))
+                        skel[i] = ""
+                        open_rec = len(recs) - 1
+                        prev = ";"
+                        continue
+            if prev in ends:
+                m = decl_match(line)
+                if m is not None:
+                    append(_fast_decl(fast, m, line, lineno))
+                    skel[i] = ""
+                    prev = ";"
+                    continue
+        elif c == "{" or c == "}":
+            if prev in ends and (c == "{" or depth > 0):
+                m = brace_match(line)
+                if m is not None:
+                    col = len(m.group(1)) + 1
+                    append((lineno, R_OPEN if c == "{" else R_CLOSE, col, lineno))
+                    depth += 1 if c == "{" else -1
+                    skel[i] = ""
+                    prev = c
+                    continue
+        elif prev in ends and (c.isalpha() or c in "$_@"):
+            m = label_match(line)
+            if m is not None:
+                append((lineno, R_LABEL, len(m.group(1)) + 1, lineno, m.group(2)))
+                skel[i] = ""
+                prev = ":"
+                continue
+            if fast.instr_head.match(line):
+                # an instruction written over several lines (nvcc -G writes calls this way)
+                j = i + 1
+                last = min(n, i + 64)
+                while j < last and fast.instr_cont.match(lines[j]):
+                    j += 1
+                if j < last and fast.instr_last.match(lines[j]):
+                    joined = " ".join(lines[i:j + 1])
+                    m = instr_match(joined)
+                    if m is not None:
+                        rec = _fast_instr(fast, m, cache, lineno)
+                        if rec is not None:
+                            append(rec[:3] + (j + 1,) + rec[4:])
+                            for k in range(i, j + 1):
+                                skel[k] = ""
+                            for k in range(i + 1, j + 1):
+                                off += len(lines[k]) + 1
+                            prev = ";"
+                            i = j
+                            continue
+        # a line for lark: how does it end?
+        body = s.split("//", 1)[0].rstrip() if "/" in s else s.rstrip()
+        prev = body[-1:] or prev
+    return recs, skel
+
+
+def _fast_section(f: _Fast, m, text: str, lineno: int, col: int) -> tuple:
+    """The record of a whole `.section name { ... }` matched by _Fast.section."""
+    body = m.group(2)
+    first = lineno + 2  # the line after `{`
+    labels = []
+    for lm in f.sec_label.finditer(body):
+        pos = lm.start(1)
+        ln = first + body.count("\n", 0, pos)
+        labels.append((lm.group(1), ln, pos - (body.rfind("\n", 0, pos) + 1) + 1))
+    refs = []
+    last, ln = 0, first
+    label_names = {x[0] for x in labels}
+    for rm in f.sec_ref.finditer(body):
+        name = rm.group(1)
+        if name is None:
+            continue  # a comment
+        pos = rm.start(1)
+        end = body.find(":", rm.end(1), rm.end(1) + 8)
+        if name in label_names and end >= 0 and not body[rm.end(1):end].strip():
+            continue  # the label definition itself
+        ln += body.count("\n", last, pos)
+        last = pos
+        refs.append((name, ln, pos - (body.rfind("\n", 0, pos) + 1) + 1))
+    end_line = lineno + m.group(0).count("\n")
+    return (lineno, R_SECTION, col, end_line, m.group(1), tuple(labels), tuple(refs))
+
+
+def _fast_decl(f: _Fast, m, line: str, lineno: int) -> tuple:
+    """The record of a one-line declaration matched by _Fast.decl (the same record lark's path makes)."""
+    start = len(m.group(1))
+    prefix = " ".join(m.group(2).split())
+    items = []
+    items_text = m.group(7)
+    base = m.start(7)
+    for im in f.decl_item.finditer(items_text):
+        name = im.group(1)
+        col = base + im.start(1) + 1
+        if im.group(2) is not None:
+            items.append(DeclItem(name, col, _int_value(im.group(2)), text=im.group(0)))
+        else:
+            dims = tuple(None if d is None else _int_value(d) for d in f.dims.findall(im.group(3) or ""))
+            items.append(DeclItem(name, col, None, dims, None, im.group(0)))
+    align = m.group(3) or m.group(6)
+    ty = m.group(5)[1:]
+    space = m.group(2).split(None, 1)[0][1:]
+    decl = Decl(space, ty, tuple(items), _int_value(align.split()[-1]) if align else None,
+                int(m.group(4)[2:]) if m.group(4) else None, (), False, prefix)
+    text = line[start:m.end(7)] + ";"
+    return (lineno, R_DECL, start + 1, lineno, decl, text)
+
+
+_ENDS = frozenset(";{}:")
+_CONTINUES = frozenset(",+-*/%|&^<>=(![~?")
+
+
+def _block_comment_lines(text: str) -> set:
+    out = set()
+    for m in re.finditer(r"//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|/\*.*?(?:\*/|\Z)", text, re.S):
+        s = m.group(0)
+        if s.startswith("/*"):
+            a = text.count("\n", 0, m.start()) + 1
+            b = a + s.count("\n")
+            out.update(range(a, b + 1))
+    return out
+
+
+def parse(text: str, filename: str = "<ptx>", *, fast: bool = True) -> ParseResult:
+    """Parse PTX text into a ParseResult (module + side facts + diagnostics); never raises for bad input.
+
+    fast=False parses the whole text with lark (the reference the fast path is tested against).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse() takes PTX text as str, not {type(text).__name__}")
+    # parsing allocates a few objects per line and frees none of them: the cyclic collector would
+    # rescan the growing heap again and again (about a third of the time on 100k-line files)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(text, filename, fast)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _parse(text: str, filename: str, fast: bool) -> ParseResult:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    p = _lark()
+    sregs = _sreg_types()
+    skip: set = set()
+    f = _fast() if fast else None
+    for attempt in range(3):
+        # attempt 0: fast path; 1: fast lines that caused trouble handed back; 2: lark on everything
+        if f is not None and attempt < 2:
+            recs, skel_lines = _classify(text, lines, f, skip)
+            skel = "\n".join(skel_lines)
+        else:
+            recs, skel = [], text
+        res = ParseResult(None, [], lines, filename)
+        try:
+            tree = p.parse(skel, start="start")
+        except lark.exceptions.UnexpectedInput as e:
+            if recs and attempt == 0:
+                # the error may come from a fast line that was not a statement of its own: hand the
+                # fast lines before the error back to lark and parse again
+                line = getattr(e, "line", 0)
+                if not isinstance(line, int) or line < 1 or _at_eof(e):
+                    line = len(lines)
+                skip.update(r[0] for r in recs if r[0] <= line)
+                continue
+            res.diagnostics.append(_syntax_diag(e, res))
+            return res
+        w = _Walker(skel)
+        w.walk_module(tree)
+        for msg, line, col in w.errors:
+            res.diagnostics.append(Diagnostic("PTX-E-SYNTAX", "error", msg, SourceLoc(filename, line, col), (),
+                                              res.source_line(line)))
+        merged = recs + w.out
+        merged.sort(key=_line_key)
+        b = _IRBuilder(res, sregs)
+        b.run(merged)
+        if b.violations:
+            if not recs:
+                raise InternalError(f"{filename}: statements out of place without the fast path, lines "
+                                    f"{b.violations[:5]}")
+            skip.update(b.violations)
+            continue
+        _finish(res, b)
+        res.stats = {"lines": len(lines), "fast_lines": sum(r[3] - r[0] + 1 for r in recs),
+                     "lark_lines": sum(1 for x in skel_lines if x and not x.isspace()) if recs else len(lines)}
+        return res
+    raise InternalError("parse did not converge")
+
+
+def _line_key(r):
+    return r[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _sreg_types() -> Dict[str, Type]:
+    t = _special_regs()
+    SPECIAL_REG_TYPES.update(t)
+    return t
+
+
+def _finish(res: ParseResult, b: _IRBuilder):
+    m = b.module
+    if res.version is not None:
+        try:
+            from .target import parse_version
+            m.version = parse_version(res.version[0])
+        except ValueError:
+            m.version = None
+    for name, loc in res.targets:
+        if name.startswith(("sm_", "compute_")):
+            try:
+                m.target = Target.parse(name)
+            except ValueError:
+                pass
+            break
+    m.loc = res.version[1] if res.version else None
+    res.module = m
+
+
+_TOKEN_NAMES = {
+    "SEMICOLON": "';'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['", "RSQB": "']'",
+    "LPAR": "'('", "RPAR": "')'", "COLON": "':'", "VBAR": "'|'", "AT": "'@'", "BANG": "'!'", "EQUAL": "'='",
+    "LESSTHAN": "'<'", "MORETHAN": "'>'", "PLUS": "'+'", "MINUS": "'-'", "SINK": "'_'",
+    "REG": "a register", "NAME": "a name", "OPCODE": "an opcode", "INT": "an integer",
+    "FLOAT_HEX": "a float literal", "DEC_FLOAT": "a number", "STRING": "a string", "TYPE": "a type",
+    "SPACE": "a state space", "PARAM_SPACE": ".param", "VECTOR": "a vector size", "DIRECTIVE": "a directive",
+    "SECTION_NAME": "a section name", "LINKAGE": "a linkage directive", "FUNC_KIND": ".entry or .func",
+    "$END": "end of file",
+}
+
+
+def _describe(term: str) -> str:
+    if term in _TOKEN_NAMES:
+        return _TOKEN_NAMES[term]
+    try:
+        t = _lark().get_terminal(term)
+        if t.pattern.type == "str":
+            return f"'{t.pattern.value}'"
+    except KeyError:
+        pass
+    return term.lower()
+
+
+def _at_eof(e) -> bool:
+    return isinstance(e, lark.exceptions.UnexpectedEOF) or (
+        isinstance(e, lark.exceptions.UnexpectedToken) and e.token.type == "$END")
+
+
+def _syntax_diag(e: lark.exceptions.UnexpectedInput, res: ParseResult) -> Diagnostic:
+    line = getattr(e, "line", None)
+    col = getattr(e, "column", None)
+    if not isinstance(line, int) or line < 1 or _at_eof(e):
+        # the end of the text: just after its last non-blank character
+        line = len(res.lines)
+        while line > 1 and not res.lines[line - 1].strip():
+            line -= 1
+        col = len(res.lines[line - 1].rstrip()) + 1 if res.lines else 1
+    notes = []
+    span = 1
+    if isinstance(e, lark.exceptions.UnexpectedToken):
+        tok = e.token
+        if tok.type == "$END":
+            msg = "unexpected end of file"
+        else:
+            what = _describe(tok.type)
+            msg = (f"unexpected {what}" if what.startswith("'") else
+                   f"unexpected {what.split(' ', 1)[-1]} '{tok.value}'")
+            span = max(len(tok.value), 1)
+        exp = sorted({_describe(x) for x in e.expected})
+        if exp:
+            notes.append("expected " + (", ".join(exp[:12]) + (", ..." if len(exp) > 12 else "")))
+    elif isinstance(e, lark.exceptions.UnexpectedCharacters):
+        ch = res.lines[line - 1][col - 1:col] if line <= len(res.lines) else ""
+        msg = f"unexpected character {ch!r}" if ch else "unexpected input"
+        allowed = sorted({_describe(x) for x in (e.allowed or ())})
+        if allowed:
+            notes.append("expected " + (", ".join(allowed[:12]) + (", ..." if len(allowed) > 12 else "")))
+    else:
+        msg = "unexpected end of file"
+    return Diagnostic("PTX-E-SYNTAX", "error", msg, SourceLoc(res.filename, line, col), tuple(notes),
+                      res.source_line(line), span)
+
+
+def parse_ptx(text: str, filename: str = "<ptx>") -> Module:
+    """Parse PTX text into a ptxgen.ir.Module; raises PtxSyntaxError (with diagnostics) on syntax errors."""
+    res = parse(text, filename)
+    errs = [d for d in res.diagnostics if d.code == "PTX-E-SYNTAX"]
+    if errs or res.module is None:
+        raise PtxSyntaxError(errs)
+    return res.module
+
+
+# ----------------------------------------------------------------------------- statement-level (for tests)
+def parse_statement(text: str) -> tuple:
+    """The lark record of one instruction statement (raises lark errors): the reference for the fast path."""
+    t = _lark().parse(text, start="instruction")
+    return _Walker(text).instruction(t)
+
+
+def statement_records(line: str, lineno: int = 1) -> Optional[tuple]:
+    """The fast path's record for one line, or None when the fast path does not take it."""
+    f = _fast()
+    m = f.instr.match(line)
+    if m is not None:
+        return _fast_instr(f, m, {}, lineno)
+    m = f.label.match(line)
+    if m is not None:
+        return (lineno, R_LABEL, len(m.group(1)) + 1, lineno, m.group(2))
+    m = f.loc.match(line)
+    if m is not None:
+        return (lineno, R_LOC, len(m.group(1)) + 1, lineno, m.group(2))
+    m = f.data.match(line)
+    if m is not None:
+        return (lineno, R_DATA, len(m.group(1)) + 1, lineno, m.group(2), f.ws.sub("", m.group(3)))
+    return None
