@@ -19,6 +19,13 @@ __all__ = [
     "UsageError",
     "TargetError",
     "DeviceBufferError",
+    "LayoutError",
+    "ExecutionError",
+    "UnsupportedInstructionError",
+    "MemoryFaultError",
+    "DeadlockError",
+    "AsyncProtocolError",
+    "TensorMapError",
 ]
 
 
@@ -117,6 +124,54 @@ class TargetError(UsageError):
 
 class DeviceBufferError(UsageError):
     """A device buffer was asked for, copied or viewed with a size, shape or dtype that does not fit."""
+
+
+class TensorMapError(UsageError):
+    """A TMA tensor map that cuTensorMapEncodeTiled would refuse; `rule` names the violated constraint."""
+
+    def __init__(self, message: str, rule: str):
+        self.rule = rule
+        super().__init__(f"tensor map [{rule}]: {message}")
+
+
+class LayoutError(UsageError):
+    """A fragment layout was asked for an instruction form, operand or type that has none (ptxgen.layout)."""
+
+
+class ExecutionError(PtxgenError):
+    """The CPU executor (ptxgen.executor) stopped a kernel: names the instruction, its source line and threads.
+
+    `loc` is the SourceLoc of the instruction (the user's Python line for built kernels, the PTX line for
+    parsed ones), `instr` its PTX text, `threads` the CTA-linear thread indices involved.
+    """
+
+    def __init__(self, message: str, loc=None, instr: str = "", threads=()):
+        self.message = message
+        self.loc = loc
+        self.instr = instr
+        self.threads = tuple(int(t) for t in threads)
+        where = f"{loc}: " if loc else ""
+        text = f"{where}{message}"
+        if instr:
+            text += f"\n  in: {instr}"
+        super().__init__(text)
+
+
+class UnsupportedInstructionError(ExecutionError):
+    """The executor does not model this instruction (or this form of it)."""
+
+
+class MemoryFaultError(ExecutionError):
+    """An out-of-bounds or misaligned access, or an address in no state space the executor knows."""
+
+
+class DeadlockError(ExecutionError):
+    """No thread can make progress: every live thread waits on a barrier that can never complete."""
+
+
+class AsyncProtocolError(ExecutionError):
+    """An asynchronous-proxy rule was broken (wgmma registers touched before wgmma.wait_group, a missing
+    wgmma.fence or fence.proxy.async): the hardware result would be undefined."""
 
 
 class InternalError(PtxgenError):

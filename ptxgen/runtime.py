@@ -9,9 +9,9 @@ Primary contexts stay retained for the life of the process.
 
 Kernel arguments are typed explicitly: numpy scalars (np.int32(3), np.float32(2.0), np.uint64(p)),
 DeviceBuffer and device arrays (`__cuda_array_interface__` or CUDA `__dlpack__`) for pointers,
-bytes / bytearray / uint8 arrays / ctypes objects / CUtensorMap for by-value structs. A plain
-Python int or float is refused: its PTX size is unknown, and guessing would silently corrupt
-the parameter block.
+bytes / bytearray / uint8 arrays / ctypes objects / CUtensorMap / ptxgen.tma.TensorMap for
+by-value structs. A plain Python int or float is refused: its PTX size is unknown, and guessing
+would silently corrupt the parameter block.
 """
 from __future__ import annotations
 
@@ -772,6 +772,9 @@ def _arg_bytes(x: Any, index: int) -> Tuple[bytes, str]:
     if isinstance(x, (bytes, bytearray, memoryview)):
         b = bytes(x)
         return b, f"a {len(b)}-byte blob"
+    from .tma import TensorMap
+    if isinstance(x, TensorMap):
+        return x.raw, "a TensorMap (128 bytes)"
     if isinstance(x, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)):
         b = bytes(x)
         return b, f"a {len(b)}-byte ctypes {type(x).__name__}"
