@@ -1,4 +1,4 @@
-"""The end-to-end path every sample takes: build -> PTX -> ptxas check -> load, run and verify on a GPU.
+"""The end-to-end path every sample takes: build -> PTX -> lint -> ptxas check -> load, run and verify on a GPU.
 
 A sample script defines `build(target) -> ptxgen.Module` and `run(module, rng) -> list[str]` (the
 lines it checked; it raises SampleCheckError on a mismatch) and calls `main(...)`.
@@ -75,6 +75,16 @@ def run_sample(name: str, build: Callable, run: Optional[Callable], *, target: s
     print_fn(f"[build]    {name}: {n_lines} PTX lines for {mod.target} (PTX {mod.version[0]}.{mod.version[1]}) "
              f"in {1e3 * (time.perf_counter() - t0):.1f} ms -> {path}")
     summary = {"ptx_path": path, "assembled": False, "resources": {}, "ran": False, "checks": []}
+
+    from .lint import lint_ptx
+    diags = lint_ptx(ptx.text, path)
+    for d in diags:
+        loc = ptx.source_of(d.loc.line) if d.loc is not None else None
+        print_fn(str(d) + (f"\n  note: built at {loc}" if loc is not None else ""))
+    n_err = sum(d.severity == "error" for d in diags)
+    if n_err:
+        raise SampleCheckError(f"{name}: the linter found {n_err} error(s) in the emitted PTX")
+    print_fn(f"[lint]     {name}: no errors, {len(diags)} warning(s)")
 
     if _ptxas.find_ptxas() is not None:
         res = _ptxas.assemble(ptx, str(mod.target))
