@@ -26,14 +26,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import ptxgen as pg  # noqa: E402
 from ptxgen.harness import assert_close, from_bf16_bits, main, to_bf16_bits  # noqa: E402
-from ptxgen.ops.wgmma_desc import encode_descriptor  # noqa: E402
+from ptxgen.ops.wgmma_desc import SmemTile  # noqa: E402
 
 M, K = 64, 64                 # one 128-byte swizzled row holds all of K
 K_STEP = 16                   # K of one wgmma.m64nNk16
 ROW_BYTES = K * 2
 N_VALUES = (8, 64, 128, 256)
 # every field but the start address: LBO 16, SBO 1024, 128B swizzle, base offset 0
-DESC_FIXED = encode_descriptor(0, 16, 1024, swizzle="128B")
+TILE_A = SmemTile(M, K, "bf16", "K", "128B")
+DESC_FIXED = TILE_A.fixed_bits()
 
 
 def kernel_name(n: int) -> str:
@@ -88,7 +89,7 @@ def _kernel(m: pg.Module, n: int):
         k.mov(0.0, dst=r)
     k.wgmma_fence()  # orders the accumulator writes above before the first wgmma reads them
     for step in range(K // K_STEP):
-        off = step * K_STEP * 2
+        off = TILE_A.slice_offset(step)  # the same for B: both tiles are K-major 128B with K = 64
         da = _descriptor(k, k.add(sa_base, off))
         db = _descriptor(k, k.add(sb_base, off))
         k.wgmma_mma_async(shape, acc, da, db, dtype="f32", atype="bf16", btype="bf16")
