@@ -18,7 +18,7 @@ from . import isa_core as C
 from .diag import SourceLoc, caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
-from .ir import (Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
+from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import Target, parse_version, version_str
 from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, e4m3x2, e5m2x2, f16, f16x2, f32, f64, get_type,
@@ -1111,7 +1111,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         sep = None
         if dst_neg is not None:
             q = self._dst(dst_neg, pred)
-            first = _PredPair(d, q)
+            first = Pair(d, q)
         ops = (first, sa, sb)
         if c is not None:
             ops += (self._pred_src(c),)
@@ -1284,7 +1284,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         p = None
         if pred_out:
             p = self.reg(pred)
-            first = _PredPair(d, p)
+            first = Pair(d, p)
         self._emit(f"shfl.sync.{mode}.b32", (first,) + ops, guard)
         return (d, p) if pred_out else d
 
@@ -1309,7 +1309,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         d = self._dst(dst, b32)
         if mode == "all":
             p = self.reg(pred)
-            self._emit(f"match.all.sync{ty.ptx}", (_PredPair(d, p), sa, mm), guard)
+            self._emit(f"match.all.sync{ty.ptx}", (Pair(d, p), sa, mm), guard)
             return d, p
         self._emit(f"match.any.sync{ty.ptx}", (d, sa, mm), guard)
         return d
@@ -1468,16 +1468,6 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             raise _err(f"{self.fn.name} has {len(self.fn.rets)} return value(s)")
         r = self.fn.rets[ret_index]
         self._emit(f"st.param{r.type.ptx}", (Addr(r.sym), self._src(value, r.type, "return value")))
-
-
-class _PredPair:
-    """`p|q` destination pair of setp / shfl.sync / match.all."""
-
-    def __init__(self, a, b):
-        self.a, self.b = a, b
-
-    def __str__(self):
-        return f"{self.a}|{self.b}"
 
 
 class _CallList:

@@ -14,7 +14,7 @@ from .target import PtxVersion, Target
 from .types import Type
 
 __all__ = [
-    "Reg", "RegArray", "Imm", "Sym", "Addr", "Vec", "Label", "SpecialReg", "Guard", "Operand",
+    "Reg", "RegArray", "Imm", "Sym", "Addr", "Vec", "Label", "SpecialReg", "Guard", "Pair", "Operand",
     "Instr", "LabelDef", "Pragma", "Raw", "Param", "Var", "Function", "Module", "format_imm",
 ]
 
@@ -155,6 +155,17 @@ class SpecialReg:
 
     def __str__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True)
+class Pair:
+    """`d|p`: two destinations in one operand position (setp, shfl.sync, match.all, elect.sync)."""
+
+    a: object
+    b: object
+
+    def __str__(self) -> str:
+        return f"{self.a}|{self.b}"
 
 
 Operand = Union[Reg, Imm, Sym, Addr, Vec, Label, SpecialReg, Guard, str]

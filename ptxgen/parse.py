@@ -32,7 +32,7 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .ir import (Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
+from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
 from .types import Type, b32, f32, f64, get_type, u32, u64
@@ -55,15 +55,7 @@ class PtxSyntaxError(PtxgenError):
 # ---------------------------------------------------------------------------------------------- IR extras
 # Operand forms PTX has and ptxgen.ir does not spell out. Each prints back as the PTX it came from.
 
-@dataclass(frozen=True)
-class PredPair:
-    """The `p|q` destination pair of setp / shfl.sync / match.all."""
-
-    a: object
-    b: object
-
-    def __str__(self) -> str:
-        return f"{self.a}|{self.b}"
+PredPair = Pair  # the `p|q` destination pair of setp / shfl.sync / match.all
 
 
 @dataclass(frozen=True)

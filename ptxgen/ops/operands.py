@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Sequence, Tuple, Union
 
-from ..ir import Addr, Guard, Imm, Reg, Sym, Vec
+from ..ir import Addr, Guard, Imm, Pair, Reg, Sym, Vec
 from ..legality import OperandInfo
 from ..types import Type, pred
 
@@ -38,15 +38,6 @@ class TensorRef:
         return f"[{self.base}, {{{', '.join(str(c) for c in self.coords)}}}]"
 
 
-@dataclass(frozen=True)
-class Pair:
-    """`d|p`: two destinations written by one operand position (elect.sync)."""
-
-    a: object
-    b: object
-
-    def __str__(self) -> str:
-        return f"{self.a}|{self.b}"
 
 
 def operand_info(o) -> OperandInfo:
