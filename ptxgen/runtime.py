@@ -752,7 +752,11 @@ def _arg_bytes(x: Any, index: int) -> Tuple[bytes, str]:
             "np.float64 ...")
     if isinstance(x, DeviceBuffer):
         return struct.pack("<Q", x.ptr), "a DeviceBuffer pointer"
-    cai = getattr(x, "__cuda_array_interface__", None)
+    try:
+        cai = getattr(x, "__cuda_array_interface__", None)
+    except (TypeError, AttributeError, RuntimeError):
+        # torch raises for dtypes the interface cannot spell (bfloat16); DLPack below still works
+        cai = None
     if cai is not None:
         try:
             ptr = int(cai["data"][0] or 0)

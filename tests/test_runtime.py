@@ -540,3 +540,21 @@ def test_foreign_device_arrays_are_passed_without_copy(ctx):
     R.launch(f, 2, 256, [DlpackOnly(), np.uint32(300)])
     R.synchronize()
     assert (t.cpu().numpy() == 2).all()
+
+
+def test_tensor_whose_array_interface_raises_is_passed_through_dlpack(monkeypatch):
+    # torch raises TypeError from __cuda_array_interface__ for bfloat16 tensors; DLPack must be used
+    class Bf16Like:
+        @property
+        def __cuda_array_interface__(self):
+            raise TypeError("Got unsupported ScalarType BFloat16")
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self):
+            raise AssertionError("replaced below")
+
+    monkeypatch.setattr(R, "_dlpack_pointer", lambda obj, index: 0xABC000)
+    blob, what = R._arg_bytes(Bf16Like(), 0)
+    assert struct.unpack("<Q", blob)[0] == 0xABC000
