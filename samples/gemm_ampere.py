@@ -1,0 +1,384 @@
+"""gemm_bf16: a multistage mma.sync bf16 GEMM, C[MxN] (bf16) = A[MxK] @ B, f32 accumulation.
+
+Two kernels share one generator:
+
+- `gemm_bf16_nn`: B is K x N row-major (C = A @ B); B fragments come from `ldmatrix.x4.trans`.
+- `gemm_bf16_nt`: B is N x K row-major (C = A @ B^T, the "weights" layout); B fragments come from
+  plain `ldmatrix.x4`, exactly like A.
+
+Structure (the Ampere recipe, all built through ptxgen's builder):
+
+- block tile 128 x 128 x 32, 8 warps as 2 (M) x 4 (N), each warp 64 x 32 = 4 x 4 `mma.sync.m16n8k16`
+  tiles (64 f32 accumulators per lane);
+- a STAGES-deep ring of shared-memory tiles filled with 16-byte `cp.async.cg`, one commit group per
+  k-tile, `cp.async.wait_group STAGES-2` before a tile is read;
+- every 16-byte chunk is stored XOR-swizzled inside 128-byte lines so the 8 row addresses of each
+  `ldmatrix` phase hit 8 different 16-byte bank groups (see `_swz64` / `_swz256`);
+- fragments are double-buffered in registers: the ldmatrix for k-step s+1 is issued before the
+  mma.sync of step s, across k-tile boundaries too;
+- ragged edges: rows/columns past M, N and k-columns past K are zero-filled by `cp.async` with
+  src-size 0, and the epilogue's stores are predicated.
+
+Options of `build`: `min_blocks=2` (`.minnctapersm 2`, 128-register cap) and `bn=256` (a 128 x 256
+block tile, warp tile 64 x 64, 96 KiB of shared memory; pass the same bn to `prepare` and `launch`).
+bench/gemm.py measures all of them against cuBLAS.
+
+Shape requirements: any M; N and K multiples of 8 (each row starts 16-byte aligned, which a 16-byte
+cp.async needs); pointers 16-byte aligned. `check_shape` says which one is broken.
+
+    python3 samples/gemm_ampere.py [--target sm_80] [--no-run]
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import ptxgen as pg  # noqa: E402
+from ptxgen.harness import SampleCheckError, main  # noqa: E402
+
+BM, BN, BK = 128, 128, 32
+WARPS_M, WARPS_N = 2, 4            # 8 warps; each owns a 64 x 32 piece of the block tile
+WM, WN = BM // WARPS_M, BN // WARPS_N
+MI, NI = WM // 16, WN // 8         # mma tiles per warp: 4 along M, 4 along N
+THREADS = 32 * WARPS_M * WARPS_N
+STAGES = 4
+A_TILE = BM * BK * 2               # 8 KiB
+B_TILE = BK * BN * 2               # 8 KiB (either layout)
+STAGE_BYTES = A_TILE + B_TILE
+SMEM_BYTES = STAGES * STAGE_BYTES  # 64 KiB: dynamic shared memory, above the 48 KiB static limit
+GROUP_M = 8                        # block raster: 8 M-tiles share the B panels they read (L2 reuse)
+# build(min_blocks=2) adds .minnctapersm 2: ptxas then caps registers at 128 so two blocks share an
+# SM, at the price of a few bytes of spills (ptxas 13.0); the default leaves ptxas uncapped (no spills,
+# one 8-warp block per SM)
+MIN_BLOCKS = 1
+KERNELS = {"nn": "gemm_bf16_nn", "nt": "gemm_bf16_nt"}
+
+
+def check_shape(m: int, n: int, k: int) -> None:
+    """Raise ValueError when the kernels cannot take this shape (see the module docstring)."""
+    for name, v in (("M", m), ("N", n), ("K", k)):
+        if not isinstance(v, (int, np.integer)) or v < 1 or v >= 2**31:
+            raise ValueError(f"{name} must be an int in [1, 2^31), got {v!r}")
+    if n % 8 or k % 8:
+        raise ValueError(f"N and K must be multiples of 8 (16-byte rows for cp.async), got N={n}, K={k}")
+    # the kernels address each operand with 32-bit byte offsets (one register instead of two)
+    for name, elems in (("M*K", m * k), ("K*N", k * n), ("M*N", m * n)):
+        if 2 * elems >= 2**32:
+            raise ValueError(f"{name} = {elems} elements is too large: each operand must stay below 4 GiB")
+
+
+def grid_for(m: int, n: int, bn: int = BN) -> tuple:
+    return (((m + BM - 1) // BM) * ((n + bn - 1) // bn),)
+
+
+def smem_bytes(bn: int = BN) -> int:
+    return STAGES * (A_TILE + BK * bn * 2)
+
+
+def _swz64(k, o):
+    """Swizzle a byte offset in a tile of 64-byte rows (A, and B^T): XOR the 16-byte chunk bits
+    [4:7) with the 128-byte line index bits [7:10). Two rows share a line, so rows r..r+7 at one
+    logical chunk cover 4 lines x 2 halves = 8 distinct bank groups."""
+    return k.xor(o, k.and_(k.shr(o, 3), 0x70))
+
+
+def _swz256(k, o, row_shift: int = 8):
+    """Swizzle a byte offset in a tile of 256-byte rows (B as K x N): XOR the chunk bits [4:7) with
+    the row index bits [8:11); rows r..r+7 at one logical chunk land in 8 distinct bank groups.
+    row_shift 9 does the same for 512-byte rows (the bn=256 variant)."""
+    return k.xor(o, k.and_(k.shr(o, row_shift - 4), 0x70))
+
+
+def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: int = BN):
+    # bn=256 (each warp 64 x 64) is an experiment outside the 128 x 128 design: it halves the
+    # shared-memory bytes read per mma (see bench/LOG.md)
+    BN = bn
+    WN = BN // WARPS_N
+    NI = WN // 8
+    B_TILE = BK * BN * 2
+    STAGE_BYTES = A_TILE + B_TILE
+    SMEM_BYTES = STAGES * STAGE_BYTES
+    bn_log2 = BN.bit_length() - 1
+    b_row_log2 = bn_log2 + 1                              # bytes per row of the K x N tile
+    k = m.entry(name, maxntid=THREADS, minnctapersm=min_blocks if min_blocks > 1 else None)
+    pa = k.param_ptr("a", align=16)
+    pb = k.param_ptr("b", align=16)
+    pc = k.param_ptr("c", align=16)
+    pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
+
+    gc = k.cvta(k.ld_param(pc), "global", to=True)
+    M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
+    tid = k.tid.x
+    lane = k.and_(tid, 31)
+    warp = k.shr(tid, 5)
+    sbase = k.mov(smem, type=pg.u32)
+
+    def raster():
+        """(m0, n0) of this block. Grouped raster: consecutive blocks walk GROUP_M M-tiles of one
+        N-column before moving on, so the B panels they read stay in L2. Called again for the
+        epilogue rather than kept in registers across the main loop."""
+        Mp, Np = k.ld_param(pm), k.ld_param(pn)
+        pid = k.ctaid.x
+        tiles_m = k.shr(k.add(Mp, BM - 1), 7)
+        tiles_n = k.shr(k.add(Np, BN - 1), bn_log2)
+        group = k.mul(tiles_n, GROUP_M, mode="lo")
+        gid = k.div(pid, group)
+        first_m = k.mul(gid, GROUP_M, mode="lo")
+        gsize = k.min(k.sub(tiles_m, first_m), GROUP_M)
+        in_group = k.rem(pid, group)
+        tile_m = k.add(first_m, k.rem(in_group, gsize))
+        tile_n = k.div(in_group, gsize)
+        return k.shl(tile_m, 7), k.shl(tile_n, bn_log2)
+
+    m0, n0 = raster()
+
+    # ---- cp.async producers: each thread copies 2 chunks of 16 bytes of A and 2 of B per k-tile
+    # (4 of B when bn=256). Registers are tight, so a thread keeps one 32-bit byte offset per operand
+    # (its other chunks are fixed strides further) and, instead of row predicates, a "k
+    # limit" per chunk: K minus the chunk's own k offset when its row/column is inside the matrix,
+    # else at most 0, so one signed setp of the tile's first k-column tests both bounds.
+    def rowmajor64_loader(row0, rows_lim, nrows=BM):
+        """Chunks of an nrows x 32-col bf16 tile (64-byte rows) of a row-major matrix with K
+        columns, rows from row0: thread t takes row t/4 (and t/4 + 64, ...), chunk t%4."""
+        r = k.add(row0, k.shr(tid, 2))
+        c8 = k.shl(k.and_(tid, 3), 3)                       # element column inside the k-tile
+        ptr = k.shl(k.mad(r, K, c8, mode="lo"), 1)         # byte offset (check_shape keeps it < 2^32)
+        klim = k.sub(K, c8, type=pg.s32)
+        lims = [k.selp(klim, 0, k.setp("lt", k.add(r, 64 * i), rows_lim)) for i in range(nrows // 64)]
+        so = _swz64(k, k.add(k.shl(k.shr(tid, 2), 6), k.shl(k.and_(tid, 3), 4)))
+        return ptr, lims, so                            # second chunk: +64 rows = +4096 bytes
+
+    a_ptr, a_lim, a_soff = rowmajor64_loader(m0, M)
+    if b_trans:
+        b_ptr, b_lim, b_soff = rowmajor64_loader(n0, N, BN)
+    else:
+        # K x N tile, 32 rows x 2*BN bytes: with 16 chunks a row (BN=128) thread t takes k-row
+        # t/16 (and +16), chunk t%16; with 32 (BN=256) k-row t/32 (and +8, +16, +24), chunk t%32
+        cpr = BN // 8
+        b_rows_per_pass = THREADS // cpr
+        b_krow = k.shr(tid, cpr.bit_length() - 1)
+        bcol = k.add(n0, k.shl(k.and_(tid, cpr - 1), 3))
+        b_klim = k.selp(k.sub(K, b_krow, type=pg.s32), 0, k.setp("lt", bcol, N))
+        b_ptr = k.shl(k.mad(b_krow, N, bcol, mode="lo"), 1)
+        b_soff = _swz256(k, k.add(k.shl(b_krow, b_row_log2), k.shl(k.and_(tid, cpr - 1), 4)), b_row_log2)
+    b_soff = k.add(b_soff, A_TILE)
+
+    def chunk(off, second_stride, ok, dst_off, pbase):
+        """One 16-byte cp.async from byte offset `off` (+ second_stride) of the matrix at pbase."""
+        if second_stride is not None:
+            off = k.add(off, second_stride)
+        # an out-of-range chunk reads nothing (src-size 0 zero-fills it); its address stays the
+        # matrix base, a valid one
+        off = k.selp(off, 0, ok)
+        src = k.add(k.cvta(k.ld_param(pbase), "global", to=True), k.cvt(off, pg.u64, pg.u32))
+        size = k.selp(16, 0, ok, type=pg.u32)
+        k.cp_async(dst_off, src, 16, src_size=size)
+
+    def issue_tile(kt_base, wr):
+        """cp.async one k-tile (its first k-column in kt_base) into the stage at byte offset wr."""
+        sw = k.add(sbase, wr)
+        groups = [(a_ptr, a_lim, a_soff, pa)]
+        if b_trans:
+            groups.append((b_ptr, b_lim, b_soff, pb))
+        for ptr, lims, soff, pbase in groups:
+            dst = k.add(sw, soff)
+            for i in range(len(lims)):
+                stride = None if i == 0 else k.mul(k.ld_param(pk), 64 * 2 * i, mode="lo")   # 64 rows on
+                ok = k.setp("lt", kt_base, lims[i], type=pg.s32)
+                chunk(ptr, stride, ok, pg.mem(dst, 4096 * i), pbase)
+            k.add(ptr, BK * 2, dst=ptr)
+        if not b_trans:
+            dst = k.add(sw, b_soff)
+            for i in range(BK // b_rows_per_pass):
+                kr = kt_base if i == 0 else k.add(kt_base, b_rows_per_pass * i)
+                stride = None if i == 0 else k.mul(k.ld_param(pn), b_rows_per_pass * 2 * i, mode="lo")
+                chunk(b_ptr, stride, k.setp("lt", kr, b_klim, type=pg.s32), pg.mem(dst, 4096 * i), pb)
+            k.add(b_ptr, k.mul(k.ld_param(pn), BK * 2, mode="lo"), dst=b_ptr)
+        k.cp_async_commit_group()
+
+    # ---- ldmatrix consumers: per-lane swizzled offsets inside a stage, for k-step 0
+    wm = k.shr(warp, 2)                                    # warp row 0..1
+    wn = k.and_(warp, 3)                                   # warp column 0..3
+    l15 = k.and_(lane, 15)
+    lhi = k.shr(lane, 4)
+    # A: lane l points at row wm*64 + l%16 (+16*mi), element column (l/16)*8 (+16*ks)
+    a_row = k.add(k.shl(wm, 6), l15)
+    a_ld = _swz64(k, k.add(k.shl(a_row, 6), k.shl(lhi, 4)))
+    if b_trans:
+        b_row = k.add(k.mul(wn, WN, mode="lo"), l15)          # n-row of the B^T tile
+        b_ld = k.add(_swz64(k, k.add(k.shl(b_row, 6), k.shl(lhi, 4))), A_TILE)
+    else:
+        # lane l points at k-row l%16 (+16*ks), n-chunk wn*WN/8 + l/16 (+2 per further 16 columns)
+        chunk0 = k.add(k.mul(wn, WN // 8, mode="lo"), lhi)
+        b_ld = k.add(_swz256(k, k.add(k.shl(l15, b_row_log2), k.shl(chunk0, 4)), b_row_log2), A_TILE)
+
+    acc = [[k.regs(pg.f32, 4, name=f"acc{i}_{j}") for j in range(NI)] for i in range(MI)]
+    for row in acc:
+        for frag in row:
+            for r in frag:
+                k.mov(0.0, dst=r)
+
+    # two register sets of fragments: k-step 0 of a tile lives in set 0, k-step 1 in set 1, so the
+    # loads for one step overlap the mma.sync of the other without register copies
+    fa = [[k.regs(pg.b32, 4, name=f"fa{s}_{i}") for i in range(MI)] for s in range(2)]
+    fb = [[k.regs(pg.b32, 4, name=f"fb{s}_{j}") for j in range(NI // 2)] for s in range(2)]
+
+    def load_frags(rd, ks):
+        """ldmatrix the A and B fragments of k-step ks (0 or 1) from the stage at byte offset rd."""
+        st = k.add(sbase, rd)
+        # k-step 1 is 32 bytes further along the row: chunk bit 1 flips, and stays a flip after the XOR
+        a0 = k.add(st, a_ld if ks == 0 else k.xor(a_ld, 32))
+        for mi in range(MI):
+            k.ldmatrix(pg.mem(a0, 1024 * mi), num=4, dst=fa[ks][mi])           # +16 rows = +1024 B
+        bfr = []
+        if b_trans:
+            b0 = k.add(st, b_ld if ks == 0 else k.xor(b_ld, 32))
+            for nj in range(NI // 2):
+                r = k.ldmatrix(pg.mem(b0, 1024 * nj), num=4, dst=fb[ks][nj])
+                # matrices: (n 0-7, k 0-7), (n 8-15, k 0-7), (n 0-7, k 8-15), (n 8-15, k 8-15)
+                bfr += [(r[0], r[2]), (r[1], r[3])]
+        else:
+            for nj in range(NI // 2):
+                # columns 16*nj of the warp: chunk bits 1-2 (zero in chunk0) take nj, which the
+                # swizzle's XOR keeps; k-step ks is 16 k-rows further
+                b0 = k.add(st, b_ld if nj == 0 else k.xor(b_ld, 32 * nj))
+                r = k.ldmatrix(pg.mem(b0, (16 << b_row_log2) * ks), num=4, trans=True, dst=fb[ks][nj])
+                # matrices: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15)
+                bfr += [(r[0], r[1]), (r[2], r[3])]
+        return fa[ks], bfr
+
+    def mmas(frags):
+        afr, bfr = frags
+        for mi in range(MI):
+            for ni in range(NI):
+                k.mma_sync("m16n8k16", acc[mi][ni], afr[mi], bfr[ni], acc[mi][ni], atype="bf16", ctype="f32")
+
+    def stage_after(off, n):
+        """Byte offset of the stage n places after the one at `off`, in a fresh register."""
+        nxt = k.add(off, n * STAGE_BYTES)
+        if (SMEM_BYTES & (SMEM_BYTES - 1)) == 0:
+            return k.and_(nxt, SMEM_BYTES - 1)
+        return k.selp(k.sub(nxt, SMEM_BYTES), nxt, k.setp("ge", nxt, SMEM_BYTES))
+
+    # ---- prologue: STAGES-1 tiles in flight (tiles past K are zero-filled, and never read)
+    for s_ in range(STAGES - 1):
+        issue_tile(k.mov(s_ * BK, type=pg.u32), k.mov(s_ * STAGE_BYTES, type=pg.u32))
+    rd = k.mov(0, type=pg.u32)
+    k.cp_async_wait_group(STAGES - 2)
+    k.bar_sync(0)
+    cur = load_frags(rd, 0)
+
+    # the loop counter is the first k-column of the tile being loaded (STAGES-1 tiles ahead of the
+    # one computed), so it runs ceil(K / BK) times (K >= 1); the write stage is derived from the
+    # read stage. A hand-built loop rather than for_range: its bound is re-read from the parameter
+    # at the bottom (a constant-bank operand for ptxas) instead of holding a register all loop long
+    kt_base = k.mov((STAGES - 1) * BK, type=pg.u32)
+    top = k.label("ktile")
+    nxt = load_frags(rd, 1)
+    # the stage written now held tile kt-1, which every warp finished reading before the
+    # barrier at the end of the previous iteration
+    issue_tile(kt_base, stage_after(rd, STAGES - 1))
+    mmas(cur)
+    # tile kt+1 must have landed (at most STAGES-2 younger groups pending) and be visible to all
+    k.cp_async_wait_group(STAGES - 2)
+    k.bar_sync(0)
+    k.mov(stage_after(rd, 1), dst=rd)
+    load_frags(rd, 0)                                  # the next tile's step 0, into set 0
+    mmas(nxt)
+    k.add(kt_base, BK, dst=kt_base)
+    k.bra(top, guard=k.setp("lt", kt_base, k.add(k.ld_param(pk), (STAGES - 1) * BK)))
+    k.cp_async_wait_all()
+
+    # ---- epilogue: lane l holds rows l/4 (+8), columns (l%4)*2 + {0,1} of each 16 x 8 tile
+    m0, n0 = raster()
+    M, N = k.ld_param(pm), k.ld_param(pn)
+    wm, wn = k.shr(warp, 2), k.and_(warp, 3)
+    crow0 = k.add(k.add(m0, k.shl(wm, 6)), k.shr(lane, 2))
+    ccol0 = k.add(k.add(n0, k.mul(wn, WN, mode="lo")), k.shl(k.and_(lane, 3), 1))
+    for mi in range(MI):
+        for half in range(2):
+            row = k.add(crow0, 16 * mi + 8 * half)
+            row_ok = k.setp("lt", row, M)
+            rbase = k.add(gc, k.mul(k.mul(row, N, mode="lo"), 2, mode="wide"))
+            for ni in range(NI):
+                col = k.add(ccol0, 8 * ni)
+                # N is a multiple of 8, so col < N also covers col + 1
+                ok = k.setp("lt", col, N, bool_op="and", c=row_ok)
+                f = acc[mi][ni]
+                v = k.cvt(f[2 * half + 1], pg.bf16x2, pg.f32, b=f[2 * half], rnd="rn")
+                k.st(k.add(rbase, k.mul(col, 2, mode="wide")), v, pg.b32, guard=ok)
+    k.ret()
+
+
+def build(target: str = "sm_90a", min_blocks: int = MIN_BLOCKS, bn: int = BN) -> pg.Module:
+    m = pg.Module(target)
+    smem = m.extern_shared("smem", align=1024)   # one dynamic window, shared by both entries' declarations
+    _kernel(m, KERNELS["nn"], b_trans=False, smem=smem, min_blocks=min_blocks, bn=bn)
+    _kernel(m, KERNELS["nt"], b_trans=True, smem=smem, min_blocks=min_blocks, bn=bn)
+    return m
+
+
+def prepare(module, variant: str = "nn", bn: int = BN):
+    """The kernel Function with its dynamic shared memory allowance raised to smem_bytes(bn)."""
+    f = module.function(KERNELS[variant])
+    f.set_max_dynamic_shared(smem_bytes(bn))
+    return f
+
+
+def launch(f, a, b, c, m: int, n: int, k: int, stream=None, bn: int = BN) -> None:
+    """C = A @ B (nn) or A @ B^T (nt); a, b, c: device buffers or tensors of bf16 (row-major)."""
+    check_shape(m, n, k)
+    # torch refuses __cuda_array_interface__ for bfloat16, so tensors go in as raw addresses
+    ptrs = [np.uint64(x.data_ptr()) if hasattr(x, "data_ptr") else x for x in (a, b, c)]
+    f.launch(grid_for(m, n, bn), (THREADS,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)],
+             shared_bytes=smem_bytes(bn), stream=stream)
+
+
+# sizes checked by run(): ragged edges in every dimension, a K of one partial tile, and pieces of the
+# 4096^3 problem (a full 4096 x 4096 output with a short K, and a tall-skinny full-K slice)
+CHECK_SIZES = [(1000, 1000, 1000), (128, 128, 32), (1, 8, 8), (130, 136, 40), (257, 520, 4104),
+               (4096, 4096, 256), (512, 256, 4096)]
+
+
+def run(module, rng):
+    import torch
+    checks = []
+    for variant in ("nn", "nt"):
+        f = prepare(module, variant)
+        for (m, n, kk) in CHECK_SIZES:
+            g = torch.Generator(device="cuda").manual_seed(int(rng.integers(2**31)))
+            a = torch.randn(m, kk, device="cuda", generator=g).to(torch.bfloat16)
+            if variant == "nn":
+                b = torch.randn(kk, n, device="cuda", generator=g).to(torch.bfloat16)
+                ref = a.double() @ b.double()
+            else:
+                b = torch.randn(n, kk, device="cuda", generator=g).to(torch.bfloat16)
+                ref = a.double() @ b.double().T
+            # poison: 0xFFFF is a bf16 NaN, so any element the kernel skips fails the finiteness check
+            c = torch.full((m, n), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)
+            launch(f, a, b, c, m, n, kk)
+            torch.cuda.synchronize()
+            got = c.double()
+            name = f"{variant} {m}x{n}x{kk}"
+            if not bool(torch.isfinite(got).all()):
+                bad = torch.nonzero(~torch.isfinite(got))[0].tolist()
+                raise SampleCheckError(f"{name}: non-finite output at {tuple(bad)} (unwritten or overflow)")
+            # error budget: the f32 sum is near exact; rounding C to bf16 costs 2^-9 relative, and
+            # sqrt(K)-scaled slack covers f32 accumulation order
+            tol = 2.0 ** -8 * ref.abs() + 1e-3 * max(1.0, kk ** 0.5)
+            err = (got - ref).abs()
+            if bool((err > tol).any()):
+                i = int(torch.argmax(err - tol))
+                r, cc = divmod(i, n)
+                raise SampleCheckError(f"{name}: {int((err > tol).sum())} of {m * n} elements differ; worst at "
+                                       f"({r}, {cc}): got {got[r, cc].item()!r}, expected {ref[r, cc].item()!r}")
+            rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+            checks.append(f"{name}: {m * n} elements match the float64 reference (max abs err "
+                          f"{err.max().item():.3g}, rel Frobenius {rel:.2e})")
+    return checks
+
+
+if __name__ == "__main__":
+    sys.exit(main("gemm_bf16", build, run))
