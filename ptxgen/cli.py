@@ -1,4 +1,4 @@
-"""The `ptxgen` command line: `assemble`, `info` (and, as they land, `lint` and friends)."""
+"""The `ptxgen` command line: `assemble`, `info`, `lint`, `layout`."""
 from __future__ import annotations
 
 import argparse
@@ -102,6 +102,40 @@ def _cmd_lint(args) -> int:
     return 1 if errors else 0
 
 
+def _cmd_layout(args) -> int:
+    """`ptxgen layout mma|wgmma|ldmatrix|stmatrix SHAPE` or `ptxgen layout swizzle MODE`: print (or draw) a map."""
+    from . import layout
+    if args.family == "swizzle":
+        m = layout.swizzle_map(args.shape)
+    else:
+        ins = f"{args.family}.{args.shape}"
+        if args.family in ("ldmatrix", "stmatrix"):
+            m = layout.fragment_map(ins, args.operand, args.type, num=args.num, trans=args.trans)
+        else:
+            m = layout.fragment_map(ins, args.operand, args.type)
+    if args.png:
+        if args.family == "swizzle":
+            raise layout.LayoutError("--png draws fragment maps only; write the swizzle map with --svg FILE")
+        m.png(args.png)  # LayoutError naming --svg when matplotlib is missing
+        print(f"wrote {args.png}")
+    if args.svg:
+        try:
+            with open(args.svg, "w") as f:
+                f.write(m.svg())
+        except OSError as e:
+            print(f"ptxgen layout: cannot write {args.svg}: {e.strerror or e}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.svg}")
+    if not (args.svg or args.png):
+        try:
+            print(m.text() if args.family == "swizzle" else m.text(cell=args.cell))
+            sys.stdout.flush()
+        except BrokenPipeError:  # `ptxgen layout ... | head`: the reader left; not an error
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ptxgen", description="Build, lint, assemble and run PTX from Python.")
     ap.add_argument("--version", action="version", version=f"ptxgen {__version__}")
@@ -124,6 +158,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("--werror", action="store_true", help="treat warnings as errors")
     p.set_defaults(fn=_cmd_lint)
+
+    p = sub.add_parser("layout", help="show which thread and register hold each element of a tensor-core "
+                                      "fragment, or where a swizzle puts each 16-byte chunk")
+    p.add_argument("family", choices=("mma", "wgmma", "ldmatrix", "stmatrix", "swizzle"))
+    p.add_argument("shape", metavar="SHAPE", help="m16n8k16, m64n64k16, m8n8 ... or, for swizzle, 32B/64B/128B")
+    p.add_argument("--operand", help="a, b, c or d (mma); a or d (wgmma)")
+    p.add_argument("--type", help="element type of the operand, e.g. f16, bf16, tf32, s8, f32")
+    p.add_argument("--num", type=int, default=4, help="ldmatrix/stmatrix matrix count: 1, 2 or 4 (default 4)")
+    p.add_argument("--trans", action="store_true", help="ldmatrix/stmatrix .trans")
+    p.add_argument("--cell", choices=("label", "thread", "reg"), default="label",
+                   help="cell text of the grid: T<thread>:<operand><i> (default), thread, or register.element")
+    p.add_argument("--svg", metavar="FILE", help="write an SVG drawing instead of printing the grid")
+    p.add_argument("--png", metavar="FILE", help="write a PNG drawing (needs matplotlib)")
+    p.set_defaults(fn=_cmd_layout)
     return ap
 
 

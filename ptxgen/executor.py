@@ -1,0 +1,1504 @@
+"""A CPU executor for PTX kernels: run an ir.Function one CTA at a time with numpy, no GPU needed.
+
+    from ptxgen.executor import Buffer, run_kernel
+    c = Buffer(np.zeros((16, 8), np.float32))
+    run_kernel(module, "hgemm_mma_m16n8k16_f16", grid=(1,), block=(32,), args=[Buffer(a), Buffer(b), c])
+    c.array                       # the kernel's result, written in place
+
+`module` is a builder Module, an ir.Module, or PTX text (parsed with ptxgen.parse). Registers are numpy
+arrays over the threads of a CTA holding raw bits (uint64); each instruction interprets them with the
+type of its opcode, as the hardware does.
+
+Scheduling: each thread has its own PC; every step runs the lowest PC among the runnable threads of the
+CTA for all threads sitting at it. Threads of a warp that took different branches therefore meet again
+at the first instruction both paths reach, and warp collectives (shfl.sync, ldmatrix, mma.sync) see
+exactly the lanes that arrived together. Any interleaving of warps is a legal schedule, so picking the
+lowest PC is too; a kernel that spins on a flag another warp sets later can livelock, which `max_steps`
+turns into an ExecutionError.
+
+Modelled: mov (special registers, symbol addresses, vector pack/unpack), add sub mul (lo/hi/wide) mad
+fma div rem min max neg abs not and or xor shl shr setp selp cvt cvta, ld/st (global, shared, param,
+generic; .v2/.v4), bra, ret/exit, bar.sync/barrier.sync, shfl.sync, ldmatrix, stmatrix, mma.sync
+(any shape and type that ptxgen.layout maps: f16 bf16 tf32 f64 s8 u8 inputs), cp.async (done at once)
+with commit/wait, and fences/membar (no-ops: memory is sequentially consistent here). Everything else
+raises UnsupportedInstructionError with the instruction's source location.
+
+wgmma.mma_async m64nNk16 (.f16/.bf16 -> .f32, A and B K-major from descriptors, no swizzle or
+32B/64B/128B swizzle) is computed when issued; its fence/commit/wait are no-ops.
+
+mbarrier objects in shared memory (init, arrive, arrive.expect_tx, expect_tx, complete_tx, test_wait,
+try_wait, with tokens or .parity) keep their state beside shared memory; a try_wait that fails parks its
+threads until the phase completes, so a barrier nobody completes is reported as a DeadlockError with the
+mbarrier's phase and pending counts.
+
+Not modelled: wgmma with A in registers or transposed operands, TMA, clusters, calls, .local memory,
+atomics. Exited threads no longer count towards bar.sync. Floating-point fma is computed in float64
+and rounded to the result type; for .f32 the product is exact, so only a rare double-rounding tie can
+differ from the hardware. mma.sync and wgmma accumulate in float64, so results can differ from the
+tensor core's in the last bits.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import ir
+from .errors import (DeadlockError, ExecutionError, MemoryFaultError, UnsupportedInstructionError,
+                     UsageError)
+
+__all__ = ["Buffer", "RunStats", "Record", "run_kernel", "load_function", "fragment_report", "FragmentReport",
+           "coordinate_matrix"]
+
+GLOBAL_BASE = 1 << 40        # global buffers live from here, each 256-byte aligned
+SHARED_WINDOW = 1 << 32      # generic addresses [SHARED_WINDOW, SHARED_WINDOW + size) are shared memory
+_M64 = (1 << 64) - 1
+
+
+class Buffer:
+    """A numpy array passed to a kernel as a global pointer; the kernel's writes land in `array`."""
+
+    def __init__(self, array: np.ndarray):
+        if not isinstance(array, np.ndarray):
+            raise UsageError(f"Buffer takes a numpy array, not {type(array).__name__}")
+        self.array = array
+        # work on a contiguous byte view; a non-contiguous array gets a copy written back after the run
+        self._work = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        self.bytes = self._work.reshape(-1).view(np.uint8)
+        self.address = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.bytes.size
+
+    def _write_back(self) -> None:
+        if self._work is not self.array:
+            self.array[...] = self._work
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.array.dtype}{list(self.array.shape)} at {self.address:#x})"
+
+
+@dataclass
+class RunStats:
+    """What a run did: CTAs, dynamic instructions (per thread group step) and thread-instructions."""
+
+    ctas: int = 0
+    steps: int = 0
+    thread_instructions: int = 0
+    records: List["Record"] = field(default_factory=list)
+
+
+@dataclass
+class Record:
+    """The register operands of one recorded instruction as its threads were about to execute it."""
+
+    instr: ir.Instr
+    threads: np.ndarray                 # CTA-linear thread indices that executed it
+    ctaid: Tuple[int, int, int]
+    values: Dict[str, np.ndarray]       # register name -> raw bits (uint64) of those threads
+
+
+# ============================================================================================ types
+
+_INT_DTYPES = {8: (np.uint8, np.int8), 16: (np.uint16, np.int16), 32: (np.uint32, np.int32), 64: (np.uint64, np.int64)}
+_TYPE_RE = re.compile(r"^(?:(?P<k>[bus])(?P<n>8|16|32|64)|(?P<f>f16|bf16|f32|f64|tf32)|(?P<x>f16x2|bf16x2)|pred)$")
+
+
+def _tinfo(t: str) -> Tuple[str, int]:
+    """(kind, bits) of a PTX type name: kind 'u', 's', 'b', 'f', 'pred'."""
+    m = _TYPE_RE.match(t)
+    if m is None:
+        raise KeyError(t)
+    if m.group("k"):
+        return m.group("k"), int(m.group("n"))
+    if m.group("f"):
+        return "f", {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "tf32": 32}[m.group("f")]
+    if m.group("x"):
+        return "b", 32
+    return "pred", 1
+
+
+def bits_to(bits: np.ndarray, t: str) -> np.ndarray:
+    """Interpret raw register bits (uint64) as values of PTX type `t`."""
+    kind, n = _tinfo(t)
+    if kind == "pred":
+        return bits != 0
+    if kind in ("u", "b"):
+        return (bits & np.uint64((1 << n) - 1)).astype(_INT_DTYPES[n][0])
+    if kind == "s":
+        return (bits & np.uint64((1 << n) - 1)).astype(_INT_DTYPES[n][0]).view(_INT_DTYPES[n][1])
+    if t == "f64":
+        return bits.astype(np.uint64).view(np.float64)
+    if t in ("f32", "tf32"):
+        return (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    if t == "f16":
+        return (bits & np.uint64(0xFFFF)).astype(np.uint16).view(np.float16)
+    return ((bits & np.uint64(0xFFFF)).astype(np.uint32) << np.uint32(16)).view(np.float32)  # bf16
+
+
+def _bf16_bits(x) -> np.ndarray:
+    """float -> bf16 bits, round to nearest even (NaN stays NaN)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = (u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
+    nan = np.isnan(np.asarray(x, dtype=np.float32))
+    return np.where(nan, np.uint64(0x7FC0), r & np.uint64(0xFFFF))
+
+
+def to_bits(vals, t: str) -> np.ndarray:
+    """Raw register bits (uint64, zero-extended) of values of PTX type `t`."""
+    kind, n = _tinfo(t)
+    v = np.asarray(vals)
+    if kind == "pred":
+        return v.astype(bool).astype(np.uint64)
+    if kind in ("u", "b", "s"):
+        if v.dtype.kind == "f":
+            v = v.astype(np.int64)
+        return v.astype(_INT_DTYPES[n][1] if v.dtype.kind == "i" else _INT_DTYPES[n][0]) \
+            .view(_INT_DTYPES[n][0]).astype(np.uint64)
+    if t == "f64":
+        return v.astype(np.float64).view(np.uint64)
+    if t in ("f32", "tf32"):
+        return v.astype(np.float32).view(np.uint32).astype(np.uint64)
+    if t == "f16":
+        return v.astype(np.float16).view(np.uint16).astype(np.uint64)
+    return _bf16_bits(v.astype(np.float32))
+
+
+def _const(value, t: str) -> np.ndarray:
+    """An immediate as a 0-d array of type `t` (integers wrap as PTX's do)."""
+    kind, n = _tinfo(t)
+    if kind == "f":
+        return bits_to(to_bits(np.array([float(value)]), t), t)[:1]
+    if kind == "pred":
+        return np.array([bool(value)])
+    if isinstance(value, float):
+        value = int(value)
+    return bits_to(np.array([int(value) & _M64], dtype=np.uint64), t)
+
+
+# ============================================================================================ state
+
+_SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid)\.([xyz])$")
+
+
+@dataclass
+class _Cta:
+    nthreads: int
+    regs: Dict[str, np.ndarray]
+    shared: np.ndarray                       # uint8
+    tid: Tuple[np.ndarray, np.ndarray, np.ndarray]
+    ctaid: Tuple[int, int, int]
+    pc: np.ndarray
+    live: np.ndarray
+    waiting: np.ndarray
+    bar_id: np.ndarray
+    bar_count: np.ndarray
+    mbarriers: Dict[int, "_Mbarrier"] = field(default_factory=dict)
+
+
+@dataclass
+class _Mbarrier:
+    """An mbarrier object's state, kept beside shared memory (its 8 bytes there are not written)."""
+
+    expected: int
+    pending: int
+    tx: int = 0
+    phase: int = 0
+
+    def describe(self, addr: int) -> str:
+        return (f"mbarrier at shared {addr:#x}: phase {self.phase} (parity {self.phase & 1}) waits for "
+                f"{self.pending} of {self.expected} arrivals and {self.tx} transaction bytes")
+
+
+class _Program:
+    """A function prepared for execution: flattened code, labels, shared layout, compiled instructions."""
+
+    def __init__(self, fn: ir.Function, module: ir.Module, dynamic_shared: int):
+        self.fn = fn
+        self.code: List[ir.Instr] = []
+        self.labels: Dict[str, int] = {}
+        self.shared_syms: Dict[str, int] = {}
+        self._raw_shared: List[Tuple[str, int, int, bool]] = []
+        self._flatten(fn.body)
+        offset = 0
+        decls = [(v.name, v.type.bits // 8 * (v.count or 1), v.align or v.type.bits // 8, v.extern)
+                 for v in list(fn.locals) + list(module.vars) if v.space == "shared"]
+        decls += self._raw_shared
+        extern = []
+        for name, size, align, is_extern in decls:
+            if is_extern:
+                extern.append((name, align))
+                continue
+            offset = -(-offset // max(align, 1)) * max(align, 1)
+            self.shared_syms[name] = offset
+            offset += size
+        for name, align in extern:  # dynamic shared memory follows the static part
+            offset = -(-offset // max(align, 16)) * max(align, 16)
+            self.shared_syms[name] = offset
+        self.shared_bytes = offset + dynamic_shared
+        self.compiled: List[Optional[Callable]] = [None] * len(self.code)
+
+    _RAW_SHARED = re.compile(r"^\s*(\.extern\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)\s*(?:\[(\d*)\])?")
+
+    def _flatten(self, body) -> None:
+        for s in body:
+            if isinstance(s, ir.Instr):
+                self.code.append(s)
+            elif isinstance(s, ir.LabelDef):
+                self.labels[s.label.name] = len(self.code)
+            elif isinstance(s, ir.Raw):
+                # parsed functions keep their .shared declarations as raw text
+                m = self._RAW_SHARED.match(s.text)
+                if m:
+                    ext, align, ty, name, count = m.groups()
+                    try:
+                        bits = _tinfo(ty)[1]
+                    except KeyError:
+                        bits = 8
+                    n = int(count) if count else 1
+                    self._raw_shared.append((name, max(bits // 8, 1) * n, int(align or max(bits // 8, 1)),
+                                             bool(ext) or count == ""))
+                elif s.text.strip() and not s.text.strip().startswith((".", "//", "{", "}")):
+                    self.code.append(s)  # unknown raw text: fails with its location if it is reached
+            elif hasattr(s, "body"):
+                self._flatten(s.body)
+
+
+class _Memory:
+    """Global buffers by address."""
+
+    def __init__(self, buffers: Sequence[Buffer]):
+        self.buffers = list({id(b): b for b in buffers}.values())  # one region per buffer, even if passed twice
+        addr = GLOBAL_BASE
+        for b in self.buffers:
+            b.address = addr
+            addr += -(-max(b.nbytes, 1) // 256) * 256 + 256  # a gap between buffers catches overruns
+        self.bases = np.array([b.address for b in self.buffers], dtype=np.uint64)
+
+
+class _Fault(Exception):
+    def __init__(self, message, threads=()):
+        self.message, self.threads = message, threads
+
+
+# ============================================================================================ the executor
+
+class _Executor:
+    def __init__(self, prog: _Program, mem: _Memory, params: bytes, param_offsets: Dict[str, int],
+                 grid, block, max_steps: int, record: Tuple[str, ...] = ()):
+        self.prog = prog
+        self.mem = mem
+        self.params = np.frombuffer(params, dtype=np.uint8)
+        self.param_offsets = param_offsets
+        self.grid = grid
+        self.block = block
+        self.max_steps = max_steps
+        self.stats = RunStats()
+        self.record = tuple(record)
+
+    # ---------------------------------------------------------------- errors
+    def _where(self, pc: int):
+        ins = self.prog.code[pc]
+        text = ins.text() if isinstance(ins, ir.Instr) else getattr(ins, "text", "")
+        return ins.loc, text
+
+    # ---------------------------------------------------------------- memory
+    def _resolve(self, space: str, addr: np.ndarray, nbytes: int, cta: _Cta):
+        """(byte array, offsets) for addresses in a state space; raises _Fault when out of bounds."""
+        addr = addr.astype(np.uint64)
+        if space == "generic":
+            sh = (addr >= np.uint64(SHARED_WINDOW)) & (addr < np.uint64(SHARED_WINDOW + max(cta.shared.size, 1)))
+            if sh.all() and addr.size:
+                return self._resolve("shared", addr - np.uint64(SHARED_WINDOW), nbytes, cta)
+            if sh.any():
+                return None  # mixed spaces: the caller splits
+            space = "global"
+        if space == "shared":
+            off = addr.astype(np.int64)
+            bad = (off < 0) | (off + nbytes > cta.shared.size)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise _Fault(f"shared-memory access of {nbytes} bytes at {int(off[i]):#x} is outside the "
+                             f"{cta.shared.size} bytes of shared memory", [i])
+            return [(cta.shared, off, np.ones(addr.size, bool))]
+        if space == "param":
+            off = addr.astype(np.int64)
+            bad = (off < 0) | (off + nbytes > self.params.size)
+            if bad.any():
+                raise _Fault("kernel-parameter access outside the parameter block", [int(np.argmax(bad))])
+            return [(self.params, off, np.ones(addr.size, bool))]
+        if space != "global":
+            raise _Fault(f"the .{space} state space is not modelled")
+        bases = self.mem.bases
+        which = np.searchsorted(bases, addr, side="right").astype(np.int64) - 1
+        out = []
+        bad = which < 0
+        for w in np.unique(which[~bad]):
+            b = self.mem.buffers[int(w)]
+            sel = which == w
+            off = (addr[sel] - np.uint64(b.address)).astype(np.int64)
+            over = off + nbytes > b.nbytes
+            if over.any():
+                bad[np.nonzero(sel)[0][over]] = True
+            out.append((b.bytes, np.where(sel, (addr - np.uint64(b.address)).astype(np.int64), 0), sel))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise _Fault(f"global access of {nbytes} bytes at {int(addr[i]):#x} is outside every buffer passed "
+                         f"to the kernel ({', '.join(f'{b.address:#x}+{b.nbytes}' for b in self.mem.buffers)})",
+                         [i])
+        return out
+
+    def _load(self, space, addr, nbytes, cta) -> np.ndarray:
+        """Bytes [n, nbytes] at per-thread addresses."""
+        if addr.size and (addr.astype(np.uint64) % np.uint64(nbytes)).any():
+            i = int(np.argmax(addr.astype(np.uint64) % np.uint64(nbytes) != 0))
+            raise _Fault(f"misaligned {nbytes}-byte access at {int(addr[i]):#x}", [i])
+        parts = self._resolve(space, addr, nbytes, cta)
+        if parts is None:
+            raise _Fault("one instruction's generic addresses span shared and global memory; not modelled")
+        out = np.zeros((addr.size, nbytes), dtype=np.uint8)
+        span = np.arange(nbytes)
+        for arr, off, sel in parts:
+            out[sel] = arr[off[sel][:, None] + span]
+        return out
+
+    def _store(self, space, addr, data: np.ndarray, cta) -> None:
+        nbytes = data.shape[1]
+        if addr.size and (addr.astype(np.uint64) % np.uint64(nbytes)).any():
+            i = int(np.argmax(addr.astype(np.uint64) % np.uint64(nbytes) != 0))
+            raise _Fault(f"misaligned {nbytes}-byte access at {int(addr[i]):#x}", [i])
+        parts = self._resolve(space, addr, nbytes, cta)
+        if parts is None:
+            raise _Fault("one instruction's generic addresses span shared and global memory; not modelled")
+        span = np.arange(nbytes)
+        for arr, off, sel in parts:
+            # threads are applied in order, so with equal addresses the highest thread wins (one legal outcome)
+            arr[off[sel][:, None] + span] = data[sel]
+
+    # ---------------------------------------------------------------- operands
+    def _reader(self, op, t: str):
+        """A function (cta, idx) -> values of type t for one source operand."""
+        if isinstance(op, ir.Reg):
+            name = op.name
+            return lambda cta, idx: bits_to(self._reg(cta, name)[idx], t)
+        if isinstance(op, ir.Guard):
+            name, neg = op.reg.name, op.negate
+            return lambda cta, idx: (self._reg(cta, name)[idx] != 0) ^ neg
+        if isinstance(op, ir.Imm):
+            c = _const(op.value, t)
+            return lambda cta, idx: np.broadcast_to(c, idx.shape)
+        if isinstance(op, ir.SpecialReg):
+            return self._special(op.name, t)
+        if isinstance(op, ir.Sym):
+            a = self._sym_address(op.name)
+            c = _const(a, t)
+            return lambda cta, idx: np.broadcast_to(c, idx.shape)
+        raise _Unsupported(f"operand {op} ({type(op).__name__}) is not modelled as a source")
+
+    def _sym_address(self, name: str) -> int:
+        if name in self.prog.shared_syms:
+            return self.prog.shared_syms[name]
+        if name in self.param_offsets:
+            return self.param_offsets[name]
+        raise _Unsupported(f"symbol {name!r} is not a shared variable or parameter of this kernel")
+
+    def _special(self, name: str, t: str):
+        m = _SPECIAL.match(name)
+        if m:
+            what, axis = m.group(1), "xyz".index(m.group(2))
+            if what == "tid":
+                return lambda cta, idx: bits_to(cta.tid[axis][idx].astype(np.uint64), t)
+            val = {"ntid": self.block, "nctaid": self.grid}.get(what)
+            if val is not None:
+                c = _const(val[axis], t)
+                return lambda cta, idx: np.broadcast_to(c, idx.shape)
+            return lambda cta, idx: np.broadcast_to(_const(cta.ctaid[axis], t), idx.shape)
+        if name == "%laneid":
+            return lambda cta, idx: bits_to((idx % 32).astype(np.uint64), t)
+        if name == "%warpid":
+            return lambda cta, idx: bits_to((idx // 32).astype(np.uint64), t)
+        if name in ("%clock", "%clock64", "%globaltimer"):
+            return lambda cta, idx: np.broadcast_to(_const(self.stats.steps, t), idx.shape)
+        if name in ("%smid", "%nsmid"):
+            return lambda cta, idx: np.broadcast_to(_const(0 if name == "%smid" else 1, t), idx.shape)
+        raise _Unsupported(f"special register {name} is not modelled")
+
+    def _reg(self, cta: _Cta, name: str) -> np.ndarray:
+        r = cta.regs.get(name)
+        if r is None:
+            r = cta.regs[name] = np.zeros(cta.nthreads, dtype=np.uint64)
+        return r
+
+    def _writer(self, op, t: str):
+        """A function (cta, idx, values) storing values of type t into a destination register."""
+        if isinstance(op, ir.Reg):
+            name = op.name
+            return lambda cta, idx, v: self._reg(cta, name).__setitem__(idx, to_bits(v, t))
+        if isinstance(op, str) and op == "_":
+            return lambda cta, idx, v: None
+        raise _Unsupported(f"destination {op} ({type(op).__name__}) is not a register")
+
+    def _address(self, op, default_space: str):
+        """(space, reader -> uint64 addresses) of an [addr] operand."""
+        if not isinstance(op, ir.Addr):
+            raise _Unsupported(f"expected a memory operand [..], got {op}")
+        base, off = op.base, op.offset
+        if isinstance(base, ir.Sym):
+            a = self._sym_address(base.name) + off
+            space = "param" if base.name in self.param_offsets and base.name not in self.prog.shared_syms \
+                else default_space
+            return space, lambda cta, idx: np.full(idx.shape, a, dtype=np.uint64)
+        if isinstance(base, ir.Reg):
+            name = base.name
+            return default_space, lambda cta, idx: (self._reg(cta, name)[idx] + np.uint64(off & _M64))
+        raise _Unsupported(f"memory operand {op} is not modelled")
+
+    # ---------------------------------------------------------------- running
+    def run_cta(self, ctaid) -> None:
+        prog = self.prog
+        n = int(np.prod(self.block))
+        lin = np.arange(n)
+        bx, by, _ = self.block
+        cta = _Cta(n, {}, np.zeros(prog.shared_bytes, dtype=np.uint8),
+                   (lin % bx, (lin // bx) % by, lin // (bx * by)), ctaid,
+                   np.zeros(n, dtype=np.int64), np.ones(n, bool), np.zeros(n, bool),
+                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        ncode = len(prog.code)
+        while True:
+            runnable = cta.live & ~cta.waiting
+            if not runnable.any():
+                if not cta.waiting.any():
+                    return
+                self._release_or_deadlock(cta)
+                continue
+            pc = int(cta.pc[runnable].min())
+            if pc >= ncode:
+                idx = np.nonzero(runnable & (cta.pc == pc))[0]
+                raise ExecutionError("threads ran past the end of the kernel without ret or exit",
+                                     prog.fn.loc, "", idx)
+            idx = np.nonzero(runnable & (cta.pc == pc))[0]
+            self.stats.steps += 1
+            self.stats.thread_instructions += idx.size
+            if self.stats.steps > self.max_steps:
+                loc, text = self._where(pc)
+                raise ExecutionError(f"stopped after {self.max_steps} steps (an endless loop, or a spin-wait "
+                                     "on something another warp does later?)", loc, text, idx)
+            h = prog.compiled[pc]
+            if h is None:
+                h = prog.compiled[pc] = self._compile(pc)
+            if self.record and isinstance(prog.code[pc], ir.Instr) and prog.code[pc].opcode.startswith(self.record):
+                self._record(cta, prog.code[pc], idx)
+            try:
+                h(cta, idx)
+            except _Fault as f:
+                loc, text = self._where(pc)
+                raise MemoryFaultError(f.message, loc, text, [int(idx[i]) for i in f.threads if i < idx.size]) \
+                    from None
+            except _Unsupported as u:
+                loc, text = self._where(pc)
+                raise UnsupportedInstructionError(u.args[0], loc, text, idx) from None
+            except _ExecFail as u:
+                loc, text = self._where(pc)
+                raise ExecutionError(u.args[0], loc, text, idx) from None
+
+    def _record(self, cta: _Cta, ins: ir.Instr, idx: np.ndarray) -> None:
+        vals = {}
+        for op in ins.operands:
+            for r in _elems(op):
+                if isinstance(r, ir.Reg):
+                    vals[r.name] = self._reg(cta, r.name)[idx].copy()
+        self.stats.records.append(Record(ins, idx.copy(), cta.ctaid, vals))
+
+    def _release_or_deadlock(self, cta: _Cta) -> None:
+        waiting = np.nonzero(cta.waiting)[0]
+        live = int(cta.live.sum())
+        for b in np.unique(cta.bar_id[waiting]):
+            if b < 0:
+                continue  # threads parked on an mbarrier wake when its phase completes
+            at = waiting[cta.bar_id[waiting] == b]
+            need = int(cta.bar_count[at].max()) or live
+            if at.size >= need:
+                cta.waiting[at] = False
+                cta.pc[at] += 1
+                return
+        pcs = sorted(set(int(p) for p in cta.pc[waiting]))
+        loc, text = self._where(pcs[0])
+        exited = cta.nthreads - live
+        parked = sorted({int(-b - 1) for b in cta.bar_id[waiting] if b < 0})
+        if parked:
+            states = "; ".join(cta.mbarriers[a].describe(a) for a in parked if a in cta.mbarriers)
+            raise DeadlockError(
+                f"deadlock: {waiting.size} live threads wait (bar.sync or mbarrier.try_wait) and none can "
+                f"proceed; {states}; {exited} threads exited", loc, text, waiting)
+        raise DeadlockError(
+            f"deadlock: {waiting.size} live threads wait at barriers that cannot complete "
+            f"(barrier ids {sorted(set(int(b) for b in cta.bar_id[waiting]))}, {exited} threads exited)",
+            loc, text, waiting)
+
+    # ---------------------------------------------------------------- compiling instructions
+    def _compile(self, pc: int) -> Callable:
+        ins = self.prog.code[pc]
+        if not isinstance(ins, ir.Instr):
+            def raw(cta, idx):
+                raise _Unsupported(f"raw PTX text {ins.text!r} is not modelled")
+            return raw
+        try:
+            body, control = self._decode(ins)
+        except _Unsupported as u:
+            msg = u.args[0]
+
+            def unsupported(cta, idx):
+                raise _Unsupported(msg)
+            return unsupported
+        g = ins.guard
+        if g is None:
+            if control:
+                return body
+
+            def run(cta, idx):
+                body(cta, idx)
+                cta.pc[idx] += 1
+            return run
+        gname, neg = g.reg.name, g.negate
+
+        def guarded(cta, idx):
+            on = (self._reg(cta, gname)[idx] != 0) ^ neg
+            sel = idx[on]
+            if control:
+                cta.pc[idx[~on]] += 1
+                if sel.size:
+                    body(cta, sel)
+            else:
+                if sel.size:
+                    body(cta, sel)
+                cta.pc[idx] += 1
+        return guarded
+
+    def _decode(self, ins: ir.Instr):
+        """(body(cta, idx), controls_pc) for one instruction."""
+        parts = ins.opcode.split(".")
+        op = parts[0]
+        fn = getattr(self, "_op_" + op, None)
+        if fn is None:
+            raise _Unsupported(f"the executor does not model {op} (instruction {ins.opcode})")
+        return fn(ins, parts[1:])
+
+    # each _op_X(ins, modifiers) returns (body, controls_pc)
+
+    def _op_mov(self, ins, mods):
+        t = mods[-1]
+        d, s = ins.operands
+        if isinstance(d, (ir.Vec, tuple)):  # unpack: mov.b32 {lo, hi}, r
+            n = len(_elems(d))
+            width = _tinfo(t)[1] // n
+            src = self._reader(s, t)
+            ws = [self._writer(e, f"b{width}") for e in _elems(d)]
+
+            def unpack(cta, idx):
+                v = src(cta, idx).astype(np.uint64)
+                for i, w in enumerate(ws):
+                    w(cta, idx, (v >> np.uint64(i * width)) & np.uint64((1 << width) - 1))
+            return unpack, False
+        if isinstance(s, (ir.Vec, tuple)):  # pack: mov.b32 r, {lo, hi}
+            n = len(_elems(s))
+            width = _tinfo(t)[1] // n
+            rs = [self._reader(e, f"b{width}") for e in _elems(s)]
+            w = self._writer(d, t)
+
+            def pack(cta, idx):
+                v = np.zeros(idx.size, dtype=np.uint64)
+                for i, r in enumerate(rs):
+                    v |= r(cta, idx).astype(np.uint64) << np.uint64(i * width)
+                w(cta, idx, v)
+            return pack, False
+        r, w = self._reader(s, t), self._writer(d, t)
+        return (lambda cta, idx: w(cta, idx, r(cta, idx))), False
+
+    def _arith(self, ins, mods, f):
+        t = mods[-1]
+        d, *srcs = ins.operands
+        rs = [self._reader(s, t) for s in srcs]
+        w = self._writer(d, t)
+
+        def body(cta, idx):
+            with np.errstate(all="ignore"):
+                w(cta, idx, f(t, *[r(cta, idx) for r in rs]))
+        return body, False
+
+    def _op_add(self, ins, mods):
+        return self._arith(ins, [m for m in mods if m not in ("sat", "cc")], lambda t, a, b: a + b)
+
+    def _op_sub(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a, b: a - b)
+
+    def _op_min(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a, b: np.fmin(a, b) if a.dtype.kind == "f" else np.minimum(a, b))
+
+    def _op_max(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a, b: np.fmax(a, b) if a.dtype.kind == "f" else np.maximum(a, b))
+
+    def _op_neg(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a: -a)
+
+    def _op_abs(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a: np.abs(a))
+
+    def _op_not(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a: ~a)
+
+    def _op_and(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a, b: a & b)
+
+    def _op_or(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a, b: a | b)
+
+    def _op_xor(self, ins, mods):
+        return self._arith(ins, mods, lambda t, a, b: a ^ b)
+
+    def _op_div(self, ins, mods):
+        def div(t, a, b):
+            if a.dtype.kind == "f":
+                return a / b
+            # PTX integer division truncates towards zero; division by zero is unspecified, 0 here
+            safe = np.where(b == 0, 1, b)
+            q = np.abs(a.astype(np.int64) if a.dtype.kind == "i" else a) // np.abs(
+                safe.astype(np.int64) if a.dtype.kind == "i" else safe)
+            if a.dtype.kind == "i":
+                q = np.where((a < 0) ^ (b < 0), -q, q)
+            return np.where(b == 0, 0, q)
+        return self._arith(ins, mods, div)
+
+    def _op_rem(self, ins, mods):
+        def rem(t, a, b):
+            safe = np.where(b == 0, 1, b)
+            if a.dtype.kind == "i":
+                r = np.fmod(a.astype(np.int64), safe.astype(np.int64))
+            else:
+                r = a % safe
+            return np.where(b == 0, 0, r)
+        return self._arith(ins, mods, rem)
+
+    def _shift(self, ins, mods, left: bool):
+        t = mods[-1]
+        kind, n = _tinfo(t)
+        d, a, b = ins.operands
+        ra, rb, w = self._reader(a, t), self._reader(b, "u32"), self._writer(d, t)
+
+        def body(cta, idx):
+            v = ra(cta, idx)
+            s = rb(cta, idx).astype(np.int64)
+            if left:
+                out = np.where(s >= n, np.uint64(0), v.astype(np.uint64) << np.minimum(s, 63).astype(np.uint64))
+            elif kind == "s":
+                out = v.astype(np.int64) >> np.minimum(s, n - 1)  # arithmetic: shifts past n fill with the sign
+            else:
+                out = np.where(s >= n, np.uint64(0), v.astype(np.uint64) >> np.minimum(s, 63).astype(np.uint64))
+            w(cta, idx, out.astype(np.uint64) if kind != "s" else out)
+        return body, False
+
+    def _op_shl(self, ins, mods):
+        return self._shift(ins, mods, True)
+
+    def _op_shr(self, ins, mods):
+        return self._shift(ins, mods, False)
+
+    def _mul_like(self, ins, mods, with_add: bool):
+        t = mods[-1]
+        kind, n = _tinfo(t)
+        mode = next((m for m in mods if m in ("lo", "hi", "wide")), None)
+        d, *srcs = ins.operands
+        if kind == "f":
+            rs = [self._reader(s, t) for s in srcs]
+            w = self._writer(d, t)
+
+            def fbody(cta, idx):
+                v = [r(cta, idx) for r in rs]
+                with np.errstate(all="ignore"):
+                    if with_add:  # fma/mad: one rounding of the exact product plus c
+                        w(cta, idx, v[0].astype(np.float64) * v[1].astype(np.float64) + v[2].astype(np.float64))
+                    else:
+                        w(cta, idx, v[0] * v[1])
+            return fbody, False
+        if mode is None:
+            raise _Unsupported(f"{ins.opcode}: integer mul/mad needs .lo, .hi or .wide")
+        dt = f"{kind}{2 * n}" if mode == "wide" else t
+        rs = [self._reader(s, t) for s in srcs[:2]]
+        rc = self._reader(srcs[2], dt) if with_add else None
+        w = self._writer(d, dt)
+
+        if mode == "wide" and n == 64:
+            raise _Unsupported(f"{ins.opcode}: 128-bit results are not modelled")
+
+        def ibody(cta, idx):
+            a, b = (r(cta, idx) for r in rs)
+            if n <= 32:  # exact in 64 bits: signed in int64, unsigned in uint64
+                wt = np.int64 if kind == "s" else np.uint64
+                p = a.astype(wt) * b.astype(wt)
+                if mode == "hi":
+                    p = p >> wt(n)
+            else:  # 64-bit operands: exact products through Python ints
+                prods = [int(x) * int(y) for x, y in zip(a, b)]
+                if mode == "hi":
+                    prods = [x >> 64 for x in prods]
+                p = np.array([x & _M64 for x in prods], dtype=np.uint64)
+            if with_add:
+                p = p + rc(cta, idx).astype(p.dtype)
+            w(cta, idx, p)
+        return ibody, False
+
+    def _op_mul(self, ins, mods):
+        return self._mul_like(ins, mods, False)
+
+    def _op_mad(self, ins, mods):
+        return self._mul_like(ins, mods, True)
+
+    def _op_fma(self, ins, mods):
+        return self._mul_like(ins, mods, True)
+
+    _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+            "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}
+
+    def _op_setp(self, ins, mods):
+        cmp, t = mods[0], mods[-1]
+        boolop = mods[1] if len(mods) == 3 else None
+        unordered = cmp in ("equ", "neu", "ltu", "leu", "gtu", "geu")
+        base = cmp[:-1] if unordered else cmp
+        d, a, b, *rest = ins.operands
+        ra, rb = self._reader(a, t), self._reader(b, t)
+        rc = self._reader(rest[0], "pred") if rest else None
+        if isinstance(d, ir.Pair):
+            wp, wq = self._writer(d.a, "pred"), self._writer(d.b, "pred")
+        else:
+            wp, wq = self._writer(d, "pred"), None
+
+        def body(cta, idx):
+            x, y = ra(cta, idx), rb(cta, idx)
+            if base == "num":
+                r = ~(np.isnan(x) | np.isnan(y))
+            elif base == "nan":
+                r = np.isnan(x) | np.isnan(y)
+            else:
+                r = self._CMP[base](x, y)
+                if x.dtype.kind == "f":
+                    nan = np.isnan(x) | np.isnan(y)
+                    # ordered comparisons are false with a NaN operand, unordered ones true
+                    r = (r | nan) if unordered else (r & ~nan)
+            q = ~r
+            if boolop:
+                c = rc(cta, idx)
+                f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[boolop]
+                r, q = f(r, c), f(q, c)
+            wp(cta, idx, r)
+            if wq:
+                wq(cta, idx, q)
+        if base not in self._CMP and base not in ("num", "nan"):
+            raise _Unsupported(f"setp comparison .{cmp} is not modelled")
+        return body, False
+
+    def _op_selp(self, ins, mods):
+        t = mods[-1]
+        d, a, b, c = ins.operands
+        ra, rb, rc, w = self._reader(a, t), self._reader(b, t), self._reader(c, "pred"), self._writer(d, t)
+        return (lambda cta, idx: w(cta, idx, np.where(rc(cta, idx), ra(cta, idx), rb(cta, idx)))), False
+
+    def _op_cvt(self, ins, mods):
+        types = [m for m in mods if m not in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "sat", "ftz",
+                                              "relu", "satfinite")]
+        if len(types) != 2:
+            raise _Unsupported(f"{ins.opcode}: this cvt form is not modelled")
+        dt, st = types
+        rnd = next((m for m in mods if m in ("rni", "rzi", "rmi", "rpi")), None)
+        sat = "sat" in mods
+        d, s = ins.operands
+        r, w = self._reader(s, st), self._writer(d, dt)
+        dk, dn = _tinfo(dt)
+
+        def body(cta, idx):
+            v = r(cta, idx)
+            if dk in ("u", "s", "b") and v.dtype.kind == "f":
+                f = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil, None: np.trunc}[rnd]
+                x = f(v.astype(np.float64))
+                lo, hi = (0, 2 ** dn - 1) if dk != "s" else (-2 ** (dn - 1), 2 ** (dn - 1) - 1)
+                # float -> int saturates in PTX; NaN becomes 0
+                x = np.where(np.isnan(x), 0, np.clip(x, lo, hi))
+                out = x.astype(np.int64) if dk == "s" or dn < 64 else x.astype(np.uint64)
+            elif dk == "f" and v.dtype.kind == "f":
+                out = v.astype(np.float64)
+                if sat:
+                    out = np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0)
+                if rnd is not None:
+                    out = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[rnd](out)
+            elif dk == "f":
+                out = v.astype(np.float64)
+            else:
+                out = v  # integer resize: to_bits wraps (truncates) or sign/zero extends by the source's type
+                if sat:
+                    lo, hi = (0, 2 ** dn - 1) if dk != "s" else (-2 ** (dn - 1), 2 ** (dn - 1) - 1)
+                    out = np.clip(v.astype(object), lo, hi).astype(np.int64)
+                elif v.dtype.kind == "i":
+                    out = v.astype(np.int64)
+                else:
+                    out = v.astype(np.uint64)
+            w(cta, idx, out)
+        return body, False
+
+    def _op_cvta(self, ins, mods):
+        to = "to" in mods
+        space = next((m.split("::")[0] for m in mods if m != "to" and not re.match(r"^[ub]\d+$", m)), "generic")
+        t = mods[-1]
+        d, s = ins.operands
+        r, w = self._reader(s, t), self._writer(d, t)
+        if space == "shared":
+            delta = -SHARED_WINDOW if to else SHARED_WINDOW
+        elif space in ("global", "param", "const"):
+            delta = 0
+        else:
+            raise _Unsupported(f"cvta for the .{space} state space is not modelled")
+        return (lambda cta, idx: w(cta, idx, (r(cta, idx).astype(np.uint64) + np.uint64(delta & _M64)))), False
+
+    _SPACES = ("global", "shared", "param", "local", "const")
+
+    def _ldst_form(self, mods):
+        space = next((m.split("::")[0] for m in mods if m.split("::")[0] in self._SPACES), "generic")
+        vec = next((int(m[1:]) for m in mods if re.fullmatch(r"v[248]", m)), 1)
+        return space, vec, mods[-1]
+
+    def _op_ld(self, ins, mods):
+        space, vec, t = self._ldst_form(mods)
+        d, a = ins.operands
+        space, addr = self._address(a, space)
+        dsts = _elems(d)
+        if len(dsts) != vec:
+            raise _Unsupported(f"{ins.opcode}: {len(dsts)} destinations for .v{vec}")
+        nb = max(_tinfo(t)[1] // 8, 1)
+        ws = [self._writer(x, t) for x in dsts]
+        udt = _INT_DTYPES[nb * 8][0]
+
+        def body(cta, idx):
+            raw = self._load(space, addr(cta, idx), nb * vec, cta)
+            vals = np.ascontiguousarray(raw).view(udt).reshape(idx.size, vec).astype(np.uint64)
+            for i, w in enumerate(ws):
+                w(cta, idx, bits_to(vals[:, i], t))
+        return body, False
+
+    def _op_st(self, ins, mods):
+        space, vec, t = self._ldst_form(mods)
+        a, s = ins.operands
+        space, addr = self._address(a, space)
+        srcs = _elems(s)
+        if len(srcs) != vec:
+            raise _Unsupported(f"{ins.opcode}: {len(srcs)} sources for .v{vec}")
+        nb = max(_tinfo(t)[1] // 8, 1)
+        rs = [self._reader(x, t) for x in srcs]
+        udt = _INT_DTYPES[nb * 8][0]
+
+        def body(cta, idx):
+            vals = np.stack([to_bits(r(cta, idx), t).astype(udt) for r in rs], axis=1)
+            self._store(space, addr(cta, idx), np.ascontiguousarray(vals).view(np.uint8).reshape(idx.size, -1), cta)
+        return body, False
+
+    def _op_bra(self, ins, mods):
+        (target,) = ins.operands
+        name = target.name if isinstance(target, ir.Label) else str(target)
+        if name not in self.prog.labels:
+            raise _Unsupported(f"branch target {name} is not a label of this function")
+        dest = self.prog.labels[name]
+
+        def body(cta, idx):
+            cta.pc[idx] = dest
+        return body, True
+
+    def _op_ret(self, ins, mods):
+        if not self.prog.fn.is_entry:
+            raise _Unsupported("calls and returns of .func functions are not modelled")
+
+        def body(cta, idx):
+            cta.live[idx] = False
+        return body, True
+
+    _op_exit = _op_ret
+
+    def _op_bar(self, ins, mods):
+        if mods and mods[0] not in ("sync", "cta") or "arrive" in mods or "red" in mods:
+            raise _Unsupported(f"{ins.opcode} is not modelled (bar.sync / barrier.sync only)")
+        ops = ins.operands
+        rid = self._reader(ops[0], "u32") if ops else None
+        rcount = self._reader(ops[1], "u32") if len(ops) > 1 else None
+
+        def body(cta, idx):
+            cta.waiting[idx] = True
+            cta.bar_id[idx] = rid(cta, idx).astype(np.int64) if rid else 0
+            cta.bar_count[idx] = rcount(cta, idx).astype(np.int64) if rcount else 0
+        return body, True
+
+    _op_barrier = _op_bar
+
+    def _noop(self, ins, mods):
+        return (lambda cta, idx: None), False
+
+    _op_membar = _noop
+    _op_fence = _noop
+
+    def _op_cp(self, ins, mods):
+        """cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size}: copied at once (zero-filled past src-size)."""
+        if mods[:1] != ["async"]:
+            raise _Unsupported(f"{ins.opcode} is not modelled")
+        if len(mods) > 1 and mods[1] in ("commit_group", "wait_group", "wait_all"):
+            return self._noop(ins, mods)  # the copy already happened when it was issued
+        if "bulk" in mods or "mbarrier" in mods:
+            raise _Unsupported(f"{ins.opcode} is not modelled (only the non-bulk cp.async)")
+        dst, src, size, *rest = ins.operands
+        _, wa = self._address(dst, "shared")
+        _, ra = self._address(src, "global")
+        n = int(size.value)
+        rsz = self._reader(rest[0], "u32") if rest and not isinstance(rest[0], ir.Guard) else None
+
+        def body(cta, idx):
+            src_addr = ra(cta, idx)
+            if rsz is None:
+                data = self._load("global", src_addr, n, cta)
+            else:
+                # only the first src-size bytes are read; the rest of the destination is zero-filled
+                keep = np.minimum(rsz(cta, idx).astype(np.int64), n)
+                data = np.zeros((idx.size, n), np.uint8)
+                for j in np.nonzero(keep > 0)[0]:
+                    data[j, :keep[j]] = self._bytes("global", int(src_addr[j]), int(keep[j]), cta)
+            self._store("shared", wa(cta, idx), data, cta)
+        return body, False
+
+    def _bytes(self, space, addr: int, n: int, cta) -> np.ndarray:
+        parts = self._resolve(space, np.array([addr], dtype=np.uint64), n, cta)
+        arr, off, _ = parts[0]
+        return arr[int(off[0]):int(off[0]) + n]
+
+    # ---------------------------------------------------------------- warp collectives
+    @staticmethod
+    def _warps(idx: np.ndarray):
+        """(warp, lanes idx) groups of the participating threads."""
+        w = idx // 32
+        for wid in np.unique(w):
+            yield int(wid), idx[w == wid]
+
+    def _op_wgmma(self, ins, mods):
+        """wgmma.mma_async m64nNk16 .f32 += .f16/.bf16, A and B K-major from descriptors; done at issue.
+
+        wgmma.fence, commit_group and wait_group are then no-ops: the result is in the registers at once.
+        """
+        if mods and mods[0] in ("fence", "commit_group", "wait_group"):
+            return self._noop(ins, mods)
+        from .layout import fragment_map
+        m = _WGMMA.match(ins.opcode)
+        if m is None:
+            raise _Unsupported(f"{ins.opcode}: only wgmma.mma_async m64nNk16 .f32 with .f16/.bf16 inputs "
+                               "from descriptors is modelled")
+        n, at, bt = int(m.group(1)), m.group(2), m.group(3)
+        ops = ins.operands
+        d, a, b = ops[0], ops[1], ops[2]
+        rest = ops[3:]
+        if isinstance(a, (ir.Vec, tuple)) or len(rest) != 5:
+            raise _Unsupported(f"{ins.opcode}: A in registers is not modelled (descriptors only)")
+        if any(not isinstance(x, ir.Imm) for x in rest[1:]) or int(rest[3].value) or int(rest[4].value):
+            raise _Unsupported(f"{ins.opcode}: only K-major operands (imm-trans-a = imm-trans-b = 0) are modelled")
+        scale_a, scale_b = int(rest[1].value), int(rest[2].value)
+        rscale = self._reader(rest[0], "pred")
+        fd = fragment_map(f"wgmma.m64n{n}k16", "d", "f32")
+        dregs = _elems(d)
+        if len(dregs) != fd.regs:
+            raise _Unsupported(f"{ins.opcode}: {len(dregs)} accumulator registers, not {fd.regs}")
+        ra, rb = self._reader(a, "b64"), self._reader(b, "b64")
+        rd = [self._reader(r, "f32") for r in dregs]
+        wd = [self._writer(r, "f32") for r in dregs]
+
+        def body(cta, idx):
+            wg = idx // 128
+            for g in np.unique(wg):
+                th = idx[wg == g]
+                if th.size != 128:
+                    raise _ExecFail(f"wgmma is .aligned: all 128 threads of warpgroup {int(g)} must execute it "
+                                    f"together, but only {th.size} arrived")
+                descs_a, descs_b = ra(cta, th), rb(cta, th)
+                if (descs_a != descs_a[0]).any() or (descs_b != descs_b[0]).any():
+                    raise _ExecFail("wgmma descriptors differ between the threads of a warpgroup")
+                mats = []
+                for desc, rows, t in ((descs_a[0], 64, at), (descs_b[0], n, bt)):
+                    addr = _operand_addresses(int(desc), rows, 32).reshape(-1)
+                    raw = self._load("shared", addr.astype(np.uint64), 1, cta).reshape(rows, 16, 2)
+                    bits = (raw[..., 0].astype(np.uint64) | (raw[..., 1].astype(np.uint64) << np.uint64(8)))
+                    mats.append(bits_to(bits, t).astype(np.float64))
+                A, B = mats[0] * scale_a, mats[1] * scale_b
+                acc = np.stack([r(cta, th) for r in rd], axis=1)[..., None].astype(np.float64)
+                C = fd.gather(acc)
+                keep = rscale(cta, th)
+                D = A @ B.T + (C if keep.all() else 0.0)
+                out = fd.scatter(D)
+                for i, w in enumerate(wd):
+                    w(cta, th, out[:, i, 0])
+        return body, False
+
+    def _op_mbarrier(self, ins, mods):
+        """mbarrier init/arrive(.expect_tx)/expect_tx/complete_tx/test_wait/try_wait on shared-memory objects."""
+        kind = mods[0] if mods else ""
+        ops = ins.operands
+        if kind in ("init", "inval"):
+            a = ops[0]
+            _, addr = self._address(a, "shared")
+            rc = self._reader(ops[1], "u32") if kind == "init" else None
+
+            def init(cta, idx):
+                for t, ad, c in zip(idx, addr(cta, idx), rc(cta, idx) if rc else [0] * idx.size):
+                    if kind == "init":
+                        cta.mbarriers[int(ad)] = _Mbarrier(int(c), int(c))
+                    else:
+                        cta.mbarriers.pop(int(ad), None)
+            return init, False
+        if kind in ("arrive", "arrive_drop", "expect_tx", "complete_tx"):
+            expect = kind == "expect_tx" or "expect_tx" in mods
+            tx_only = kind in ("expect_tx", "complete_tx")
+            if kind == "expect_tx" or kind == "complete_tx":
+                a, rest, d = ops[0], ops[1:], None
+            else:
+                if isinstance(ops[0], ir.Addr):
+                    d, a, rest = None, ops[0], ops[1:]
+                else:
+                    d, a, rest = ops[0], ops[1], ops[2:]
+            _, addr = self._address(a, "shared")
+            rn = self._reader(rest[0], "u32") if rest else None
+            wd = self._writer(d, "b64") if d is not None and not (isinstance(d, str)) else None
+            drop = kind == "arrive_drop"
+
+            def arrive(cta, idx):
+                ads = addr(cta, idx)
+                ns = rn(cta, idx) if rn else np.ones(idx.size, np.int64)
+                tokens = np.zeros(idx.size, np.uint64)
+                for j, ad in enumerate(ads):
+                    mb = cta.mbarriers.get(int(ad))
+                    if mb is None:
+                        raise _ExecFail(f"mbarrier at shared {int(ad):#x} was not initialized (mbarrier.init)")
+                    tokens[j] = mb.phase
+                    n = int(ns[j])
+                    if kind == "complete_tx":
+                        mb.tx -= n
+                    elif expect:
+                        mb.tx += n
+                    if not tx_only:
+                        mb.pending -= 1 if expect or rn is None else n
+                        if drop:
+                            mb.expected -= 1
+                    if mb.pending < 0:
+                        raise _ExecFail(f"more arrivals than expected: {mb.describe(int(ad))}")
+                    if mb.pending == 0 and mb.tx == 0:
+                        mb.phase += 1
+                        mb.pending = mb.expected
+                        key = -int(ad) - 1
+                        woken = cta.waiting & (cta.bar_id == key)
+                        cta.waiting[woken] = False
+                if wd:
+                    wd(cta, idx, tokens)
+            return arrive, False
+        if kind in ("test_wait", "try_wait"):
+            parity = "parity" in mods
+            d, a, st = ops[0], ops[1], ops[2]
+            _, addr = self._address(a, "shared")
+            rs = self._reader(st, "u32" if parity else "b64")
+            wd = self._writer(d, "pred")
+            park = kind == "try_wait"
+
+            def wait(cta, idx):
+                ads = addr(cta, idx)
+                sv = rs(cta, idx)
+                done = np.zeros(idx.size, bool)
+                for j, ad in enumerate(ads):
+                    mb = cta.mbarriers.get(int(ad))
+                    if mb is None:
+                        raise _ExecFail(f"mbarrier at shared {int(ad):#x} was not initialized (mbarrier.init)")
+                    # the phase of parity p (or the one the token names) is complete once the barrier moved past it
+                    done[j] = (mb.phase & 1) != (int(sv[j]) & 1) if parity else mb.phase > int(sv[j])
+                if park and not done.all():
+                    # a false try_wait is only ever retried: park the threads until the phase completes
+                    stay = idx[~done]
+                    cta.waiting[stay] = True
+                    cta.bar_id[stay] = -ads[~done].astype(np.int64) - 1
+                go = idx[done] if park else idx
+                if go.size:
+                    wd(cta, go, done[done] if park else done)
+                    cta.pc[go] += 1
+            return wait, True
+        raise _Unsupported(f"{ins.opcode} is not modelled")
+
+    def _op_shfl(self, ins, mods):
+        mode = next((m for m in mods if m in ("up", "down", "bfly", "idx")), None)
+        if mode is None:
+            raise _Unsupported(f"{ins.opcode}: shfl without .sync and a mode is not modelled")
+        ops = ins.operands
+        d, a, b, c = ops[:4]
+        wd = self._writer(d.a if isinstance(d, ir.Pair) else d, "b32")
+        wp = self._writer(d.b, "pred") if isinstance(d, ir.Pair) else None
+        ra, rb, rc = self._reader(a, "b32"), self._reader(b, "u32"), self._reader(c, "u32")
+
+        def body(cta, idx):
+            val = np.zeros(cta.nthreads, dtype=np.uint32)
+            val[idx] = ra(cta, idx)
+            lane = (idx % 32).astype(np.int64)
+            bv = rb(cta, idx).astype(np.int64)
+            cv = rc(cta, idx).astype(np.int64)
+            segmask = (cv >> 8) & 0x1F
+            clamp = cv & 0x1F
+            min_lane = lane & segmask
+            max_lane = min_lane | (clamp & ~segmask)
+            if mode == "up":
+                j = lane - bv
+                ok = j >= max_lane
+            elif mode == "down":
+                j = lane + bv
+                ok = j <= max_lane
+            elif mode == "bfly":
+                j = lane ^ bv
+                ok = j <= max_lane
+            else:
+                j = min_lane | (bv & 0x1F & ~segmask)
+                ok = j <= max_lane
+            j = np.where(ok, j, lane)
+            src = (idx // 32) * 32 + j
+            # reading an inactive lane is undefined in PTX; that lane's last value is returned here
+            inside = src < cta.nthreads
+            out = np.where(inside, val[np.minimum(src, cta.nthreads - 1)], val[idx])
+            wd(cta, idx, out)
+            if wp:
+                wp(cta, idx, ok)
+        return body, False
+
+    def _full_warps(self, cta, idx, what: str):
+        for wid, lanes in self._warps(idx):
+            if lanes.size != 32:
+                raise _ExecFail(f"{what} is .aligned: all threads of warp {wid} must execute it together, "
+                                f"but only lanes {sorted(int(x) % 32 for x in lanes)} arrived")
+            yield wid, lanes
+
+    def _matrix_form(self, ins, mods):
+        from .layout import fragment_map
+        shape = next((m for m in mods if re.fullmatch(r"m\d+n\d+", m)), None)
+        num = next((int(m[1:]) for m in mods if re.fullmatch(r"x[124]", m)), None)
+        trans = "trans" in mods
+        if shape != "m8n8" or mods[-1] != "b16" or num is None:
+            raise _Unsupported(f"{ins.opcode}: only the .m8n8 .b16 forms are modelled")
+        space = next((m.split("::")[0] for m in mods if m.startswith("shared")), "generic")
+        return fragment_map(f"{ins.opcode.split('.')[0]}.m8n8.x{num}", trans=trans), num, space
+
+    def _op_ldmatrix(self, ins, mods):
+        fm, num, space = self._matrix_form(ins, mods)
+        d, a = ins.operands
+        space, addr = self._address(a, space)
+        dsts = _elems(d)
+        if len(dsts) != num:
+            raise _Unsupported(f"{ins.opcode}: {len(dsts)} destinations for .x{num}")
+        ws = [self._writer(x, "b32") for x in dsts]
+        tab = fm.table
+
+        def body(cta, idx):
+            for _, lanes in self._full_warps(cta, idx, "ldmatrix"):
+                # row r of matrix i comes from the address of lane 8i + r (a row is 8 .b16 = 16 bytes)
+                rows_addr = addr(cta, lanes[:8 * num])
+                mat = np.ascontiguousarray(self._load(space, rows_addr, 16, cta)).view(np.uint16).reshape(8 * num, 8)
+                vals = mat[tab[..., 0], tab[..., 1]].astype(np.uint64)        # [32, num, 2]
+                regs = vals[..., 0] | (vals[..., 1] << np.uint64(16))
+                for i, w in enumerate(ws):
+                    w(cta, lanes, regs[: lanes.size, i])
+        return body, False
+
+    def _op_stmatrix(self, ins, mods):
+        fm, num, space = self._matrix_form(ins, mods)
+        a, s = ins.operands
+        space, addr = self._address(a, space)
+        srcs = _elems(s)
+        rs = [self._reader(x, "b32") for x in srcs]
+        tab = fm.table
+
+        def body(cta, idx):
+            for _, lanes in self._full_warps(cta, idx, "stmatrix"):
+                regs = np.stack([r(cta, lanes).astype(np.uint64) for r in rs], axis=1)   # [32, num]
+                mat = np.zeros((8 * num, 8), dtype=np.uint16)
+                mat[tab[..., 0, 0], tab[..., 0, 1]] = (regs & np.uint64(0xFFFF)).astype(np.uint16)
+                mat[tab[..., 1, 0], tab[..., 1, 1]] = (regs >> np.uint64(16)).astype(np.uint16)
+                self._store(space, addr(cta, lanes[:8 * num]), mat.view(np.uint8).reshape(8 * num, 16), cta)
+        return body, False
+
+    _MMA = re.compile(r"^mma\.sync\.aligned\.(m\d+n\d+k\d+)\.(row)\.(col)(\.satfinite)?\.(\w+)\.(\w+)\.(\w+)\.(\w+)$")
+
+    def _op_mma(self, ins, mods):
+        from .errors import LayoutError
+        from .layout import fragment_map
+        m = self._MMA.match(ins.opcode)
+        if m is None:
+            raise _Unsupported(f"{ins.opcode}: only mma.sync.aligned .row.col forms are modelled")
+        shape, _, _, _, dt, at, bt, ct = m.groups()
+        if at not in ("f16", "bf16", "tf32", "f64", "s8", "u8") or bt != at and {at, bt} - {"s8", "u8"}:
+            raise _Unsupported(f"{ins.opcode}: .{at} inputs are not modelled")
+        try:
+            fa, fb = fragment_map(f"mma.{shape}", "a", at), fragment_map(f"mma.{shape}", "b", bt)
+            fc, fd = fragment_map(f"mma.{shape}", "c", ct), fragment_map(f"mma.{shape}", "d", dt)
+        except LayoutError as e:
+            raise _Unsupported(f"{ins.opcode}: {e}") from None
+        d, a, b, c = ins.operands
+        groups = []
+        for fm, op in ((fa, a), (fb, b), (fc, c), (fd, d)):
+            regs = _elems(op)
+            if len(regs) != fm.regs:
+                raise _Unsupported(f"{ins.opcode}: operand {fm.operand} has {len(regs)} registers, not {fm.regs}")
+            groups.append(regs)
+        rtype = {32: "b32", 64: "b64"}
+        ra = [self._reader(r, rtype[fa.elems * fa.bits]) for r in groups[0]]
+        rb = [self._reader(r, rtype[fb.elems * fb.bits]) for r in groups[1]]
+        rc = [self._reader(r, rtype[fc.elems * fc.bits]) for r in groups[2]]
+        wd = [self._writer(r, rtype[fd.elems * fd.bits]) for r in groups[3]]
+
+        def body(cta, idx):
+            for _, lanes in self._full_warps(cta, idx, "mma.sync"):
+                A = fa.gather(_unpack([r(cta, lanes) for r in ra], fa))
+                B = fb.gather(_unpack([r(cta, lanes) for r in rb], fb))
+                C = fc.gather(_unpack([r(cta, lanes) for r in rc], fc))
+                D = A @ B + C
+                dbits = _pack(fd.scatter(D), fd)
+                for i, w in enumerate(wd):
+                    w(cta, lanes, dbits[:, i])
+        return body, False
+
+
+_WGMMA = re.compile(r"^wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(f16|bf16)\.(f16|bf16)$")
+
+
+def _operand_addresses(desc: int, rows: int, k_bytes: int) -> np.ndarray:
+    """Shared addresses [rows, k_bytes] of a K-major wgmma operand described by a descriptor.
+
+    Rows come in groups of 8 (core matrices) SBO bytes apart. Without swizzle a core matrix is 8 rows of
+    16 bytes and LBO steps to the next 16 bytes of K; with an N-byte swizzle the 8 rows are N bytes apart
+    and the 16-byte chunk bits of the final address are XORed with its bits 7.. (see ptxgen.layout).
+    """
+    from .layout import swizzle_offset
+    from .ops.wgmma_desc import decode_descriptor
+    d = decode_descriptor(int(desc))
+    r = np.arange(rows)[:, None]
+    b = np.arange(k_bytes)[None, :]
+    if d.swizzle == "none":
+        return d.start_address + (r // 8) * d.sbo + (b // 16) * d.lbo + (r % 8) * 16 + b % 16
+    span = {"32B": 32, "64B": 64, "128B": 128}[d.swizzle]
+    if k_bytes > span:
+        raise _Unsupported(f"K of {k_bytes} bytes per row wider than the {d.swizzle} swizzle is not modelled")
+    # base_offset shifts the pattern for tiles that do not start on its repeat boundary
+    addr = d.start_address + (r // 8) * d.sbo + (r % 8) * span + b
+    return swizzle_offset(addr + d.base_offset * 128, d.swizzle) - d.base_offset * 128
+
+
+def _elems(op) -> tuple:
+    """The registers of a vector operand ({a, b} or a fragment tuple), or the operand alone."""
+    if isinstance(op, ir.Vec):
+        return tuple(op.elems)
+    if isinstance(op, tuple):
+        return tuple(op)
+    return (op,)
+
+
+def _elem_values(bits: np.ndarray, t: str) -> np.ndarray:
+    """Element bits -> float64 (integers exactly)."""
+    v = bits_to(bits, t)
+    return v.astype(np.float64)
+
+
+def _unpack(regs: List[np.ndarray], fm) -> np.ndarray:
+    """Per-lane register values [32] x regs -> element values [32, regs, elems] as float64."""
+    r = np.stack([x.astype(np.uint64) for x in regs], axis=1)
+    n = fm.bits
+    out = np.empty(r.shape + (fm.elems,), dtype=np.float64)
+    t = {"tf32": "f32"}.get(fm.dtype, fm.dtype)
+    for e in range(fm.elems):
+        bits = (r >> np.uint64(e * n)) & np.uint64((1 << n) - 1 if n < 64 else _M64)
+        if fm.dtype == "tf32":
+            bits = bits & np.uint64(0xFFFFE000)  # the tensor core reads the top 19 bits of a .tf32 register
+        out[..., e] = _elem_values(bits, t)
+    return out
+
+
+def _pack(vals: np.ndarray, fm) -> np.ndarray:
+    """Element values [32, regs, elems] -> register bits [32, regs]."""
+    n = fm.bits
+    out = np.zeros(vals.shape[:2], dtype=np.uint64)
+    for e in range(fm.elems):
+        v = vals[..., e]
+        if fm.dtype == "s32":  # integer accumulators wrap
+            v = (v.astype(object) % (1 << 32)).astype(np.uint64)
+        out |= to_bits(v, fm.dtype) << np.uint64(e * n)
+    return out
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class _ExecFail(Exception):
+    pass
+
+
+# ============================================================================================ entry points
+
+def load_function(module, name: str) -> Tuple[ir.Function, ir.Module]:
+    """The ir.Function `name` of a builder Module, ir.Module or PTX text."""
+    if isinstance(module, str):
+        from .parse import parse_ptx
+        module = parse_ptx(module, "<ptx>")
+    irm = getattr(module, "ir", module)
+    if not isinstance(irm, ir.Module):
+        raise UsageError(f"run_kernel takes a ptxgen Module, an ir.Module or PTX text, not {type(module).__name__}")
+    for f in irm.functions:
+        if f.name == name:
+            if not f.is_entry:
+                raise UsageError(f"{name} is a .func; run_kernel runs .entry kernels")
+            return f, irm
+    raise UsageError(f"no kernel {name!r} in the module; kernels: "
+                     + ", ".join(f.name for f in irm.functions if f.is_entry))
+
+
+def _dim3(v, what: str) -> Tuple[int, int, int]:
+    t = (v,) if isinstance(v, (int, np.integer)) else tuple(v)
+    if not 1 <= len(t) <= 3 or any(not isinstance(x, (int, np.integer)) or x < 1 for x in t):
+        raise UsageError(f"{what} must be 1 to 3 positive integers, not {v!r}")
+    return tuple(int(x) for x in t) + (1,) * (3 - len(t))
+
+
+def _pack_params(fn: ir.Function, args: Sequence) -> Tuple[bytes, Dict[str, int], List[Buffer]]:
+    if len(args) != len(fn.params):
+        raise UsageError(f"{fn.name} takes {len(fn.params)} arguments ({', '.join(p.name for p in fn.params)}), "
+                         f"got {len(args)}")
+    blob = bytearray()
+    offsets: Dict[str, int] = {}
+    buffers: List[Buffer] = []
+    for p, a in zip(fn.params, args):
+        size = p.type.bits // 8 * (p.array or 1)
+        align = p.align if p.array is not None and p.align else max(p.type.bits // 8, 1)
+        blob += b"\0" * (-len(blob) % align)
+        offsets[p.name] = len(blob)
+        if isinstance(a, Buffer):
+            if p.type.bits != 64:
+                raise UsageError(f"parameter {p.name} is .{p.type.name}; a Buffer is a 64-bit pointer")
+            buffers.append(a)
+            blob += b"\0" * 8  # filled with the address once buffers are placed
+        elif isinstance(a, (bytes, bytearray)):
+            if len(a) != size:
+                raise UsageError(f"parameter {p.name} takes {size} bytes, got {len(a)}")
+            blob += bytes(a)
+        else:
+            try:
+                val = float(a) if p.type.kind == "f" else int(a)
+            except (TypeError, ValueError):
+                raise UsageError(f"argument for {p.name} (.{p.type.name}) must be a number or a Buffer, "
+                                 f"not {type(a).__name__}") from None
+            bits = to_bits(np.array([val]), p.type.name if p.type.kind != "f" else p.type.name)
+            blob += int(bits[0]).to_bytes(8, "little")[:size]
+    return bytes(blob), offsets, buffers
+
+
+def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *, dynamic_shared: int = 0,
+               max_steps: int = 1_000_000, record: Sequence[str] = ()) -> RunStats:
+    """Run kernel `name` on the CPU over `grid` CTAs of `block` threads; Buffer arguments are updated in place.
+
+    Raises UnsupportedInstructionError (an instruction the executor does not model), MemoryFaultError
+    (out-of-bounds or misaligned access), DeadlockError (a barrier no thread can complete), ExecutionError.
+    `record`: opcode prefixes (e.g. ('mma',)) whose register operands are saved in RunStats.records.
+    """
+    fn, irm = load_function(module, name)
+    g, b = _dim3(grid, "grid"), _dim3(block, "block")
+    if b[0] * b[1] * b[2] > 1024:
+        raise UsageError(f"a CTA has at most 1024 threads, not {b[0] * b[1] * b[2]}")
+    blob, offsets, buffers = _pack_params(fn, args)
+    mem = _Memory(buffers)
+    blob = bytearray(blob)
+    it = iter(buffers)
+    for p, a in zip(fn.params, args):
+        if isinstance(a, Buffer):
+            blob[offsets[p.name]:offsets[p.name] + 8] = next(it).address.to_bytes(8, "little")
+    prog = _Program(fn, irm, dynamic_shared)
+    ex = _Executor(prog, mem, bytes(blob), offsets, g, b, max_steps, tuple(record))
+    for z in range(g[2]):
+        for y in range(g[1]):
+            for x in range(g[0]):
+                ex.run_cta((x, y, z))
+                ex.stats.ctas += 1
+    for buf in buffers:
+        buf._write_back()
+    return ex.stats
+
+
+# ============================================================================================ fragment reports
+
+def coordinate_matrix(rows: int, cols: int, dtype: str = "f16") -> Tuple[np.ndarray, np.ndarray]:
+    """(bits, values): a rows x cols matrix whose element (r, c) is r*cols + c, exact in f16/bf16 up to 256
+    elements (bf16) or 2048 (f16), so a received value names the element it came from."""
+    if dtype not in ("f16", "bf16"):
+        raise UsageError(f"coordinate matrices are .f16 or .bf16, not {dtype!r}")
+    limit = 256 if dtype == "bf16" else 2048
+    if rows * cols > limit:
+        raise UsageError(f"a {rows}x{cols} coordinate matrix does not fit exactly in .{dtype} (at most {limit} "
+                         "elements)")
+    vals = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    bits = to_bits(vals, dtype).astype(np.uint16)
+    return bits, vals
+
+
+@dataclass
+class FragmentReport:
+    """Which (row, col) each (lane, register, element) of a fragment should hold and which it received."""
+
+    title: str
+    entries: List[Tuple[int, int, int, Tuple[int, int], Optional[Tuple[int, int]]]]  # lane reg elem exp got
+
+    @property
+    def mismatches(self):
+        return [e for e in self.entries if e[3] != e[4]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def text(self, limit: int = 64) -> str:
+        bad = self.mismatches
+        if not bad:
+            return f"{self.title}: every lane received the elements the layout expects"
+        lines = [f"{self.title}: {len(bad)} of {len(self.entries)} elements are not where the layout expects",
+                 "lane  reg.elem  expected (row, col)  received (row, col)"]
+        for lane, r, e, exp, got in bad[:limit]:
+            shown = got if got is not None else "not in the matrix"
+            lines.append(f"{lane:4d}  {r:3d}.{e:<4d}  {str(exp):19s}  {shown}")
+        if len(bad) > limit:
+            lines.append(f"... {len(bad) - limit} more")
+        lanes = sorted({x[0] for x in bad})
+        lines.append(f"lanes with wrong elements: {lanes}")
+        return "\n".join(lines)
+
+
+def fragment_report(record: Record, operand: str, matrix_values: np.ndarray, *, warp: int = 0) -> FragmentReport:
+    """Compare the fragment an mma.sync received in `operand` ('a', 'b' or 'c') with its layout.
+
+    `matrix_values` is the operand matrix as stored in memory with distinct values (see coordinate_matrix);
+    a received value is traced back to the (row, col) holding it.
+    """
+    from .layout import fragment_map
+    m = _Executor._MMA.match(record.instr.opcode)
+    if m is None:
+        raise UsageError(f"fragment_report reads mma.sync records, not {record.instr.opcode}")
+    shape, _, _, _, dt, at, bt, ct = m.groups()
+    pos = {"a": 1, "b": 2, "c": 3}
+    if operand not in pos:
+        raise UsageError(f"operand must be 'a', 'b' or 'c', not {operand!r}")
+    fm = fragment_map(f"mma.{shape}", operand, {"a": at, "b": bt, "c": ct}[operand])
+    regs = _elems(record.instr.operands[pos[operand]])
+    lanes = record.threads[record.threads // 32 == warp]
+    sel = np.isin(record.threads, lanes)
+    got = _unpack([record.values[r.name][sel] for r in regs], fm)       # [32, regs, elems]
+    where = {float(v): (int(i), int(j)) for (i, j), v in np.ndenumerate(np.asarray(matrix_values, np.float64))}
+    entries = []
+    for lane in range(32):
+        for r in range(fm.regs):
+            for e in range(fm.elems):
+                entries.append((lane, r, e, fm.coords(lane, r, e), where.get(float(got[lane, r, e]))))
+    return FragmentReport(f"{record.instr.opcode} operand {operand.upper()} (warp {warp})", entries)

@@ -1,0 +1,452 @@
+"""ptxgen.executor: kernels run on the CPU agree with numpy, bugs show up, failures are typed and located."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _executor_kernels import K, M, N, hgemm_bad_ldmatrix, hgemm_inputs, load_sample  # noqa: E402
+from ptxgen.errors import (DeadlockError, ExecutionError, MemoryFaultError,  # noqa: E402
+                           UnsupportedInstructionError, UsageError)
+from ptxgen.executor import Buffer, coordinate_matrix, fragment_report, run_kernel  # noqa: E402
+from ptxgen.parse import parse_ptx  # noqa: E402
+
+
+def _hgemm(module, name, a_bits, b_bits, **kw):
+    c = np.full((M, N), np.nan, np.float32)  # poison: NaN wherever the kernel fails to write
+    stats = run_kernel(module, name, grid=(1,), block=(32,), args=[Buffer(a_bits), Buffer(b_bits), Buffer(c)], **kw)
+    return c, stats
+
+
+@pytest.mark.parametrize("in_type", ["f16", "bf16"])
+@pytest.mark.parametrize("source", ["builder", "parsed"])
+def test_hgemm_sample_matches_numpy(in_type, source):
+    mod = load_sample("hgemm_mma").build()
+    if source == "parsed":
+        mod = parse_ptx(mod.emit().text, "hgemm.ptx")
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        a_bits, b_bits, a, b = hgemm_inputs(rng, in_type)
+        c, stats = _hgemm(mod, f"hgemm_mma_m16n8k16_{in_type}", a_bits, b_bits)
+        assert not np.isnan(c).any()
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    assert stats.ctas == 1 and stats.thread_instructions > 32 * 30
+
+
+@pytest.mark.parametrize("n", [1, 255, 1000])
+def test_axpy_sample_matches_numpy(n):
+    mod = load_sample("axpy").build()
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = np.concatenate([rng.standard_normal(n).astype(np.float32), [12345.0]]).astype(np.float32)
+    ref = np.float32(1.5) * x + y[:n]   # fma rounds once; the two float32 roundings here may differ by an ulp
+    a = np.float32(1.5)
+    run_kernel(mod, "axpy", grid=((n + 255) // 256,), block=(256,), args=[Buffer(x), Buffer(y), a, n])
+    np.testing.assert_allclose(y[:n], ref, rtol=1e-6, atol=1e-6)
+    assert y[n] == np.float32(12345.0)  # the bounds check kept the element past n
+
+
+@pytest.mark.parametrize("n", [1, 1023, 1024, 3000])
+def test_block_reduce_sample_matches_numpy(n):
+    mod = load_sample("block_reduce").build()
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(np.float32)
+    blocks = (n + 1023) // 1024
+    out = np.full(blocks, np.nan, np.float32)
+    run_kernel(mod, "block_reduce", grid=(blocks,), block=(256,), args=[Buffer(x), Buffer(out), n])
+    ref = [x[i * 1024:(i + 1) * 1024].astype(np.float64).sum() for i in range(blocks)]
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("in_type", ["f16", "bf16"])
+def test_wrong_ldmatrix_address_gives_a_wrong_product_and_a_report(in_type):
+    bad = hgemm_bad_ldmatrix()
+    rng = np.random.default_rng(3)
+    a_bits, b_bits, a, b = hgemm_inputs(rng, in_type)
+    c, _ = _hgemm(bad, f"hgemm_bad_{in_type}", a_bits, b_bits)
+    assert not np.allclose(c, a @ b, rtol=1e-3, atol=1e-3)
+
+    # trace where each lane's A elements came from: A[r][c] = 16r + c
+    coords_bits, coords = coordinate_matrix(M, K, in_type)
+    _, stats = _hgemm(bad, f"hgemm_bad_{in_type}", coords_bits, b_bits, record=("mma",))
+    (rec,) = stats.records
+    rep = fragment_report(rec, "a", coords)
+    assert not rep.ok
+    # lane % 8 addresses rows 0..7 twice: registers a2,a3 (rows 8..15) received rows 0..7 instead
+    for lane, reg, elem, exp, got in rep.mismatches:
+        assert reg % 2 == 1 and got == (exp[0] - 8, exp[1])
+    assert len(rep.mismatches) == 32 * 2 * 2
+    text = rep.text()
+    assert "expected (row, col)" in text and "(8, 0)" in text and "(0, 0)" in text
+
+    # the sample's kernel gives every lane what the layout expects
+    good = load_sample("hgemm_mma").build()
+    _, stats = _hgemm(good, f"hgemm_mma_m16n8k16_{in_type}", coords_bits, b_bits, record=("mma",))
+    assert fragment_report(stats.records[0], "a", coords).ok
+
+
+# ------------------------------------------------------------------------------------------------ integer ops
+
+_INT_OPS = [  # (PTX lines computing %r9 from %r1 = a, %r2 = b, numpy reference on uint32 a, b)
+    ("add.u32 %r9, %r1, %r2;", lambda a, b: a + b),
+    ("sub.s32 %r9, %r1, %r2;", lambda a, b: (a.view(np.int32) - b.view(np.int32)).view(np.uint32)),
+    ("mul.lo.u32 %r9, %r1, %r2;", lambda a, b: a * b),
+    ("mul.hi.u32 %r9, %r1, %r2;", lambda a, b: ((a.astype(np.uint64) * b.astype(np.uint64)) >> 32).astype(np.uint32)),
+    ("mul.hi.s32 %r9, %r1, %r2;",
+     lambda a, b: ((a.view(np.int32).astype(np.int64) * b.view(np.int32).astype(np.int64)) >> 32).astype(np.uint32)),
+    ("mad.lo.s32 %r9, %r1, %r2, %r1;", lambda a, b: a * b + a),
+    ("and.b32 %r9, %r1, %r2;", lambda a, b: a & b),
+    ("or.b32 %r9, %r1, %r2;", lambda a, b: a | b),
+    ("xor.b32 %r9, %r1, %r2;", lambda a, b: a ^ b),
+    ("not.b32 %r9, %r1;", lambda a, b: ~a),
+    ("and.b32 %r8, %r2, 63;\n shl.b32 %r9, %r1, %r8;",          # shifts of 32 or more give 0 (or the sign)
+     lambda a, b: np.array([(int(x) << int(s)) & 0xFFFFFFFF if s < 32 else 0 for x, s in zip(a, b & 63)], np.uint32)),
+    ("and.b32 %r8, %r2, 63;\n shr.u32 %r9, %r1, %r8;",
+     lambda a, b: np.array([int(x) >> int(s) for x, s in zip(a, b & 63)], np.uint64).astype(np.uint32)),
+    ("and.b32 %r8, %r2, 63;\n shr.s32 %r9, %r1, %r8;",
+     lambda a, b: np.array([int(x) >> min(int(s), 31) for x, s in zip(a.view(np.int32), b & 63)],
+                           np.int64).astype(np.int32).view(np.uint32)),
+    ("or.b32 %r8, %r2, 1;\n div.u32 %r9, %r1, %r8;", lambda a, b: a // (b | 1)),
+    ("or.b32 %r8, %r2, 1;\n rem.u32 %r9, %r1, %r8;", lambda a, b: a % (b | 1)),
+    ("or.b32 %r8, %r2, 1;\n div.s32 %r9, %r1, %r8;",
+     lambda a, b: np.array([_tdiv(int(x), int(y)) for x, y in zip(a.view(np.int32), (b | 1).view(np.int32))],
+                           np.int64).astype(np.int32).view(np.uint32)),
+    ("or.b32 %r8, %r2, 1;\n rem.s32 %r9, %r1, %r8;",
+     lambda a, b: np.array([int(x) - _tdiv(int(x), int(y)) * int(y) for x, y in
+                            zip(a.view(np.int32), (b | 1).view(np.int32))], np.int64).astype(np.int32).view(np.uint32)),
+    ("min.s32 %r9, %r1, %r2;", lambda a, b: np.minimum(a.view(np.int32), b.view(np.int32)).view(np.uint32)),
+    ("max.u32 %r9, %r1, %r2;", lambda a, b: np.maximum(a, b)),
+    ("setp.lt.s32 %p1, %r1, %r2;\n selp.b32 %r9, %r1, %r2, %p1;",
+     lambda a, b: np.where(a.view(np.int32) < b.view(np.int32), a, b)),
+    ("setp.hi.u32 %p1, %r1, %r2;\n selp.b32 %r9, 1, 0, %p1;", lambda a, b: (a > b).astype(np.uint32)),
+    ("cvt.u16.u32 %rs1, %r1;\n cvt.s32.s16 %r9, %rs1;", lambda a, b: (a & 0xFFFF).astype(np.uint16).view(np.int16)
+     .astype(np.int32).view(np.uint32)),
+    ("mul.wide.s32 %rd9, %r1, %r2;\n shr.u64 %rd9, %rd9, 17;\n cvt.u32.u64 %r9, %rd9;",
+     lambda a, b: ((a.view(np.int32).astype(np.int64) * b.view(np.int32).astype(np.int64)).view(np.uint64) >> 17)
+     .astype(np.uint32)),
+    ("shfl.sync.idx.b32 %r9, %r1, %r2, 31, -1;", lambda a, b: a[(np.arange(a.size) // 32) * 32 + (b & 31)]),
+    ("shfl.sync.down.b32 %r9, %r1, 3, 31, -1;",
+     lambda a, b: np.array([a[i + 3] if i % 32 + 3 <= 31 else a[i] for i in range(a.size)], np.uint32)),
+    ("shfl.sync.up.b32 %r9, %r1, 5, 0, -1;",
+     lambda a, b: np.array([a[i - 5] if i % 32 >= 5 else a[i] for i in range(a.size)], np.uint32)),
+]
+
+
+def _tdiv(x: int, y: int) -> int:
+    """Integer division truncating towards zero, as PTX's div.s32."""
+    q = abs(x) // abs(y)
+    return -q if (x < 0) != (y < 0) else q
+
+
+def _int_kernel(body: str) -> str:
+    return f"""
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry intop(.param .u64 pa, .param .u64 pb, .param .u64 pout)
+{{
+    .reg .pred %p<2>;
+    .reg .b16 %rs<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<10>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pout];
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd4, %r0, 4;
+    add.u64 %rd5, %rd1, %rd4;
+    ld.global.u32 %r1, [%rd5];
+    add.u64 %rd5, %rd2, %rd4;
+    ld.global.u32 %r2, [%rd5];
+    {body}
+    add.u64 %rd5, %rd3, %rd4;
+    st.global.u32 [%rd5], %r9;
+    ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("body,ref", _INT_OPS, ids=[b.split()[0] + "_" + str(i) for i, (b, _) in enumerate(_INT_OPS)])
+def test_integer_ops_bit_exact(body, ref):
+    rng = np.random.default_rng(11)
+    n = 64
+    a = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    a[:4] = [0, 1, 0x7FFFFFFF, 0xFFFFFFFF]          # edge values
+    b[:4] = [0xFFFFFFFF, 0, 32, 31]
+    a[a == 0x80000000] = 7                          # INT_MIN / -1 is undefined in PTX
+    out = np.zeros(n, np.uint32)
+    run_kernel(_int_kernel(body), "intop", grid=(1,), block=(n,), args=[Buffer(a), Buffer(b), Buffer(out)])
+    expect = ref(a.copy(), b.copy()).astype(np.uint32)
+    wrong = [(hex(x), hex(y), hex(o), hex(e)) for x, y, o, e in zip(a, b, out, expect) if o != e]
+    assert not wrong, wrong[:4]
+
+
+# ------------------------------------------------------------------------------------------------ failures
+
+def _one(body: str, block=32, args=None):
+    a = np.arange(block, dtype=np.uint32)
+    return run_kernel(_int_kernel(body), "intop", grid=(1,), block=(block,),
+                      args=args or [Buffer(a), Buffer(a.copy()), Buffer(np.zeros(block, np.uint32))])
+
+
+def test_unsupported_instruction_names_it_and_its_line():
+    with pytest.raises(UnsupportedInstructionError) as e:
+        _one("atom.global.add.u32 %r9, [%rd5], 1;")
+    assert "atom" in str(e.value) and e.value.loc is not None and e.value.loc.line == 20
+    assert "atom.global.add.u32" in e.value.instr
+
+
+def test_out_of_bounds_store_is_a_memory_fault():
+    a = np.arange(32, dtype=np.uint32)
+    with pytest.raises(MemoryFaultError) as e:
+        run_kernel(_int_kernel("mov.u32 %r9, 1;"), "intop", grid=(1,), block=(32,),
+                   args=[Buffer(a), Buffer(a.copy()), Buffer(np.zeros(31, np.uint32))])
+    assert e.value.threads == (31,)
+
+
+def test_barrier_skipped_by_some_threads_deadlocks():
+    body = "setp.lt.u32 %p1, %r0, 40;\n @%p1 bar.sync 0;\n @!%p1 bar.sync 1;\n mov.u32 %r9, 0;"
+    with pytest.raises(DeadlockError) as e:
+        _one(body, block=64)
+    assert len(e.value.threads) == 64
+
+
+def test_divergent_loop_reconverges():
+    # each thread loops tid % 5 times; the warp's shuffle afterwards must see every lane's count
+    body = """mov.u32 %r9, 0;
+    and.b32 %r8, %r0, 7;
+$loop:
+    setp.eq.u32 %p1, %r8, 0;
+    @%p1 bra $done;
+    add.u32 %r9, %r9, 1;
+    sub.u32 %r8, %r8, 1;
+    bra $loop;
+$done:
+    shfl.sync.bfly.b32 %r9, %r9, 1, 31, -1;"""
+    out = np.zeros(32, np.uint32)
+    a = np.arange(32, dtype=np.uint32)
+    run_kernel(_int_kernel(body), "intop", grid=(1,), block=(32,), args=[Buffer(a), Buffer(a), Buffer(out)])
+    assert (out == (np.arange(32) ^ 1) % 8).all()
+
+
+def test_mma_with_part_of_a_warp_is_an_execution_error():
+    mod = load_sample("hgemm_mma").build()
+    text = mod.emit().text.replace("mma.sync", "@%p0 mma.sync", 1)
+    rng = np.random.default_rng(0)
+    a_bits, b_bits, _, _ = hgemm_inputs(rng, "f16")
+    with pytest.raises(ExecutionError) as e:
+        _hgemm(text, "hgemm_mma_m16n8k16_f16", a_bits, b_bits)
+    assert "all threads of warp 0" in str(e.value)
+
+
+def test_usage_errors():
+    mod = load_sample("axpy").build()
+    with pytest.raises(UsageError):
+        run_kernel(mod, "nope", args=[])
+    with pytest.raises(UsageError):
+        run_kernel(mod, "axpy", args=[1, 2])
+    with pytest.raises(UsageError):
+        run_kernel(mod, "axpy", block=(2048,), args=[Buffer(np.zeros(1, np.float32))] * 2 + [1.0, 1])
+    with pytest.raises(UsageError):
+        coordinate_matrix(32, 32, "bf16")
+
+
+# ------------------------------------------------------------------------------------------------ wgmma
+
+def _wgmma_inputs(rng, n):
+    from ptxgen.harness import from_bf16_bits, to_bf16_bits
+    a = to_bf16_bits(rng.standard_normal((64, 64)).astype(np.float32))
+    b = to_bf16_bits(rng.standard_normal((n, 64)).astype(np.float32))
+    return a, b, from_bf16_bits(a).astype(np.float64) @ from_bf16_bits(b).astype(np.float64).T
+
+
+@pytest.mark.parametrize("n", [8, 64, 256])
+def test_wgmma_tile_sample_matches_numpy(n):
+    w = load_sample("wgmma_tile")
+    rng = np.random.default_rng(n)
+    a, b, ref = _wgmma_inputs(rng, n)
+    c = np.full((64, n), np.nan, np.float32)
+    run_kernel(w.build(), w.kernel_name(n), grid=(1,), block=(128,), args=[Buffer(a), Buffer(b), Buffer(c)])
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_wgmma_descriptor_addresses_follow_the_samples_swizzle():
+    from ptxgen.executor import _operand_addresses
+    w = load_sample("wgmma_tile")
+    r, k = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
+    for step in range(4):
+        desc = w.TILE_A.descriptor(0, step).encode()
+        got = _operand_addresses(desc, 64, 32)[:, 0::2]          # the first byte of each bf16
+        assert (got == w.swizzled_offset(r, k + 16 * step)).all()
+
+
+def test_wgmma_reading_with_the_wrong_swizzle_is_wrong():
+    # the same kernel with descriptors that claim no swizzle reads the swizzled tiles as plain core matrices
+    w = load_sample("wgmma_tile")
+    fixed = w.DESC_FIXED
+    text = w.build().emit().text
+    wrong = fixed & ~(3 << 62)
+    assert str(fixed) in text
+    rng = np.random.default_rng(1)
+    a, b, ref = _wgmma_inputs(rng, 64)
+    c = np.full((64, 64), np.nan, np.float32)
+    run_kernel(text.replace(str(fixed), str(wrong)), w.kernel_name(64), grid=(1,), block=(128,),
+               args=[Buffer(a), Buffer(b), Buffer(c)])
+    assert not np.allclose(c, ref, rtol=1e-3, atol=1e-3)
+
+
+# ------------------------------------------------------------------------------------------------ mbarrier
+
+def _mbarrier_kernel(arrivals: int) -> str:
+    """Warp 1 writes shared memory and arrives; warp 0 (earlier in the code) waits on phase 0 and copies it out."""
+    return f"""
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry mb(.param .u64 pout)
+{{
+    .shared .align 8 .b64 bar;
+    .shared .align 4 .b32 data[32];
+    .reg .pred %p<3>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<10>;
+    ld.param.u64 %rd1, [pout];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, bar;
+    mov.u32 %r2, data;
+    and.b32 %r3, %r0, 31;
+    shl.b32 %r4, %r3, 2;
+    add.u32 %r5, %r2, %r4;
+    setp.eq.u32 %p0, %r0, 0;
+    @%p0 mbarrier.init.shared::cta.b64 [%r1], {arrivals};
+    bar.sync 0;
+    setp.ge.u32 %p1, %r0, 32;
+    @%p1 bra $producer;
+$wait:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r1], 0;
+    @!%p2 bra $wait;
+    ld.shared.u32 %r6, [%r5];
+    mul.wide.u32 %rd2, %r0, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r6;
+    ret;
+$producer:
+    mul.lo.u32 %r7, %r0, 3;
+    st.shared.u32 [%r5], %r7;
+    mbarrier.arrive.shared::cta.b64 %rd4, [%r1];
+    ret;
+}}
+"""
+
+
+def test_mbarrier_orders_producer_and_consumer_warps():
+    out = np.zeros(32, np.uint32)
+    run_kernel(_mbarrier_kernel(32), "mb", grid=(1,), block=(64,), args=[Buffer(out)])
+    assert (out == 3 * (np.arange(32) + 32)).all()
+
+
+def test_mbarrier_that_never_completes_reports_its_phase():
+    out = np.zeros(32, np.uint32)
+    with pytest.raises(DeadlockError) as e:
+        run_kernel(_mbarrier_kernel(33), "mb", grid=(1,), block=(64,), args=[Buffer(out)])
+    msg = str(e.value)
+    assert "1 of 33 arrivals" in msg and "phase 0" in msg
+    assert e.value.loc.line == 25 and len(e.value.threads) == 32
+
+
+# ------------------------------------------------------------------------------------------------ mma.sync forms
+
+def _elem_bits(x: np.ndarray, t: str) -> np.ndarray:
+    """Bits of small-integer-valued elements of type t (every value used is exact in every type)."""
+    if t == "f16":
+        return x.astype(np.float16).view(np.uint16).astype(np.uint64)
+    if t == "bf16":
+        return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint64)
+    if t in ("tf32", "f32"):
+        return x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    if t == "f64":
+        return x.astype(np.float64).view(np.uint64)
+    if t == "s8":
+        return x.astype(np.int8).view(np.uint8).astype(np.uint64)
+    return x.astype(np.int32).view(np.uint32).astype(np.uint64)  # s32
+
+
+def _elem_values(bits: np.ndarray, t: str) -> np.ndarray:
+    if t == "f16":
+        return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+    if t == "f32":
+        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    if t == "f64":
+        return bits.view(np.float64)
+    return bits.astype(np.uint32).view(np.int32).astype(np.float64)  # s32
+
+
+def _fragment_words(fm, matrix) -> np.ndarray:
+    """[32, regs] register words of a matrix placed by its fragment map."""
+    el = _elem_bits(fm.scatter(matrix), fm.dtype)
+    words = np.zeros(el.shape[:2], np.uint64)
+    for e in range(fm.elems):
+        words |= el[..., e] << np.uint64(e * fm.bits)
+    return words
+
+
+def _mma_kernel(opcode, fa, fb, fc, fd) -> str:
+    """Each lane loads its A, B, C fragment registers from per-lane rows, runs one mma.sync, stores D."""
+    lines, regs = [], {}
+    for name, fm, pname in (("a", fa, "pa"), ("b", fb, "pb"), ("c", fc, "pc"), ("d", fd, "pd")):
+        width = fm.elems * fm.bits
+        rtype = "f64" if fm.dtype == "f64" else "b32"
+        regs[name] = [f"%{name}{i}" for i in range(fm.regs)]
+        lines.append(f".reg .{rtype} %{name}<{fm.regs}>;")
+        lines.append(f"ld.param.u64 %rd1, [{pname}];")
+        lines.append(f"mul.wide.u32 %rd2, %r0, {fm.regs * width // 8};")
+        lines.append("add.u64 %rd3, %rd1, %rd2;")
+        op = "st" if name == "d" else "ld"
+        if name == "d":
+            lines.append(f"{opcode} {{{', '.join(regs['d'])}}}, {{{', '.join(regs['a'])}}}, "
+                         f"{{{', '.join(regs['b'])}}}, {{{', '.join(regs['c'])}}};")
+        for i, r in enumerate(regs[name]):
+            addr = f"[%rd3+{i * width // 8}]"
+            lines.append(f"{op}.global.{rtype} {addr}, {r};" if op == "st" else f"ld.global.{rtype} {r}, {addr};")
+    body = "\n    ".join(lines)
+    return f"""
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry mmak(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{{
+    .reg .b32 %r<1>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r0, %tid.x;
+    {body}
+    ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("shape,at,ct", [("m16n8k16", "f16", "f16"), ("m16n8k8", "bf16", "f32"),
+                                         ("m16n8k8", "tf32", "f32"), ("m16n8k32", "s8", "s32"),
+                                         ("m8n8k4", "f64", "f64"), ("m16n8k16", "f64", "f64")])
+def test_mma_sync_forms_match_numpy(shape, at, ct):
+    from ptxgen.layout import fragment_map
+    fa, fb = fragment_map(f"mma.{shape}", "a", at), fragment_map(f"mma.{shape}", "b", at)
+    fc, fd = fragment_map(f"mma.{shape}", "c", ct), fragment_map(f"mma.{shape}", "d", ct)
+    rng = np.random.default_rng(len(shape) + len(at))
+    A = rng.integers(-4, 5, (fa.rows, fa.cols)).astype(np.float64)
+    B = rng.integers(-4, 5, (fb.rows, fb.cols)).astype(np.float64)
+    C = rng.integers(-50, 50, (fc.rows, fc.cols)).astype(np.float64)
+    word = np.uint64 if fa.dtype == "f64" else np.uint32
+    bufs = [Buffer(_fragment_words(f, x).astype(word)) for f, x in ((fa, A), (fb, B), (fc, C))]
+    out = Buffer(np.zeros((32, fd.regs), np.uint64 if fd.dtype == "f64" else np.uint32))
+    opcode = f"mma.sync.aligned.{shape}.row.col.{ct}.{at}.{at}.{ct}"
+    run_kernel(_mma_kernel(opcode, fa, fb, fc, fd), "mmak", grid=(1,), block=(32,), args=bufs + [out])
+    words = out.array.astype(np.uint64)
+    mask = np.uint64((1 << fd.bits) - 1 if fd.bits < 64 else 2 ** 64 - 1)
+    el = np.stack([(words >> np.uint64(e * fd.bits)) & mask for e in range(fd.elems)], axis=-1)
+    got = fd.gather(_elem_values(el, fd.dtype))
+    assert (got == A @ B + C).all()
