@@ -170,6 +170,19 @@ class Module:
         from .emit import emit_module
         return emit_module(self.ir, comments=comments)
 
+    def check_async(self, box_bytes=None) -> list:
+        """Async-protocol findings (wgmma fence/commit/wait, proxy fences, mbarriers) of the built functions,
+        at the user's source lines; `box_bytes` maps tensor-map parameter names to the bytes of one box."""
+        from .asynccheck import check_function
+        from .diag import Diagnostic
+        out: list = []
+
+        def add(code, message, loc, notes=(), span=1, severity="warning"):
+            out.append(Diagnostic(code, severity, message, loc, tuple(notes)))
+        for fn in self.ir.functions:
+            check_function(fn, add, box_bytes)
+        return out
+
     def __str__(self) -> str:
         return self.emit().text
 

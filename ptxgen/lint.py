@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import isa_core as C
+from .asynccheck import ASYNC_CODES, check_function as _check_async
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
@@ -72,6 +73,7 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                         ".maxntid 2048, 1, 1", ".maxntid 1024, 1, 1"),
     "PTX-E-INTERNAL": ("a bug in ptxgen's own checks (please report it); the file may well be fine", "-", "-"),
 }
+CODES.update(ASYNC_CODES)  # the async-protocol checks over each function's CFG (ptxgen.asynccheck)
 
 
 def _codes_table() -> str:
@@ -1491,18 +1493,29 @@ def _section_refs(ctx: _Ctx, res: ParseResult, label_uses: dict, all_labels: set
 
 
 # ------------------------------------------------------------------------------------------------- entry
-def lint_result(res: ParseResult, target=None) -> List[Diagnostic]:
-    """Diagnostics for a ParseResult (from ptxgen.parse.parse): its own, then the linter's, by line."""
+def _async_checks(ctx: _Ctx, fn: Function, box_bytes):
+    try:
+        _check_async(fn, ctx.add, box_bytes)
+    except Exception as e:  # a bug in the checks must not hide the other diagnostics
+        ctx.add("PTX-E-INTERNAL", f"async-protocol checks failed on {fn.name}: {type(e).__name__}: {e}", fn.loc,
+                severity="warning")
+
+
+def lint_result(res: ParseResult, target=None, box_bytes=None) -> List[Diagnostic]:
+    """Diagnostics for a ParseResult (from ptxgen.parse.parse): its own, then the linter's, by line.
+
+    `box_bytes` ({tensor-map parameter name: bytes of one box}) lets the mbarrier expect_tx check count
+    TMA tensor copies."""
     was_enabled = gc.isenabled()
     gc.disable()  # as in parse(): many small objects, none freed; the collector would only rescan them
     try:
-        return _lint_result(res, target)
+        return _lint_result(res, target, box_bytes)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _lint_result(res: ParseResult, target) -> List[Diagnostic]:
+def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     diags = list(res.diagnostics)
     if res.module is None:
         return _sorted(diags)
@@ -1517,6 +1530,7 @@ def _lint_result(res: ParseResult, target) -> List[Diagnostic]:
         fc = _FnCheck(ctx, fn, res, label_uses)
         fc.run()
         defined.extend(fc.defined)
+        _async_checks(ctx, fn, box_bytes)
     for (fname, label), _sig in res.protos.items():
         label_uses[label] = label_uses.get(label, 0) + 1
     _section_refs(ctx, res, label_uses, {n for n, _ in defined})
@@ -1544,7 +1558,7 @@ def _as_target(t) -> Optional[Target]:
     return Target.parse(t)
 
 
-def lint_ptx(text: str, filename: str = "<ptx>", target=None) -> List[Diagnostic]:
+def lint_ptx(text: str, filename: str = "<ptx>", target=None, box_bytes=None) -> List[Diagnostic]:
     """Lint PTX text: parse errors and everything the checks find, sorted by position.
 
     `target` ('sm_90a' or a Target) overrides the module's own .target for gating; a bad target string
@@ -1556,7 +1570,7 @@ def lint_ptx(text: str, filename: str = "<ptx>", target=None) -> List[Diagnostic
             target = Target.parse(target)
         except ValueError as e:
             raise TargetError(str(e)) from None
-    return lint_result(parse(text, filename), target)
+    return lint_result(parse(text, filename), target, box_bytes)
 
 
 def lint_file(path: str, target=None) -> List[Diagnostic]:
@@ -1577,12 +1591,15 @@ def read_ptx(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def lint_module(module: Module, target=None) -> List[Diagnostic]:
-    """Lint builder output: the same instruction, register and label checks on an IR Module."""
+def lint_module(module: Module, target=None, box_bytes=None) -> List[Diagnostic]:
+    """Lint builder output: the same instruction, register, label and async-protocol checks on an IR Module
+    (or a ptxgen.builder Module, whose `.ir` is used)."""
+    module = getattr(module, "ir", module)
     override = _as_target(target)
     ctx = _Ctx("<ir>", None, override or module.target, module.version, module.address_size)
     uses: Dict[str, int] = {}
     for fn in module.functions:
         fc = _FnCheck(ctx, fn, None, uses)
         fc.run()
+        _async_checks(ctx, fn, box_bytes)
     return _sorted(ctx.out)

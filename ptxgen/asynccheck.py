@@ -1,0 +1,837 @@
+"""Checks of the asynchronous protocols that fail silently (wrong results, hangs), over a function's CFG.
+
+`check_function(fn, add, box_bytes=None)` builds the control-flow graph of one function body (basic blocks
+split at labels and after bra/brx/ret/exit/trap), runs a forward dataflow over it and reports through
+`add(code, message, loc, notes, span, severity)` (lint._Ctx.add). ptxgen.lint runs it on every function of
+parsed PTX and of builder output; every finding is a warning (or a note) that `--werror` can promote.
+
+The analysis follows one thread's paths: a finding means some path through the function breaks the
+protocol. Registers are matched by name; an mbarrier is known when its address is a shared symbol (or a
+register set once from one, `mov.u32 %r1, bar;`), otherwise it is not checked.
+
+Codes (stable; each with a bad and a good example in ASYNC_CODES and in README "Async-protocol checks"):
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+
+from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Pair, Reg, Sym, Vec
+
+__all__ = ["ASYNC_CODES", "check_function", "build_cfg", "BasicBlock"]
+
+# code -> (what it means, a bad sequence, the good one)
+ASYNC_CODES: Dict[str, Tuple[str, str, str]] = {
+    "PTX-W-WGMMA-FENCE": (
+        "(warning) wgmma.mma_async reads accumulator (or register A) registers that other instructions wrote "
+        "with no wgmma.fence in between (or no wgmma.fence before the first wgmma.mma_async)",
+        "wgmma.fence.sync.aligned; mov.f32 %f1, 0f00000000; wgmma.mma_async... {%f1,...}, ...",
+        "mov.f32 %f1, 0f00000000; wgmma.fence.sync.aligned; wgmma.mma_async... {%f1,...}, ..."),
+    "PTX-W-WGMMA-ACCESS": (
+        "(warning) an accumulator of a wgmma.mma_async that no wgmma.wait_group has retired yet is read or "
+        "written by another instruction (uncommitted, or committed in a group that is still in flight)",
+        "wgmma.mma_async... {%f1,...}; wgmma.commit_group.sync.aligned; st.global.f32 [%rd1], %f1;",
+        "wgmma.mma_async... {%f1,...}; wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0; "
+        "st.global.f32 [%rd1], %f1;"),
+    "PTX-W-WGMMA-WAIT": (
+        "(note) wgmma.wait_group N where fewer than N groups can be in flight: it waits for nothing",
+        "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 1; // only 1 group",
+        "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;"),
+    "PTX-W-WGMMA-COMMIT": (
+        "(warning) a wgmma.mma_async is not committed (wgmma.commit_group) on some path to ret/exit",
+        "wgmma.mma_async... ; ret;",
+        "wgmma.mma_async... ; wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0; ret;"),
+    "PTX-W-PROXY-FENCE": (
+        "(warning) shared memory written through the generic proxy (st.shared, stmatrix, cp.async, atom/red "
+        ".shared) is then read through the async proxy (wgmma descriptors, a TMA/bulk store to global) with "
+        "no fence.proxy.async on some path in between",
+        "st.shared.b32 [%r1], %r2; bar.sync 0; wgmma.mma_async ... %rd1, %rd2, ...;",
+        "st.shared.b32 [%r1], %r2; fence.proxy.async.shared::cta; bar.sync 0; wgmma.mma_async ...;"),
+    "PTX-W-MBAR-INIT-FENCE": (
+        "(warning) an mbarrier initialised by mbarrier.init is used (arrive, wait, expect_tx, TMA completion) "
+        "with no fence.mbarrier_init, fence.proxy.async or barrier in between on some path",
+        "mbarrier.init.shared.b64 [bar], 1; cp.async.bulk.tensor... [bar];",
+        "mbarrier.init.shared.b64 [bar], 1; fence.mbarrier_init.release.cluster; bar.sync 0; "
+        "cp.async.bulk.tensor... [bar];"),
+    "PTX-W-MBAR-UNINIT": (
+        "(warning) an mbarrier (a shared symbol) is used where no mbarrier.init of it can have run before",
+        "mbarrier.arrive.shared.b64 %rd1, [bar];  // no mbarrier.init [bar] before",
+        "mbarrier.init.shared.b64 [bar], 1; bar.sync 0; mbarrier.arrive.shared.b64 %rd1, [bar];"),
+    "PTX-W-MBAR-TX": (
+        "(warning) the constant expect_tx byte count of an mbarrier differs from the constant bytes of the bulk "
+        "copies completing on it in the same basic block",
+        "mbarrier.arrive.expect_tx.shared.b64 _, [bar], 2048; cp.async.bulk... [dst], [src], 4096, [bar];",
+        "mbarrier.arrive.expect_tx.shared.b64 _, [bar], 4096; cp.async.bulk... [dst], [src], 4096, [bar];"),
+    "PTX-W-MBAR-COUNT": (
+        "(warning) a constant arrival count larger than the mbarrier's constant init count",
+        "mbarrier.init.shared.b64 [bar], 1; mbarrier.arrive.shared.b64 %rd1, [bar], 2;",
+        "mbarrier.init.shared.b64 [bar], 2; mbarrier.arrive.shared.b64 %rd1, [bar], 2;"),
+    "PTX-W-DIVERGENT": (
+        "(warning) a .sync.aligned collective (wgmma, setmaxnreg: per warpgroup; ldmatrix, stmatrix, mma.sync, "
+        "wmma, elect.sync: per warp) under a guard or inside a branch whose condition can differ between the "
+        "threads that must execute it together (derived from %tid/%laneid; %tid.x/32 is warp-uniform, "
+        "%tid.x/128 warpgroup-uniform)",
+        "setp.eq.u32 %p1, %r1, 0;  // %r1 = %tid.x\n@!%p1 bra L_skip; wgmma.fence.sync.aligned; L_skip:",
+        "shr.u32 %r2, %r1, 7; setp.eq.u32 %p1, %r2, 0;\n@!%p1 bra L_skip; wgmma.fence.sync.aligned; L_skip:"),
+}
+
+
+def _codes_table() -> str:
+    rows = ["| code | meaning | bad | good |", "| --- | --- | --- | --- |"]
+    for code, (what, bad, good) in ASYNC_CODES.items():
+        rows.append(f"| {code} | {what} | `{bad}` | `{good}` |".replace("\n", " \\n "))
+    return "\n".join(rows)
+
+
+__doc__ = (__doc__ or "") + "\n" + _codes_table() + "\n"
+
+_ENDS = ("bra", "brx", "ret", "exit", "trap")
+_MAX_GROUPS = 16
+
+
+# ------------------------------------------------------------------------------------------------ CFG
+class BasicBlock:
+    """Instructions with one entry (the first) and one exit (the last); `succs` are block indices."""
+
+    __slots__ = ("index", "instrs", "succs", "preds")
+
+    def __init__(self, index: int):
+        self.index = index
+        self.instrs: List[Instr] = []
+        self.succs: List[int] = []
+        self.preds: List[int] = []
+
+    def __repr__(self) -> str:
+        return f"BasicBlock({self.index}, {len(self.instrs)} instrs, succs={self.succs})"
+
+
+def build_cfg(body) -> List[BasicBlock]:
+    """Basic blocks of a function body; block 0 is the entry. Labels start blocks; bra/brx/ret/exit/trap
+    end them. `{ }` scopes and pragmas are transparent."""
+    blocks: List[BasicBlock] = [BasicBlock(0)]
+    label_block: Dict[str, int] = {}
+    cur = blocks[0]
+    for st in body:
+        cls = type(st)
+        if cls is LabelDef:
+            if cur.instrs:
+                nb = BasicBlock(len(blocks))
+                blocks.append(nb)
+                cur = nb
+            label_block[st.label.name] = cur.index
+        elif cls is Instr:
+            cur.instrs.append(st)
+            if st.opcode.split(".", 1)[0] in _ENDS:
+                nb = BasicBlock(len(blocks))
+                blocks.append(nb)
+                cur = nb
+    n = len(blocks)
+    for b in blocks:
+        last = b.instrs[-1] if b.instrs else None
+        base = last.opcode.split(".", 1)[0] if last is not None else ""
+        fall = b.index + 1 < n
+        succs: List[int] = []
+        if base == "bra":
+            tgt = next((o for o in last.operands if type(o) is Label), None)
+            if tgt is not None and tgt.name in label_block:
+                succs.append(label_block[tgt.name])
+            elif tgt is None or tgt.name not in label_block:
+                succs.extend(range(n))  # unknown target: anywhere (keeps the analysis sound)
+            fall = fall and last.guard is not None
+        elif base == "brx":
+            succs.extend(sorted(set(label_block.values())))
+            fall = fall and last.guard is not None
+        elif base in ("ret", "exit", "trap"):
+            fall = fall and last.guard is not None
+        if fall:
+            succs.append(b.index + 1)
+        b.succs = sorted(set(succs))
+        for s in b.succs:
+            blocks[s].preds.append(b.index)
+    return blocks
+
+
+# ------------------------------------------------------------------------------------ operand helpers
+def _regs(o, out: list):
+    t = type(o)
+    if t is Reg:
+        out.append(o.name)
+    elif t is Vec:
+        for e in o.elems:
+            _regs(e, out)
+    elif t is Addr:
+        if type(o.base) is Reg:
+            out.append(o.base.name)
+    elif t is Guard:
+        out.append(o.reg.name)
+    elif t is Pair:
+        _regs(o.a, out)
+        _regs(o.b, out)
+    else:
+        items = getattr(o, "items", None)  # parse.AddrList / CallArgs
+        if isinstance(items, tuple):
+            for e in items:
+                _regs(e, out)
+
+
+def _writes_reads(ins: Instr) -> Tuple[List[str], List[str]]:
+    """Register names an instruction writes and reads (the first operand is the destination when it is a
+    register, a vector of registers or a `p|q` pair; memory operands are read)."""
+    w: List[str] = []
+    r: List[str] = []
+    ops = ins.operands
+    if ins.guard is not None:
+        r.append(ins.guard.reg.name)
+    if not ops:
+        return w, r
+    first = ops[0]
+    tf = type(first)
+    base = ins.opcode.split(".", 1)[0]
+    if tf in (Reg, Vec, Pair) and base not in ("st", "red", "bra", "call", "stmatrix", "wgmma", "prefetch"):
+        _regs(first, w)
+    else:
+        _regs(first, r)
+    for o in ops[1:]:
+        _regs(o, r)
+    return w, r
+
+
+def _is_wgmma_mma(op: str) -> bool:
+    return op.startswith("wgmma.mma_async")
+
+
+def _mma_regs(ins: Instr) -> Tuple[FrozenSet[str], FrozenSet[str], bool]:
+    """(accumulator registers, register-A registers, A is a descriptor) of a wgmma.mma_async."""
+    acc: list = []
+    ops = ins.operands
+    if ops:
+        _regs(ops[0], acc)
+    a: list = []
+    a_desc = True
+    if len(ops) > 1 and type(ops[1]) is Vec:
+        _regs(ops[1], a)
+        a_desc = False
+    return frozenset(acc), frozenset(a), a_desc
+
+
+def _line(ins) -> Optional[int]:
+    return ins.loc.line if ins.loc is not None else None
+
+
+# ------------------------------------------------------------------------------------------ dataflow
+def _solve(blocks: List[BasicBlock], entry_state, transfer, join):
+    """Forward worklist to a fixed point; returns the state at the entry of each reachable block."""
+    ins_state: List[object] = [None] * len(blocks)
+    ins_state[0] = entry_state
+    work = [0]
+    queued = {0}
+    steps = 0
+    limit = 50 * len(blocks) + 1000
+    while work and steps < limit:
+        steps += 1
+        i = work.pop()
+        queued.discard(i)
+        out = transfer(blocks[i], ins_state[i], None)
+        for s in blocks[i].succs:
+            old = ins_state[s]
+            new = out if old is None else join(old, out)
+            if new != old:
+                ins_state[s] = new
+                if s not in queued:
+                    queued.add(s)
+                    work.append(s)
+    return ins_state
+
+
+class _Reporter:
+    """Collects findings keyed by (code, instruction) so a loop's fixed point reports each once."""
+
+    def __init__(self, add: Callable):
+        self.add = add
+        self.seen = set()
+
+    def __call__(self, code: str, ins, message: str, notes=(), severity: str = "warning", key=None):
+        key = (code, id(ins)) if key is None else (code, key)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        span = len(ins.opcode) if isinstance(ins, Instr) else 1
+        self.add(code, message, ins.loc, tuple(notes), span, severity)
+
+
+# -------------------------------------------------------------------------------------- 1. wgmma
+# state: (unfenced: None = no wgmma.fence yet on some path, else frozenset of tracked registers written since
+#          the last wgmma.fence, with the line of the first write),
+#         pending: frozenset of accumulators of uncommitted mma_async,
+#         groups: tuple of frozensets (committed groups, oldest first), may-union aligned at the newest)
+def _wgmma_join(a, b):
+    ua, pa, ga = a
+    ub, pb, gb = b
+    if ua is None or ub is None:
+        u = None
+    else:
+        u = dict(ua)
+        for k, v in ub.items():
+            if k not in u or v < u[k]:
+                u[k] = v
+        u = _Frozen(u)
+    n = max(len(ga), len(gb))
+    ga2 = (frozenset(),) * (n - len(ga)) + ga
+    gb2 = (frozenset(),) * (n - len(gb)) + gb
+    return (u, pa | pb, tuple(x | y for x, y in zip(ga2, gb2)))
+
+
+class _Frozen(dict):
+    """A hashable dict (register -> line of its first write) for dataflow states."""
+
+    def __hash__(self):
+        return hash(frozenset(self.items()))
+
+    def set(self, k, v):
+        if k in self:
+            return self
+        d = _Frozen(self)
+        d[k] = v
+        return d
+
+
+def _check_wgmma(blocks, report, is_entry: bool = True):
+    tracked = set()
+    for b in blocks:
+        for ins in b.instrs:
+            if _is_wgmma_mma(ins.opcode):
+                acc, a, _ = _mma_regs(ins)
+                tracked |= acc | a
+    if not tracked:
+        return
+
+    def transfer(b, state, rep):
+        unf, pending, groups = state
+        for ins in b.instrs:
+            op = ins.opcode
+            if op.startswith("wgmma."):
+                kind = op.split(".")[1]
+                if kind == "fence":
+                    unf = _Frozen()
+                elif kind == "mma_async":
+                    acc, a, _ = _mma_regs(ins)
+                    if rep is not None:
+                        if unf is None:
+                            rep("PTX-W-WGMMA-FENCE", ins, "wgmma.mma_async with no wgmma.fence before it on some "
+                                "path", ("issue wgmma.fence.sync.aligned before the first wgmma.mma_async and "
+                                         "after writing its accumulators",))
+                        else:
+                            bad = sorted((r for r in (acc | a) if r in unf), key=lambda r: unf[r])
+                            if bad:
+                                rep("PTX-W-WGMMA-FENCE", ins,
+                                    f"wgmma.mma_async reads {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}, "
+                                    f"written at line {unf[bad[0]]} after the last wgmma.fence",
+                                    ("move wgmma.fence.sync.aligned after the writes, just before the "
+                                     "wgmma.mma_async",))
+                    if unf is None:
+                        unf = _Frozen()
+                    pending = pending | acc
+                elif kind == "commit_group":
+                    if pending:
+                        groups = groups + (pending,)
+                        if len(groups) > _MAX_GROUPS:
+                            groups = (groups[0] | groups[1],) + groups[2:]
+                    else:
+                        groups = groups + (frozenset(),)
+                        if len(groups) > _MAX_GROUPS:
+                            groups = groups[1:]
+                    pending = frozenset()
+                elif kind == "wait_group":
+                    n = next((o.value for o in ins.operands if type(o) is Imm), None)
+                    if isinstance(n, int):
+                        if rep is not None and n > 0 and len(groups) < n and is_entry:
+                            rep("PTX-W-WGMMA-WAIT", ins, f"wgmma.wait_group {n} with at most {len(groups)} "
+                                f"group{'s' if len(groups) != 1 else ''} in flight waits for nothing",
+                                (f"wgmma.wait_group {max(len(groups) - 1, 0)} retires all but the newest "
+                                 f"{max(len(groups) - 1, 0)}",), "note")
+                        groups = groups[len(groups) - n:] if n < len(groups) else groups
+                        if n == 0:
+                            groups = ()
+                continue
+            w, r = _writes_reads(ins)
+            if rep is not None and (pending or groups):
+                touched = [x for x in w + r if x in pending or any(x in g for g in groups)]
+                if touched:
+                    x = touched[0]
+                    if x in pending:
+                        why = "its wgmma.mma_async is not even committed"
+                        need = "wgmma.commit_group then wgmma.wait_group 0"
+                    else:
+                        k = next(i for i in range(len(groups)) if x in groups[len(groups) - 1 - i])
+                        why = f"its group is still in flight ({k} newer group{'s' if k != 1 else ''} committed)"
+                        need = f"wgmma.wait_group {k}"
+                    what = "writes" if x in w else "reads"
+                    rep("PTX-W-WGMMA-ACCESS", ins, f"{op} {what} accumulator {x} before wgmma.wait_group "
+                        f"retires it: {why}", (f"insert {need} before this instruction",))
+            if unf is not None:
+                for x in w:
+                    if x in tracked and x not in unf:
+                        unf = unf.set(x, _line(ins) or 0)
+            base = op.split(".", 1)[0]
+            if base in ("ret", "exit") and rep is not None and pending and (is_entry or base == "exit"):
+                rep("PTX-W-WGMMA-COMMIT", ins, f"{base} with wgmma.mma_async not committed on some path",
+                    ("add wgmma.commit_group.sync.aligned and wgmma.wait_group.sync.aligned 0 before it",))
+        return (unf, pending, groups)
+
+    # a .func may run after its caller's wgmma.fence, and its caller may commit and wait for it
+    states = _solve(blocks, (None if is_entry else _Frozen(), frozenset(), ()), transfer, _wgmma_join)
+    for b, st in zip(blocks, states):
+        if st is not None:
+            transfer(b, st, report)
+
+
+# ---------------------------------------------------------------------------------- 2. async proxy
+def _shared_generic_write(op: str) -> bool:
+    toks = op.split(".")
+    base = toks[0]
+    if base in ("st", "atom", "red") and any(t.startswith("shared") for t in toks[1:]):
+        return "async" not in toks
+    if base == "stmatrix":
+        return True
+    if base == "cp" and len(toks) > 1 and toks[1] == "async" and "shared" in " ".join(toks) \
+            and not any(t in ("bulk", "commit_group", "wait_group", "wait_all", "mbarrier") for t in toks):
+        return True
+    return False
+
+
+def _async_shared_read(op: str) -> Optional[str]:
+    if _is_wgmma_mma(op):
+        return "wgmma.mma_async (descriptor operands)"
+    if op.startswith(("cp.async.bulk", "cp.reduce.async.bulk")) and ".global.shared" in op:
+        return "a bulk/TMA copy from shared to global"
+    return None
+
+
+def _proxy_fence(op: str) -> bool:
+    if op.startswith("fence.proxy.async"):
+        rest = op[len("fence.proxy.async"):]
+        return rest == "" or "shared" in rest
+    return False
+
+
+def _is_barrier(op: str) -> bool:
+    toks = op.split(".")
+    return (toks[0] in ("bar", "barrier") and ("sync" in toks or "red" in toks or "wait" in toks)) \
+        or op.startswith("fence.mbarrier_init") or _proxy_fence(op)
+
+
+def _check_proxy(blocks, report):
+    consumers = any(_async_shared_read(i.opcode) for b in blocks for i in b.instrs)
+    inits = any(i.opcode.startswith("mbarrier.init") for b in blocks for i in b.instrs)
+    if not consumers and not inits:
+        return
+
+    # state: (line of a generic shared write not yet fenced or 0, init not yet fenced: line or 0)
+    def join(a, b):
+        return (min(x for x in (a[0], b[0]) if x) if (a[0] or b[0]) else 0,
+                min(x for x in (a[1], b[1]) if x) if (a[1] or b[1]) else 0)
+
+    def transfer(b, state, rep):
+        dirty, init = state
+        for ins in b.instrs:
+            op = ins.opcode
+            if _proxy_fence(op):
+                dirty = 0
+            if _is_barrier(op):
+                init = 0
+            if _shared_generic_write(op):
+                dirty = dirty or (_line(ins) or -1)
+            what = _async_shared_read(op)
+            if what is not None and dirty and rep is not None:
+                rep("PTX-W-PROXY-FENCE", ins, f"{what} reads shared memory written by generic-proxy "
+                    f"stores{f' (line {dirty})' if dirty > 0 else ''} with no fence.proxy.async in between on some path",
+                    ("insert fence.proxy.async.shared::cta after the stores (and a barrier if other "
+                     "threads wrote them)",))
+            if op.startswith("mbarrier.init"):
+                init = _line(ins) or -1
+            elif init and rep is not None and _mbar_use(op):
+                rep("PTX-W-MBAR-INIT-FENCE", ins, f"mbarrier initialised{f' at line {init}' if init > 0 else ''} is used here with no "
+                    f"fence.mbarrier_init, fence.proxy.async or barrier in between on some path",
+                    ("after mbarrier.init: fence.mbarrier_init.release.cluster (or fence.proxy.async) and "
+                     "bar.sync before other threads or the TMA unit use the barrier",), key=("init", init))
+        return (dirty, init)
+
+    states = _solve(blocks, (0, 0), transfer, join)
+    for b, st in zip(blocks, states):
+        if st is not None:
+            transfer(b, st, report)
+
+
+def _mbar_use(op: str) -> bool:
+    if op.startswith("mbarrier."):
+        kind = op.split(".")[1]
+        return kind not in ("init", "inval", "pending_count")
+    return "mbarrier::complete_tx" in op or op.startswith("cp.async.mbarrier.arrive")
+
+
+# -------------------------------------------------------------------------------------- 3. mbarrier
+def _defs(blocks):
+    """name -> the only instruction that writes it (None when written more than once)."""
+    d: Dict[str, Optional[Instr]] = {}
+    for b in blocks:
+        for ins in b.instrs:
+            w, _ = _writes_reads(ins)
+            for x in w:
+                d[x] = None if x in d else ins
+    return d
+
+
+def _resolve_sym(o, defs, depth=0) -> Optional[Tuple[str, int]]:
+    """The (symbol, byte offset) an address or register operand names, when it is statically known."""
+    if depth > 4:
+        return None
+    t = type(o)
+    if t is Addr:
+        base = _resolve_sym(o.base, defs, depth + 1)
+        return (base[0], base[1] + o.offset) if base else None
+    if isinstance(o, Sym):
+        return (o.name, 0)
+    if hasattr(o, "sym") and hasattr(o, "offset") and isinstance(getattr(o, "sym"), Sym):  # parse.SymOffset
+        return (o.sym.name, o.offset)
+    if t is Reg:
+        ins = defs.get(o.name)
+        if ins is None or len(ins.operands) < 2:
+            return None
+        base = ins.opcode.split(".", 1)[0]
+        if base in ("mov", "cvta"):
+            return _resolve_sym(ins.operands[1], defs, depth + 1)
+        if base == "add" and len(ins.operands) == 3 and type(ins.operands[2]) is Imm \
+                and isinstance(ins.operands[2].value, int):
+            s = _resolve_sym(ins.operands[1], defs, depth + 1)
+            return (s[0], s[1] + ins.operands[2].value) if s else None
+    return None
+
+
+def _const(o, defs) -> Optional[int]:
+    if type(o) is Imm and isinstance(o.value, int):
+        return o.value
+    if type(o) is Reg:
+        ins = defs.get(o.name)
+        if ins is not None and ins.opcode.startswith("mov") and len(ins.operands) == 2 \
+                and type(ins.operands[1]) is Imm and isinstance(ins.operands[1].value, int):
+            return ins.operands[1].value
+    return None
+
+
+def _mbar_operand(ins: Instr):
+    """The mbarrier address operand of an mbarrier op or a bulk copy that completes on one."""
+    op = ins.opcode
+    if op.startswith("mbarrier."):
+        return next((o for o in ins.operands if type(o) is Addr), None)
+    if "mbarrier::complete_tx" in op or op.startswith("cp.async.mbarrier.arrive"):
+        addrs = [o for o in ins.operands if type(o) is Addr]
+        return addrs[-1] if addrs else None
+    return None
+
+
+def _copy_bytes(ins: Instr, defs, box_bytes: Mapping[str, int]) -> Optional[int]:
+    op = ins.opcode
+    if op.startswith("cp.async.bulk.tensor"):
+        if len(ins.operands) < 2:
+            return None
+        src = ins.operands[1]
+        items = getattr(src, "items", None)
+        tmap = items[0] if isinstance(items, tuple) and items else None
+        s = _resolve_sym(tmap, defs) if tmap is not None else None
+        if s is None:
+            return None
+        for k, v in box_bytes.items():
+            if s[0] == k or s[0].endswith("_param_" + k) or s[0].endswith("_" + k):
+                return v
+        return None
+    if op.startswith("cp.async.bulk") and len(ins.operands) >= 3:
+        return _const(ins.operands[2], defs)
+    return None
+
+
+def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int]):
+    defs = _defs(blocks)
+    uses = []  # (block index, position, instr, symbol)
+    for b in blocks:
+        for i, ins in enumerate(b.instrs):
+            a = _mbar_operand(ins)
+            if a is None:
+                continue
+            s = _resolve_sym(a, defs)
+            if s is not None:
+                uses.append((b.index, i, ins, s))
+    if not uses:
+        return
+    init_count: Dict[Tuple[str, int], Optional[int]] = {}
+    for _bi, _i, ins, s in uses:
+        if ins.opcode.startswith("mbarrier.init") and len(ins.operands) >= 2:
+            c = _const(ins.operands[1], defs)
+            init_count[s] = c if s not in init_count or init_count[s] == c else None
+
+    # use before init: a may-analysis of which barriers some path has initialised; an init whose address is
+    # not known (a loop over an array of barriers) could be any barrier, so then the check is off
+    by_instr = {id(ins): s for _bi, _i, ins, s in uses}
+    all_known = all(id(ins) in by_instr for b in blocks for ins in b.instrs if ins.opcode.startswith("mbarrier.init"))
+    is_entry = is_entry and all_known
+
+    def transfer(b, state, rep):
+        for ins in b.instrs:
+            s = by_instr.get(id(ins))
+            if s is None:
+                continue
+            if ins.opcode.startswith("mbarrier.init"):
+                state = state | {s}
+            elif rep is not None and s not in state and is_entry and _mbar_use(ins.opcode):
+                rep("PTX-W-MBAR-UNINIT", ins, f"mbarrier {s[0]}{'+%d' % s[1] if s[1] else ''} is used before any "
+                    "mbarrier.init of it", ("initialise it (mbarrier.init, then a fence and a barrier) first",))
+        return state
+
+    states = _solve(blocks, frozenset(), transfer, lambda a, b: a | b)
+    for b, st in zip(blocks, states):
+        if st is not None:
+            transfer(b, st, report)
+
+    # arrival counts against the init count
+    for _bi, _i, ins, s in uses:
+        op = ins.opcode
+        if op.startswith("mbarrier.arrive") and init_count.get(s):
+            addr_i = next(k for k, o in enumerate(ins.operands) if type(o) is Addr)
+            rest = ins.operands[addr_i + 1:]
+            if "expect_tx" in op:
+                rest = rest[1:]
+            if rest:
+                c = _const(rest[0], defs)
+                if c is not None and c > init_count[s]:
+                    report("PTX-W-MBAR-COUNT", ins, f"arrive with count {c} on an mbarrier initialised with "
+                           f"count {init_count[s]}: the phase completes early or the count underflows",
+                           ("arrive counts per phase must add up to the count given to mbarrier.init",))
+
+    # expect_tx bytes against the bulk copies completing on the barrier, per basic block
+    for b in blocks:
+        expect: Dict[Tuple[str, int], list] = {}
+        copies: Dict[Tuple[str, int], list] = {}
+        for ins in b.instrs:
+            s = by_instr.get(id(ins))
+            if s is None:
+                continue
+            op = ins.opcode
+            if op.startswith("mbarrier.") and "expect_tx" in op:
+                addr_i = next(k for k, o in enumerate(ins.operands) if type(o) is Addr)
+                tx = ins.operands[addr_i + 1] if addr_i + 1 < len(ins.operands) else None
+                expect.setdefault(s, []).append((ins, _const(tx, defs) if tx is not None else None))
+            elif "mbarrier::complete_tx" in op and op.startswith("cp."):
+                copies.setdefault(s, []).append((ins, _copy_bytes(ins, defs, box_bytes)))
+        if any("multicast" in ins.opcode for ins in b.instrs):
+            continue  # other CTAs of the cluster deliver bytes to this barrier too
+        for s, ex in expect.items():
+            cp = copies.get(s)
+            if not cp or any(v is None for _, v in ex) or any(v is None for _, v in cp):
+                continue
+            want = sum(v for _, v in ex)
+            got = sum(v for _, v in cp)
+            if want != got:
+                report("PTX-W-MBAR-TX", ex[0][0], f"expect_tx announces {want} bytes but the bulk copies "
+                       f"completing on this mbarrier in this block bring {got}",
+                       ("the phase never completes (too many) or completes before the data lands (too few)",))
+
+
+# ------------------------------------------------------------------------------------ 4. convergence
+# how far a value can differ: the same in the CTA, per warpgroup, per warp, per thread
+_U, _WG, _W, _T = 0, 1, 2, 3
+_LEVEL_NAME = {_WG: "differ between warpgroups", _W: "differ between warps", _T: "differ between threads"}
+_UNIFORM_SREGS = ("%ctaid", "%nctaid", "%ntid", "%nctarank", "%cluster", "%nclusterid", "%is_explicit_cluster",
+                  "%dynamic_smem_size", "%total_smem_size", "%gridid", "%envreg", "%nwarpid", "%nsmid")
+_WARPGROUP_OPS = ("wgmma", "setmaxnreg")
+_WARP_OPS = ("ldmatrix", "stmatrix", "mma", "wmma", "elect", "movmatrix")
+
+
+def _collective(op: str) -> int:
+    """The variance a guard/branch may have around this instruction without breaking it (-1: not one)."""
+    base = op.split(".", 1)[0]
+    if base in _WARPGROUP_OPS:
+        return _W
+    if base in _WARP_OPS and (".sync" in op):
+        return _T
+    return -1
+
+
+def _sreg_level(name: str) -> int:
+    if name.startswith(_UNIFORM_SREGS):
+        return _U
+    if name == "%warpid":
+        return _W
+    return _T
+
+
+def _variances(blocks):
+    """Flow-insensitive variance of every register (a fixed point over all definitions)."""
+    var: Dict[str, int] = {}
+    tidx = set()  # registers that hold %tid.x itself (mov/cvt of it)
+    instrs = [ins for b in blocks for ins in b.instrs]
+
+    def level(o) -> int:
+        t = type(o)
+        if t is Reg:
+            return var.get(o.name, _U)
+        if t is Guard:
+            return var.get(o.reg.name, _U)
+        if t is Vec:
+            return max((level(e) for e in o.elems), default=_U)
+        if t is Addr:
+            return level(o.base)
+        if t.__name__ == "SpecialReg":
+            return _sreg_level(o.name)
+        items = getattr(o, "items", None)
+        if isinstance(items, tuple):
+            return max((level(e) for e in items), default=_U)
+        return _U
+
+    def is_tidx(o) -> bool:
+        return (type(o) is Reg and o.name in tidx) or (type(o).__name__ == "SpecialReg" and o.name == "%tid.x")
+
+    changed = True
+    rounds = 0
+    while changed and rounds < 20:
+        changed = False
+        rounds += 1
+        for ins in instrs:
+            w, _ = _writes_reads(ins)
+            if not w:
+                continue
+            op = ins.opcode
+            base = op.split(".", 1)[0]
+            ops = ins.operands
+            g = level(ins.guard) if ins.guard is not None else _U
+            if base in ("mov", "cvt") and len(ops) == 2 and is_tidx(ops[1]) and ins.guard is None:
+                if w[0] not in tidx:
+                    tidx.add(w[0])
+                    changed = True
+            lv = max((level(o) for o in ops[1:]), default=_U)
+            if base in ("shr", "div") and len(ops) == 3 and is_tidx(ops[1]) and type(ops[2]) is Imm \
+                    and isinstance(ops[2].value, int) and ops[2].value > 0:
+                c = ops[2].value
+                if base == "shr":
+                    lv = _WG if c >= 7 else _W if c >= 5 else _T
+                else:
+                    lv = _WG if c % 128 == 0 else _W if c % 32 == 0 else _T
+            elif base in ("atom", "shfl", "match", "mbarrier", "elect") or op.startswith("ld.volatile"):
+                lv = _T
+            elif base in ("vote", "redux", "activemask"):
+                lv = min(max(lv, _U), _W) if base != "vote" or ".ballot" in op or ".all" in op or ".any" in op \
+                    or ".uni" in op else _W
+            lv = max(lv, g)
+            for x in w:
+                if var.get(x, _U) < lv:
+                    var[x] = lv
+                    changed = True
+    return var
+
+
+def _post_dominators(blocks):
+    n = len(blocks)
+    full = (1 << (n + 1)) - 1
+    exit_bit = 1 << n
+    pdom = [full] * n
+    changed = True
+    rounds = 0
+    while changed and rounds < 4 * n + 10:
+        changed = False
+        rounds += 1
+        for b in reversed(blocks):
+            if b.succs:
+                acc = full
+                for s in b.succs:
+                    acc &= pdom[s]
+            else:
+                acc = exit_bit
+            new = acc | (1 << b.index)
+            if new != pdom[b.index]:
+                pdom[b.index] = new
+                changed = True
+    return pdom
+
+
+def _check_convergence(blocks, report):
+    colls = [(b, ins, need) for b in blocks for ins in b.instrs for need in (_collective(ins.opcode),) if need >= 0]
+    if not colls:
+        return
+    var = _variances(blocks)
+
+    def cond_level(ins) -> int:
+        if ins.guard is not None:
+            return var.get(ins.guard.reg.name, _U)
+        return _U
+
+    # divergent regions: from a branch on a varying condition to its immediate post-dominator
+    region: Dict[int, Tuple[int, Instr]] = {}
+    pdom = None
+    budget = [2_000_000]  # block visits over all regions: huge generated functions stay fast
+    for b in blocks:
+        if not b.instrs:
+            continue
+        last = b.instrs[-1]
+        base = last.opcode.split(".", 1)[0]
+        if base == "bra" and last.guard is not None:
+            lv = cond_level(last)
+        elif base == "brx":
+            lv = max((var.get(o.name, _U) for o in last.operands if type(o) is Reg), default=_U)
+        else:
+            continue
+        if lv == _U or len(b.succs) < 2:
+            continue
+        if pdom is None:
+            pdom = _post_dominators(blocks)
+            by_pdom = {v: i for i, v in enumerate(pdom)}
+        # the immediate post-dominator p is the one whose own post-dominators are exactly b's strict ones
+        ip = by_pdom.get(pdom[b.index] & ~(1 << b.index))
+        seen = set()
+        work = list(b.succs)
+        while work and budget[0] > 0:
+            budget[0] -= 1
+            x = work.pop()
+            if x == ip or x in seen:
+                continue
+            seen.add(x)
+            if region.get(x, (-1, None))[0] < lv:
+                region[x] = (lv, last)
+            work.extend(blocks[x].succs)
+    reported = set()
+    for b, ins, need in colls:
+        what = "warpgroup" if need == _W else "warp"
+        g = cond_level(ins)
+        if g >= need:
+            report("PTX-W-DIVERGENT", ins, f"{ins.opcode.split('.sync')[0]} must be executed by every thread of "
+                   f"the {what} together, but its guard {ins.guard} can {_LEVEL_NAME[g]}",
+                   ("compute the guard from a value that is the same across the "
+                    f"{what} (e.g. %tid.x/{128 if need == _W else 32}), or branch around it uniformly",))
+            continue
+        r = region.get(b.index)
+        if r is not None and r[0] >= need and id(r[1]) not in reported:
+            reported.add(id(r[1]))  # one finding per divergent branch: its first collective
+            at = f" at line {r[1].loc.line}" if r[1].loc is not None else ""
+            report("PTX-W-DIVERGENT", ins, f"{ins.opcode.split('.sync')[0]} must be executed by every thread of "
+                   f"the {what} together, but it is inside a branch{at} whose condition can {_LEVEL_NAME[r[0]]}",
+                   (f"make the condition uniform across the {what} (derive it from %tid.x/"
+                    f"{128 if need == _W else 32}, not %tid.x)",))
+
+
+# ----------------------------------------------------------------------------------------------- entry
+_INTERESTING = ("wgmma", "mbarrier", "cp.async.bulk", "cp.reduce.async.bulk", "ldmatrix", "stmatrix", "mma",
+                "wmma", "elect", "setmaxnreg", "movmatrix")
+
+
+def check_function(fn: Function, add: Callable, box_bytes: Optional[Mapping[str, int]] = None) -> None:
+    """Run the async-protocol checks on one function; findings go to `add` (lint._Ctx.add's signature).
+
+    `box_bytes` maps a tensor-map parameter name (or its suffix after `_param_`) to the bytes of one box,
+    so TMA tensor copies take part in the expect_tx byte check."""
+    for st in fn.body:
+        if type(st) is Instr and st.opcode.startswith(_INTERESTING):
+            break
+    else:
+        return
+    blocks = build_cfg(fn.body)
+    report = _Reporter(add)
+    _check_wgmma(blocks, report, fn.is_entry)
+    _check_proxy(blocks, report)
+    _check_mbarrier(blocks, report, fn.is_entry, box_bytes or {})
+    _check_convergence(blocks, report)
