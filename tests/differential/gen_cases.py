@@ -107,8 +107,8 @@ def m_undeclared_register(base, i, line, m):
         yield f"%{r.group(1)}{r.group(2)} -> %{r.group(1)}99", [(i, line.replace(r.group(0), f"%{r.group(1)}99", 1))]
 
 
-def m_register_width(base, i, line, m):
-    swap = {"r": "rd", "rd": "r", "rs": "r", "f": "fd", "fd": "f"}
+def _swap_first_register(i, line, m, swap):
+    """Replace the first operand register whose kind is in `swap` by a register of the swapped kind."""
     for r in REG.finditer(m.group(5)):
         k = r.group(1)
         if k in swap:
@@ -116,17 +116,14 @@ def m_register_width(base, i, line, m):
             yield f"{r.group(0)} -> {new}", [(i, line[:m.start(5)] + m.group(5).replace(r.group(0), new, 1)
                                                 + line[m.end(5):])]
             return
+
+
+def m_register_width(base, i, line, m):
+    yield from _swap_first_register(i, line, m, {"r": "rd", "rd": "r", "rs": "r", "f": "fd", "fd": "f"})
 
 
 def m_register_kind(base, i, line, m):
-    swap = {"r": "f", "f": "r", "rd": "fd", "fd": "rd", "p": "r"}
-    for r in REG.finditer(m.group(5)):
-        k = r.group(1)
-        if k in swap:
-            new = f"%{swap[k]}{min(int(r.group(2)), 3)}"
-            yield f"{r.group(0)} -> {new}", [(i, line[:m.start(5)] + m.group(5).replace(r.group(0), new, 1)
-                                                + line[m.end(5):])]
-            return
+    yield from _swap_first_register(i, line, m, {"r": "f", "f": "r", "rd": "fd", "fd": "rd", "p": "r"})
 
 
 def m_missing_label(base, i, line, m):
