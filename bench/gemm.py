@@ -1,11 +1,12 @@
-"""bf16 GEMM: samples/gemm_ampere.py (mma.sync, cp.async pipeline) against torch.matmul (cuBLAS).
+"""bf16 GEMM: samples/gemm_hopper.py (TMA + wgmma, warp-specialized) and samples/gemm_ampere.py
+(mma.sync, cp.async pipeline) against torch.matmul (cuBLAS).
 
 For each size (M x N x K): random normal bf16 inputs, several input sets rotated between calls so
 the 50 MB L2 cannot keep one set resident, warm-up, then CUDA-event timing of each call (median of
 ITERS). Error: relative Frobenius norm of (C - ref) against a float32 reference (TF32 off).
 Prints one table; `--json PATH` also writes the raw numbers.
 
-    python3 bench/gemm.py [--iters 40] [--json out.json]
+    python3 bench/gemm.py [--iters 40] [--kernels hopper,ampere] [--json out.json]
 """
 import argparse
 import json
@@ -27,10 +28,15 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--kernels", default="hopper,ampere",
+                    help="comma-separated: hopper (every gemm_hopper config), ampere (the 128x256 tile), "
+                         "ampere-all (every gemm_ampere variant)")
+    ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
     args = ap.parse_args(argv)
 
     import torch
     import gemm_ampere as g
+    import gemm_hopper as h
     from ptxgen.ptxas import assemble
     from ptxgen.runtime import get_context, load_module, no_gpu_reason, time_kernel
 
@@ -44,21 +50,49 @@ def main(argv=None) -> int:
 
     # kernels: the default build (128 x 128 tile, no register cap), the same with .minnctapersm 2
     # (128-register cap, small spills), and the 128 x 256 tile experiment (warp tile 64 x 64)
-    variants = {}
-    for min_blocks, bn in ((1, 128), (2, 128), (1, 256)):
+    kinds = set(args.kernels.split(","))
+    sizes = SIZES if args.sizes is None else [tuple(int(v) for v in t.split("x")) for t in args.sizes.split(",")]
+    sms = ctx.sm_count
+    variants = {}   # label -> (launch(i, A, B, BT, C, m, n, k) for input set i, layout)
+    ampere = [] if not kinds & {"ampere", "ampere-all"} else \
+        ((1, 128), (2, 128), (1, 256)) if "ampere-all" in kinds else ((1, 256),)
+    for min_blocks, bn in ampere:
         ptx = g.build(target, min_blocks=min_blocks, bn=bn).emit()
         res = assemble(ptx, target)
         mod = load_module(ptx)
         for layout in ("nn", "nt"):
             f = g.prepare(mod, layout, bn=bn)
             r = res.resources[g.KERNELS[layout]]
-            label = f"ptxgen {layout} 128x{bn} {min_blocks}b"
-            variants[label] = (f, layout, bn)
+            label = f"mma.sync {layout} 128x{bn} {min_blocks}b"
+            variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, bn=bn:
+                                g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, bn=bn)), layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
                   f"{g.smem_bytes(bn)} B dynamic smem, {g.THREADS} threads")
+    if "hopper" in kinds and target.startswith("sm_90"):
+        configs = h.CONFIGS if not os.environ.get("GEMM_HOPPER_CONFIGS") else \
+            [h.Config(*(int(x) if x.isdigit() else x for x in c.split(":")))
+             for c in os.environ["GEMM_HOPPER_CONFIGS"].split(",")]
+        ptx = h.build("sm_90a", configs).emit()
+        res = assemble(ptx, "sm_90a")
+        mod = load_module(ptx)
+        for cfg in configs:
+            f = h.prepare(mod, cfg)
+            ctas = h.resident_ctas(f, cfg, sms)
+            r = res.resources[cfg.name]
+            label = "wgmma " + cfg.name[len("gemm_hopper_"):].replace("_", " ")
+            maps = {}
+
+            def run_h(i, A, B, BT, C, m, n, k, f=f, cfg=cfg, maps=maps, ctas=ctas):
+                key = (i, m, n, k)
+                if key not in maps:   # tensor maps are encoded once per input set, outside the timing
+                    maps[key] = h.tensor_maps(cfg, A[i], (B if cfg.layout == "nn" else BT)[i], m, n, k)
+                h.launch(f, cfg, maps[key], C[i], m, n, k, ctas)
+            variants[label] = (run_h, cfg.layout)
+            print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
+                  f"{h.smem_bytes(cfg)} B dynamic smem, {h.THREADS} threads, {ctas} resident CTAs")
 
     rows = []
-    for (m, n, k) in SIZES:
+    for (m, n, k) in sizes:
         gen = torch.Generator(device="cuda").manual_seed(m * 31 + n * 7 + k)
         A = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
         B = [torch.randn(k, n, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
@@ -83,10 +117,9 @@ def main(argv=None) -> int:
         results["cuBLAS nn"] = (ms, float(torch.linalg.norm(C[0].float() - ref) / ref_norm))
         ms = timed(lambda i: torch.matmul(A[i], BT[i].t(), out=C[i]))
         results["cuBLAS nt"] = (ms, float(torch.linalg.norm(C[0].float() - ref) / ref_norm))
-        for label, (f, layout, bn) in variants.items():
-            Bs = B if layout == "nn" else BT
+        for label, (call, layout) in variants.items():
             C[0].fill_(float("nan"))
-            ms = timed(lambda i, f=f, Bs=Bs, bn=bn: g.launch(f, A[i], Bs[i], C[i], m, n, k, bn=bn))
+            ms = timed(lambda i, call=call: call(i, A, B, BT, C, m, n, k))
             torch.cuda.synchronize()
             results[label] = (ms, float(torch.linalg.norm(C[0].float() - ref) / ref_norm))
         for label, (ms, err) in results.items():
@@ -98,9 +131,9 @@ def main(argv=None) -> int:
 
     print(f"\nbf16 GEMM on {ctx.name} ({target}), median of {args.iters} CUDA-event timings after "
           f"{args.warmup} warm-up calls, {SETS} input sets rotated")
-    print(f"{'M x N x K':>18}  {'kernel':<26} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>9} {'rel err':>9}")
+    print(f"{'M x N x K':>18}  {'kernel':<32} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>9} {'rel err':>9}")
     for r in rows:
-        print(f"{r['size']:>18}  {r['kernel']:<26} {r['ms']:8.3f} {r['tflops']:8.1f} {r['vs_cublas']:9.3f} "
+        print(f"{r['size']:>18}  {r['kernel']:<32} {r['ms']:8.3f} {r['tflops']:8.1f} {r['vs_cublas']:9.3f} "
               f"{r['rel_fro_err']:9.2e}")
     if args.json:
         with open(args.json, "w") as fh:

@@ -643,9 +643,12 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         return _Special(self, "nctaid")
 
     # ------------------------------------------------------------------ data movement
-    def mov(self, src, *, type=None, dst: Optional[Reg] = None) -> Reg:
+    def mov(self, src, *, type=None, dst: Optional[Reg] = None, guard=None) -> Reg:
         """`mov.T d, src;` (src: register, immediate, special register, or a variable's address)."""
         if isinstance(src, SpecialReg):
+            if guard is not None:
+                raise _err("a guarded read of a special register is not supported: read it into a register, "
+                           "then mov that register under the guard")
             return self.sreg(src.name, dst=dst)
         if isinstance(src, (Var, Sym)):
             sym = src.sym if isinstance(src, Var) else src
@@ -654,14 +657,14 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             if ty not in (u32, u64, b32, b64, s32, s64):
                 raise _err(f"the address of {sym.name} needs a .u32 or .u64 destination", "PTX-E-TYPE")
             d = self._dst(dst, ty)
-            self._emit(f"mov{ty.ptx}", (d, sym))
+            self._emit(f"mov{ty.ptx}", (d, sym), guard)
             return d
         ty = self._infer(type, src, dst)
         oty = C.storage_type(ty)  # there is no mov.f16: halves move as .b16
         self._check_type("mov", oty)
         s = self._src(src, ty, "source")
         d = self._dst(dst, ty)
-        self._emit(f"mov{oty.ptx}", (d, s))
+        self._emit(f"mov{oty.ptx}", (d, s), guard)
         return d
 
     def pack(self, parts: Sequence[Reg], *, type=None, dst: Optional[Reg] = None) -> Reg:

@@ -610,6 +610,23 @@ class Function:
         """Launch this kernel; see `launch`."""
         launch(self, grid, block, args, shared_bytes=shared_bytes, stream=stream, cluster=cluster)
 
+    def max_active_clusters(self, cluster: DimsLike, block: DimsLike, shared_bytes: int = 0) -> int:
+        """cuOccupancyMaxActiveClusters: how many clusters of this shape can be resident on the device at
+        once (a persistent kernel launches no more than this many, or the rest wait for a second wave)."""
+        _, b, c = validate_launch_config(cluster, block, shared_bytes, cluster)
+        d = _driver_module()
+        self.module.context.make_current()
+        config = d.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = c   # one cluster's worth of blocks
+        config.blockDimX, config.blockDimY, config.blockDimZ = b
+        config.sharedMemBytes = int(shared_bytes)
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = c
+        config.attrs = [attr]
+        config.numAttrs = 1
+        return int(check(d.cuOccupancyMaxActiveClusters(self.handle, config), "cuOccupancyMaxActiveClusters"))
+
     def __repr__(self) -> str:
         return f"<Function {self.name}>"
 

@@ -176,6 +176,18 @@ def test_comparison_and_selection_text():
 
 
 # ----------------------------------------------------------------------------------------------- data movement
+def test_guarded_mov():
+    m, k = kernel()
+    r, p = k.reg(u32), k.setp("eq", k.tid.x, 0)
+    n = len(k.fn.body)
+    k.mov(0, dst=r, guard=p)
+    k.mov(r, dst=r, guard=~p)
+    assert texts(k, n) == ["@%p0 mov.u32 %r0, 0;", "@!%p0 mov.u32 %r0, %r0;"]
+    from ptxgen.ir import SpecialReg
+    with pytest.raises(BuildError, match="special register"):
+        k.mov(SpecialReg("%tid.x", u32), dst=r, guard=p)
+
+
 def test_mov_pack_unpack_cvta_text():
     m, k = kernel()
     sm = k.shared("buf", 64)

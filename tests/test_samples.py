@@ -5,8 +5,8 @@ import os
 import pytest
 
 SAMPLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples")
-SAMPLES = ["axpy", "block_reduce", "hgemm_mma", "gemm_ampere", "wgmma_tile", "tma_tile"]
-HOPPER_ONLY = {"wgmma_tile", "tma_tile"}  # wgmma and TMA need sm_90a / sm_90
+SAMPLES = ["axpy", "block_reduce", "hgemm_mma", "gemm_ampere", "wgmma_tile", "tma_tile", "gemm_hopper"]
+HOPPER_ONLY = {"wgmma_tile", "tma_tile", "gemm_hopper"}  # wgmma and TMA need sm_90a / sm_90
 # every sample for sm_80 and sm_90a, except the Hopper-only ones (sm_90a)
 SAMPLE_TARGETS = [(n, t) for n in SAMPLES for t in ("sm_80", "sm_90a") if not (n in HOPPER_ONLY and t == "sm_80")]
 

@@ -1,0 +1,453 @@
+"""gemm_hopper: a persistent, warp-specialized bf16 GEMM for sm_90a (TMA, mbarrier, wgmma, clusters).
+
+C[M x N] (bf16) = A[M x K] @ B with f32 accumulation, A row-major, and B either N x K row-major
+("nt": C = A @ B^T, both operands K-major) or K x N row-major ("nn": C = A @ B, B read MN-major by
+wgmma with the transpose bit). Everything is emitted through ptxgen's builder.
+
+Structure of one CTA (384 threads, one CTA per SM, persistent over output tiles):
+
+- warpgroup 0 is the producer: it gives registers back (`setmaxnreg.dec` to PRODUCER_REGS) and one
+  thread issues the TMA loads (`cp.async.bulk.tensor`, 128-byte swizzle) of a 128 x 64 A tile and a
+  256 x 64 B tile per k-block into a ring of STAGES shared-memory stages; each stage has a "full"
+  mbarrier (the producer's `arrive.expect_tx` of the stage's bytes, completed by the TMA's
+  complete_tx) and an "empty" mbarrier (one arrival per consumer warpgroup per CTA of the cluster);
+- warpgroups 1 and 2 are consumers (`setmaxnreg.inc` to CONSUMER_REGS): each owns 64 rows of the
+  128 x 256 block tile, waits for a stage with `mbarrier.try_wait.parity`, issues four
+  `wgmma.mma_async.m64n256k16` from shared-memory descriptors (fence / commit_group / wait_group),
+  and releases the stage of the previous k-block once `wgmma.wait_group 1` says it has been read;
+- the epilogue converts the 128 f32 accumulators of a thread to bf16 pairs and stores them
+  straight to global memory (predicated only on the edge tiles);
+- tiles are visited in groups of GROUP_M block rows (the CTAs working at the same time share A and B
+  panels in L2);
+- `cluster=2`: two CTAs on neighbouring block rows share the B tile: each loads half of it with
+  `.multicast::cluster` into both CTAs' shared memory, so a stage's full barrier expects the bytes of
+  both halves, and each consumer releases a stage in both CTAs (`mapa` + remote `mbarrier.arrive`,
+  with the default .release.cta semantics: a .release.cluster arrive also waits for the wgmma group
+  still in flight and costs a third of the throughput).
+  The CTAs meet at a cluster barrier before the first copy (barrier initialisation) and before exit
+  (no CTA leaves while its peer may still signal its barriers).
+
+`Config` selects the variant: B layout, cluster size, number of stages, wgmma groups in flight
+before a stage is released (lag), raster group, and the K depth of a stage (bk 64 with 128-byte
+swizzle, or bk 32 with 64-byte swizzle and twice the stages). bench/gemm.py times them against
+cuBLAS; bench/LOG.md says what each one measured.
+
+Shape requirements: K and N multiples of 8 (TMA needs 16-byte row strides), M >= 1; ragged edges are
+zero-filled by TMA and masked in the epilogue. `check_shape` names a broken one.
+
+    python3 samples/gemm_hopper.py [--no-run]
+"""
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import ptxgen as pg  # noqa: E402
+from ptxgen.harness import SampleCheckError, main  # noqa: E402
+from ptxgen.ops.wgmma_desc import SmemTile  # noqa: E402
+
+BM, BN, BK = 128, 256, 64
+CONSUMERS = 2                        # consumer warpgroups; each owns BM / CONSUMERS = 64 rows
+WG_M = BM // CONSUMERS
+THREADS = 128 * (1 + CONSUMERS)
+STAGES = 4
+STAGE_BYTES = (BM + BN) * BK * 2     # 48 KiB: four stages take 192 KiB of the 227 KiB an SM offers
+K_STEP = 16                          # K of one wgmma.m64n256k16
+SHAPE = f"m64n{BN}k{K_STEP}"
+GROUP_M = 8                          # block rows (cluster rows with cluster=2) visited together
+# 384 threads x 168 registers fill the 64K register file at launch; setmaxnreg then moves registers
+# from the producer warpgroup to the consumers: 128 x 40 + 256 x 232 = 64512 <= 65536
+LAUNCH_REGS, PRODUCER_REGS, CONSUMER_REGS = 168, 40, 232
+WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
+
+PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
+
+
+@dataclass(frozen=True)
+class Config:
+    layout: str = "nt"      # "nt": B is N x K; "nn": B is K x N
+    cluster: int = 1        # 1, or 2 CTAs sharing B through TMA multicast
+    stages: int = STAGES
+    lag: int = 1            # wgmma groups left in flight before a stage is released (0 or 1)
+    group: int = GROUP_M    # block rows (cluster rows) of the tile raster
+    bk: int = BK            # K of a stage: 64 (128-byte rows, 128B swizzle) or 32 (64-byte rows, 64B swizzle)
+
+    @property
+    def name(self) -> str:
+        return f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
+
+    @property
+    def a_stage(self) -> int:
+        return BM * self.bk * 2
+
+    @property
+    def stage_bytes(self) -> int:
+        return (BM + BN) * self.bk * 2
+
+    @property
+    def k_swizzle(self) -> str:
+        """The swizzle of the K-major tiles: their rows are bk * 2 bytes."""
+        return {64: "128B", 32: "64B"}[self.bk]
+
+    def tiles(self):
+        """(one consumer's A tile, the B tile) as wgmma sees them in shared memory."""
+        tile_a = SmemTile(WG_M, self.bk, "bf16", "K", self.k_swizzle)
+        tile_b = SmemTile(BN, self.bk, "bf16", "K", self.k_swizzle) if self.layout == "nt" else \
+            SmemTile(BN, self.bk, "bf16", "MN", "128B")   # 64-column panels of bk rows
+        return tile_a, tile_b
+
+
+CONFIGS = [Config("nt", 1), Config("nt", 2), Config("nn", 1), Config("nn", 2)]
+
+
+def smem_bytes(cfg: Config) -> int:
+    """Dynamic shared memory: the stages, 2 mbarriers per stage, and 1 KiB to align the base to 1024."""
+    return cfg.stages * cfg.stage_bytes + 16 * cfg.stages + 1024
+
+
+def check_shape(m: int, n: int, k: int) -> None:
+    """Raise ValueError when the kernels cannot take this shape (see the module docstring)."""
+    for name, v in (("M", m), ("N", n), ("K", k)):
+        if not isinstance(v, (int, np.integer)) or v < 1 or v >= 2 ** 31:
+            raise ValueError(f"{name} = {v!r}: each dimension must be an int from 1 to 2^31 - 1")
+    if n % 8 or k % 8:
+        raise ValueError(f"N = {n} and K = {k} must be multiples of 8 (TMA needs 16-byte row strides)")
+
+
+def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int):
+    """(block row, block column) of work unit u: `group` cluster rows at a time, column by column."""
+    per_group = k.mul(tiles_n, group, mode="lo")
+    g = k.div(u, per_group)
+    first = k.mul(g, group, mode="lo")
+    gsize = k.min(k.sub(mcs, first), group)
+    r = k.sub(u, k.mul(g, per_group, mode="lo"))
+    nb = k.div(r, gsize)
+    mc = k.add(first, k.sub(r, k.mul(nb, gsize, mode="lo")))
+    mb = k.add(k.mul(mc, cluster, mode="lo"), rank) if cluster > 1 else mc
+    return mb, nb
+
+
+def _wait(k, bar, parity, what: str):
+    """Spin on `mbarrier.try_wait.parity` until the phase of `parity` has completed; trap on a hang."""
+    t0 = k.sreg("%clock64")
+    top, done = k.label(f"wait_{what}"), k.new_label(f"{what}_ok")
+    k.bra(done, guard=k.mbarrier_try_wait(bar, parity=parity))
+    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), WAIT_LIMIT_CYCLES))
+    k.bra(top)
+    k.place(done)
+
+
+def _advance(k, s, ph, stages: int):
+    """s += 1; on wrap-around s = 0 and the parity flips."""
+    k.add(s, 1, dst=s)
+    wrap = k.setp("eq", s, stages)
+    k.mov(0, dst=s, guard=wrap)
+    k.xor(ph, 1, dst=ph, guard=wrap)
+
+
+def _descriptor(k, addr, tile: SmemTile):
+    """The 64-bit wgmma descriptor of the tile at shared address `addr` (.u32)."""
+    field = k.cvt(k.and_(k.shr(addr, 4), 0x3FFF), pg.u64, pg.u32)
+    return k.or_(field, tile.fixed_bits(), type=pg.b64)
+
+
+def _kernel(m: pg.Module, cfg: Config):
+    S, cl = cfg.stages, cfg.cluster
+    k = m.entry(cfg.name, reqntid=THREADS, maxnreg=LAUNCH_REGS)
+    tmap_a = k.param_bytes("tmap_a", 128, align=64)
+    tmap_b = k.param_bytes("tmap_b", 128, align=64)
+    pc = k.param_ptr("c", align=16)
+    pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
+    dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
+
+    M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
+    tid = k.tid.x
+    wg = k.shr(tid, 7)
+    base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
+    bars = k.add(base, S * cfg.stage_bytes)
+    leader = k.setp("eq", tid, 0)
+    with k.if_(leader):
+        for s in range(S):
+            k.mbarrier_init(k.add(bars, 8 * s), 1)                       # full: the producer's arrive
+            k.mbarrier_init(k.add(bars, 8 * (S + s)), CONSUMERS * cl)   # empty: every consumer of the cluster
+        k.fence_mbarrier_init()
+    if cl > 1:
+        k.barrier_cluster_arrive(sem="release")
+        k.barrier_cluster_wait(acquire=True)
+        rank = k.sreg("%cluster_ctarank")
+        unit0, nunits = k.sreg("%clusterid.x"), k.sreg("%nclusterid.x")
+    else:
+        k.bar_sync(0)
+        rank = None
+        unit0, nunits = k.ctaid.x, k.nctaid.x
+
+    tiles_m = k.shr(k.add(M, BM - 1), 7)
+    tiles_n = k.shr(k.add(N, BN - 1), 8)
+    mcs = k.shr(k.add(tiles_m, cl - 1), cl - 1) if cl > 1 else tiles_m
+    units = k.mul(mcs, tiles_n, mode="lo")
+    bk = cfg.bk
+    nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)
+    s, ph = k.reg(pg.u32, "stage"), k.reg(pg.u32, "phase")
+    k.mov(0, dst=s)
+    k.mov(0, dst=ph)
+    u = k.reg(pg.u32, "unit")
+
+    role = k.if_else(k.setp("eq", wg, 0))
+    with role.then():
+        # ---------------------------------------------------------------- producer warpgroup
+        k.setmaxnreg("dec", PRODUCER_REGS)
+        with k.if_(leader):
+            k.mov(unit0, dst=u)
+            top, done = k.new_label("p_tile"), k.new_label("p_done")
+            k.place(top)
+            k.bra(done, guard=k.setp("ge", u, units))
+            mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
+            row_a = k.shl(mb, 7)
+            col_b = k.shl(nb, 8)
+            with k.for_range(0, nk, name="kb") as kb:
+                full = k.mad(s, 8, bars, mode="lo")
+                empty = k.add(full, 8 * S)
+                _wait(k, empty, k.xor(ph, 1), "empty")
+                k.mbarrier_arrive_expect_tx(full, cfg.stage_bytes)
+                stage = k.mad(s, cfg.stage_bytes, base, mode="lo")
+                kx = k.shl(kb, bk.bit_length() - 1)
+                k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
+                b_base = k.add(stage, cfg.a_stage)
+                mask = (1 << cl) - 1 if cl > 1 else None
+                if cfg.layout == "nt":
+                    rows = BN // cl                       # each CTA loads its share of the B rows
+                    if cl > 1:
+                        dst = k.mad(rank, rows * bk * 2, b_base, mode="lo")
+                        y = k.mad(rank, rows, col_b, mode="lo")
+                    else:
+                        dst, y = b_base, col_b
+                    k.cp_async_bulk_tensor(dst, tmap_b, [kx, y], mbarrier=full, multicast_mask=mask)
+                else:
+                    panels = BN // PANEL_N // cl          # each CTA loads its share of the 64-column panels
+                    for p in range(panels):
+                        if cl > 1:
+                            pidx = k.mad(rank, panels, p, mode="lo")
+                            dst = k.mad(pidx, PANEL_N * bk * 2, b_base, mode="lo")
+                            x = k.mad(pidx, PANEL_N, col_b, mode="lo")
+                        else:
+                            dst = k.add(b_base, p * PANEL_N * bk * 2)
+                            x = k.add(col_b, p * PANEL_N)
+                        k.cp_async_bulk_tensor(dst, tmap_b, [x, kx], mbarrier=full, multicast_mask=mask)
+                _advance(k, s, ph, S)
+            k.add(u, nunits, dst=u)
+            k.bra(top)
+            k.place(done)
+    with role.otherwise():
+        # ---------------------------------------------------------------- consumer warpgroups
+        k.setmaxnreg("inc", CONSUMER_REGS)
+        c = k.sub(wg, 1)
+        lane = k.and_(tid, 31)
+        warp = k.and_(k.shr(tid, 5), 3)                  # warp within the warpgroup
+        signal = k.setp("eq", k.and_(tid, 127), 0)        # one thread per warpgroup releases stages
+        tile_a, tile_b = cfg.tiles()
+        desc_a0 = _descriptor(k, k.mad(c, WG_M * bk * 2, base, mode="lo"), tile_a)
+        desc_b0 = _descriptor(k, k.add(base, cfg.a_stage), tile_b)
+        acc = k.wgmma_fragment("d", SHAPE, dtype="f32", atype="bf16", name="acc")
+        gc = k.cvta(k.ld_param(pc), "global", to=True)
+        prev = k.reg(pg.u32, "prev")
+        k.mov(unit0, dst=u)
+        top, done = k.new_label("c_tile"), k.new_label("c_done")
+        k.place(top)
+        k.bra(done, guard=k.setp("ge", u, units))
+        mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
+        for r in acc:
+            k.mov(0.0, dst=r)
+        has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
+        with k.for_range(0, nk, name="kb") as kb:
+            full = k.mad(s, 8, bars, mode="lo")
+            _wait(k, full, ph, "full")
+            soff = k.cvt(k.mul(s, cfg.stage_bytes >> 4, mode="lo"), pg.u64, pg.u32)
+            da = k.add(desc_a0, soff, type=pg.u64)
+            db = k.add(desc_b0, soff, type=pg.u64)
+            k.wgmma_fence()
+            for step in range(bk // K_STEP):
+                a_off = tile_a.slice_offset(step) >> 4
+                b_off = tile_b.slice_offset(step) >> 4
+                k.wgmma_mma_async(SHAPE, acc, k.add(da, a_off, type=pg.u64) if a_off else da,
+                                  k.add(db, b_off, type=pg.u64) if b_off else db,
+                                  dtype="f32", atype="bf16", btype="bf16",
+                                  trans_b=1 if cfg.layout == "nn" else None)
+            k.wgmma_commit_group()
+            k.wgmma_wait_group(cfg.lag)
+            if cfg.lag:
+                # the previous k-block's stage, read by now (none before the first k-block)
+                _release(k, bars, prev, S, cl, guard=k.setp("ne", kb, 0, bool_op="and", c=signal))
+            else:
+                _release(k, bars, s, S, cl, guard=signal)
+            k.mov(s, dst=prev)
+            _advance(k, s, ph, S)
+        k.wgmma_wait_group(0)
+        if cfg.lag:
+            _release(k, bars, prev, S, cl, guard=has_prev)
+        _epilogue(k, acc, gc, M, N, mb, nb, c, warp, lane)
+        k.add(u, nunits, dst=u)
+        k.bra(top)
+        k.place(done)
+    if cl > 1:
+        # no CTA exits while its peer may still arrive on its barriers or multicast into it
+        k.barrier_cluster_arrive(sem="release", aligned=False)
+        k.barrier_cluster_wait(acquire=True, aligned=False)
+    k.ret()
+    return k
+
+
+def _release(k, bars, s, S: int, cl: int, guard):
+    """Arrive on stage s's empty barrier in every CTA of the cluster."""
+    empty = k.add(k.mad(s, 8, bars, mode="lo"), 8 * S)
+    if cl == 1:
+        k.mbarrier_arrive(empty, guard=guard)
+        return
+    # the default .release.cta semantics: the stage's reads are complete (wgmma.wait_group) and
+    # nothing was written, so no cluster-scope release (which would also wait for the wgmma still in
+    # flight) is needed
+    rank = k.sreg("%cluster_ctarank")
+    k.mbarrier_arrive(empty, guard=guard)
+    for r in range(1, cl):
+        peer = k.rem(k.add(rank, r), cl)
+        k.mbarrier_arrive(k.mapa(empty, peer, space="shared::cluster", type=pg.u32), space="shared::cluster",
+                          guard=guard)
+
+
+def _epilogue(k, acc, gc, M, N, mb, nb, c, warp, lane):
+    """bf16 pairs straight to C: thread (warp w, lane l) holds rows 16w + l/4 (+ 8), columns
+    8j + 2(l%4) + {0, 1} of its warpgroup's 64 x 256 piece."""
+    row0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)))
+    col0 = k.add(k.shl(nb, 8), k.shl(k.and_(lane, 3), 1))
+    addr = k.add(gc, k.mul(k.mad(row0, N, col0, mode="lo"), 2, mode="wide"))
+    addr8 = k.add(addr, k.mul(N, 16, mode="wide"))      # 8 rows further down
+    pairs = [(k.cvt(acc[4 * j + 1], pg.bf16x2, pg.f32, b=acc[4 * j], rnd="rn"),
+              k.cvt(acc[4 * j + 3], pg.bf16x2, pg.f32, b=acc[4 * j + 2], rnd="rn")) for j in range(BN // 8)]
+    inside = k.setp("le", k.shl(k.add(mb, 1), 7), M)
+    inside = k.setp("le", k.shl(k.add(nb, 1), 8), N, bool_op="and", c=inside)
+    edge = k.if_else(inside)
+    with edge.then():
+        for j, (lo, hi) in enumerate(pairs):
+            k.st(pg.mem(addr, 16 * j), lo, pg.b32)
+            k.st(pg.mem(addr8, 16 * j), hi, pg.b32)
+    with edge.otherwise():
+        ok0 = k.setp("lt", row0, M)
+        ok1 = k.setp("lt", k.add(row0, 8), M)
+        for j, (lo, hi) in enumerate(pairs):
+            col = k.add(col0, 8 * j)
+            # N is a multiple of 8, so col < N also covers col + 1
+            k.st(pg.mem(addr, 16 * j), lo, pg.b32, guard=k.setp("lt", col, N, bool_op="and", c=ok0))
+            k.st(pg.mem(addr8, 16 * j), hi, pg.b32, guard=k.setp("lt", col, N, bool_op="and", c=ok1))
+
+
+def build(target: str = "sm_90a", configs=None) -> pg.Module:
+    m = pg.Module(target)
+    for cfg in (CONFIGS if configs is None else configs):
+        _kernel(m, cfg)
+    return m
+
+
+def prepare(module, cfg: Config):
+    """The kernel Function with its dynamic shared memory allowance raised to smem_bytes(cfg)."""
+    f = module.function(cfg.name)
+    f.set_max_dynamic_shared(smem_bytes(cfg))
+    return f
+
+
+def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int):
+    """The TMA maps of A (M x K) and B (N x K for nt, K x N for nn): bf16, 128-byte swizzle, one
+    stage's box each (B: this CTA's share of it with cluster=2)."""
+    from ptxgen.tma import encode_tiled
+    pa, pb = (int(x.data_ptr()) if hasattr(x, "data_ptr") else int(x) for x in (a, b))
+    sw = cfg.k_swizzle
+    ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(BM, cfg.bk), swizzle=sw, l2_promotion="256B")
+    if cfg.layout == "nt":
+        tb = encode_tiled(ptr=pb, dtype="bf16", shape=(n, k), box=(BN // cfg.cluster, cfg.bk), swizzle=sw,
+                          l2_promotion="256B")
+    else:
+        tb = encode_tiled(ptr=pb, dtype="bf16", shape=(k, n), box=(cfg.bk, PANEL_N), swizzle="128B",
+                          l2_promotion="256B")
+    return ta, tb
+
+
+def resident_ctas(f, cfg: Config, sm_count: int) -> int:
+    """How many CTAs of this kernel the device holds at once: one per SM, or, for clusters, the
+    driver's count of co-resident clusters (not every SM can host a cluster of 2 with 193 KiB each)."""
+    if cfg.cluster == 1:
+        return sm_count
+    return f.max_active_clusters((cfg.cluster, 1, 1), (THREADS,), smem_bytes(cfg)) * cfg.cluster
+
+
+def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
+    """Persistent grid: no more CTAs than can be resident (`ctas`), a whole number of clusters, and no
+    more than the work."""
+    tiles_m, tiles_n = -(-m // BM), -(-n // BN)
+    units = -(-tiles_m // cfg.cluster) * tiles_n
+    return max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
+
+
+def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None) -> None:
+    """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k); c: bf16 device array;
+    ctas = resident_ctas(f, cfg, sm_count)."""
+    check_shape(m, n, k)
+    pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
+    f.launch((grid_for(cfg, m, n, ctas),), (THREADS,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n),
+                                                       np.uint32(k)],
+             shared_bytes=smem_bytes(cfg), stream=stream,
+             cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
+
+
+# sizes checked by run(): ragged edges in every dimension (including a lone block row for a cluster
+# of 2 and a K of one partial k-block), more work units than SMs (the persistent loop and the ring's
+# parity wrap over tiles), and a long K
+CHECK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (1000, 1000, 1000), (257, 520, 4104),
+               (4096, 4096, 256), (2048, 2048, 2048)]
+QUICK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (384, 520, 264)]
+
+
+def run(module, rng):
+    import torch
+    from ptxgen.runtime import get_context
+    sms = get_context().sm_count
+    checks = []
+    sizes = QUICK_SIZES if os.environ.get("PTXGEN_SAMPLE_QUICK") == "1" else CHECK_SIZES
+    for cfg in CONFIGS:
+        f = prepare(module, cfg)
+        ctas = resident_ctas(f, cfg, sms)
+        for (m, n, kk) in sizes:
+            g = torch.Generator(device="cuda").manual_seed(int(rng.integers(2**31)))
+            a = torch.randn(m, kk, device="cuda", generator=g).to(torch.bfloat16)
+            if cfg.layout == "nn":
+                b = torch.randn(kk, n, device="cuda", generator=g).to(torch.bfloat16)
+                ref = a.double() @ b.double()
+            else:
+                b = torch.randn(n, kk, device="cuda", generator=g).to(torch.bfloat16)
+                ref = a.double() @ b.double().T
+            # poison: 0xFFFF is a bf16 NaN, so any element the kernel skips fails the finiteness check
+            c = torch.full((m, n), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)
+            launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk), c, m, n, kk, ctas)
+            torch.cuda.synchronize()
+            got = c.double()
+            name = f"{cfg.name} {m}x{n}x{kk}"
+            if not bool(torch.isfinite(got).all()):
+                bad = torch.nonzero(~torch.isfinite(got))[0].tolist()
+                raise SampleCheckError(f"{name}: non-finite output at {tuple(bad)} (unwritten or overflow)")
+            # error budget: rounding C to bf16 costs 2^-9 relative; sqrt(K)-scaled slack covers the
+            # f32 accumulation order
+            tol = 2.0 ** -8 * ref.abs() + 1e-3 * max(1.0, kk ** 0.5)
+            err = (got - ref).abs()
+            if bool((err > tol).any()):
+                i = int(torch.argmax(err - tol))
+                r, cc = divmod(i, n)
+                raise SampleCheckError(f"{name}: {int((err > tol).sum())} of {m * n} elements differ; worst at "
+                                       f"({r}, {cc}): got {got[r, cc].item()!r}, expected {ref[r, cc].item()!r}")
+            rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+            checks.append(f"{name}: {m * n} elements match the float64 reference (max abs err "
+                          f"{err.max().item():.3g}, rel Frobenius {rel:.2e})")
+    return checks
+
+
+if __name__ == "__main__":
+    sys.exit(main("gemm_hopper", build, run, default_target="sm_90a"))
