@@ -15,8 +15,11 @@ Structure of one CTA (384 threads, one CTA per SM, persistent over output tiles)
   128 x 256 block tile, waits for a stage with `mbarrier.try_wait.parity`, issues four
   `wgmma.mma_async.m64n256k16` from shared-memory descriptors (fence / commit_group / wait_group),
   and releases the stage of the previous k-block once `wgmma.wait_group 1` says it has been read;
-- the epilogue converts the 128 f32 accumulators of a thread to bf16 pairs and stores them
-  straight to global memory (predicated only on the edge tiles);
+- the epilogue converts the 128 f32 accumulators of a thread to bf16 pairs, puts them with
+  `stmatrix` into a per-warpgroup 64 x 128 shared buffer (16-byte chunks XOR-swizzled by row, so the
+  stores are free of bank conflicts), and copies the buffer to C with 16-byte loads and stores, each
+  warp instruction writing two whole 256-byte row segments (two passes for 256 columns);
+  `epi="direct"` stores 4-byte pairs straight from the registers instead (measured ~8 % slower);
 - tiles are visited in groups of GROUP_M block rows (the CTAs working at the same time share A and B
   panels in L2);
 - `cluster=2`: two CTAs on neighbouring block rows share the B tile: each loads half of it with
@@ -56,7 +59,6 @@ THREADS = 128 * (1 + CONSUMERS)
 STAGES = 4
 STAGE_BYTES = (BM + BN) * BK * 2     # 48 KiB: four stages take 192 KiB of the 227 KiB an SM offers
 K_STEP = 16                          # K of one wgmma.m64n256k16
-SHAPE = f"m64n{BN}k{K_STEP}"
 GROUP_M = 8                          # block rows (cluster rows with cluster=2) visited together
 # 384 threads x 168 registers fill the 64K register file at launch; setmaxnreg then moves registers
 # from the producer warpgroup to the consumers: 128 x 40 + 256 x 232 = 64512 <= 65536
@@ -64,6 +66,7 @@ LAUNCH_REGS, PRODUCER_REGS, CONSUMER_REGS = 168, 40, 232
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
+EPI_COLS = 128                       # smem epilogue: columns of C per pass (a 64 x 128 bf16 buffer per warpgroup)
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,42 @@ class Config:
     lag: int = 1            # wgmma groups left in flight before a stage is released (0 or 1)
     group: int = GROUP_M    # block rows (cluster rows) of the tile raster
     bk: int = BK            # K of a stage: 64 (128-byte rows, 128B swizzle) or 32 (64-byte rows, 64B swizzle)
+    bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256)
+    epi: str = "smem"       # "smem": stmatrix into a swizzled buffer, 16-byte coalesced stores;
+                            # "direct": 4-byte stores straight from the accumulator registers
 
     @property
     def name(self) -> str:
-        return f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
+        return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
+                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == "smem" else "_direct"))
+
+    @property
+    def shape(self) -> str:
+        return f"m64n{self.bn}k{K_STEP}"
+
+    def check(self) -> "Config":
+        """Raise ValueError naming the first field the kernel generator cannot build."""
+        if self.layout not in ("nt", "nn"):
+            raise ValueError(f"layout must be 'nt' or 'nn', not {self.layout!r}")
+        if self.cluster not in (1, 2):
+            raise ValueError(f"cluster must be 1 or 2, not {self.cluster!r}")
+        if self.bk not in (32, 64):
+            raise ValueError(f"bk must be 32 or 64, not {self.bk!r}")
+        # nt: each CTA of a cluster loads bn / cluster rows of B (whole 8-row swizzle groups); nn: whole
+        # 64-column panels
+        split_ok = (self.bn // self.cluster) % 8 == 0 if self.layout == "nt" else \
+            (self.bn // PANEL_N) % self.cluster == 0
+        if self.bn % PANEL_N or not 0 < self.bn <= 256 or not split_ok:
+            raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
+                             f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
+        if self.epi not in ("smem", "direct") or (self.epi == "smem" and self.bn % EPI_COLS):
+            raise ValueError(f"epi must be 'direct' or 'smem' (the latter with bn a multiple of {EPI_COLS}), "
+                             f"not {self.epi!r} with bn = {self.bn}")
+        if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
+            raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
+        if smem_bytes(self) > 227 * 1024:
+            raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
+        return self
 
     @property
     def a_stage(self) -> int:
@@ -85,7 +120,7 @@ class Config:
 
     @property
     def stage_bytes(self) -> int:
-        return (BM + BN) * self.bk * 2
+        return (BM + self.bn) * self.bk * 2
 
     @property
     def k_swizzle(self) -> str:
@@ -95,8 +130,8 @@ class Config:
     def tiles(self):
         """(one consumer's A tile, the B tile) as wgmma sees them in shared memory."""
         tile_a = SmemTile(WG_M, self.bk, "bf16", "K", self.k_swizzle)
-        tile_b = SmemTile(BN, self.bk, "bf16", "K", self.k_swizzle) if self.layout == "nt" else \
-            SmemTile(BN, self.bk, "bf16", "MN", "128B")   # 64-column panels of bk rows
+        tile_b = SmemTile(self.bn, self.bk, "bf16", "K", self.k_swizzle) if self.layout == "nt" else \
+            SmemTile(self.bn, self.bk, "bf16", "MN", "128B")   # 64-column panels of bk rows
         return tile_a, tile_b
 
 
@@ -104,8 +139,14 @@ CONFIGS = [Config("nt", 1), Config("nt", 2), Config("nn", 1), Config("nn", 2)]
 
 
 def smem_bytes(cfg: Config) -> int:
-    """Dynamic shared memory: the stages, 2 mbarriers per stage, and 1 KiB to align the base to 1024."""
-    return cfg.stages * cfg.stage_bytes + 16 * cfg.stages + 1024
+    """Dynamic shared memory: the stages, the epilogue buffers, 2 mbarriers per stage, and 1 KiB to align
+    the base to 1024."""
+    return cfg.stages * cfg.stage_bytes + epi_bytes(cfg) + 16 * cfg.stages + 1024
+
+
+def epi_bytes(cfg: Config) -> int:
+    """The epilogue buffers: per consumer warpgroup 64 rows x EPI_COLS bf16 (one pass)."""
+    return CONSUMERS * WG_M * EPI_COLS * 2 if cfg.epi == "smem" else 0
 
 
 def check_shape(m: int, n: int, k: int) -> None:
@@ -155,6 +196,7 @@ def _descriptor(k, addr, tile: SmemTile):
 
 
 def _kernel(m: pg.Module, cfg: Config):
+    cfg.check()
     S, cl = cfg.stages, cfg.cluster
     k = m.entry(cfg.name, reqntid=THREADS, maxnreg=LAUNCH_REGS)
     tmap_a = k.param_bytes("tmap_a", 128, align=64)
@@ -167,7 +209,8 @@ def _kernel(m: pg.Module, cfg: Config):
     tid = k.tid.x
     wg = k.shr(tid, 7)
     base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
-    bars = k.add(base, S * cfg.stage_bytes)
+    cbuf = k.add(base, S * cfg.stage_bytes)                 # epilogue buffers (epi="smem")
+    bars = k.add(cbuf, epi_bytes(cfg))
     leader = k.setp("eq", tid, 0)
     with k.if_(leader):
         for s in range(S):
@@ -185,7 +228,8 @@ def _kernel(m: pg.Module, cfg: Config):
         unit0, nunits = k.ctaid.x, k.nctaid.x
 
     tiles_m = k.shr(k.add(M, BM - 1), 7)
-    tiles_n = k.shr(k.add(N, BN - 1), 8)
+    bn = cfg.bn
+    tiles_n = k.div(k.add(N, bn - 1), bn) if bn & (bn - 1) else k.shr(k.add(N, bn - 1), bn.bit_length() - 1)
     mcs = k.shr(k.add(tiles_m, cl - 1), cl - 1) if cl > 1 else tiles_m
     units = k.mul(mcs, tiles_n, mode="lo")
     bk = cfg.bk
@@ -206,7 +250,7 @@ def _kernel(m: pg.Module, cfg: Config):
             k.bra(done, guard=k.setp("ge", u, units))
             mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
             row_a = k.shl(mb, 7)
-            col_b = k.shl(nb, 8)
+            col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
                 full = k.mad(s, 8, bars, mode="lo")
                 empty = k.add(full, 8 * S)
@@ -218,7 +262,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 b_base = k.add(stage, cfg.a_stage)
                 mask = (1 << cl) - 1 if cl > 1 else None
                 if cfg.layout == "nt":
-                    rows = BN // cl                       # each CTA loads its share of the B rows
+                    rows = bn // cl                       # each CTA loads its share of the B rows
                     if cl > 1:
                         dst = k.mad(rank, rows * bk * 2, b_base, mode="lo")
                         y = k.mad(rank, rows, col_b, mode="lo")
@@ -226,7 +270,7 @@ def _kernel(m: pg.Module, cfg: Config):
                         dst, y = b_base, col_b
                     k.cp_async_bulk_tensor(dst, tmap_b, [kx, y], mbarrier=full, multicast_mask=mask)
                 else:
-                    panels = BN // PANEL_N // cl          # each CTA loads its share of the 64-column panels
+                    panels = bn // PANEL_N // cl          # each CTA loads its share of the 64-column panels
                     for p in range(panels):
                         if cl > 1:
                             pidx = k.mad(rank, panels, p, mode="lo")
@@ -250,9 +294,14 @@ def _kernel(m: pg.Module, cfg: Config):
         tile_a, tile_b = cfg.tiles()
         desc_a0 = _descriptor(k, k.mad(c, WG_M * bk * 2, base, mode="lo"), tile_a)
         desc_b0 = _descriptor(k, k.add(base, cfg.a_stage), tile_b)
-        acc = k.wgmma_fragment("d", SHAPE, dtype="f32", atype="bf16", name="acc")
+        # the peer CTA's barrier block (a cluster of 2: the other rank), mapped once
+        peer_bars = k.mapa(bars, k.xor(rank, 1), space="shared::cluster", type=pg.u32) if cl > 1 else None
+        acc = k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name="acc")
         gc = k.cvta(k.ld_param(pc), "global", to=True)
         prev = k.reg(pg.u32, "prev")
+        if cfg.epi == "smem":
+            my_cbuf = k.mad(c, WG_M * EPI_COLS * 2, cbuf, mode="lo")
+            wg_bar = k.add(c, 1)                          # named barrier of this warpgroup (0 is the CTA's)
         k.mov(unit0, dst=u)
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         k.place(top)
@@ -271,7 +320,7 @@ def _kernel(m: pg.Module, cfg: Config):
             for step in range(bk // K_STEP):
                 a_off = tile_a.slice_offset(step) >> 4
                 b_off = tile_b.slice_offset(step) >> 4
-                k.wgmma_mma_async(SHAPE, acc, k.add(da, a_off, type=pg.u64) if a_off else da,
+                k.wgmma_mma_async(cfg.shape, acc, k.add(da, a_off, type=pg.u64) if a_off else da,
                                   k.add(db, b_off, type=pg.u64) if b_off else db,
                                   dtype="f32", atype="bf16", btype="bf16",
                                   trans_b=1 if cfg.layout == "nn" else None)
@@ -279,15 +328,19 @@ def _kernel(m: pg.Module, cfg: Config):
             k.wgmma_wait_group(cfg.lag)
             if cfg.lag:
                 # the previous k-block's stage, read by now (none before the first k-block)
-                _release(k, bars, prev, S, cl, guard=k.setp("ne", kb, 0, bool_op="and", c=signal))
+                _release(k, bars, peer_bars, prev, S, guard=k.setp("ne", kb, 0, bool_op="and", c=signal))
             else:
-                _release(k, bars, s, S, cl, guard=signal)
+                _release(k, bars, peer_bars, s, S, guard=signal)
             k.mov(s, dst=prev)
             _advance(k, s, ph, S)
         k.wgmma_wait_group(0)
         if cfg.lag:
-            _release(k, bars, prev, S, cl, guard=has_prev)
-        _epilogue(k, acc, gc, M, N, mb, nb, c, warp, lane)
+            _release(k, bars, peer_bars, prev, S, guard=has_prev)
+        pairs = _pack(k, acc, bn)
+        if cfg.epi == "smem":
+            _store_via_smem(k, pairs, my_cbuf, wg_bar, gc, M, N, mb, nb, c, tid, warp, lane, bn)
+        else:
+            _store(k, pairs, _c_place(k, gc, M, N, mb, nb, c, warp, lane, bn), M, N)
         k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
@@ -299,34 +352,46 @@ def _kernel(m: pg.Module, cfg: Config):
     return k
 
 
-def _release(k, bars, s, S: int, cl: int, guard):
-    """Arrive on stage s's empty barrier in every CTA of the cluster."""
-    empty = k.add(k.mad(s, 8, bars, mode="lo"), 8 * S)
-    if cl == 1:
-        k.mbarrier_arrive(empty, guard=guard)
-        return
-    # the default .release.cta semantics: the stage's reads are complete (wgmma.wait_group) and
-    # nothing was written, so no cluster-scope release (which would also wait for the wgmma still in
-    # flight) is needed
-    rank = k.sreg("%cluster_ctarank")
-    k.mbarrier_arrive(empty, guard=guard)
-    for r in range(1, cl):
-        peer = k.rem(k.add(rank, r), cl)
-        k.mbarrier_arrive(k.mapa(empty, peer, space="shared::cluster", type=pg.u32), space="shared::cluster",
-                          guard=guard)
+def _release(k, bars, peer_bars, s, S: int, guard):
+    """Arrive on stage s's empty barrier in this CTA and, with a cluster, in the peer CTA (whose
+    barrier block starts at the shared::cluster address `peer_bars`)."""
+    off = k.add(k.shl(s, 3), 8 * S)
+    k.mbarrier_arrive(k.add(bars, off), guard=guard)
+    if peer_bars is not None:
+        # the default .release.cta semantics: the stage's reads are complete (wgmma.wait_group) and
+        # nothing was written, so no cluster-scope release (which would also wait for the wgmma
+        # group still in flight) is needed
+        k.mbarrier_arrive(k.add(peer_bars, off), space="shared::cluster", guard=guard)
 
 
-def _epilogue(k, acc, gc, M, N, mb, nb, c, warp, lane):
-    """bf16 pairs straight to C: thread (warp w, lane l) holds rows 16w + l/4 (+ 8), columns
-    8j + 2(l%4) + {0, 1} of its warpgroup's 64 x 256 piece."""
-    row0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)))
-    col0 = k.add(k.shl(nb, 8), k.shl(k.and_(lane, 3), 1))
-    addr = k.add(gc, k.mul(k.mad(row0, N, col0, mode="lo"), 2, mode="wide"))
-    addr8 = k.add(addr, k.mul(N, 16, mode="wide"))      # 8 rows further down
-    pairs = [(k.cvt(acc[4 * j + 1], pg.bf16x2, pg.f32, b=acc[4 * j], rnd="rn"),
-              k.cvt(acc[4 * j + 3], pg.bf16x2, pg.f32, b=acc[4 * j + 2], rnd="rn")) for j in range(BN // 8)]
+def _c_place(k, gc, M, N, mb, nb, c, warp, lane, bn: int, dst=None):
+    """Where this thread's accumulators go: thread (warp w, lane l) holds rows 16w + l/4 (+ 8), columns
+    8j + 2(l%4) + {0, 1} of its warpgroup's 64 x bn piece. Returns [address of the first pair, address
+    8 rows down, first row, first column, whole tile inside C]; `dst` reuses those registers."""
+    d = dst or [None] * 5
+    row0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)), dst=d[2])
+    col_b = k.mul(nb, bn, mode="lo")
+    col0 = k.add(col_b, k.shl(k.and_(lane, 3), 1), dst=d[3])
+    addr = k.add(gc, k.mul(k.mad(row0, N, col0, mode="lo"), 2, mode="wide"), dst=d[0])
+    addr8 = k.add(addr, k.mul(N, 16, mode="wide"), dst=d[1])      # 8 rows further down
     inside = k.setp("le", k.shl(k.add(mb, 1), 7), M)
-    inside = k.setp("le", k.shl(k.add(nb, 1), 8), N, bool_op="and", c=inside)
+    inside = k.setp("le", k.add(col_b, bn), N, bool_op="and", c=inside, dst=d[4])
+    return [addr, addr8, row0, col0, inside]
+
+
+def _pack(k, acc, bn: int, dst=None):
+    """The accumulators as bf16 pairs: [(row r pair, row r + 8 pair) for each 8-column group j]."""
+    pairs = []
+    for j in range(bn // 8):
+        lo = k.cvt(acc[4 * j + 1], pg.bf16x2, pg.f32, b=acc[4 * j], rnd="rn", dst=dst and dst[2 * j])
+        hi = k.cvt(acc[4 * j + 3], pg.bf16x2, pg.f32, b=acc[4 * j + 2], rnd="rn", dst=dst and dst[2 * j + 1])
+        pairs.append((lo, hi))
+    return pairs
+
+
+def _store(k, pairs, place, M, N):
+    """bf16 pairs straight to C; predicated per row and column only on tiles that cross an edge."""
+    addr, addr8, row0, col0, inside = place
     edge = k.if_else(inside)
     with edge.then():
         for j, (lo, hi) in enumerate(pairs):
@@ -340,6 +405,53 @@ def _epilogue(k, acc, gc, M, N, mb, nb, c, warp, lane):
             # N is a multiple of 8, so col < N also covers col + 1
             k.st(pg.mem(addr, 16 * j), lo, pg.b32, guard=k.setp("lt", col, N, bool_op="and", c=ok0))
             k.st(pg.mem(addr8, 16 * j), hi, pg.b32, guard=k.setp("lt", col, N, bool_op="and", c=ok1))
+
+
+def _store_via_smem(k, pairs, buf, wg_bar, gc, M, N, mb, nb, c, tid, warp, lane, bn: int):
+    """The warpgroup's 64 x bn piece in passes of EPI_COLS columns through its 64 x EPI_COLS buffer:
+    stmatrix.x4 puts four 8x8 bf16 matrices (rows 16w..16w+15, two 8-column groups) per instruction
+    into 256-byte rows whose 16-byte chunks are XOR-swizzled with the row (chunk ^ row % 8, so the 8
+    rows of a matrix hit 8 different bank groups); then each thread reads 16-byte chunks back and
+    stores them to C, a warp writing two whole 256-byte row segments per instruction."""
+    row_bytes = EPI_COLS * 2
+    # stmatrix: lane l gives the address of row l % 8 of matrix l / 8 (matrix m: rows + 8 (m % 2),
+    # column group + m / 2)
+    mi = k.shr(lane, 3)
+    srow = k.add(k.add(k.shl(warp, 4), k.shl(k.and_(mi, 1), 3)), k.and_(lane, 7))
+    ri = k.and_(lane, 7)
+    s_row_base = k.mad(srow, row_bytes, buf, mode="lo")
+    # read-back: pass-relative chunk q = tid % 16 of rows it * 8 + tid / 16
+    t = k.and_(tid, 127)
+    q = k.and_(t, 15)
+    rrow = k.shr(t, 4)
+    gcol0 = k.add(k.mul(nb, bn, mode="lo"), k.shl(q, 3))
+    grow0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), rrow)
+    col_ok0 = k.setp("lt", gcol0, N)
+    ld_base = k.add(k.mad(rrow, row_bytes, buf, mode="lo"), k.shl(k.xor(q, k.and_(rrow, 7)), 4))
+    g_base = k.add(gc, k.mul(k.mad(grow0, N, gcol0, mode="lo"), 2, mode="wide"))
+    row_step = k.mul(N, 16, mode="wide")                 # 8 rows of C in bytes
+    groups = EPI_COLS // 8
+    for p in range(bn // EPI_COLS):
+        if p:
+            k.bar_sync(wg_bar, 128)                      # the previous pass has been read back
+        for g in range(0, groups, 2):
+            j = p * groups + g
+            chunk = k.add(k.shr(mi, 1), g)               # 16-byte chunk of the matrix row
+            addr = k.add(s_row_base, k.shl(k.xor(chunk, ri), 4))
+            k.stmatrix(addr, [pairs[j][0], pairs[j][1], pairs[j + 1][0], pairs[j + 1][1]])
+        k.bar_sync(wg_bar, 128)
+        col_ok = col_ok0 if p == 0 else k.setp("lt", k.add(gcol0, p * EPI_COLS), N)
+        g_addr = g_base
+        for it in range(WG_M // 8):
+            v = k.ld(pg.mem(ld_base, it * 8 * row_bytes), pg.b32, space="shared", vec=4)
+            ok = k.setp("lt", k.add(grow0, it * 8), M, bool_op="and", c=col_ok)
+            k.st(pg.mem(g_addr, p * EPI_COLS * 2), v, pg.b32, guard=ok)
+            if it + 1 < WG_M // 8:
+                g_addr = k.add(g_addr, row_step)
+    k.bar_sync(wg_bar, 128)                              # the buffer is free for the next tile
+    # the buffer never overlaps the stages wgmma reads, but the async-protocol check tracks the one
+    # dynamic shared window as a whole; one fence per tile is cheap next to the K loop and keeps it quiet
+    k.fence_proxy_async("shared::cta")
 
 
 def build(target: str = "sm_90a", configs=None) -> pg.Module:
@@ -364,7 +476,7 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int):
     sw = cfg.k_swizzle
     ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(BM, cfg.bk), swizzle=sw, l2_promotion="256B")
     if cfg.layout == "nt":
-        tb = encode_tiled(ptr=pb, dtype="bf16", shape=(n, k), box=(BN // cfg.cluster, cfg.bk), swizzle=sw,
+        tb = encode_tiled(ptr=pb, dtype="bf16", shape=(n, k), box=(cfg.bn // cfg.cluster, cfg.bk), swizzle=sw,
                           l2_promotion="256B")
     else:
         tb = encode_tiled(ptr=pb, dtype="bf16", shape=(k, n), box=(cfg.bk, PANEL_N), swizzle="128B",
@@ -383,7 +495,7 @@ def resident_ctas(f, cfg: Config, sm_count: int) -> int:
 def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     """Persistent grid: no more CTAs than can be resident (`ctas`), a whole number of clusters, and no
     more than the work."""
-    tiles_m, tiles_n = -(-m // BM), -(-n // BN)
+    tiles_m, tiles_n = -(-m // BM), -(-n // cfg.bn)
     units = -(-tiles_m // cfg.cluster) * tiles_n
     return max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
 

@@ -20,7 +20,10 @@ def _load():
 
 h = _load()
 # the sample's kernels plus the benchmark's other shapes of the pipeline
-CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 16, 32)]
+CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 16, 32),
+                       h.Config("nt", 1, 5, 1, 8, 64, 192, "direct"), h.Config("nn", 2, 5, 1, 8, 64, 128),
+                       h.Config("nt", 2, 5, 1, 8, 64, 192, "direct"), h.Config("nt", 1, epi="direct"),
+                       h.Config("nn", 2, epi="direct")]
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +49,25 @@ def test_kernel_structure(module, cfg):
     assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
                        r"(\.multicast::cluster)?", body)
-    per_stage_b = 1 if cfg.layout == "nt" else h.BN // h.PANEL_N // cfg.cluster
+    per_stage_b = 1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N // cfg.cluster
     assert len(loads) == 1 + per_stage_b
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
     assert body.count("mbarrier.try_wait.parity.shared.b64") == 2     # producer: empty; consumer: full
     # the consumers: bk/16 wgmma per k-block, fenced, committed, waited with the configured lag
-    n_mma = body.count(f"wgmma.mma_async.sync.aligned.{h.SHAPE}.f32.bf16.bf16")
+    n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
     assert n_mma == cfg.bk // h.K_STEP
     assert f"wgmma.wait_group.sync.aligned {cfg.lag};" in body and "wgmma.wait_group.sync.aligned 0;" in body
-    trans = re.findall(r"wgmma\.mma_async[^;]*, 1, 1, 1, 0, (\d);", body)
+    trans = re.findall(r"wgmma\.mma_async[^;]*, (?:1|%p\d+), 1, 1, 0, (\d);", body)
     assert trans == [("1" if cfg.layout == "nn" else "0")] * n_mma
+    # the epilogue: through the warpgroup's shared buffer (stmatrix, then 16-byte loads and stores)
+    # or 4-byte stores straight from the registers (a fast path and a predicated edge path)
+    if cfg.epi == "smem":
+        assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == cfg.bn // 16
+        assert body.count("ld.shared.v4.b32") == (cfg.bn // h.EPI_COLS) * h.WG_M // 8
+        assert body.count("st.global.v4.b32") == (cfg.bn // h.EPI_COLS) * h.WG_M // 8
+        assert body.count("st.global.b32") == 0
+    else:
+        assert "stmatrix" not in body and body.count("st.global.b32") == 2 * 2 * cfg.bn // 8
     if cfg.cluster > 1:
         assert "mapa.shared::cluster.u32" in body
         assert "mbarrier.arrive.shared::cluster.b64 _," in body
@@ -101,6 +113,15 @@ def test_descriptor_tiles_match_the_tma_boxes():
     (130, 264, 132, 2, 4), (4096, 4096, 120, 2, 120), (4096, 4096, 131, 2, 130)])
 def test_grid_is_persistent_and_whole_clusters(m, n, ctas, cluster, want):
     assert h.grid_for(h.Config("nt", cluster), m, n, ctas) == want
+
+
+@pytest.mark.parametrize("kw, msg", [(dict(layout="tn"), "layout"), (dict(cluster=4), "cluster"),
+                                     (dict(bk=128), "bk"), (dict(bn=96), "bn = 96"),
+                                     (dict(bn=192, cluster=2, layout="nn"), "bn = 192"), (dict(stages=5), "do not fit"), (dict(bn=192, epi="smem"), "epi"),
+                                     (dict(lag=2), "lag")])
+def test_config_check_names_the_field(kw, msg):
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        h.Config(**kw).check()
 
 
 @pytest.mark.parametrize("shape, msg", [((0, 8, 8), "M = 0"), ((8, 12, 8), "multiples of 8"),
