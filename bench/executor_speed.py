@@ -36,6 +36,12 @@ def _cases(rng):
         b = np.zeros((n, 64), np.uint16)
         yield (f"wgmma_tile m64n{n}k16", wm, w.kernel_name(n), (1,), (128,),
                lambda a=a, b=b, n=n: [Buffer(a), Buffer(b), Buffer(np.zeros((64, n), np.float32))])
+    import _tma_kernels as T
+    tm = T.build()
+    for name, (n, swz, store) in T.CASES.items():
+        a, b, _ = T.inputs(rng, n)
+        yield (f"TMA+wgmma m64n{n}k64 {swz}{' tma-st' if store == 'tma' else ''}", tm, name, (1,), (128,),
+               lambda a=a, b=b, name=name: _tma_args(T, name, a, b))
     ax = load_sample("axpy").build()
     for n in (1000, 1 << 16):
         x = rng.standard_normal(n).astype(np.float32)
@@ -49,12 +55,21 @@ def _cases(rng):
                lambda x=x, n=n, blocks=blocks: [Buffer(x), Buffer(np.zeros(blocks, np.float32)), n])
 
 
+def _tma_args(T, name, a_bits, b_bits):
+    from ptxgen.executor import tensor_map
+    n, swz, store = T.CASES[name]
+    pe = T.panel_elems(swz)
+    c = Buffer(np.zeros((T.M, n), np.float32))
+    return [tensor_map(Buffer(a_bits), box=(T.M, pe), swizzle=swz), tensor_map(Buffer(b_bits), box=(n, pe), swizzle=swz),
+            tensor_map(c, box=(T.M, n)) if store == "tma" else c]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per kernel; the best is reported")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
-    print(f"{'kernel':28s} {'CTAs':>5s} {'threads':>8s} {'steps':>7s} {'thread-instr':>12s} {'best ms':>9s} "
+    print(f"{'kernel':34s} {'CTAs':>5s} {'threads':>8s} {'steps':>7s} {'thread-instr':>12s} {'best ms':>9s} "
           f"{'M thread-instr/s':>16s}")
     for label, mod, name, grid, block, make_args in _cases(rng):
         best = float("inf")
@@ -64,7 +79,7 @@ def main(argv=None) -> int:
             stats = run_kernel(mod, name, grid=grid, block=block, args=a)
             best = min(best, time.perf_counter() - t0)
         threads = int(np.prod(grid)) * int(np.prod(block))
-        print(f"{label:28s} {stats.ctas:5d} {threads:8d} {stats.steps:7d} {stats.thread_instructions:12d} "
+        print(f"{label:34s} {stats.ctas:5d} {threads:8d} {stats.steps:7d} {stats.thread_instructions:12d} "
               f"{best * 1e3:9.2f} {stats.thread_instructions / best / 1e6:16.2f}")
     return 0
 

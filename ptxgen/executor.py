@@ -24,14 +24,29 @@ with commit/wait, and fences/membar (no-ops: memory is sequentially consistent h
 raises UnsupportedInstructionError with the instruction's source location.
 
 wgmma.mma_async m64nNk16 (.f16/.bf16 -> .f32, A and B K-major from descriptors, no swizzle or
-32B/64B/128B swizzle) is computed when issued; its fence/commit/wait are no-ops.
+32B/64B/128B swizzle, or A in registers) is computed when issued; its fence/commit/wait are no-ops.
 
 mbarrier objects in shared memory (init, arrive, arrive.expect_tx, expect_tx, complete_tx, test_wait,
 try_wait, with tokens or .parity) keep their state beside shared memory; a try_wait that fails parks its
 threads until the phase completes, so a barrier nobody completes is reported as a DeadlockError with the
 mbarrier's phase and pending counts.
 
-Not modelled: wgmma with A in registers or transposed operands, TMA, clusters, calls, .local memory,
+TMA: cp.async.bulk.tensor.1d-.5d in tile mode, global -> shared::cluster/cta completing on an mbarrier
+(.mbarrier::complete_tx::bytes) and shared::cta -> global (.bulk_group), plus plain cp.async.bulk in both
+directions. The tensor map is read from the operand's 128 bytes (a `.param .align 64 .b8 tmap[128]`
+passed a TensorMapArg, or a map in a global Buffer) and decoded with ptxgen.tma.decode_tensor_map;
+its global address names the Buffer. A load places the box densely (innermost dimension fastest) at
+the shared address, each element moved by the swizzle of the absolute shared address (16-byte chunk
+bits [4, 4+B) XOR address bits [7, 7+B), B = 3/2/1 for 128B/64B/32B: ptxgen.layout.swizzle_offset, the
+same function wgmma's descriptor reads use), fills elements outside the tensor with zero (or NaN with
+the NaN fill), and completes tx on the mbarrier with the box's bytes at once. A store writes back only
+the elements inside the tensor. Element strides follow the driver documentation (ceil(box/stride)
+elements per dimension, dimension 0 unstrided); interleaved maps, im2col, multicast and reductions are
+not modelled. The copies happen when issued, so commit_group/wait_group are no-ops.
+
+wgmma.mma_async also takes A in registers (the fragment of ptxgen.layout's wgmma A map).
+
+Not modelled: wgmma with transposed (MN-major) operands, clusters, calls, .local memory,
 atomics. Exited threads no longer count towards bar.sync. Floating-point fma is computed in float64
 and rounded to the result type; for .f32 the product is exact, so only a rare double-rounding tie can
 differ from the hardware. mma.sync and wgmma accumulate in float64, so results can differ from the
@@ -49,8 +64,8 @@ from . import ir
 from .errors import (DeadlockError, ExecutionError, MemoryFaultError, UnsupportedInstructionError,
                      UsageError)
 
-__all__ = ["Buffer", "RunStats", "Record", "run_kernel", "load_function", "fragment_report", "FragmentReport",
-           "coordinate_matrix"]
+__all__ = ["Buffer", "TensorMapArg", "tensor_map", "RunStats", "Record", "run_kernel", "load_function",
+           "fragment_report", "FragmentReport", "coordinate_matrix"]
 
 GLOBAL_BASE = 1 << 40        # global buffers live from here, each 256-byte aligned
 SHARED_WINDOW = 1 << 32      # generic addresses [SHARED_WINDOW, SHARED_WINDOW + size) are shared memory
@@ -79,6 +94,101 @@ class Buffer:
 
     def __repr__(self) -> str:
         return f"Buffer({self.array.dtype}{list(self.array.shape)} at {self.address:#x})"
+
+
+class TensorMapArg:
+    """A tensor map over an executor Buffer, passed by value to a `.param .align 64 .b8 tmap[128]` parameter.
+
+    `map` is a ptxgen.tma.TiledTensorMapSpec, a ptxgen.tma.TensorMap (e.g. the one encoded for the GPU
+    run) or its 128 raw bytes: its dims, strides, box, element strides, swizzle and OOB fill are kept,
+    and its global address is replaced by the executor address of `buffer` plus `offset` bytes. The
+    kernel receives the 128 bytes in the layout the CUDA 13 driver writes (see ptxgen.tma's decode
+    table), and cp.async.bulk.tensor decodes them from the parameter it is given.
+    """
+
+    def __init__(self, buffer: Buffer, map, *, offset: int = 0):
+        from .tma import TensorMap, TiledTensorMapSpec, decode_tensor_map
+        if not isinstance(buffer, Buffer):
+            raise UsageError(f"TensorMapArg takes the Buffer the map describes, not {type(buffer).__name__}")
+        if isinstance(map, TensorMap):
+            spec = map.spec if map.spec is not None else decode_tensor_map(map.raw).spec
+        elif isinstance(map, TiledTensorMapSpec):
+            spec = map
+        elif isinstance(map, (bytes, bytearray)):
+            spec = decode_tensor_map(bytes(map)).spec
+        else:
+            raise UsageError("TensorMapArg takes a ptxgen.tma TiledTensorMapSpec, TensorMap or 128 raw bytes, "
+                             f"not {type(map).__name__}")
+        if not isinstance(offset, (int, np.integer)) or offset < 0 or offset % 16:
+            raise UsageError(f"offset must be a non-negative multiple of 16 bytes, not {offset!r}")
+        self.buffer = buffer
+        self.spec = spec.check()
+        self.offset = int(offset)
+
+    def encode(self, address: Optional[int] = None) -> bytes:
+        """The 128 bytes of the map with global address `address` (default: the buffer's, plus offset)."""
+        return _encode_tensor_map(self.spec, self.buffer.address + self.offset if address is None else address)
+
+    def __repr__(self) -> str:
+        s = self.spec
+        return f"TensorMapArg({s.dtype} dims={s.global_dim} box={s.box_dim} swizzle={s.swizzle} over {self.buffer!r})"
+
+
+def tensor_map(buffer: Buffer, box: Sequence[int], *, dtype=None, shape: Optional[Sequence[int]] = None,
+               strides: Optional[Sequence[int]] = None, element_strides: Optional[Sequence[int]] = None,
+               swizzle: str = "none", oob_fill: str = "zero", interleave: str = "none",
+               l2_promotion: str = "none", offset: int = 0) -> TensorMapArg:
+    """A TensorMapArg over `buffer`, arguments as ptxgen.tma.encode_tiled (outermost first).
+
+    dtype and shape default to the buffer's array (dtype='bf16' to view uint16 bits as bf16); every
+    documented cuTensorMapEncodeTiled requirement is checked (TensorMapError), no driver is needed.
+    """
+    from .tma import tiled_spec
+    if not isinstance(buffer, Buffer):
+        raise UsageError(f"tensor_map takes a Buffer, not {type(buffer).__name__}")
+    arr = buffer._work
+    if dtype is None:
+        dtype = arr.dtype
+    if shape is None:
+        shape = arr.shape
+    spec = tiled_spec(ptr=0, dtype=dtype, shape=shape, strides=strides, box=box, element_strides=element_strides,
+                      interleave=interleave, swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill)
+    return TensorMapArg(buffer, spec, offset=offset)
+
+
+def _encode_tensor_map(spec, address: int) -> bytes:
+    """The 128 bytes of a tiled tensor map, in the layout ptxgen.tma.decode_tensor_map reads (the CUDA 13.0
+    driver's on sm_90): the inverse of that decoder."""
+    import struct
+    from .tma import _DECODE_DTYPE, _DECODE_INTERLEAVE, _DECODE_L2, _DECODE_SWIZZLE, _dtype_name
+    dw = [0] * 32
+    dtype = _dtype_name(spec.dtype)
+    tf32 = dtype in ("tf32", "tf32_ftz")
+    base = {"tf32": "f32", "tf32_ftz": "f32_ftz"}.get(dtype, dtype)
+    code = {v: k for k, v in _DECODE_DTYPE.items()}[base]
+    inv = lambda table, v: {b: a for a, b in table.items()}[v]  # noqa: E731
+    rank = len(spec.global_dim)
+    dw[0], dw[1] = address & 0xFFFFFFFF, address >> 32
+    dw[2] = (((rank - 1) << 4) | (code << 7) | (inv(_DECODE_INTERLEAVE, spec.interleave) << 11)
+             | (inv(_DECODE_SWIZZLE, spec.swizzle) << 13) | ((spec.oob_fill == "nan") << 15) | (tf32 << 16)
+             | (inv(_DECODE_L2, spec.l2_promotion) << 17))
+    for i, st in enumerate(spec.global_strides):
+        v = st >> 4
+        dw[3 + i] = v & 0xFFFFFFFF
+        dw[7] |= ((v >> 32) & 0xF) << (4 * i)
+    for i, d in enumerate(spec.global_dim):
+        dw[8 + i] = d - 1
+    for i, e in enumerate(spec.element_strides):
+        dw[13] |= (e - 1) << (3 * i)
+    dw[13] |= (spec.box_dim[0] - 1) << 24
+    for i in range(1, rank):
+        dw[14] |= (spec.box_dim[i] - 1) << (8 * (i - 1))
+    n = spec.element_bytes
+    for b, e in zip(spec.box_dim, spec.element_strides):
+        n *= b // e
+    dw[16] = n
+    dw[18] = {"none": 16, "32B": 256, "64B": 512, "128B": 1024}[spec.swizzle]
+    return struct.pack("<32I", *dw)
 
 
 @dataclass
@@ -948,8 +1058,10 @@ class _Executor:
             raise _Unsupported(f"{ins.opcode} is not modelled")
         if len(mods) > 1 and mods[1] in ("commit_group", "wait_group", "wait_all"):
             return self._noop(ins, mods)  # the copy already happened when it was issued
-        if "bulk" in mods or "mbarrier" in mods:
-            raise _Unsupported(f"{ins.opcode} is not modelled (only the non-bulk cp.async)")
+        if len(mods) > 1 and mods[1] == "bulk":
+            return self._op_cp_bulk(ins, mods[2:])
+        if "mbarrier" in mods:
+            raise _Unsupported(f"{ins.opcode} is not modelled")
         dst, src, size, *rest = ins.operands
         _, wa = self._address(dst, "shared")
         _, ra = self._address(src, "global")
@@ -967,6 +1079,212 @@ class _Executor:
                 for j in np.nonzero(keep > 0)[0]:
                     data[j, :keep[j]] = self._bytes("global", int(src_addr[j]), int(keep[j]), cta)
             self._store("shared", wa(cta, idx), data, cta)
+        return body, False
+
+    # ---------------------------------------------------------------- bulk copies and TMA
+    def _op_cp_bulk(self, ins, mods):
+        """cp.async.bulk{.tensor}: done when issued; a load's bytes complete_tx on its mbarrier at once."""
+        if not mods or mods[0] in ("commit_group", "wait_group") or mods[0] == "prefetch":
+            return self._noop(ins, mods)  # the copies already happened when they were issued
+        for m in mods:
+            if m.startswith(("multicast", "cta_group", "im2col", "gather4", "scatter4", "tile::", "ignore_oob")) \
+                    or m in ("cp_mask", "reduce", "add", "min", "max", "inc", "dec", "and", "or", "xor"):
+                raise _Unsupported(f"{ins.opcode}: .{m} is not modelled (tile-mode unicast copies only)")
+        if mods[0] == "tensor":
+            return self._op_tma(ins, mods[1:])
+        ops = [o for o in ins.operands]
+        load = mods[0].startswith("shared") and "global" in mods
+        store = mods[0] == "global" and any(m.startswith("shared") for m in mods)
+        if not (load or store):
+            raise _Unsupported(f"{ins.opcode}: only global <-> shared bulk copies are modelled")
+        dst, src, size = ops[:3]
+        _, wa = self._address(dst, "shared" if load else "global")
+        _, ra = self._address(src, "global" if load else "shared")
+        rsize = self._reader(size, "u32")
+        mbar = None
+        if load:
+            if len(ops) < 4:
+                raise _Unsupported(f"{ins.opcode}: expected an mbarrier operand")
+            _, mbar = self._address(ops[3], "shared")
+
+        def body(cta, idx):
+            da, sa, n = wa(cta, idx), ra(cta, idx), rsize(cta, idx)
+            for j in range(idx.size):
+                nb = int(n[j])
+                if nb % 16 or int(da[j]) % 16 or int(sa[j]) % 16:
+                    raise _Fault(f"cp.async.bulk needs 16-byte aligned addresses and a size that is a multiple "
+                                 f"of 16, got dst {int(da[j]):#x}, src {int(sa[j]):#x}, size {nb}", [j])
+                if nb == 0:
+                    continue
+                data = self._bytes("global" if load else "shared", int(sa[j]), nb, cta).copy()
+                self._put_bytes("shared" if load else "global", int(da[j]), data, cta)
+                if load:
+                    self._complete_tx(cta, int(mbar(cta, idx[j:j + 1])[0]), nb)
+        return body, False
+
+    def _put_bytes(self, space, addr: int, data: np.ndarray, cta) -> None:
+        parts = self._resolve(space, np.array([addr], dtype=np.uint64), data.size, cta)
+        arr, off, _ = parts[0]
+        arr[int(off[0]):int(off[0]) + data.size] = data
+
+    def _complete_tx(self, cta, ad: int, nbytes: int) -> None:
+        """mbarrier complete_tx of `nbytes` on the barrier at shared address `ad` (may complete the phase)."""
+        mb = cta.mbarriers.get(ad)
+        if mb is None:
+            raise _ExecFail(f"the copy completes on an mbarrier at shared {ad:#x} that was not initialized "
+                            "(mbarrier.init)")
+        mb.tx -= nbytes
+        self._maybe_complete(cta, ad, mb)
+
+    @staticmethod
+    def _maybe_complete(cta, ad: int, mb: "_Mbarrier") -> None:
+        if mb.pending == 0 and mb.tx == 0:
+            mb.phase += 1
+            mb.pending = mb.expected
+            woken = cta.waiting & (cta.bar_id == -ad - 1)
+            cta.waiting[woken] = False
+
+    def _tensor_operand(self, op):
+        """(map address reader -> (space, address), coordinate readers) of `[map, {c0, ...}]`."""
+        from .ops.operands import TensorRef
+        if isinstance(op, TensorRef):
+            base, off, coords = op.base, 0, tuple(op.coords)
+        elif type(op).__name__ == "AddrList" and len(op.items) == 2 and isinstance(op.items[0], ir.Addr):
+            base, off, coords = op.items[0].base, op.items[0].offset, _elems(op.items[1])
+        else:
+            raise _Unsupported(f"expected a tensor operand [map, {{coords}}], got {op}")
+        if isinstance(base, ir.Sym):
+            a = self._sym_address(base.name) + off
+            space = "param" if base.name in self.param_offsets else "shared"
+
+            def where(cta, idx):
+                return space, np.full(idx.shape, a, dtype=np.uint64)
+        elif isinstance(base, ir.Reg):
+            name = base.name
+
+            def where(cta, idx):
+                # generic: this executor's .param window is [0, parameter bytes); global buffers live higher
+                ad = self._reg(cta, name)[idx] + np.uint64(off & _M64)
+                return ("param" if (ad < np.uint64(self.params.size)).all() else "generic"), ad
+        else:
+            raise _Unsupported(f"tensor map operand {base} is not modelled")
+        return where, [self._reader(c, "s32") for c in coords]
+
+    def _decoded_map(self, raw: bytes):
+        cache = self.__dict__.setdefault("_map_cache", {})
+        spec = cache.get(raw)
+        if spec is None:
+            from .errors import TensorMapError
+            from .tma import decode_tensor_map
+            try:
+                spec = decode_tensor_map(raw).spec
+            except TensorMapError as e:
+                raise _ExecFail(f"the tensor map operand does not hold a tiled tensor map: {e}") from None
+            if spec.interleave != "none":
+                raise _Unsupported(f"tensor maps with interleave {spec.interleave} are not modelled")
+            cache[raw] = spec
+        return spec
+
+    def _tma_box(self, spec, coords: Sequence[int]):
+        """(element offsets in bytes from the global address [n], inside [n], element count per dimension)
+        of the box at `coords`, in shared-memory order (innermost dimension fastest)."""
+        rank = len(spec.global_dim)
+        if len(coords) != rank:
+            raise _ExecFail(f"the tensor map has rank {rank} but the copy gives {len(coords)} coordinates")
+        # ceil(box / elementStride) elements per dimension; without interleave dimension 0 has no stride
+        # (cuTensorMapEncodeTiled: the first element of elementStrides is ignored)
+        es = (1,) + tuple(spec.element_strides[1:])
+        counts = [-(-b // e) for b, e in zip(spec.box_dim, es)]
+        axes = [coords[d] + np.arange(counts[d], dtype=np.int64) * es[d] for d in range(rank)]
+        grids = np.meshgrid(*axes[::-1], indexing="ij")[::-1]   # grids[d]: coordinate along dimension d
+        esize = spec.element_bytes
+        strides = (esize,) + tuple(spec.global_strides)
+        inside = np.ones(grids[0].shape, bool)
+        off = np.zeros(grids[0].shape, np.int64)
+        for d in range(rank):
+            inside &= (grids[d] >= 0) & (grids[d] < spec.global_dim[d])
+            off += grids[d] * strides[d]
+        return off.ravel(), inside.ravel(), counts
+
+    def _tma_global(self, spec, off: np.ndarray, inside: np.ndarray):
+        """(buffer bytes, byte indices [n, esize]) of the in-bounds elements of a box."""
+        ga = spec.global_address
+        bases = self.mem.bases
+        w = int(np.searchsorted(bases, np.uint64(ga), side="right")) - 1
+        if w < 0 or ga >= self.mem.buffers[w].address + self.mem.buffers[w].nbytes:
+            raise _Fault(f"the tensor map's global address {ga:#x} is in no buffer passed to the kernel "
+                         "(give it as TensorMapArg(buffer, map))")
+        b = self.mem.buffers[w]
+        idx = (ga - b.address) + off[inside][:, None] + np.arange(spec.element_bytes)
+        if idx.size and (idx.max() >= b.nbytes or idx.min() < 0):
+            raise _Fault(f"the tensor map reaches past its buffer {b!r}: an element inside the tensor's dims lies "
+                         f"{int(idx.max()) - b.nbytes + 1} bytes beyond it")
+        return b.bytes, idx
+
+    _NAN_FILL = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
+
+    def _op_tma(self, ins, mods):
+        """cp.async.bulk.tensor.Nd (tile mode): global -> shared with complete_tx, or shared -> global bulk_group."""
+        if not mods or not re.fullmatch(r"[1-5]d", mods[0]):
+            raise _Unsupported(f"{ins.opcode}: expected .1d to .5d")
+        dims = int(mods[0][0])
+        rest = mods[1:]
+        load = rest[0].startswith("shared") and "global" in rest
+        store = rest[0] == "global" and len(rest) > 1 and rest[1].startswith("shared")
+        if not (load or store):
+            raise _Unsupported(f"{ins.opcode}: only global -> shared and shared::cta -> global copies are modelled")
+        ops = ins.operands
+        if load:
+            dst, tref, mb = ops[0], ops[1], ops[2]
+            _, sm = self._address(dst, "shared")
+            _, mbar = self._address(mb, "shared")
+        else:
+            tref, src = ops[0], ops[1]
+            _, sm = self._address(src, "shared")
+        where, rcoords = self._tensor_operand(tref)
+        if len(rcoords) != dims:
+            raise _Unsupported(f"{ins.opcode}: {len(rcoords)} coordinates for a {dims}d copy")
+        from .layout import swizzle_offset
+
+        def body(cta, idx):
+            space, maddr = where(cta, idx)
+            saddr = sm(cta, idx)
+            cs = np.stack([r(cta, idx).astype(np.int64) for r in rcoords], axis=1)
+            for j in range(idx.size):
+                if space == "param":
+                    a = int(maddr[j])
+                    if a % 64:
+                        raise _Fault(f"tensor map at parameter offset {a:#x} is not 64-byte aligned", [j])
+                    raw = bytes(self.params[a:a + 128])
+                else:
+                    if int(maddr[j]) % 64:
+                        raise _Fault(f"tensor map at {int(maddr[j]):#x} is not 64-byte aligned", [j])
+                    raw = bytes(self._bytes("global", int(maddr[j]), 128, cta))
+                spec = self._decoded_map(raw)
+                base = int(saddr[j])
+                if base % 128:
+                    raise _Fault(f"the shared-memory address {base:#x} of a tensor copy must be 128-byte aligned", [j])
+                off, inside, counts = self._tma_box(spec, [int(c) for c in cs[j]])
+                esize = spec.element_bytes
+                nbytes = off.size * esize
+                dest = swizzle_offset(base + np.arange(off.size, dtype=np.int64) * esize, spec.swizzle)
+                sidx = dest[:, None] + np.arange(esize)
+                if sidx.size and sidx.max() >= cta.shared.size:
+                    raise _Fault(f"the {nbytes}-byte box at shared {base:#x} runs past the {cta.shared.size} bytes "
+                                 "of shared memory", [j])
+                arr, gidx = self._tma_global(spec, off, inside)
+                if load:
+                    data = np.zeros((off.size, esize), np.uint8)
+                    if spec.oob_fill == "nan":
+                        fill = self._NAN_FILL.get(esize, 0)
+                        if spec.dtype == "bf16":
+                            fill = 0x7FC0
+                        data[:] = np.frombuffer(fill.to_bytes(8, "little")[:esize], np.uint8)
+                    data[inside] = arr[gidx]
+                    cta.shared[sidx] = data
+                    self._complete_tx(cta, int(mbar(cta, idx[j:j + 1])[0]), nbytes)
+                else:
+                    arr[gidx] = cta.shared[sidx][inside]
         return body, False
 
     def _bytes(self, space, addr: int, n: int, cta) -> np.ndarray:
@@ -998,17 +1316,23 @@ class _Executor:
         ops = ins.operands
         d, a, b = ops[0], ops[1], ops[2]
         rest = ops[3:]
-        if isinstance(a, (ir.Vec, tuple)) or len(rest) != 5:
-            raise _Unsupported(f"{ins.opcode}: A in registers is not modelled (descriptors only)")
-        if any(not isinstance(x, ir.Imm) for x in rest[1:]) or int(rest[3].value) or int(rest[4].value):
+        reg_a = isinstance(a, (ir.Vec, tuple))
+        if len(rest) != (4 if reg_a else 5) or any(not isinstance(x, ir.Imm) for x in rest[1:]):
+            raise _Unsupported(f"{ins.opcode}: expected scale-d, imm-scale-a, imm-scale-b and the imm-trans "
+                               "operands")
+        if any(int(x.value) for x in rest[3:]):
             raise _Unsupported(f"{ins.opcode}: only K-major operands (imm-trans-a = imm-trans-b = 0) are modelled")
         scale_a, scale_b = int(rest[1].value), int(rest[2].value)
+        fa = fragment_map(f"wgmma.m64n{n}k16", "a", at) if reg_a else None
+        if reg_a and len(_elems(a)) != fa.regs:
+            raise _Unsupported(f"{ins.opcode}: {len(_elems(a))} A registers, not {fa.regs}")
+        ras = [self._reader(r, "b32") for r in _elems(a)] if reg_a else None
         rscale = self._reader(rest[0], "pred")
         fd = fragment_map(f"wgmma.m64n{n}k16", "d", "f32")
         dregs = _elems(d)
         if len(dregs) != fd.regs:
             raise _Unsupported(f"{ins.opcode}: {len(dregs)} accumulator registers, not {fd.regs}")
-        ra, rb = self._reader(a, "b64"), self._reader(b, "b64")
+        ra, rb = (None if reg_a else self._reader(a, "b64")), self._reader(b, "b64")
         rd = [self._reader(r, "f32") for r in dregs]
         wd = [self._writer(r, "f32") for r in dregs]
 
@@ -1019,11 +1343,14 @@ class _Executor:
                 if th.size != 128:
                     raise _ExecFail(f"wgmma is .aligned: all 128 threads of warpgroup {int(g)} must execute it "
                                     f"together, but only {th.size} arrived")
-                descs_a, descs_b = ra(cta, th), rb(cta, th)
+                descs_b = rb(cta, th)
+                descs_a = descs_b if reg_a else ra(cta, th)
                 if (descs_a != descs_a[0]).any() or (descs_b != descs_b[0]).any():
                     raise _ExecFail("wgmma descriptors differ between the threads of a warpgroup")
                 mats = []
-                for desc, rows, t in ((descs_a[0], 64, at), (descs_b[0], n, bt)):
+                if reg_a:  # A fragment: the same rule as mma.sync's A per warp (ptxgen.layout)
+                    mats.append(fa.gather(_unpack([r(cta, th) for r in ras], fa)))
+                for desc, rows, t in (((descs_a[0], 64, at),) if not reg_a else ()) + ((descs_b[0], n, bt),):
                     addr = _operand_addresses(int(desc), rows, 32).reshape(-1)
                     raw = self._load("shared", addr.astype(np.uint64), 1, cta).reshape(rows, 16, 2)
                     bits = (raw[..., 0].astype(np.uint64) | (raw[..., 1].astype(np.uint64) << np.uint64(8)))
@@ -1383,6 +1710,12 @@ def _pack_params(fn: ir.Function, args: Sequence) -> Tuple[bytes, Dict[str, int]
                 raise UsageError(f"parameter {p.name} is .{p.type.name}; a Buffer is a 64-bit pointer")
             buffers.append(a)
             blob += b"\0" * 8  # filled with the address once buffers are placed
+        elif isinstance(a, TensorMapArg):
+            if size != 128:
+                raise UsageError(f"parameter {p.name} takes {size} bytes; a tensor map is passed by value to a "
+                                 "`.param .align 64 .b8 name[128]` parameter")
+            buffers.append(a.buffer)
+            blob += b"\0" * 128  # filled with the encoded map once buffers are placed
         elif isinstance(a, (bytes, bytearray)):
             if len(a) != size:
                 raise UsageError(f"parameter {p.name} takes {size} bytes, got {len(a)}")
@@ -1391,8 +1724,11 @@ def _pack_params(fn: ir.Function, args: Sequence) -> Tuple[bytes, Dict[str, int]
             try:
                 val = float(a) if p.type.kind == "f" else int(a)
             except (TypeError, ValueError):
-                raise UsageError(f"argument for {p.name} (.{p.type.name}) must be a number or a Buffer, "
-                                 f"not {type(a).__name__}") from None
+                hint = ""
+                if type(a).__name__ == "TensorMap":
+                    hint = " (wrap a ptxgen.tma.TensorMap as TensorMapArg(buffer, tmap) to say which Buffer it maps)"
+                raise UsageError(f"argument for {p.name} (.{p.type.name}) must be a number, a Buffer or a "
+                                 f"TensorMapArg, not {type(a).__name__}{hint}") from None
             bits = to_bits(np.array([val]), p.type.name if p.type.kind != "f" else p.type.name)
             blob += int(bits[0]).to_bytes(8, "little")[:size]
     return bytes(blob), offsets, buffers
@@ -1413,10 +1749,11 @@ def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *
     blob, offsets, buffers = _pack_params(fn, args)
     mem = _Memory(buffers)
     blob = bytearray(blob)
-    it = iter(buffers)
     for p, a in zip(fn.params, args):
         if isinstance(a, Buffer):
-            blob[offsets[p.name]:offsets[p.name] + 8] = next(it).address.to_bytes(8, "little")
+            blob[offsets[p.name]:offsets[p.name] + 8] = a.address.to_bytes(8, "little")
+        elif isinstance(a, TensorMapArg):
+            blob[offsets[p.name]:offsets[p.name] + 128] = a.encode()
     prog = _Program(fn, irm, dynamic_shared)
     ex = _Executor(prog, mem, bytes(blob), offsets, g, b, max_steps, tuple(record))
     for z in range(g[2]):
