@@ -9,6 +9,12 @@ The analysis follows one thread's paths: a finding means some path through the f
 protocol. Registers are matched by name; an mbarrier is known when its address is a shared symbol (or a
 register set once from one, `mov.u32 %r1, bar;`), otherwise it is not checked.
 
+The block size comes from the function's `.reqntid` (exact) or `.maxntid` (an upper bound): it bounds which
+%tid.x comparisons can split the block (PTX-W-DIVERGENT, PTX-W-WARPGROUP-ALIGN) and gives the arrivals per
+phase of barriers that every thread arrives on (PTX-W-MBAR-COUNT). Comparisons of %tid.x (or %tid.x/2^k) with
+constants are decided exactly. Generic-proxy shared stores and async-proxy reads are matched per shared symbol
+when their addresses trace back to one (PTX-W-PROXY-FENCE).
+
 Codes (stable; each with a bad and a good example in ASYNC_CODES and in README "Async-protocol checks"):
 """
 from __future__ import annotations
@@ -62,9 +68,26 @@ ASYNC_CODES: Dict[str, Tuple[str, str, str]] = {
         "mbarrier.arrive.expect_tx.shared.b64 _, [bar], 2048; cp.async.bulk... [dst], [src], 4096, [bar];",
         "mbarrier.arrive.expect_tx.shared.b64 _, [bar], 4096; cp.async.bulk... [dst], [src], 4096, [bar];"),
     "PTX-W-MBAR-COUNT": (
-        "(warning) a constant arrival count larger than the mbarrier's constant init count",
+        "(warning) a constant arrival count larger than the mbarrier's constant init count; or, with the block "
+        "size known (.reqntid; .maxntid for too few), every thread arrives unconditionally and threads x the "
+        "arrivals each makes between waits differ from the init count",
         "mbarrier.init.shared.b64 [bar], 1; mbarrier.arrive.shared.b64 %rd1, [bar], 2;",
         "mbarrier.init.shared.b64 [bar], 2; mbarrier.arrive.shared.b64 %rd1, [bar], 2;"),
+    "PTX-W-MBAR-PARITY": (
+        "(warning) mbarrier.try_wait.parity / test_wait.parity in a loop that does other work (copies, wgmma, "
+        "arrives; not the retry loop around the wait) where the parity operand never changes across "
+        "iterations while the same barrier (or a ring of barriers) is waited on again",
+        "mov.u32 %r9, 0;\nL_k: ... mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r9; ... @%p2 bra L_k;",
+        "mov.u32 %r9, 0;\nL_k: ... mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r9; ... "
+        "xor.b32 %r9, %r9, 1; @%p2 bra L_k;"),
+    "PTX-W-WARPGROUP-ALIGN": (
+        "(warning) a warpgroup instruction (wgmma, setmaxnreg) under a guard or branch whose condition compares "
+        "%tid.x (or %tid.x/32, the warp index) with constants and splits the threads at a whole warp that is "
+        "not a multiple of 4 (128 threads): the warps that run it are not aligned warpgroups",
+        "shr.u32 %r2, %r1, 5; setp.eq.u32 %p1, %r2, 0;  // %r1 = %tid.x\n@%p1 bra L_producer; "
+        "wgmma.fence.sync.aligned;",
+        "shr.u32 %r2, %r1, 7; setp.eq.u32 %p1, %r2, 0;  // a whole warpgroup produces\n@%p1 bra L_producer; "
+        "wgmma.fence.sync.aligned;"),
     "PTX-W-DIVERGENT": (
         "(warning) a .sync.aligned collective (wgmma, setmaxnreg: per warpgroup; ldmatrix, stmatrix, mma.sync, "
         "wmma, elect.sync: per warp) under a guard or inside a branch whose condition can differ between the "
@@ -419,33 +442,148 @@ def _is_barrier(op: str) -> bool:
         or op.startswith("fence.mbarrier_init") or _proxy_fence(op)
 
 
-def _check_proxy(blocks, report):
+# arithmetic that carries an address through (its result points where its operands point)
+_ADDR_ARITH = frozenset(("mov", "cvt", "cvta", "add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and",
+                         "or", "xor", "not", "selp", "slct", "min", "max", "neg", "abs", "rem", "div", "bfe", "bfi",
+                         "prmt", "mapa"))
+_UNKNOWN = "?"
+
+
+def _shared_origins(blocks, extern: FrozenSet[str]) -> Optional[Dict[str, FrozenSet[str]]]:
+    """For each register, the shared symbols its value may be derived from (all `.extern .shared` arrays
+    are one: they share the dynamic shared memory), over all its definitions; '?' marks values from loads
+    and other instructions that may produce any address. None when the fixed point is not reached."""
+    orig: Dict[str, FrozenSet[str]] = {}
+    unknown = frozenset((_UNKNOWN,))
+    defs = []
+    for b in blocks:
+        for ins in b.instrs:
+            w, _ = _writes_reads(ins)
+            if w:
+                defs.append((ins, w))
+
+    def of(o) -> FrozenSet[str]:
+        t = type(o)
+        if t is Reg:
+            return orig.get(o.name, frozenset())
+        if isinstance(o, Sym):
+            return frozenset(("<dynamic shared>" if o.name in extern else o.name,))
+        sym = getattr(o, "sym", None)
+        if isinstance(sym, Sym):
+            return of(sym)
+        if t is Addr:
+            return of(o.base)
+        if t is Vec:
+            return frozenset().union(*(of(e) for e in o.elems))
+        return frozenset()
+
+    for _round in range(12):
+        changed = False
+        for ins, w in defs:
+            base = ins.opcode.split(".", 1)[0]
+            if base in _ADDR_ARITH:
+                src = frozenset().union(*(of(o) for o in ins.operands[1:]))
+            else:
+                src = unknown
+            for x in w:
+                cur = orig.get(x, frozenset())
+                if not src <= cur:
+                    orig[x] = cur | src
+                    changed = True
+        if not changed:
+            return orig
+    return None
+
+
+def _address_keys(o, orig, extern: FrozenSet[str]) -> Optional[FrozenSet[str]]:
+    """The shared symbols an address/descriptor operand can point into, None when unknown."""
+    if orig is None or o is None:
+        return None
+    t = type(o)
+    if t is Addr:
+        o = o.base
+        t = type(o)
+    if t is Reg:
+        k = orig.get(o.name, frozenset())
+    else:
+        sym = o if isinstance(o, Sym) else getattr(o, "sym", None)
+        if not isinstance(sym, Sym):
+            return None
+        k = frozenset(("<dynamic shared>" if sym.name in extern else sym.name,))
+    if not k or _UNKNOWN in k:
+        return None
+    return k
+
+
+def _async_read_operands(ins: Instr) -> list:
+    """The operands through which an async-proxy consumer reads shared memory: wgmma's descriptors (A only
+    when it is one), a bulk store's shared source."""
+    ops = ins.operands
+    if _is_wgmma_mma(ins.opcode):
+        return [o for o in ops[1:3] if type(o) is not Vec]
+    return list(ops[1:2])
+
+
+def _extern_shared(fn) -> FrozenSet[str]:
+    names = set()
+    vars_ = list(getattr(fn, "locals", None) or ()) + list(getattr(getattr(fn, "module", None), "vars", None) or ())
+    vars_ += [st for st in (getattr(fn, "body", None) or ()) if type(st).__name__ == "Var"]
+    for v in vars_:
+        if getattr(v, "space", "") == "shared" and (getattr(v, "extern", False) or getattr(v, "linkage", "") == "extern"):
+            names.add(v.name)
+    return frozenset(names)
+
+
+def _check_proxy(blocks, report, fn=None):
     consumers = any(_async_shared_read(i.opcode) for b in blocks for i in b.instrs)
     inits = any(i.opcode.startswith("mbarrier.init") for b in blocks for i in b.instrs)
     if not consumers and not inits:
         return
+    orig = None
+    extern = _extern_shared(fn)
+    if consumers:
+        orig = _shared_origins(blocks, extern)
 
-    # state: (line of a generic shared write not yet fenced or 0, init not yet fenced: line or 0)
+    # state: (generic shared writes not yet fenced: {shared symbol or None (unknown): line of the first},
+    #         init not yet fenced: line or 0)
     def join(a, b):
-        return (min(x for x in (a[0], b[0]) if x) if (a[0] or b[0]) else 0,
-                min(x for x in (a[1], b[1]) if x) if (a[1] or b[1]) else 0)
+        d = a[0]
+        if b[0]:
+            d = _Frozen(d)
+            for k, v in b[0].items():
+                if k not in d or v < d[k]:
+                    d[k] = v
+        return (d, min(x for x in (a[1], b[1]) if x) if (a[1] or b[1]) else 0)
+
+    empty = _Frozen()
 
     def transfer(b, state, rep):
         dirty, init = state
         for ins in b.instrs:
             op = ins.opcode
             if _proxy_fence(op):
-                dirty = 0
+                dirty = empty
             if _is_barrier(op):
                 init = 0
             if _shared_generic_write(op):
-                dirty = dirty or (_line(ins) or -1)
+                addr = next((o for o in ins.operands if type(o) is Addr), None)
+                keys = _address_keys(addr, orig, extern)
+                for k in (keys if keys is not None else (None,)):
+                    dirty = dirty.set(k, _line(ins) or -1)
             what = _async_shared_read(op)
             if what is not None and dirty and rep is not None:
-                rep("PTX-W-PROXY-FENCE", ins, f"{what} reads shared memory written by generic-proxy "
-                    f"stores{f' (line {dirty})' if dirty > 0 else ''} with no fence.proxy.async in between on some path",
-                    ("insert fence.proxy.async.shared::cta after the stores (and a barrier if other "
-                     "threads wrote them)",))
+                reads = [_address_keys(o, orig, extern) for o in _async_read_operands(ins)]
+                if not reads or any(r is None for r in reads):
+                    hit = list(dirty.values())
+                else:
+                    rk = frozenset().union(*reads)
+                    hit = [v for k, v in dirty.items() if k is None or k in rk]
+                if hit:
+                    first = min(hit, key=lambda v: (v < 0, v))
+                    rep("PTX-W-PROXY-FENCE", ins, f"{what} reads shared memory written by generic-proxy "
+                        f"stores{f' (line {first})' if first > 0 else ''} with no fence.proxy.async in between on "
+                        "some path", ("insert fence.proxy.async.shared::cta after the stores (and a barrier if "
+                                      "other threads wrote them)",))
             if op.startswith("mbarrier.init"):
                 init = _line(ins) or -1
             elif init and rep is not None and _mbar_use(op):
@@ -455,7 +593,7 @@ def _check_proxy(blocks, report):
                      "bar.sync before other threads or the TMA unit use the barrier",), key=("init", init))
         return (dirty, init)
 
-    states = _solve(blocks, (0, 0), transfer, join)
+    states = _solve(blocks, (empty, 0), transfer, join)
     for b, st in zip(blocks, states):
         if st is not None:
             transfer(b, st, report)
@@ -548,7 +686,7 @@ def _copy_bytes(ins: Instr, defs, box_bytes: Mapping[str, int]) -> Optional[int]
     return None
 
 
-def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int]):
+def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int], threads=None):
     defs = _defs(blocks)
     uses = []  # (block index, position, instr, symbol)
     for b in blocks:
@@ -591,6 +729,7 @@ def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int]
             transfer(b, st, report)
 
     # arrival counts against the init count
+    over = set()
     for _bi, _i, ins, s in uses:
         op = ins.opcode
         if op.startswith("mbarrier.arrive") and init_count.get(s):
@@ -601,9 +740,13 @@ def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int]
             if rest:
                 c = _const(rest[0], defs)
                 if c is not None and c > init_count[s]:
+                    over.add(s)
                     report("PTX-W-MBAR-COUNT", ins, f"arrive with count {c} on an mbarrier initialised with "
                            f"count {init_count[s]}: the phase completes early or the count underflows",
                            ("arrive counts per phase must add up to the count given to mbarrier.init",))
+
+    if threads is not None and is_entry:
+        _check_arrival_totals(blocks, report, uses, init_count, defs, threads, over)
 
     # expect_tx bytes against the bulk copies completing on the barrier, per basic block
     for b in blocks:
@@ -634,6 +777,321 @@ def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int]
                        ("the phase never completes (too many) or completes before the data lands (too few)",))
 
 
+def _block_dims(directives) -> Optional[Tuple[Tuple[int, int, int], bool]]:
+    """((x, y, z) threads per CTA, exact) from `.reqntid` (exact) or `.maxntid` (an upper bound), else None."""
+    found = None
+    for d in directives or ():
+        toks = d.replace(",", " ").split()
+        if not toks or toks[0] not in (".reqntid", ".maxntid"):
+            continue
+        try:
+            dims = [int(t, 0) for t in toks[1:4]]
+        except ValueError:
+            continue
+        if not dims or any(x <= 0 for x in dims):
+            continue
+        dims3 = (tuple(dims) + (1, 1))[:3]
+        if toks[0] == ".reqntid":
+            return (dims3, True)
+        found = (dims3, False)
+    return found
+
+
+def _arrive_count(ins: Instr, defs) -> Optional[int]:
+    """Arrivals one thread makes with this mbarrier.arrive (its count operand, 1 without one)."""
+    addr_i = next((k for k, o in enumerate(ins.operands) if type(o) is Addr), None)
+    if addr_i is None:
+        return None
+    rest = ins.operands[addr_i + 1:]
+    if "expect_tx" in ins.opcode:
+        rest = rest[1:]
+    return _const(rest[0], defs) if rest else 1
+
+
+def _check_arrival_totals(blocks, report, uses, init_count, defs, threads, over):
+    """Arrivals per phase against a constant init count, where every thread of the CTA makes every arrive on
+    the barrier (no guard, outside branches that differ between threads): threads x the arrives each thread
+    makes between two waits on it. With `.maxntid` only, fewer arrivals than the init count are certain."""
+    n_threads, exact = threads
+    cands = {s for s, c in init_count.items() if c and s not in over}
+    if not cands:
+        return
+    for b in blocks:
+        for ins in b.instrs:
+            op = ins.opcode
+            base = op.split(".", 1)[0]
+            if base in ("mapa", "call") or (base in ("ret", "exit") and ins.guard is not None):
+                return  # other CTAs or a callee may arrive too; a guarded exit may leave threads out
+            if (op.startswith(("mbarrier.arrive", "cp.async.mbarrier.arrive"))) and _mbar_operand(ins) is not None \
+                    and _resolve_sym(_mbar_operand(ins), defs) is None:
+                return  # an arrive on an unknown barrier may be on any of them
+    by_sym: Dict[Tuple[str, int], List[Tuple[int, Instr]]] = {}
+    for bi, _i, ins, s in uses:
+        if s in cands:
+            by_sym.setdefault(s, []).append((bi, ins))
+    var = region = None
+    for s, lst in by_sym.items():
+        arrives = [(bi, ins) for bi, ins in lst if ins.opcode.startswith("mbarrier.arrive")]
+        waits = [ins for _bi, ins in lst if ins.opcode.split(".")[1] in _WAIT_KINDS + ("wait",)]
+        if not arrives or not waits or any(ins.opcode.startswith(("cp.async.mbarrier", "mbarrier.arrive_drop"))
+                                           or "arrive_drop" in ins.opcode for _bi, ins in lst):
+            continue
+        if any(ins.guard is not None for _bi, ins in arrives):
+            continue
+        counts = {id(ins): _arrive_count(ins, defs) for _bi, ins in arrives}
+        if any(c is None for c in counts.values()):
+            continue
+        if var is None:
+            var = _variances(blocks)
+            region, complete = _divergent_regions(blocks, var)
+            if not complete:
+                return
+        if any(bi in region for bi, _ins in arrives):
+            continue
+        kinds = {id(ins): ("a", counts[id(ins)]) for _bi, ins in arrives}
+        kinds.update({id(ins): ("w", 0) for ins in waits})
+        seen_at_wait: set = set()
+        unknown = frozenset((-1,))
+
+        def transfer(b, state, rep, kinds=kinds, seen_at_wait=seen_at_wait):
+            for ins in b.instrs:
+                k = kinds.get(id(ins))
+                if k is None:
+                    continue
+                if k[0] == "a":
+                    state = unknown if -1 in state else frozenset(v + k[1] for v in state)
+                else:
+                    if rep is not None:
+                        seen_at_wait.update(v for v in state if v)
+                    state = frozenset((0,))
+            if -1 not in state and (len(state) > 4 or max(state, default=0) > 1 << 16):
+                state = unknown
+            return state
+
+        def join(a, b):
+            u = a | b
+            return unknown if -1 in u or len(u) > 4 else u
+
+        states = _solve(blocks, frozenset((0,)), transfer, join)
+        for b, st in zip(blocks, states):
+            if st is not None:
+                transfer(b, st, True)
+        if len(seen_at_wait) != 1 or -1 in seen_at_wait:
+            continue
+        per_thread = next(iter(seen_at_wait))
+        total = n_threads * per_thread
+        want = init_count[s]
+        if total == want or (not exact and total > want):
+            continue
+        init = next((ins for _bi, ins in lst if ins.opcode.startswith("mbarrier.init")), None)
+        if init is None:
+            continue
+        name = f"{s[0]}{'+%d' % s[1] if s[1] else ''}"
+        how = f"{'.reqntid' if exact else 'at most (.maxntid)'} {n_threads} threads"
+        report("PTX-W-MBAR-COUNT", init, f"mbarrier {name} is initialised with count {want}, but every phase gets "
+               f"{total} arrivals ({how} x {per_thread} arrival{'s' if per_thread != 1 else ''} each between "
+               f"waits): the phase {'completes early' if total > want else 'never completes'}",
+               (f"initialise it with count {total}" + (f", or let only {want // per_thread} threads arrive"
+                                                          if want % per_thread == 0 else ""),))
+
+
+# ------------------------------------------------------------------------------ 3b. phase parity in loops
+def _dominators(blocks):
+    """Bitset of the dominators of each block (block 0 is the entry; unreachable blocks keep all bits)."""
+    n = len(blocks)
+    full = (1 << n) - 1
+    dom = [full] * n
+    dom[0] = 1
+    changed = True
+    rounds = 0
+    while changed and rounds < 4 * n + 10:
+        changed = False
+        rounds += 1
+        for b in blocks[1:]:
+            acc = full
+            for p in b.preds:
+                acc &= dom[p]
+            new = acc | (1 << b.index)
+            if new != dom[b.index]:
+                dom[b.index] = new
+                changed = True
+    return dom
+
+
+def _natural_loops(blocks, dom) -> List[Tuple[int, FrozenSet[int], Tuple[int, ...]]]:
+    """(header, body blocks, latches) of each natural loop (back edges to one header merged), smallest first."""
+    latches: Dict[int, List[int]] = {}
+    for b in blocks:
+        for s in b.succs:
+            if dom[b.index] >> s & 1:
+                latches.setdefault(s, []).append(b.index)
+    loops = []
+    for h, ls in latches.items():
+        body = {h}
+        work = [x for x in ls if x != h]
+        body.update(work)
+        while work:
+            x = work.pop()
+            for p in blocks[x].preds:
+                if p not in body:
+                    body.add(p)
+                    work.append(p)
+        loops.append((h, frozenset(body), tuple(ls)))
+    loops.sort(key=lambda t: len(t[1]))
+    return loops
+
+
+_WAIT_KINDS = ("try_wait", "test_wait")
+
+
+def _is_parity_wait(op: str) -> bool:
+    toks = op.split(".")
+    return len(toks) > 2 and toks[0] == "mbarrier" and toks[1] in _WAIT_KINDS and "parity" in toks
+
+
+def _is_loop_work(op: str) -> bool:
+    """An instruction that makes a loop more than a retry loop around an mbarrier wait (which only spins,
+    reads %clock, sleeps or traps)."""
+    base = op.split(".", 1)[0]
+    if base == "mbarrier":
+        return op.split(".")[1] not in _WAIT_KINDS + ("wait",)
+    return base in ("ld", "st", "cp", "wgmma", "mma", "wmma", "ldmatrix", "stmatrix", "atom", "red", "bar",
+                    "barrier", "call", "tcgen05", "tensormap", "movmatrix")
+
+
+def _wait_operands(ins: Instr):
+    """(mbarrier address, parity operand) of an mbarrier.try_wait.parity / test_wait.parity."""
+    addr_i = next((k for k, o in enumerate(ins.operands) if type(o) is Addr), None)
+    if addr_i is None or addr_i + 1 >= len(ins.operands):
+        return None, None
+    return ins.operands[addr_i], ins.operands[addr_i + 1]
+
+
+def _same_operand(a, b) -> bool:
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is Imm:
+        return a.value == b.value
+    if ta is Addr:
+        return a.offset == b.offset and _same_operand(a.base, b.base)
+    name = getattr(a, "name", None)
+    if name is not None:
+        return name == getattr(b, "name", None)
+    return str(a) == str(b)
+
+
+def _wraps(reg: str, defs_in_loop: Dict[str, List[Instr]], depth: int = 0, seen=None) -> bool:
+    """Whether a register written in the loop is computed there through a ring-index wrap (rem, and with
+    2^k-1, selp, min, a reset to a constant) from its loop-carried inputs: the loop goes round a ring of
+    barriers."""
+    seen = set() if seen is None else seen
+    if depth > 6 or reg in seen:
+        return False
+    seen.add(reg)
+    for ins in defs_in_loop.get(reg, ()):
+        base = ins.opcode.split(".", 1)[0]
+        if base in ("rem", "selp", "min"):
+            return True
+        if base == "mov" and len(ins.operands) == 2 and type(ins.operands[1]) is Imm:
+            return True  # reset to a constant in the loop (`@%p mov.u32 %stage, 0;` when the ring wraps)
+        if base == "and" and any(type(o) is Imm and isinstance(o.value, int) and o.value > 0
+                                 and (o.value + 1) & o.value == 0 for o in ins.operands[1:]):
+            return True
+        _, r = _writes_reads(ins)
+        if any(_wraps(x, defs_in_loop, depth + 1, seen) for x in r if x in defs_in_loop):
+            return True
+    return False
+
+
+def _invariant_in_loop(written: Dict[str, List[Instr]]) -> FrozenSet[str]:
+    """Registers written in a loop whose value is nevertheless the same every iteration: one unguarded
+    arithmetic definition there whose register operands are not written in the loop or are such too."""
+    inv: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for x, ds in written.items():
+            if x in inv or len(ds) != 1 or ds[0].guard is not None:
+                continue
+            ins = ds[0]
+            if ins.opcode.split(".", 1)[0] not in _ADDR_ARITH:
+                continue
+            ok = True
+            for o in ins.operands[1:]:
+                if type(o).__name__ == "SpecialReg" and o.name.startswith(("%clock", "%globaltimer")):
+                    ok = False
+                _r: list = []
+                _regs(o, _r)
+                if any(r in written and r not in inv for r in _r):
+                    ok = False
+            if ok:
+                inv.add(x)
+                changed = True
+    return frozenset(inv)
+
+
+def _check_parity(blocks, report):
+    waits = [(b, ins) for b in blocks for ins in b.instrs if _is_parity_wait(ins.opcode)]
+    if not waits:
+        return
+    dom = _dominators(blocks)
+    loops = _natural_loops(blocks, dom)
+    if not loops:
+        return
+    cache: Dict[int, tuple] = {}
+
+    def loop_facts(k):
+        if k not in cache:
+            _h, body, _l = loops[k]
+            written: Dict[str, List[Instr]] = {}
+            work = reinit = False
+            for i in body:
+                for ins in blocks[i].instrs:
+                    op = ins.opcode
+                    work = work or _is_loop_work(op)
+                    reinit = reinit or op.startswith(("mbarrier.init", "mbarrier.inval"))
+                    for x in _writes_reads(ins)[0]:
+                        written.setdefault(x, []).append(ins)
+            cache[k] = (work, reinit, written, _invariant_in_loop(written))
+        return cache[k]
+
+    for b, ins in waits:
+        addr, parity = _wait_operands(ins)
+        if addr is None or type(parity) not in (Imm, Reg):
+            continue
+        for k, (_h, body, latches) in enumerate(loops):
+            if b.index not in body:
+                continue
+            work, reinit, written, inv = loop_facts(k)
+            if not work:
+                continue  # a retry loop around the wait: its parity is rightly the same every time round
+            if type(parity) is Reg and parity.name in written and parity.name not in inv:
+                break  # the parity changes in this loop (and so in every loop around it)
+            if reinit or not all(dom[x] >> b.index & 1 for x in latches):
+                break  # the barrier is initialised again, or the wait does not run on every iteration
+            # another wait in the loop on the same barrier with another parity: two phases per iteration
+            if any(_is_parity_wait(o.opcode) and o is not ins and _same_operand(_wait_operands(o)[0], addr)
+                   and not _same_operand(_wait_operands(o)[1], parity)
+                   for i in body for o in blocks[i].instrs):
+                break
+            base = addr.base
+            if type(base) is Reg and base.name in written and base.name not in inv:
+                if not _wraps(base.name, written):
+                    break  # a different barrier each iteration, not known to come round again
+                where = "the same ring of barriers comes round again"
+            else:
+                where = "the loop waits on the same barrier every iteration"
+            what = f"parity {parity.value}" if type(parity) is Imm else f"parity register {parity.name}"
+            hl = blocks[_h].instrs[0] if blocks[_h].instrs else None
+            at = f" at line {hl.loc.line}" if hl is not None and hl.loc is not None else ""
+            report("PTX-W-MBAR-PARITY", ins, f"{ins.opcode} inside a loop{at} with {what}, which the loop never "
+                   f"changes, but {where}: from the second round on the wait passes on an old phase (or "
+                   "hangs)", ("flip the phase bit when the ring wraps (xor.b32 %phase, %phase, 1), or "
+                              "derive it from the iteration (k / stages) & 1",))
+            break
+
+
 # ------------------------------------------------------------------------------------ 4. convergence
 # how far a value can differ: the same in the CTA, per warpgroup, per warp, per thread
 _U, _WG, _W, _T = 0, 1, 2, 3
@@ -662,8 +1120,90 @@ def _sreg_level(name: str) -> int:
     return _T
 
 
-def _variances(blocks):
-    """Flow-insensitive variance of every register (a fixed point over all definitions)."""
+_CMP_FLIP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne",
+             "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls"}
+
+
+def _tid_scale(o, defs, depth=0) -> Optional[int]:
+    """s when the operand is floor(%tid.x / s) (%tid.x itself: 1), through single definitions."""
+    if type(o).__name__ == "SpecialReg":
+        return 1 if o.name == "%tid.x" else None
+    if type(o) is not Reg or depth > 6:
+        return None
+    ins = defs.get(o.name)
+    if ins is None or ins.guard is not None:
+        return None
+    ops = ins.operands
+    base = ins.opcode.split(".", 1)[0]
+    if base in ("mov", "cvt") and len(ops) == 2:
+        return _tid_scale(ops[1], defs, depth + 1)
+    if base in ("shr", "div") and len(ops) == 3 and type(ops[2]) is Imm and isinstance(ops[2].value, int) \
+            and ops[2].value >= 0 and (base == "shr" and ops[2].value < 31 or base == "div" and ops[2].value > 0):
+        inner = _tid_scale(ops[1], defs, depth + 1)
+        if inner is None:
+            return None
+        return inner * ((1 << ops[2].value) if base == "shr" else ops[2].value)
+    return None
+
+
+def _tid_bounds(blocks, xdim: Optional[int] = None) -> Dict[str, FrozenSet[int]]:
+    """Predicates that compare floor(%tid.x / s) with a constant (and and/or/xor/not of them), each with the
+    %tid.x values where it changes (inside 0 < t < xdim): decidable from constants."""
+    defs = _defs(blocks)
+    out: Dict[str, FrozenSet[int]] = {}
+    memo: Dict[str, Optional[FrozenSet[int]]] = {}
+
+    def of(name: str, depth=0) -> Optional[FrozenSet[int]]:
+        if name in memo:
+            return memo[name]
+        memo[name] = None
+        ins = defs.get(name)
+        res = None
+        if ins is not None and ins.guard is None and depth < 8:
+            toks = ins.opcode.split(".")
+            ops = ins.operands
+            if toks[0] == "setp" and len(toks) >= 3 and len(ops) == 3 and toks[1] in _CMP_FLIP:
+                cmp, a, b = toks[1], ops[1], ops[2]
+                if type(a) is not Reg and type(a).__name__ != "SpecialReg":
+                    a, b, cmp = b, a, _CMP_FLIP[cmp]
+                sc = _tid_scale(a, defs)
+                c = _const(b, defs)
+                if sc is not None and c is not None:
+                    vs = {"lt": (c,), "ge": (c,), "lo": (c,), "hs": (c,), "le": (c + 1,), "gt": (c + 1,),
+                          "ls": (c + 1,), "hi": (c + 1,), "eq": (c, c + 1), "ne": (c, c + 1)}[cmp]
+                    res = frozenset(v * sc for v in vs if v * sc > 0 and (xdim is None or v * sc < xdim))
+            elif toks[0] in ("and", "or", "xor", "not") and len(toks) > 1 and toks[1] == "pred":
+                parts = [of(o.name, depth + 1) if type(o) is Reg else None for o in ops[1:]]
+                if parts and all(p is not None for p in parts):
+                    res = frozenset().union(*parts)
+        memo[name] = res
+        return res
+
+    for b in blocks:
+        for ins in b.instrs:
+            if ins.opcode.startswith(("setp.", "and.pred", "or.pred", "xor.pred", "not.pred")) and ins.operands:
+                w, _ = _writes_reads(ins)
+                if len(w) == 1:
+                    r = of(w[0])
+                    if r is not None:
+                        out[w[0]] = r
+    return out
+
+
+def _bounds_level(bs: FrozenSet[int]) -> int:
+    if not bs:
+        return _U
+    if all(x % 128 == 0 for x in bs):
+        return _WG
+    if all(x % 32 == 0 for x in bs):
+        return _W
+    return _T
+
+
+def _variances(blocks, bounds: Optional[Mapping[str, FrozenSet[int]]] = None):
+    """Flow-insensitive variance of every register (a fixed point over all definitions). A predicate with
+    known %tid.x boundaries (`bounds`, from _tid_bounds) takes the variance those boundaries give."""
+    bounds = bounds or {}
     var: Dict[str, int] = {}
     tidx = set()  # registers that hold %tid.x itself (mov/cvt of it)
     instrs = [ins for b in blocks for ins in b.instrs]
@@ -715,6 +1255,8 @@ def _variances(blocks):
                     lv = _WG if c % 128 == 0 else _W if c % 32 == 0 else _T
             elif base in ("atom", "shfl", "match", "mbarrier", "elect") or op.startswith("ld.volatile"):
                 lv = _T
+            elif w[0] in bounds:
+                lv = _bounds_level(bounds[w[0]])
             elif base in ("vote", "redux", "activemask"):
                 lv = min(max(lv, _U), _W) if base != "vote" or ".ballot" in op or ".all" in op or ".any" in op \
                     or ".uni" in op else _W
@@ -750,18 +1292,14 @@ def _post_dominators(blocks):
     return pdom
 
 
-def _check_convergence(blocks, report):
-    colls = [(b, ins, need) for b in blocks for ins in b.instrs for need in (_collective(ins.opcode),) if need >= 0]
-    if not colls:
-        return
-    var = _variances(blocks)
-
+def _divergent_regions(blocks, var):
+    """Blocks inside a branch on a varying condition, up to the branch's immediate post-dominator:
+    ({block: (variance level, the branch)}, whether the search finished within its budget)."""
     def cond_level(ins) -> int:
         if ins.guard is not None:
             return var.get(ins.guard.reg.name, _U)
         return _U
 
-    # divergent regions: from a branch on a varying condition to its immediate post-dominator
     region: Dict[int, Tuple[int, Instr]] = {}
     pdom = None
     budget = [2_000_000]  # block visits over all regions: huge generated functions stay fast
@@ -794,11 +1332,43 @@ def _check_convergence(blocks, report):
             if region.get(x, (-1, None))[0] < lv:
                 region[x] = (lv, last)
             work.extend(blocks[x].succs)
+    return region, budget[0] > 0
+
+
+def _check_convergence(blocks, report, xdim: Optional[int] = None):
+    colls = [(b, ins, need) for b in blocks for ins in b.instrs for need in (_collective(ins.opcode),) if need >= 0]
+    if not colls:
+        return
+    bounds = _tid_bounds(blocks, xdim)
+    var = _variances(blocks, bounds)
+
+    def cond_level(ins) -> int:
+        if ins.guard is not None:
+            return var.get(ins.guard.reg.name, _U)
+        return _U
+
+    def misaligned(ins, cond: Instr, lv: int, need: int, how: str) -> bool:
+        """A warpgroup op under a condition on %tid.x known to split warpgroups at whole warps."""
+        if need != _W or lv != _W or cond.guard is None or cond.guard.reg.name not in bounds:
+            return False
+        warps = sorted({x // 32 for x in bounds[cond.guard.reg.name] if x % 128})
+        at = f" at line {cond.loc.line}" if cond.loc is not None and cond is not ins else ""
+        report("PTX-W-WARPGROUP-ALIGN", ins, f"{ins.opcode.split('.sync')[0]} must be issued by whole warpgroups "
+               f"(warps 4k..4k+3), but {how}{at} splits the threads at warp "
+               f"{', '.join(map(str, warps))} (%tid.x {', '.join(str(w * 32) for w in warps)}), which is not "
+               "a multiple of 4: the warps that run it are not aligned warpgroups",
+               ("move the boundary to a multiple of 128 threads (warp index a multiple of 4), e.g. give the "
+                "producer a whole warpgroup",))
+        return True
+
+    region, _complete = _divergent_regions(blocks, var)
     reported = set()
     for b, ins, need in colls:
         what = "warpgroup" if need == _W else "warp"
         g = cond_level(ins)
         if g >= need:
+            if misaligned(ins, ins, g, need, f"its guard {ins.guard}"):
+                continue
             report("PTX-W-DIVERGENT", ins, f"{ins.opcode.split('.sync')[0]} must be executed by every thread of "
                    f"the {what} together, but its guard {ins.guard} can {_LEVEL_NAME[g]}",
                    ("compute the guard from a value that is the same across the "
@@ -807,6 +1377,8 @@ def _check_convergence(blocks, report):
         r = region.get(b.index)
         if r is not None and r[0] >= need and id(r[1]) not in reported:
             reported.add(id(r[1]))  # one finding per divergent branch: its first collective
+            if misaligned(ins, r[1], r[0], need, "the branch"):
+                continue
             at = f" at line {r[1].loc.line}" if r[1].loc is not None else ""
             report("PTX-W-DIVERGENT", ins, f"{ins.opcode.split('.sync')[0]} must be executed by every thread of "
                    f"the {what} together, but it is inside a branch{at} whose condition can {_LEVEL_NAME[r[0]]}",
@@ -832,6 +1404,9 @@ def check_function(fn: Function, add: Callable, box_bytes: Optional[Mapping[str,
     blocks = build_cfg(fn.body)
     report = _Reporter(add)
     _check_wgmma(blocks, report, fn.is_entry)
-    _check_proxy(blocks, report)
-    _check_mbarrier(blocks, report, fn.is_entry, box_bytes or {})
-    _check_convergence(blocks, report)
+    _check_proxy(blocks, report, fn)
+    dims = _block_dims(fn.directives)
+    threads = (dims[0][0] * dims[0][1] * dims[0][2], dims[1]) if dims is not None else None
+    _check_mbarrier(blocks, report, fn.is_entry, box_bytes or {}, threads)
+    _check_parity(blocks, report)
+    _check_convergence(blocks, report, dims[0][0] if dims is not None else None)

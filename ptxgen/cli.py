@@ -69,6 +69,18 @@ def _cmd_lint(args) -> int:
         except ValueError as e:
             print(f"ptxgen lint: {e}", file=sys.stderr)
             return 2
+    box_bytes = {}
+    for item in args.box_bytes or ():
+        name, sep, value = item.partition("=")
+        try:
+            n = int(value, 0) if sep and name else -1
+        except ValueError:
+            n = -1
+        if n <= 0:
+            print(f"ptxgen lint: --box-bytes wants NAME=BYTES with a positive byte count, not '{item}'",
+                  file=sys.stderr)
+            return 2
+        box_bytes[name.strip()] = n
     unreadable = False
     found = []
     for path in args.files:
@@ -82,7 +94,7 @@ def _cmd_lint(args) -> int:
             print(f"ptxgen lint: cannot read {path}: {e.strerror or e}", file=sys.stderr)
             unreadable = True
             continue
-        found.extend(lint_ptx(text, "<stdin>" if path == "-" else path, target))
+        found.extend(lint_ptx(text, "<stdin>" if path == "-" else path, target, box_bytes or None))
     if args.werror:
         for d in found:
             if d.severity == "warning":
@@ -157,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lint for this target (e.g. sm_90a) instead of each module's own .target")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("--werror", action="store_true", help="treat warnings as errors")
+    p.add_argument("--box-bytes", action="append", metavar="NAME=BYTES", default=[],
+                   help="bytes of one box of the tensor map parameter NAME (the full name, or what follows "
+                        "'_param_'), so TMA tensor copies (cp.async.bulk.tensor) count in the mbarrier "
+                        "expect_tx check (PTX-W-MBAR-TX); repeat it for each tensor map")
     p.set_defaults(fn=_cmd_lint)
 
     p = sub.add_parser("layout", help="show which thread and register hold each element of a tensor-core "
@@ -190,3 +206,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+if __name__ == "__main__":  # python3 -m ptxgen.cli works like python3 -m ptxgen
+    sys.exit(main())

@@ -1573,10 +1573,10 @@ def lint_ptx(text: str, filename: str = "<ptx>", target=None, box_bytes=None) ->
     return lint_result(parse(text, filename), target, box_bytes)
 
 
-def lint_file(path: str, target=None) -> List[Diagnostic]:
+def lint_file(path: str, target=None, box_bytes=None) -> List[Diagnostic]:
     """Lint a PTX file (gzip-compressed when it ends in .gz); OSError propagates for unreadable files."""
     text = read_ptx(path)
-    return lint_ptx(text, path, target)
+    return lint_ptx(text, path, target, box_bytes)
 
 
 def read_ptx(path: str) -> str:

@@ -53,6 +53,13 @@ FIXES = {
                          "\tmbarrier.arrive.shared.b64 %rd1, [%r1];\n")],
     "mbar_expect_tx.ptx": [("[%r1], 2048;", "[%r1], 4096;")],
     "mbar_count.ptx": [("[%r1], 1;", "[%r1], 2;")],
+    # 128 threads arrive once per phase
+    "mbar_count_threads.ptx": [("[%r3], 32;", "[%r3], 128;")],
+    # the producer is a whole warpgroup: warps 0-3 produce, warps 4-7 run wgmma
+    "warpgroup_align.ptx": [(".reqntid 160, 1, 1", ".reqntid 256, 1, 1"),
+                            ("setp.eq.u32 %p1, %r2, 0;", "setp.lt.u32 %p1, %r2, 4;")],
+    # flip the phase bit every round (one barrier: each round is one phase)
+    "mbar_parity.ptx": [("\tbar.sync 0;\n\tadd.u32 %r5", "\tbar.sync 0;\n\txor.b32 %r6, %r6, 1;\n\tadd.u32 %r5")],
     # %tid.x/128 is the same in a warpgroup, %tid.x/32 in a warp
     "divergent_wgmma.ptx": [("shr.u32 %r2, %r1, 1;", "shr.u32 %r2, %r1, 7;")],
     "divergent_ldmatrix.ptx": [("mov.u32 %r1, %laneid;\n\tand.b32 %r2, %r1, 15;",
@@ -273,8 +280,12 @@ def test_codes_are_in_the_lint_table_and_readme():
 
 
 def test_warp_uniform_condition_is_enough_for_warp_collectives_only():
-    text = _text("divergent_wgmma.ptx").replace("shr.u32 %r2, %r1, 1;", "shr.u32 %r2, %r1, 5;")
-    assert [(d.code, d.loc.line) for d in _async(lint_ptx(text))] == [("PTX-W-DIVERGENT", 18)]
+    # a warp index compared with a value known only at run time: warp-uniform, not warpgroup-uniform
+    text = _text("divergent_wgmma.ptx").replace("shr.u32 %r2, %r1, 1;", "shr.u32 %r2, %r1, 5;").replace(
+        ".param .u64 out)", ".param .u64 out, .param .u32 n)").replace(
+        "setp.lt.u32 %p1, %r2, 24;", "ld.param.u32 %r3, [n];\n\tsetp.lt.u32 %p1, %r2, %r3;").replace(
+        ".reg .b32 %r<3>;", ".reg .b32 %r<4>;")
+    assert [(d.code, d.loc.line) for d in _async(lint_ptx(text))] == [("PTX-W-DIVERGENT", 19)]
     assert "differ between warps" in _async(lint_ptx(text))[0].message
     text = _text("divergent_ldmatrix.ptx").replace("mov.u32 %r1, %laneid;\n\tand.b32 %r2, %r1, 15;",
                                                    "mov.u32 %r1, %tid.x;\n\tshr.u32 %r2, %r1, 7;")
@@ -344,3 +355,318 @@ def test_device_functions_start_fenced_and_may_leave_groups_to_the_caller():
     text = _text("wgmma_uncommitted.ptx").replace(".visible .entry k()", ".visible .func k()")
     text = text.replace("\twgmma.fence.sync.aligned;\n", "")
     assert _async(lint_ptx(text)) == []
+
+
+def test_cli_box_bytes_option(tmp_path, capsys):
+    from ptxgen.cli import build_parser, main
+    path = tmp_path / "tma.ptx"
+    path.write_text(_TMA)
+    assert main(["lint", "--werror", str(path)]) == 0  # box size unknown: not checked
+    assert main(["lint", "--werror", "--box-bytes", "tmap=4096", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["lint", "--werror", "--box-bytes", "other=64", "--box-bytes", "tmap=8192", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:16:" in out and "PTX-W-MBAR-TX" in out
+    # the full parameter name works too, and hex byte counts
+    assert main(["lint", "--werror", "--box-bytes", "k_param_tmap=0x1000", str(path)]) == 0
+    for bad in ("tmap", "tmap=", "=4096", "tmap=-1", "tmap=lots"):
+        assert main(["lint", "--box-bytes", bad, str(path)]) == 2
+        assert "--box-bytes" in capsys.readouterr().err
+    lint = next(a for a in build_parser()._subparsers._group_actions[0].choices.items() if a[0] == "lint")[1]
+    assert "--box-bytes NAME=BYTES" in lint.format_help() and "expect_tx" in lint.format_help()
+
+
+
+# ------------------------------------------------------------------------------------ phase parity
+def _parity_variant(text):
+    ds = lint_ptx(text)
+    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
+    return [(d.code, d.loc.line) for d in _async(ds)]
+
+
+def test_parity_constant_and_ring_of_barriers():
+    base = _text("mbar_parity.ptx")
+    # a constant parity fires the same way
+    text = base.replace("[%r3], %r6;", "[%r3], 0;")
+    assert _parity_variant(text) == [("PTX-W-MBAR-PARITY", 38)]
+    # a parity computed in the loop from the phase register, which the loop never changes: still invariant
+    text = base.replace("[%r3], %r6;", "[%r3], %r10;").replace("L_k:\n", "L_k:\n\txor.b32 %r10, %r6, 1;\n")
+    assert _parity_variant(text) == [("PTX-W-MBAR-PARITY", 39)]
+    # a ring of two barriers indexed by k & 1: the same ring comes round again with the same parity
+    ring = base.replace(".shared .align 8 .b64 bar;", ".shared .align 8 .b64 bar[2];").replace(
+        "mbarrier.init.shared.b64 [%r3], 1;", "mbarrier.init.shared.b64 [%r3], 1;\n\tmbarrier.init.shared.b64 "
+        "[%r3+8], 1;").replace("L_k:\n", "L_k:\n\tand.b32 %r9, %r5, 1;\n\tshl.b32 %r10, %r9, 3;\n"
+                                       "\tadd.u32 %r11, %r3, %r10;\n").replace("[%r3]", "[%r11]")
+    ring = ring.replace("mbarrier.init.shared.b64 [%r11], 1;", "mbarrier.init.shared.b64 [%r3], 1;")
+    got = _parity_variant(ring)
+    assert [c for c, _ in got] == ["PTX-W-MBAR-PARITY"]
+    # the fix for a ring of 2: flip the phase when the ring wraps to stage 0
+    fixed = ring.replace("\tbar.sync 0;\n\tadd.u32 %r5", "\tbar.sync 0;\n\txor.b32 %r6, %r6, %r9;\n\tadd.u32 %r5")
+    assert _parity_variant(fixed) == []
+    # a different barrier each iteration, never coming round (no wrap): not known to be wrong
+    walk = ring.replace("and.b32 %r9, %r5, 1;", "mov.u32 %r9, %r5;")
+    assert _parity_variant(walk) == []
+
+
+def test_parity_retry_loops_and_two_phase_loops_are_clean():
+    base = _text("mbar_parity.ptx")
+    # the retry loop alone (no surrounding pipeline loop), with a %clock timeout like the builder's
+    text = base.replace("\t@%p3 bra L_k;\n", "")
+    text = text.replace("\t@!%p2 bra L_wait;\n", "\t@%p2 bra L_ok;\n\tmov.u64 %rd6, %clock64;\n"
+                        "\tsetp.gt.u64 %p4, %rd6, 2000000000;\n\t@%p4 trap;\n\tbra L_wait;\nL_ok:\n")
+    assert _parity_variant(text) == []
+    # two phases per iteration: wait on parity 0, then on parity 1 of the same barrier
+    two = base.replace("[%r3], %r6;", "[%r3], 0;").replace(
+        "\tbar.sync 0;\n\tadd.u32 %r5",
+        "\tbar.sync 0;\n\t@!%p1 bra L_issued2;\n\tmbarrier.arrive.expect_tx.shared.b64 %rd3, [%r3], 4096;\n"
+        "\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r4], [%rd5], 4096, [%r3];\n"
+        "L_issued2:\nL_wait2:\n\tmbarrier.try_wait.parity.shared.b64 %p2, [%r3], 1;\n\t@!%p2 bra L_wait2;\n"
+        "\tbar.sync 0;\n\tadd.u32 %r5")
+    assert _parity_variant(two) == []
+    # the parity computed from the iteration: (k >> log2(stages)) & 1 changes in the loop
+    it = base.replace("[%r3], %r6;", "[%r3], %r10;").replace("L_k:\n", "L_k:\n\tand.b32 %r10, %r5, 1;\n")
+    assert _parity_variant(it) == []
+
+
+
+# ------------------------------------------------------------------------------ arrivals per phase
+def _count_variant(old_new, *more):
+    text = _text("mbar_count_threads.ptx")
+    for old, new in (old_new,) + more:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    ds = lint_ptx(text)
+    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
+    return [(d.code, d.loc.line) for d in _async(ds)]
+
+
+def test_arrivals_per_phase_from_the_block_size():
+    fired = [("PTX-W-MBAR-COUNT", 20)]
+    # two arrives per thread between waits: 256 per phase
+    two = ("\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n", "\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n"
+           "\tmbarrier.arrive.shared.b64 %rd2, [%r3];\n")
+    assert _count_variant(("[%r3], 32;", "[%r3], 128;"), two) == fired
+    assert _count_variant(("[%r3], 32;", "[%r3], 256;"), two) == []
+    # an arrive count operand counts
+    assert _count_variant(("[%r3], 32;", "[%r3], 256;"), ("%rd1, [%r3];", "%rd1, [%r3], 2;")) == []
+    # 3-d .reqntid: 32 x 2 x 2 threads
+    assert _count_variant((".reqntid 128, 1, 1", ".reqntid 32, 2, 2")) == fired
+    assert _count_variant((".reqntid 128, 1, 1", ".reqntid 32, 1, 1")) == []
+    # no block size: not checked
+    assert _count_variant((".reqntid 128, 1, 1\n", "")) == []
+    # .maxntid is an upper bound: too few arrivals are certain, too many are not
+    assert _count_variant((".reqntid", ".maxntid")) == []
+    assert _count_variant((".reqntid 128", ".maxntid 64"), ("[%r3], 32;", "[%r3], 128;")) == fired
+
+
+def test_arrivals_by_some_threads_are_not_counted():
+    # one thread per warp arrives (a lane test), or an elected thread: the count is not known statically
+    lane = ("\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n",
+            "\tand.b32 %r7, %r2, 31;\n\tsetp.eq.u32 %p1, %r7, 0;\n\t@%p1 mbarrier.arrive.shared.b64 %rd1, [%r3];\n")
+    assert _count_variant(lane) == []
+    br = ("\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n",
+          "\t@!%p1 bra L_arrived;\n\tmbarrier.arrive.shared.b64 %rd1, [%r3];\nL_arrived:\n")
+    assert _count_variant(br) == []
+    elect = ("\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n",
+             "\telect.sync %r7|%p1, -1;\n\t@!%p1 bra L_arrived;\n\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n"
+             "L_arrived:\n")
+    assert _count_variant(elect) == []
+    # a thread-dependent early exit leaves threads out
+    ex = ("\tbar.sync 0;\nL_round:", "\tbar.sync 0;\n\tsetp.gt.u32 %p3, %r2, 40;\n\t@%p3 ret;\nL_round:")
+    assert _count_variant(ex) == []
+    # arrives in a loop whose trip count is unknown, with the wait after it: not a constant per phase
+    loop = ("\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n",
+            "\tmov.u32 %r7, 0;\nL_arr:\n\tmbarrier.arrive.shared.b64 %rd1, [%r3];\n\tadd.u32 %r7, %r7, 1;\n"
+            "\tsetp.lt.u32 %p3, %r7, %r1;\n\t@%p3 bra L_arr;\n")
+    assert _count_variant(loop) == []
+
+
+def test_builder_block_size_reaches_the_arrival_check():
+    def kernel(count):
+        m = pg.Module("sm_90a")
+        k = m.entry("k", reqntid=64)
+        bar = k.shared("bar", 8, align=8)
+        b = k.mov(bar, type=pg.u32)
+        k.mbarrier_init(b, count)
+        k.fence_mbarrier_init()
+        k.bar_sync(0)
+        k.mbarrier_arrive(b)
+        k.mbarrier_try_wait(b, parity=0)
+        k.ret()
+        return m
+    assert kernel(64).check_async() == []
+    assert [d.code for d in kernel(1).check_async()] == ["PTX-W-MBAR-COUNT"]
+
+
+
+# ----------------------------------------------------------------------------------- warpgroup alignment
+def _align_variant(*old_new, name="warpgroup_align.ptx"):
+    text = _text(name)
+    for old, new in old_new:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    ds = lint_ptx(text)
+    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
+    return [(d.code, d.loc.line) for d in _async(ds)]
+
+
+def test_warpgroup_alignment_from_constant_conditions():
+    fired = [("PTX-W-WARPGROUP-ALIGN", 23)]
+    cond = "setp.eq.u32 %p1, %r2, 0;"
+    # %tid.x < 64 (two warps): the boundary at warp 2 splits warpgroup 0
+    assert _align_variant((cond, "setp.lt.u32 %p1, %r1, 64;")) == fired
+    # the same comparison written with the constant first, or through a register holding it
+    assert _align_variant((cond, "setp.gt.u32 %p1, 64, %r1;")) == fired
+    # %tid.x / 128 or %tid.x < 128: whole warpgroups
+    assert _align_variant((cond, "setp.lt.u32 %p1, %r1, 128;"), (".reqntid 160", ".reqntid 256")) == []
+    assert _align_variant(("shr.u32 %r2, %r1, 5;", "shr.u32 %r2, %r1, 7;"),
+                          (".reqntid 160", ".reqntid 256")) == []
+    # a boundary at or past the block size never splits anything: %tid.x < 160 with 160 threads
+    assert _align_variant((cond, "setp.ge.u32 %p1, %r1, 160;")) == []
+    # an and of two warp ranges: warps 4..7 of 256 threads are one whole warpgroup
+    assert _align_variant((".reqntid 160", ".reqntid 256"), (cond, "setp.lt.u32 %p0, %r2, 4;\n\t"
+                          "setp.ge.u32 %p1, %r2, 8;\n\tor.pred %p2, %p0, %p1;"),
+                          (".reg .pred %p<2>;", ".reg .pred %p<3>;"), ("@%p1 bra", "@%p2 bra")) == []
+    # a boundary inside a warp stays PTX-W-DIVERGENT
+    assert _align_variant((cond, "setp.lt.u32 %p1, %r1, 48;")) == [("PTX-W-DIVERGENT", 23)]
+    # setmaxnreg under a guard at warp 1
+    assert _align_variant(("\twgmma.fence.sync.aligned;  // <- PTX-W-WARPGROUP-ALIGN\n",
+                           "\twgmma.fence.sync.aligned;  // <- PTX-W-WARPGROUP-ALIGN\n"
+                           "\tsetp.ne.u32 %p0, %r2, 0;\n\t@%p0 setmaxnreg.inc.sync.aligned.u32 232;\n")) == \
+        fired + [("PTX-W-WARPGROUP-ALIGN", 25)]
+    # warp collectives are fine at any warp boundary
+    text = _text("divergent_ldmatrix.ptx").replace("mov.u32 %r1, %laneid;\n\tand.b32 %r2, %r1, 15;",
+                                                   "mov.u32 %r1, %tid.x;\n\tshr.u32 %r2, %r1, 5;")
+    assert _async(lint_ptx(text)) == []
+
+
+# ----------------------------------------------------------------------- proxy fence per shared symbol
+_DISJOINT = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 out)
+.reqntid 128, 1, 1
+{
+\t.shared .align 1024 .b8 smem_a[2048];
+\t.shared .align 1024 .b8 smem_b[2048];
+\t.shared .align 16 .b8 smem_c[512];
+\t.reg .f32 %f<5>;
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<8>;
+\tmov.u32 %r1, %tid.x;
+\tshl.b32 %r2, %r1, 2;
+\tmov.u32 %r3, smem_c;
+\tadd.u32 %r4, %r3, %r2;
+\tmov.u32 %r5, 0;
+\tst.shared.b32 [%r4], %r5;
+\tbar.sync 0;
+\tmov.u32 %r6, smem_a;
+\tcvt.u64.u32 %rd1, %r6;
+\tshr.u64 %rd1, %rd1, 4;
+\tand.b64 %rd1, %rd1, 16383;
+\tor.b64 %rd1, %rd1, 4611686293305294848;
+\tmov.u32 %r7, smem_b;
+\tcvt.u64.u32 %rd2, %r7;
+\tshr.u64 %rd2, %rd2, 4;
+\tand.b64 %rd2, %rd2, 16383;
+\tor.b64 %rd2, %rd2, 4611686293305294848;
+\tmov.f32 %f1, 0f00000000;
+\tmov.f32 %f2, 0f00000000;
+\tmov.f32 %f3, 0f00000000;
+\tmov.f32 %f4, 0f00000000;
+\twgmma.fence.sync.aligned;
+\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 1, 1, 0, 0;
+\twgmma.commit_group.sync.aligned;
+\twgmma.wait_group.sync.aligned 0;
+\tld.param.u64 %rd3, [out];
+\tst.global.f32 [%rd3], %f1;
+\tret;
+}
+"""
+
+
+def _disjoint_variant(*old_new):
+    text = _DISJOINT
+    for old, new in old_new:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    ds = lint_ptx(text)
+    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
+    return [(d.code, d.loc.line) for d in _async(ds)]
+
+
+def test_proxy_fence_tracks_shared_symbols_apart():
+    fired = [("PTX-W-PROXY-FENCE", 35)]
+    # st.shared to smem_c, then wgmma reads smem_a and smem_b through descriptors: disjoint, no fence needed
+    assert _disjoint_variant() == []
+    # ... but a store into the tile that B is read from needs the fence
+    assert _disjoint_variant(("mov.u32 %r3, smem_c;", "mov.u32 %r3, smem_b;")) == fired
+    assert _disjoint_variant(("mov.u32 %r3, smem_c;\n\tadd.u32 %r4, %r3, %r2;",
+                              "mov.u32 %r3, smem_c;\n\tmov.u32 %r4, smem_a;\n\tadd.u32 %r4, %r4, %r2;")) == \
+        [("PTX-W-PROXY-FENCE", 36)]
+    # a descriptor or a store address that is not derived from a known symbol could point anywhere
+    assert _disjoint_variant(("mov.u32 %r7, smem_b;", "ld.shared.u32 %r7, [smem_c];")) == fired
+    # registers are tracked over all their definitions: one register reused for every address mixes them
+    assert _disjoint_variant(("mov.u32 %r6, smem_a;\n\tcvt.u64.u32 %rd1, %r6;",
+                              "mov.u32 %r3, smem_a;\n\tcvt.u64.u32 %rd1, %r3;")) == fired
+    assert _disjoint_variant(("add.u32 %r4, %r3, %r2;", "mov.u32 %r4, %r2;")) == fired
+    # every .extern .shared array starts at the same dynamic shared memory
+    # (at module scope, where nvcc puts them)
+    ext = _disjoint_variant(("\t.shared .align 1024 .b8 smem_a[2048];\n", ""),
+                            ("\t.shared .align 16 .b8 smem_c[512];\n", ""),
+                            (".visible .entry", ".extern .shared .align 1024 .b8 smem_a[];\n"
+                             ".extern .shared .align 16 .b8 smem_c[];\n.visible .entry"))
+    assert ext == fired
+    # ... while one .extern array and one static array are apart
+    one = _disjoint_variant(("\t.shared .align 1024 .b8 smem_a[2048];\n", ""),
+                            (".visible .entry", ".extern .shared .align 1024 .b8 smem_a[];\n.visible .entry"))
+    assert one == []
+    # the fence clears everything
+    assert _disjoint_variant(("mov.u32 %r3, smem_c;", "mov.u32 %r3, smem_b;"),
+                             ("\tbar.sync 0;\n", "\tfence.proxy.async.shared::cta;\n\tbar.sync 0;\n")) == []
+
+
+def test_tma_store_reads_only_its_source_tile():
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+\t.shared .align 128 .b8 tile[1024];
+\t.shared .align 128 .b8 stage[1024];
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<3>;
+\tmov.u32 %r1, %tid.x;
+\tshl.b32 %r2, %r1, 2;
+\tmov.u32 %r3, stage;
+\tadd.u32 %r3, %r3, %r2;
+\tst.shared.b32 [%r3], %r1;
+\tbar.sync 0;
+\tld.param.u64 %rd1, [out];
+\tcvta.to.global.u64 %rd2, %rd1;
+\tcp.async.bulk.global.shared::cta.bulk_group [%rd2], [tile], 1024;
+\tcp.async.bulk.commit_group;
+\tcp.async.bulk.wait_group 0;
+\tret;
+}
+"""
+    ds = lint_ptx(text)
+    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
+    assert _async(ds) == []
+    ds = _async(lint_ptx(text.replace("[tile], 1024;", "[stage], 1024;")))
+    assert [(d.code, d.loc.line) for d in ds] == [("PTX-W-PROXY-FENCE", 18)]
+
+
+
+def test_parity_on_the_warp_specialised_hopper_sample():
+    # producer and consumer loops each flip their phase when the stage ring wraps; without the flip they fire
+    mod = load_sample("gemm_hopper").build("sm_90a")
+    text = mod.emit().text
+    assert _async(lint_ptx(text)) == []
+    flips = re.findall(r"\t@%p\w+ xor\.b32 (%\w+), \1, 1;\n", text)
+    if not flips:
+        pytest.skip("the sample no longer flips its phase with a guarded xor")
+    lines = re.finditer(r"\t@%p\w+ xor\.b32 (%\w+), \1, 1;\n", text)
+    first = next(lines)
+    broken = text[:first.start()] + text[first.end():]
+    assert {d.code for d in _async(lint_ptx(broken))} == {"PTX-W-MBAR-PARITY"}
