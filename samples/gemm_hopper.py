@@ -66,6 +66,7 @@ LAUNCH_REGS, PRODUCER_REGS, CONSUMER_REGS = 168, 40, 232
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
+EPI_MODES = ("smem", "smem_defer", "direct")
 EPI_COLS = 128                       # smem epilogue: columns of C per pass (a 64 x 128 bf16 buffer per warpgroup)
 
 
@@ -79,12 +80,13 @@ class Config:
     bk: int = BK            # K of a stage: 64 (128-byte rows, 128B swizzle) or 32 (64-byte rows, 64B swizzle)
     bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256)
     epi: str = "smem"       # "smem": stmatrix into a swizzled buffer, 16-byte coalesced stores;
-                            # "direct": 4-byte stores straight from the accumulator registers
+                            # "smem_defer": the same, the last pass copied out during the next
+                            # tile's first k-block; "direct": 4-byte stores from the registers
 
     @property
     def name(self) -> str:
         return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
-                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == "smem" else "_direct"))
+                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == "smem" else "_" + self.epi))
 
     @property
     def shape(self) -> str:
@@ -105,8 +107,9 @@ class Config:
         if self.bn % PANEL_N or not 0 < self.bn <= 256 or not split_ok:
             raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
                              f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
-        if self.epi not in ("smem", "direct") or (self.epi == "smem" and self.bn % EPI_COLS):
-            raise ValueError(f"epi must be 'direct' or 'smem' (the latter with bn a multiple of {EPI_COLS}), "
+        if self.epi not in EPI_MODES or (self.epi != "direct" and self.bn % EPI_COLS):
+            raise ValueError(f"epi must be one of {', '.join(EPI_MODES)} (the smem ones with bn a multiple of "
+                             f"{EPI_COLS}), "
                              f"not {self.epi!r} with bn = {self.bn}")
         if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
@@ -146,7 +149,7 @@ def smem_bytes(cfg: Config) -> int:
 
 def epi_bytes(cfg: Config) -> int:
     """The epilogue buffers: per consumer warpgroup 64 rows x EPI_COLS bf16 (one pass)."""
-    return CONSUMERS * WG_M * EPI_COLS * 2 if cfg.epi == "smem" else 0
+    return CONSUMERS * WG_M * EPI_COLS * 2 if cfg.epi != "direct" else 0
 
 
 def check_shape(m: int, n: int, k: int) -> None:
@@ -299,9 +302,23 @@ def _kernel(m: pg.Module, cfg: Config):
         acc = k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name="acc")
         gc = k.cvta(k.ld_param(pc), "global", to=True)
         prev = k.reg(pg.u32, "prev")
-        if cfg.epi == "smem":
-            my_cbuf = k.mad(c, WG_M * EPI_COLS * 2, cbuf, mode="lo")
+        smem_epi = cfg.epi in ("smem", "smem_defer")
+        defer = cfg.epi == "smem_defer"
+        if smem_epi:
+            epi = _epi_setup(k, k.mad(c, WG_M * EPI_COLS * 2, cbuf, mode="lo"), tid, warp, lane)
             wg_bar = k.add(c, 1)                          # named barrier of this warpgroup (0 is the CTA's)
+            passes = bn // EPI_COLS
+        if defer:
+            # the last pass of the previous tile waits in the buffer; it is copied out while the
+            # first k-block of the next tile runs on the tensor cores
+            pending = k.reg(pg.pred, "c_pending")
+            k.mov(0, dst=pending)
+            pmb, pnb = k.reg(pg.u32, "c_mb"), k.reg(pg.u32, "c_nb")
+
+            def flush():
+                _epi_copy_out(k, epi, passes - 1, gc, M, N, pmb, pnb, c, bn)
+                k.bar_sync(wg_bar, 128)
+                k.mov(0, dst=pending)
         k.mov(unit0, dst=u)
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         k.place(top)
@@ -325,6 +342,9 @@ def _kernel(m: pg.Module, cfg: Config):
                                   dtype="f32", atype="bf16", btype="bf16",
                                   trans_b=1 if cfg.layout == "nn" else None)
             k.wgmma_commit_group()
+            if defer:
+                with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
+                    flush()
             k.wgmma_wait_group(cfg.lag)
             if cfg.lag:
                 # the previous k-block's stage, read by now (none before the first k-block)
@@ -337,13 +357,32 @@ def _kernel(m: pg.Module, cfg: Config):
         if cfg.lag:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
         pairs = _pack(k, acc, bn)
-        if cfg.epi == "smem":
-            _store_via_smem(k, pairs, my_cbuf, wg_bar, gc, M, N, mb, nb, c, tid, warp, lane, bn)
+        if smem_epi:
+            if defer:
+                with k.if_(pending):                      # a tile without k-blocks
+                    flush()
+            for p in range(passes - 1 if defer else passes):
+                if p:
+                    k.bar_sync(wg_bar, 128)              # the previous pass has been read back
+                _epi_stmatrix(k, epi, pairs, p)
+                k.bar_sync(wg_bar, 128)
+                _epi_copy_out(k, epi, p, gc, M, N, mb, nb, c, bn)
+            k.bar_sync(wg_bar, 128)                      # the buffer is free again
+            if defer:
+                _epi_stmatrix(k, epi, pairs, passes - 1)
+                k.bar_sync(wg_bar, 128)
+                k.mov(mb, dst=pmb)
+                k.mov(nb, dst=pnb)
+                k.mov(1, dst=pending)
+            _epi_fence(k)
         else:
             _store(k, pairs, _c_place(k, gc, M, N, mb, nb, c, warp, lane, bn), M, N)
         k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
+        if defer:
+            with k.if_(pending):
+                flush()
     if cl > 1:
         # no CTA exits while its peer may still arrive on its barriers or multicast into it
         k.barrier_cluster_arrive(sem="release", aligned=False)
@@ -407,48 +446,53 @@ def _store(k, pairs, place, M, N):
             k.st(pg.mem(addr8, 16 * j), hi, pg.b32, guard=k.setp("lt", col, N, bool_op="and", c=ok1))
 
 
-def _store_via_smem(k, pairs, buf, wg_bar, gc, M, N, mb, nb, c, tid, warp, lane, bn: int):
-    """The warpgroup's 64 x bn piece in passes of EPI_COLS columns through its 64 x EPI_COLS buffer:
-    stmatrix.x4 puts four 8x8 bf16 matrices (rows 16w..16w+15, two 8-column groups) per instruction
-    into 256-byte rows whose 16-byte chunks are XOR-swizzled with the row (chunk ^ row % 8, so the 8
-    rows of a matrix hit 8 different bank groups); then each thread reads 16-byte chunks back and
-    stores them to C, a warp writing two whole 256-byte row segments per instruction."""
+def _epi_setup(k, buf, tid, warp, lane):
+    """Tile-independent addresses of the smem epilogue (see _epi_stmatrix and _epi_copy_out)."""
     row_bytes = EPI_COLS * 2
     # stmatrix: lane l gives the address of row l % 8 of matrix l / 8 (matrix m: rows + 8 (m % 2),
-    # column group + m / 2)
+    # column group + m / 2); 16-byte chunks are XOR-swizzled with row % 8 = l % 8
     mi = k.shr(lane, 3)
-    srow = k.add(k.add(k.shl(warp, 4), k.shl(k.and_(mi, 1), 3)), k.and_(lane, 7))
     ri = k.and_(lane, 7)
+    srow = k.add(k.add(k.shl(warp, 4), k.shl(k.and_(mi, 1), 3)), ri)
     s_row_base = k.mad(srow, row_bytes, buf, mode="lo")
-    # read-back: pass-relative chunk q = tid % 16 of rows it * 8 + tid / 16
+    # read-back: chunk q = tid % 16 of rows it * 8 + tid / 16
     t = k.and_(tid, 127)
     q = k.and_(t, 15)
     rrow = k.shr(t, 4)
-    gcol0 = k.add(k.mul(nb, bn, mode="lo"), k.shl(q, 3))
-    grow0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), rrow)
-    col_ok0 = k.setp("lt", gcol0, N)
     ld_base = k.add(k.mad(rrow, row_bytes, buf, mode="lo"), k.shl(k.xor(q, k.and_(rrow, 7)), 4))
-    g_base = k.add(gc, k.mul(k.mad(grow0, N, gcol0, mode="lo"), 2, mode="wide"))
-    row_step = k.mul(N, 16, mode="wide")                 # 8 rows of C in bytes
+    return dict(mi=mi, ri=ri, s_row_base=s_row_base, q=q, rrow=rrow, ld_base=ld_base)
+
+
+def _epi_stmatrix(k, e, pairs, p: int):
+    """Pass p's EPI_COLS columns of the bf16 pairs into the warpgroup's buffer: stmatrix.x4 puts four
+    8x8 matrices (rows 16w..16w+15, two 8-column groups) per instruction into 256-byte rows whose
+    16-byte chunks are XOR-swizzled with the row (the 8 rows of a matrix hit 8 bank groups)."""
     groups = EPI_COLS // 8
-    for p in range(bn // EPI_COLS):
-        if p:
-            k.bar_sync(wg_bar, 128)                      # the previous pass has been read back
-        for g in range(0, groups, 2):
-            j = p * groups + g
-            chunk = k.add(k.shr(mi, 1), g)               # 16-byte chunk of the matrix row
-            addr = k.add(s_row_base, k.shl(k.xor(chunk, ri), 4))
-            k.stmatrix(addr, [pairs[j][0], pairs[j][1], pairs[j + 1][0], pairs[j + 1][1]])
-        k.bar_sync(wg_bar, 128)
-        col_ok = col_ok0 if p == 0 else k.setp("lt", k.add(gcol0, p * EPI_COLS), N)
-        g_addr = g_base
-        for it in range(WG_M // 8):
-            v = k.ld(pg.mem(ld_base, it * 8 * row_bytes), pg.b32, space="shared", vec=4)
-            ok = k.setp("lt", k.add(grow0, it * 8), M, bool_op="and", c=col_ok)
-            k.st(pg.mem(g_addr, p * EPI_COLS * 2), v, pg.b32, guard=ok)
-            if it + 1 < WG_M // 8:
-                g_addr = k.add(g_addr, row_step)
-    k.bar_sync(wg_bar, 128)                              # the buffer is free for the next tile
+    for g in range(0, groups, 2):
+        j = p * groups + g
+        chunk = k.add(k.shr(e["mi"], 1), g)              # 16-byte chunk of the matrix row
+        addr = k.add(e["s_row_base"], k.shl(k.xor(chunk, e["ri"]), 4))
+        k.stmatrix(addr, [pairs[j][0], pairs[j][1], pairs[j + 1][0], pairs[j + 1][1]])
+
+
+def _epi_copy_out(k, e, p: int, gc, M, N, mb, nb, c, bn: int):
+    """The buffer (pass p of tile (mb, nb)) to C: 16-byte loads and stores, each warp instruction
+    writing two whole 256-byte row segments; rows and columns past M and N are skipped."""
+    row_bytes = EPI_COLS * 2
+    gcol = k.add(k.mad(nb, bn, p * EPI_COLS, mode="lo"), k.shl(e["q"], 3))
+    grow0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), e["rrow"])
+    col_ok = k.setp("lt", gcol, N)                       # N is a multiple of 8: whole chunks
+    g_addr = k.add(gc, k.mul(k.mad(grow0, N, gcol, mode="lo"), 2, mode="wide"))
+    row_step = k.mul(N, 16, mode="wide")                 # 8 rows of C in bytes
+    for it in range(WG_M // 8):
+        v = k.ld(pg.mem(e["ld_base"], it * 8 * row_bytes), pg.b32, space="shared", vec=4)
+        ok = k.setp("lt", k.add(grow0, it * 8), M, bool_op="and", c=col_ok)
+        k.st(g_addr, v, pg.b32, guard=ok)
+        if it + 1 < WG_M // 8:
+            g_addr = k.add(g_addr, row_step)
+
+
+def _epi_fence(k):
     # the buffer never overlaps the stages wgmma reads, but the async-protocol check tracks the one
     # dynamic shared window as a whole; one fence per tile is cheap next to the K loop and keeps it quiet
     k.fence_proxy_async("shared::cta")
