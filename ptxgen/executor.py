@@ -1264,11 +1264,30 @@ class _Executor:
                 base = int(saddr[j])
                 if base % 128:
                     raise _Fault(f"the shared-memory address {base:#x} of a tensor copy must be 128-byte aligned", [j])
+                if store and min(int(c) for c in cs[j]) < 0:
+                    # a load clips a box that hangs over any edge; a store whose box starts at a negative
+                    # coordinate traps instead (seen on an H200: CUDA_ERROR_ILLEGAL_INSTRUCTION)
+                    raise _Fault(f"a tensor store's box starts at a negative coordinate {tuple(int(c) for c in cs[j])}"
+                                 "; the hardware traps on it (only boxes past the upper edges are clipped)", [j])
                 off, inside, counts = self._tma_box(spec, [int(c) for c in cs[j]])
                 esize = spec.element_bytes
-                nbytes = off.size * esize
-                dest = swizzle_offset(base + np.arange(off.size, dtype=np.int64) * esize, spec.swizzle)
+                nbytes = off.size * esize       # the transaction bytes: the dense box
+                lin = np.arange(off.size, dtype=np.int64) * esize
+                span = {"32B": 32, "64B": 64, "128B": 128}.get(spec.swizzle)
+                row_bytes = counts[0] * esize
+                pad = span is not None and row_bytes < span
+                if pad:
+                    # a box row narrower than the swizzle span still takes a whole span in shared
+                    # memory, the rest of it left untouched, as the H200 does
+                    lin = (lin // row_bytes) * span + lin % row_bytes
+                dest = swizzle_offset(base + lin, spec.swizzle)
                 sidx = dest[:, None] + np.arange(esize)
+                if pad and load:
+                    rows = off.size // counts[0]
+                    hole = swizzle_offset(base + np.arange(rows * span, dtype=np.int64), spec.swizzle)
+                    if hole.size and hole.max() >= cta.shared.size:
+                        raise _Fault(f"the box at shared {base:#x}, {rows} rows padded to the {span}-byte swizzle "
+                                     f"span, runs past the {cta.shared.size} bytes of shared memory", [j])
                 if sidx.size and sidx.max() >= cta.shared.size:
                     raise _Fault(f"the {nbytes}-byte box at shared {base:#x} runs past the {cta.shared.size} bytes "
                                  "of shared memory", [j])

@@ -177,21 +177,26 @@ def run_gpu(module, name: str, a_bits, b_bits, *, tma_swizzle=None):
 
 
 # ------------------------------------------------------------------------------------------ N-d copy
-COPY_SMEM = 2048
+COPY_SMEM = 2048                 # 128 threads x 16 bytes: one store each fills the tile with the sentinel
+SENTINEL_BYTE = 0xA5
 # name -> (numpy dtype, tensor shape, box, swizzle, [box origins, innermost first]) (shape/box outermost first)
 COPY_CASES = {
     "tma_copy_1d": (np.uint32, (300,), (64,), "none", [(0,), (-16,), (280,)]),
     "tma_copy_2d": (np.uint16, (40, 104), (16, 64), "128B", [(8, 3), (64, 30), (-8, -5)]),
     "tma_copy_3d": (np.uint16, (5, 12, 64), (2, 8, 32), "64B", [(16, 8, 4), (0, -3, 0)]),
     "tma_copy_4d": (np.float32, (3, 4, 5, 16), (2, 2, 4, 8), "32B", [(12, 2, 3, 2), (-4, 0, 0, 0)]),
+    # a box row (64 bytes) narrower than the 128B swizzle span: rows are padded to the span in shared memory
+    "tma_copy_pad": (np.uint16, (40, 104), (8, 32), "128B", [(8, 3), (72, 30)]),
     "tma_copy_5d": (np.uint8, (2, 3, 4, 5, 32), (1, 2, 2, 4, 32), "none", [(0, 3, 3, 2, 1), (0, 0, 0, 0, 0)]),
 }
 
 
-def _copy_kernel(m: pg.Module, name: str, rank: int):
+def _copy_kernel(m: pg.Module, name: str, rank: int, guard_store: bool = True):
     """Load the box at (c0..) through tmap_in into 1024-aligned shared memory (mbarrier, expect_tx =
     nbytes), dump the raw shared bytes to `dump`, then TMA-store the box through tmap_out at the same
-    coordinates (bulk_group, commit + wait_group 0)."""
+    coordinates (bulk_group, commit + wait_group 0) when no coordinate is negative: a tensor store
+    whose box starts below zero traps on the H200 (a load just zero-fills). guard_store=False stores
+    unconditionally (the executor must then report the fault)."""
     k = m.entry(name, reqntid=128)
     tin = k.param_bytes("tmap_in", 128, align=64)
     tout = k.param_bytes("tmap_out", 128, align=64)
@@ -206,9 +211,13 @@ def _copy_kernel(m: pg.Module, name: str, rank: int):
     tid = k.tid.x
     buf_a, mbar_a = k.mov(buf, type=pg.u32), k.mov(mbar, type=pg.u32)
     leader = k.setp("eq", tid, 0)
+    # the tile starts as SENTINEL_BYTE bytes, so bytes the copy leaves alone are visible in the dump
+    sentinel = SENTINEL_BYTE * 0x01010101
+    k.st(k.add(buf_a, k.shl(tid, 4)), [sentinel] * 4, pg.b32, space="shared")
     with k.if_(leader):
         k.mbarrier_init(mbar_a, 1)
-        k.fence_proxy_async("shared::cta")
+    # the generic stores and the barrier init must be visible to the copy (async proxy)
+    k.fence_proxy_async("shared::cta")
     k.bar_sync(0)
     with k.if_(leader):
         k.mbarrier_arrive_expect_tx(mbar_a, nbytes)
@@ -224,18 +233,23 @@ def _copy_kernel(m: pg.Module, name: str, rank: int):
         v = k.ld(k.add(buf_a, off), pg.b32, space="shared", vec=4)
         k.st(k.add(gdump, k.cvt(off, pg.u64, pg.u32)), v, pg.b32)
     k.bar_sync(0)
-    with k.if_(leader):
+    store_ok = leader
+    if guard_store:
+        for c in coords:
+            store_ok = k.setp("ge", c, 0, bool_op="and", c=store_ok)
+    with k.if_(store_ok):
         k.cp_async_bulk_tensor(buf_a, tout, coords, direction="store")
         k.cp_async_bulk_commit_group()
         k.cp_async_bulk_wait_group(0)
+    with k.if_(leader):
         k.mbarrier_inval(mbar_a)
     k.ret()
 
 
-def build_copy(target: str = "sm_90a", cases=None) -> pg.Module:
+def build_copy(target: str = "sm_90a", cases=None, guard_store: bool = True) -> pg.Module:
     m = pg.Module(target)
     for name in (cases or COPY_CASES):
-        _copy_kernel(m, name, len(COPY_CASES[name][1]))
+        _copy_kernel(m, name, len(COPY_CASES[name][1]), guard_store)
     return m
 
 
@@ -246,9 +260,6 @@ def copy_tensor(name: str) -> np.ndarray:
     if dt == np.float32:
         return (np.arange(n, dtype=np.float32) + 0.5).reshape(shape)
     return ((np.arange(n, dtype=np.uint64) * 7 + 3) % np.iinfo(dt).max).astype(dt).reshape(shape)
-
-
-SENTINEL_BYTE = 0xA5
 
 
 def expected_copy(name: str, origin):
@@ -268,11 +279,21 @@ def expected_copy(name: str, origin):
     vals = np.where(inside, src[clipped], 0).astype(src.dtype)
     esize = src.dtype.itemsize
     dense = vals.reshape(-1)
-    img = np.zeros(dense.size * esize, np.uint8)
-    dest = swizzle_byte_offset(np.arange(dense.size) * esize, swizzle)
+    lin = np.arange(dense.size) * esize
+    row_bytes = box[-1] * esize
+    span = {"32B": 32, "64B": 64, "128B": 128}.get(swizzle)
+    if span and row_bytes < span:      # each box row takes a whole swizzle span, the rest untouched
+        lin = (lin // row_bytes) * span + lin % row_bytes
+        total = dense.size * esize // row_bytes * span
+    else:
+        total = dense.size * esize
+    img = np.full(total, SENTINEL_BYTE, np.uint8)
+    dest = swizzle_byte_offset(lin, swizzle)
     img[(dest[:, None] + np.arange(esize)).ravel()] = dense.view(np.uint8)
+    img = img[:dense.size * esize]     # the kernel dumps the transaction bytes (the dense box size)
     out = np.full(src.nbytes, SENTINEL_BYTE, np.uint8).view(src.dtype).reshape(shape)
-    out[tuple(idx[d][inside] for d in range(rank))] = vals[inside]
+    if min(origin) >= 0:     # the kernel stores only boxes that start inside the tensor
+        out[tuple(idx[d][inside] for d in range(rank))] = vals[inside]
     return img, out
 
 

@@ -130,9 +130,58 @@ def test_tma_wgmma_tile_from_parsed_ptx(gemm_module):
 
 
 # (kernel, map swizzle): the map's inner box is the descriptors' span, so only no swizzle or a wider one is legal
-WRONG_SWIZZLE = [("tma_wgmma_n64_128B_tmastore", "none"), ("tma_wgmma_n32_64B_st", "none"),
-                 ("tma_wgmma_n32_64B_st", "128B"), ("tma_wgmma_n16_32B_st", "64B"),
-                 ("tma_wgmma_n16_32B_st", "128B")]
+WRONG_SWIZZLE = [("tma_wgmma_n64_128B_tmastore", "none"), ("tma_wgmma_n32_64B_st", "none")]
+# a wider swizzle than the box row: each row takes a whole span in shared memory, so the box overruns
+# the kernel's shared memory (an illegal-address fault on the H200)
+OVERRUN_SWIZZLE = [("tma_wgmma_n32_64B_st", "128B"), ("tma_wgmma_n16_32B_st", "64B"),
+                   ("tma_wgmma_n16_32B_st", "128B")]
+
+
+@pytest.mark.parametrize("name, tma_swizzle", OVERRUN_SWIZZLE)
+def test_swizzle_wider_than_the_box_row_pads_rows_and_overruns(gemm_module, name, tma_swizzle):
+    from ptxgen.errors import MemoryFaultError
+    n = T.CASES[name][0]
+    a, b, _ = T.inputs(np.random.default_rng(5), n)
+    with pytest.raises(MemoryFaultError, match=f"padded to the {tma_swizzle[:-1]}-byte swizzle span"):
+        T.run_cpu(gemm_module, name, a, b, tma_swizzle=tma_swizzle)
+
+
+def test_padded_rows_land_span_apart_and_zero_filled():
+    """A 2-D box of 8 rows x 32 u16 (64 bytes) with 128B swizzle: row r starts at r * 128 (then the XOR),
+    the other 64 bytes of each row are left as they were, and the transaction count is the dense 512
+    bytes (as measured on an H200)."""
+    from ptxgen.layout import swizzle_offset
+    T.COPY_CASES["pad_probe"] = (np.uint16, (64, 64), (8, 32), "128B", [(0, 0)])
+    try:
+        mod = T.build_copy(cases=["pad_probe"])
+        src = T.copy_tensor("pad_probe")
+        out = np.full(src.nbytes, T.SENTINEL_BYTE, np.uint8).view(src.dtype).reshape(src.shape)
+        dump = np.full(T.COPY_SMEM, T.SENTINEL_BYTE, np.uint8)
+        args = T.copy_args_cpu("pad_probe", (0, 0), src, out, dump)
+        args[-1] = 1024                        # dump the padded 1024 bytes; expect_tx is then too large
+        from ptxgen.errors import DeadlockError
+        with pytest.raises(DeadlockError):
+            run_kernel(mod, "pad_probe", grid=(1,), block=(128,), args=args)
+        args = T.copy_args_cpu("pad_probe", (0, 0), src, out, dump)   # expect_tx = 512: completes
+        run_kernel(mod, "pad_probe", grid=(1,), block=(128,), args=args)
+    finally:
+        del T.COPY_CASES["pad_probe"]
+    img = dump[:512].view(np.uint16)
+    # the first 512 bytes hold rows 0..3, each 64 data bytes and 64 untouched (sentinel) bytes,
+    # chunks XOR-swizzled
+    untouched = np.full(8, T.SENTINEL_BYTE * 0x0101, np.uint16)
+    for r in range(4):
+        for c in range(8):                     # 16-byte chunks of the padded row
+            at = swizzle_offset(r * 128 + c * 16, "128B") // 2
+            want = src[r, c * 8:(c + 1) * 8] if c < 4 else untouched
+            np.testing.assert_array_equal(img[at:at + 8], want, err_msg=f"row {r} chunk {c}")
+
+
+def test_tensor_store_at_a_negative_coordinate_is_a_fault():
+    from ptxgen.errors import MemoryFaultError
+    mod = T.build_copy(cases=["tma_copy_2d"], guard_store=False)
+    with pytest.raises(MemoryFaultError, match="negative coordinate"):
+        T.run_copy_cpu(mod, "tma_copy_2d", (-8, -5))
 
 
 @pytest.mark.parametrize("name, tma_swizzle", WRONG_SWIZZLE)
