@@ -920,8 +920,12 @@ class _Executor:
         if len(types) != 2:
             raise _Unsupported(f"{ins.opcode}: this cvt form is not modelled")
         dt, st = types
+        if dt in ("f16x2", "bf16x2"):
+            return self._cvt_pack(ins, mods, dt, st)
         rnd = next((m for m in mods if m in ("rni", "rzi", "rmi", "rpi")), None)
         sat = "sat" in mods
+        if len(ins.operands) != 2:
+            raise _Unsupported(f"{ins.opcode} with {len(ins.operands)} operands is not modelled")
         d, s = ins.operands
         r, w = self._reader(s, st), self._writer(d, dt)
         dk, dn = _tinfo(dt)
@@ -953,6 +957,26 @@ class _Executor:
                 else:
                     out = v.astype(np.uint64)
             w(cta, idx, out)
+        return body, False
+
+    def _cvt_pack(self, ins, mods, dt, st):
+        """cvt.rn{.relu}.f16x2|bf16x2.f32 d, a, b: a rounded into the upper half, b into the lower."""
+        if st != "f32" or "rn" not in mods or len(ins.operands) != 3 or \
+                any(m in mods for m in ("rz", "rm", "rp", "satfinite")):
+            raise _Unsupported(f"{ins.opcode}: only cvt.rn{{.relu}}.f16x2/.bf16x2.f32 d, a, b is modelled")
+        d, a, b = ins.operands
+        ra, rb, w = self._reader(a, "f32"), self._reader(b, "f32"), self._writer(d, "b32")
+        relu = "relu" in mods
+        half = "bf16" if dt == "bf16x2" else "f16"
+
+        def bits(v):
+            v = np.asarray(v, np.float32)
+            if relu:
+                v = np.where(np.isnan(v), v, np.maximum(v, np.float32(0)))
+            return to_bits(v if half == "bf16" else v.astype(np.float16), half) & np.uint64(0xFFFF)
+
+        def body(cta, idx):
+            w(cta, idx, (bits(ra(cta, idx)) << np.uint64(16)) | bits(rb(cta, idx)))
         return body, False
 
     def _op_cvta(self, ins, mods):
@@ -1051,6 +1075,8 @@ class _Executor:
 
     _op_membar = _noop
     _op_fence = _noop
+    # the register budget of a warpgroup changes nothing the executor models (registers are unbounded)
+    _op_setmaxnreg = _noop
 
     def _op_cp(self, ins, mods):
         """cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size}: copied at once (zero-filled past src-size)."""
@@ -1339,8 +1365,8 @@ class _Executor:
         if len(rest) != (4 if reg_a else 5) or any(not isinstance(x, ir.Imm) for x in rest[1:]):
             raise _Unsupported(f"{ins.opcode}: expected scale-d, imm-scale-a, imm-scale-b and the imm-trans "
                                "operands")
-        if any(int(x.value) for x in rest[3:]):
-            raise _Unsupported(f"{ins.opcode}: only K-major operands (imm-trans-a = imm-trans-b = 0) are modelled")
+        trans = [int(x.value) for x in rest[3:]]
+        trans_a, trans_b = (0, trans[0]) if reg_a else (trans[0], trans[1])
         scale_a, scale_b = int(rest[1].value), int(rest[2].value)
         fa = fragment_map(f"wgmma.m64n{n}k16", "a", at) if reg_a else None
         if reg_a and len(_elems(a)) != fa.regs:
@@ -1369,8 +1395,10 @@ class _Executor:
                 mats = []
                 if reg_a:  # A fragment: the same rule as mma.sync's A per warp (ptxgen.layout)
                     mats.append(fa.gather(_unpack([r(cta, th) for r in ras], fa)))
-                for desc, rows, t in (((descs_a[0], 64, at),) if not reg_a else ()) + ((descs_b[0], n, bt),):
-                    addr = _operand_addresses(int(desc), rows, 32).reshape(-1)
+                for desc, rows, t, tr in (((descs_a[0], 64, at, trans_a),) if not reg_a else ()) + \
+                        ((descs_b[0], n, bt, trans_b),):
+                    addr = (_mn_operand_addresses(int(desc), rows) if tr else
+                            _operand_addresses(int(desc), rows, 32)).reshape(-1)
                     raw = self._load("shared", addr.astype(np.uint64), 1, cta).reshape(rows, 16, 2)
                     bits = (raw[..., 0].astype(np.uint64) | (raw[..., 1].astype(np.uint64) << np.uint64(8)))
                     mats.append(bits_to(bits, t).astype(np.float64))
@@ -1635,6 +1663,26 @@ def _operand_addresses(desc: int, rows: int, k_bytes: int) -> np.ndarray:
     # base_offset shifts the pattern for tiles that do not start on its repeat boundary
     addr = d.start_address + (r // 8) * d.sbo + (r % 8) * span + b
     return swizzle_offset(addr + d.base_offset * 128, d.swizzle) - d.base_offset * 128
+
+
+def _mn_operand_addresses(desc: int, rows: int) -> np.ndarray:
+    """Shared addresses [rows, 32 bytes] (16 two-byte elements of K per row) of an MN-major (transposed)
+    16-bit wgmma operand with a swizzled layout: panels of span/2 elements along MN, LBO bytes apart;
+    inside a panel one span-byte row per k, groups of 8 k SBO bytes apart; the swizzle XOR is applied to
+    the final address (the layout ptxgen.ops.wgmma_desc.SmemTile(major='MN') describes)."""
+    from .layout import swizzle_offset
+    from .ops.wgmma_desc import decode_descriptor
+    d = decode_descriptor(int(desc))
+    if d.swizzle == "none":
+        raise _Unsupported("an MN-major wgmma operand without swizzle is not modelled")
+    span = {"32B": 32, "64B": 64, "128B": 128}[d.swizzle]
+    per = span // 2
+    mn = np.arange(rows)[:, None, None]
+    kk = np.arange(16)[None, :, None]
+    byte = np.arange(2)[None, None, :]
+    addr = (d.start_address + (mn // per) * d.lbo + (kk // 8) * d.sbo + (kk % 8) * span + (mn % per) * 2 + byte)
+    out = swizzle_offset(addr + d.base_offset * 128, d.swizzle) - d.base_offset * 128
+    return out.reshape(rows, 32)
 
 
 def _elems(op) -> tuple:
