@@ -221,26 +221,34 @@ class FragmentMap:
         out.append("</svg>")
         return "\n".join(out) + "\n"
 
-    def png(self, path: str) -> None:
-        """Draw the map into a PNG with matplotlib (LayoutError when matplotlib is not installed)."""
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            raise LayoutError("--png needs matplotlib, which is not installed; write an SVG instead "
-                              "(--svg FILE)") from None
+    def png_bytes(self, *, cell_px: int = 40) -> bytes:
+        """A PNG drawing like svg(): one cell per element coloured by thread, 'T<thread>' over
+        '<operand><i>', row and column numbers, the title underneath (no plotting package needed)."""
+        from .raster import Canvas
         o = self.owners
-        fig, ax = plt.subplots(figsize=(max(self.cols * 0.6, 4), max(self.rows * 0.6, 3)))
-        ax.imshow(o[..., 0] % 32, cmap="tab20", aspect="equal")
+        m = 30
+        width, height = m + self.cols * cell_px + 2, m + self.rows * cell_px + 24
+        cv = Canvas(width, height)
+        for c in range(self.cols):
+            cv.text(m + c * cell_px + cell_px // 2, m - 14, str(c), anchor="middle")
         for r in range(self.rows):
+            y = m + r * cell_px
+            cv.text(m - 4, y + cell_px // 2 - 5, str(r), anchor="right")
             for c in range(self.cols):
                 t, reg, e = (int(v) for v in o[r, c])
-                ax.text(c, r, f"T{t}\n{self.operand}{self.element_index(reg, e)}", ha="center", va="center",
-                        fontsize=6)
-        ax.set_title(self.title)
-        fig.savefig(path, dpi=150, bbox_inches="tight")
-        plt.close(fig)
+                x = m + c * cell_px
+                cv.rect(x, y, cell_px, cell_px, _rgb(t))
+                scale = 2 if Canvas.text_width(f"T{t}") < cell_px - 2 else 1
+                cv.text(x + cell_px // 2, y + cell_px // 2 - 5 * scale - 1, f"T{t}", scale=scale, anchor="middle")
+                label = f"{self.operand}{self.element_index(reg, e)}"
+                scale = 2 if Canvas.text_width(label) < cell_px - 2 else 1
+                cv.text(x + cell_px // 2, y + cell_px // 2 + 2, label, scale=scale, anchor="middle")
+        cv.text(2, height - 14, self.title[:width // 8], scale=2)
+        return cv.png()
+
+    def png(self, path: str) -> None:
+        """Write png_bytes() to `path` (LayoutError when the file cannot be written)."""
+        _write_bytes(path, self.png_bytes())
 
     def __repr__(self) -> str:
         return (f"<FragmentMap {self.title} {self.rows}x{self.cols}: {self.threads} threads x {self.regs} "
@@ -256,6 +264,20 @@ def _colour(thread: int) -> str:
     hue = (thread % 32) * 137.508 % 360
     light = 82 - 8 * (thread // 32)
     return f"hsl({hue:.0f},70%,{light}%)"
+
+
+def _rgb(thread: int):
+    """_colour(thread) as RGB bytes."""
+    from .raster import hsl
+    return hsl((thread % 32) * 137.508 % 360, 0.70, (82 - 8 * (thread // 32)) / 100.0)
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise LayoutError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 # ============================================================================================ the rules
@@ -569,6 +591,29 @@ class SwizzleMap:
             inv[self.physical[ln]] = np.arange(8)
             lines.append(f"{ln:4d}  " + " ".join(f"{p:2d}" for p in inv))
         return "\n".join(lines)
+
+    def png_bytes(self, *, cell_px: int = 48) -> bytes:
+        """A PNG drawing like svg(): physical 16-byte slots per 128-byte line, each cell labelled with the
+        logical chunk 'line.chunk' it holds and coloured by that chunk."""
+        from .raster import Canvas
+        rows = self.physical.shape[0]
+        m = 30
+        width, height = m + 8 * cell_px + 2, m + rows * cell_px + 24
+        cv = Canvas(width, height)
+        for sl in range(8):
+            cv.text(m + sl * cell_px + cell_px // 2, m - 14, f"s{sl}", anchor="middle")
+        for ln in range(rows):
+            y = m + ln * cell_px
+            cv.text(m - 4, y + cell_px // 2 - 5, str(ln), anchor="right")
+            for c in range(8):
+                x = m + int(self.physical[ln, c]) * cell_px
+                cv.rect(x, y, cell_px, cell_px, _rgb(c * 4))
+                cv.text(x + cell_px // 2, y + cell_px // 2 - 5, f"{ln}.{c}", anchor="middle")
+        cv.text(2, height - 14, f"swizzle {self.mode}", scale=2)
+        return cv.png()
+
+    def png(self, path: str) -> None:
+        _write_bytes(path, self.png_bytes())
 
     def svg(self, *, cell_px: int = 48) -> str:
         rows = self.physical.shape[0]

@@ -194,20 +194,48 @@ def test_cli_svg(tmp_path, capsys):
     assert ET.parse(spath).getroot().tag.endswith("svg")
 
 
-def test_cli_png_without_matplotlib_says_use_svg(tmp_path, capsys, monkeypatch):
-    import builtins
-    real_import = builtins.__import__
+def test_cli_png_draws_cells_coloured_by_thread(tmp_path, capsys):
+    from ptxgen.layout import _rgb, fragment_map
+    from ptxgen.raster import Canvas, read_png
+    path = tmp_path / "a.png"
+    assert cli_main(["layout", "mma", "m16n8k16", "--operand", "a", "--type", "bf16", "--png", str(path)]) == 0
+    assert f"wrote {path}" in capsys.readouterr().out
+    px = read_png(path.read_bytes())
+    fm = fragment_map("mma.m16n8k16", "a", "bf16")
+    cell, m = 40, 30
+    assert px.shape == (m + fm.rows * cell + 24, m + fm.cols * cell + 2, 3)
+    for r in range(fm.rows):
+        for c in range(fm.cols):
+            t = int(fm.owners[r, c, 0])
+            # a pixel inside the cell away from the text: the owning thread's colour
+            assert tuple(px[m + r * cell + 2, m + c * cell + 2]) == _rgb(t), (r, c)
+    # the label of cell (0, 0) is drawn: the text pixels there match a fresh rendering of it
+    want = Canvas(cell, cell, _rgb(0))
+    want.text(cell // 2, cell // 2 + 2, "a0", anchor="middle")
+    got = px[m:m + cell, m:m + cell]
+    rows = slice(cell // 2 + 2, cell // 2 + 12)
+    assert (got[rows, 2:-2] == want.px[rows, 2:-2]).all()
+    assert len({tuple(px[m + 2, m + c * cell + 2]) for c in range(fm.cols)}) > 1
 
-    def no_matplotlib(name, *a, **kw):
-        if name.startswith("matplotlib"):
-            raise ImportError(name)
-        return real_import(name, *a, **kw)
 
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    rc = cli_main(["layout", "mma", "m16n8k16", "--operand", "a", "--png", str(tmp_path / "a.png")])
+def test_cli_png_of_a_swizzle_map(tmp_path):
+    from ptxgen.layout import _rgb, swizzle_map
+    from ptxgen.raster import read_png
+    path = tmp_path / "s.png"
+    assert cli_main(["layout", "swizzle", "128B", "--png", str(path)]) == 0
+    px = read_png(path.read_bytes())
+    sm = swizzle_map("128B")
+    cell, m = 48, 30
+    for ln in range(sm.physical.shape[0]):
+        for c in range(8):
+            x = m + int(sm.physical[ln, c]) * cell
+            assert tuple(px[m + ln * cell + 2, x + 2]) == _rgb(c * 4)
+
+
+def test_cli_png_unwritable_path_is_an_error(tmp_path, capsys):
+    rc = cli_main(["layout", "mma", "m16n8k16", "--operand", "a", "--png", str(tmp_path / "no" / "a.png")])
     assert rc == 1
-    assert "--svg" in capsys.readouterr().err
-    assert not (tmp_path / "a.png").exists()
+    assert "cannot write" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [["layout", "mma", "m16n8k15", "--operand", "a"],
