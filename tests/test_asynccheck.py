@@ -30,6 +30,21 @@ def _text(name):
         return f.read()
 
 
+def _edited(text, *old_new):
+    """text with each (old, new) replaced once; every old must be there."""
+    for old, new in old_new:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
+def _found(text):
+    """(code, line) of each async-protocol finding in text, which must lint without errors."""
+    ds = lint_ptx(text)
+    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
+    return [(d.code, d.loc.line) for d in _async(ds)]
+
+
 # the fix for each broken kernel: (old, new) replacements, each applied once
 FIXES = {
     "wgmma_fence_before_init.ptx": [("\twgmma.fence.sync.aligned;\n", ""),
@@ -90,11 +105,7 @@ def test_broken_kernel_fires_at_the_named_line(name):
 
 @pytest.mark.parametrize("name", BROKEN)
 def test_fixed_kernel_is_silent(name):
-    text = _text(name)
-    for old, new in FIXES[name]:
-        assert old in text, (name, old)
-        text = text.replace(old, new, 1)
-    ds = lint_ptx(text, name)
+    ds = lint_ptx(_edited(_text(name), *FIXES[name]), name)
     assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
     assert _async(ds) == [], [str(d) for d in ds]
 
@@ -378,34 +389,30 @@ def test_cli_box_bytes_option(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------ phase parity
-def _parity_variant(text):
-    ds = lint_ptx(text)
-    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
-    return [(d.code, d.loc.line) for d in _async(ds)]
 
 
 def test_parity_constant_and_ring_of_barriers():
     base = _text("mbar_parity.ptx")
     # a constant parity fires the same way
     text = base.replace("[%r3], %r6;", "[%r3], 0;")
-    assert _parity_variant(text) == [("PTX-W-MBAR-PARITY", 38)]
+    assert _found(text) == [("PTX-W-MBAR-PARITY", 38)]
     # a parity computed in the loop from the phase register, which the loop never changes: still invariant
     text = base.replace("[%r3], %r6;", "[%r3], %r10;").replace("L_k:\n", "L_k:\n\txor.b32 %r10, %r6, 1;\n")
-    assert _parity_variant(text) == [("PTX-W-MBAR-PARITY", 39)]
+    assert _found(text) == [("PTX-W-MBAR-PARITY", 39)]
     # a ring of two barriers indexed by k & 1: the same ring comes round again with the same parity
     ring = base.replace(".shared .align 8 .b64 bar;", ".shared .align 8 .b64 bar[2];").replace(
         "mbarrier.init.shared.b64 [%r3], 1;", "mbarrier.init.shared.b64 [%r3], 1;\n\tmbarrier.init.shared.b64 "
         "[%r3+8], 1;").replace("L_k:\n", "L_k:\n\tand.b32 %r9, %r5, 1;\n\tshl.b32 %r10, %r9, 3;\n"
                                        "\tadd.u32 %r11, %r3, %r10;\n").replace("[%r3]", "[%r11]")
     ring = ring.replace("mbarrier.init.shared.b64 [%r11], 1;", "mbarrier.init.shared.b64 [%r3], 1;")
-    got = _parity_variant(ring)
+    got = _found(ring)
     assert [c for c, _ in got] == ["PTX-W-MBAR-PARITY"]
     # the fix for a ring of 2: flip the phase when the ring wraps to stage 0
     fixed = ring.replace("\tbar.sync 0;\n\tadd.u32 %r5", "\tbar.sync 0;\n\txor.b32 %r6, %r6, %r9;\n\tadd.u32 %r5")
-    assert _parity_variant(fixed) == []
+    assert _found(fixed) == []
     # a different barrier each iteration, never coming round (no wrap): not known to be wrong
     walk = ring.replace("and.b32 %r9, %r5, 1;", "mov.u32 %r9, %r5;")
-    assert _parity_variant(walk) == []
+    assert _found(walk) == []
 
 
 def test_parity_retry_loops_and_two_phase_loops_are_clean():
@@ -414,7 +421,7 @@ def test_parity_retry_loops_and_two_phase_loops_are_clean():
     text = base.replace("\t@%p3 bra L_k;\n", "")
     text = text.replace("\t@!%p2 bra L_wait;\n", "\t@%p2 bra L_ok;\n\tmov.u64 %rd6, %clock64;\n"
                         "\tsetp.gt.u64 %p4, %rd6, 2000000000;\n\t@%p4 trap;\n\tbra L_wait;\nL_ok:\n")
-    assert _parity_variant(text) == []
+    assert _found(text) == []
     # two phases per iteration: wait on parity 0, then on parity 1 of the same barrier
     two = base.replace("[%r3], %r6;", "[%r3], 0;").replace(
         "\tbar.sync 0;\n\tadd.u32 %r5",
@@ -422,22 +429,16 @@ def test_parity_retry_loops_and_two_phase_loops_are_clean():
         "\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r4], [%rd5], 4096, [%r3];\n"
         "L_issued2:\nL_wait2:\n\tmbarrier.try_wait.parity.shared.b64 %p2, [%r3], 1;\n\t@!%p2 bra L_wait2;\n"
         "\tbar.sync 0;\n\tadd.u32 %r5")
-    assert _parity_variant(two) == []
+    assert _found(two) == []
     # the parity computed from the iteration: (k >> log2(stages)) & 1 changes in the loop
     it = base.replace("[%r3], %r6;", "[%r3], %r10;").replace("L_k:\n", "L_k:\n\tand.b32 %r10, %r5, 1;\n")
-    assert _parity_variant(it) == []
+    assert _found(it) == []
 
 
 
 # ------------------------------------------------------------------------------ arrivals per phase
 def _count_variant(old_new, *more):
-    text = _text("mbar_count_threads.ptx")
-    for old, new in (old_new,) + more:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    ds = lint_ptx(text)
-    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
-    return [(d.code, d.loc.line) for d in _async(ds)]
+    return _found(_edited(_text("mbar_count_threads.ptx"), old_new, *more))
 
 
 def test_arrivals_per_phase_from_the_block_size():
@@ -501,13 +502,7 @@ def test_builder_block_size_reaches_the_arrival_check():
 
 # ----------------------------------------------------------------------------------- warpgroup alignment
 def _align_variant(*old_new, name="warpgroup_align.ptx"):
-    text = _text(name)
-    for old, new in old_new:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    ds = lint_ptx(text)
-    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
-    return [(d.code, d.loc.line) for d in _async(ds)]
+    return _found(_edited(_text(name), *old_new))
 
 
 def test_warpgroup_alignment_from_constant_conditions():
@@ -586,13 +581,7 @@ _DISJOINT = """.version 8.0
 
 
 def _disjoint_variant(*old_new):
-    text = _DISJOINT
-    for old, new in old_new:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    ds = lint_ptx(text)
-    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
-    return [(d.code, d.loc.line) for d in _async(ds)]
+    return _found(_edited(_DISJOINT, *old_new))
 
 
 def test_proxy_fence_tracks_shared_symbols_apart():
