@@ -389,8 +389,6 @@ def test_cli_box_bytes_option(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------ phase parity
-
-
 def test_parity_constant_and_ring_of_barriers():
     base = _text("mbar_parity.ptx")
     # a constant parity fires the same way
