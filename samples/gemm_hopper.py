@@ -174,28 +174,12 @@ def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int):
     return mb, nb
 
 
-def _wait(k, bar, parity, what: str):
-    """Spin on `mbarrier.try_wait.parity` until the phase of `parity` has completed; trap on a hang."""
-    t0 = k.sreg("%clock64")
-    top, done = k.label(f"wait_{what}"), k.new_label(f"{what}_ok")
-    k.bra(done, guard=k.mbarrier_try_wait(bar, parity=parity))
-    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), WAIT_LIMIT_CYCLES))
-    k.bra(top)
-    k.place(done)
-
-
 def _advance(k, s, ph, stages: int):
     """s += 1; on wrap-around s = 0 and the parity flips."""
     k.add(s, 1, dst=s)
     wrap = k.setp("eq", s, stages)
     k.mov(0, dst=s, guard=wrap)
     k.xor(ph, 1, dst=ph, guard=wrap)
-
-
-def _descriptor(k, addr, tile: SmemTile):
-    """The 64-bit wgmma descriptor of the tile at shared address `addr` (.u32)."""
-    field = k.cvt(k.and_(k.shr(addr, 4), 0x3FFF), pg.u64, pg.u32)
-    return k.or_(field, tile.fixed_bits(), type=pg.b64)
 
 
 def _kernel(m: pg.Module, cfg: Config):
@@ -257,7 +241,7 @@ def _kernel(m: pg.Module, cfg: Config):
             with k.for_range(0, nk, name="kb") as kb:
                 full = k.mad(s, 8, bars, mode="lo")
                 empty = k.add(full, 8 * S)
-                _wait(k, empty, k.xor(ph, 1), "empty")
+                k.mbarrier_wait(empty, parity=k.xor(ph, 1), timeout_cycles=WAIT_LIMIT_CYCLES)
                 k.mbarrier_arrive_expect_tx(full, cfg.stage_bytes)
                 stage = k.mad(s, cfg.stage_bytes, base, mode="lo")
                 kx = k.shl(kb, bk.bit_length() - 1)
@@ -295,8 +279,8 @@ def _kernel(m: pg.Module, cfg: Config):
         warp = k.and_(k.shr(tid, 5), 3)                  # warp within the warpgroup
         signal = k.setp("eq", k.and_(tid, 127), 0)        # one thread per warpgroup releases stages
         tile_a, tile_b = cfg.tiles()
-        desc_a0 = _descriptor(k, k.mad(c, WG_M * bk * 2, base, mode="lo"), tile_a)
-        desc_b0 = _descriptor(k, k.add(base, cfg.a_stage), tile_b)
+        desc_a0 = k.wgmma_descriptor(k.mad(c, WG_M * bk * 2, base, mode="lo"), tile_a)
+        desc_b0 = k.wgmma_descriptor(k.add(base, cfg.a_stage), tile_b)
         # the peer CTA's barrier block (a cluster of 2: the other rank), mapped once
         peer_bars = k.mapa(bars, k.xor(rank, 1), space="shared::cluster", type=pg.u32) if cl > 1 else None
         acc = k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name="acc")
@@ -329,7 +313,7 @@ def _kernel(m: pg.Module, cfg: Config):
         has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
         with k.for_range(0, nk, name="kb") as kb:
             full = k.mad(s, 8, bars, mode="lo")
-            _wait(k, full, ph, "full")
+            k.mbarrier_wait(full, parity=ph, timeout_cycles=WAIT_LIMIT_CYCLES)
             soff = k.cvt(k.mul(s, cfg.stage_bytes >> 4, mode="lo"), pg.u64, pg.u32)
             da = k.add(desc_a0, soff, type=pg.u64)
             db = k.add(desc_b0, soff, type=pg.u64)
@@ -376,7 +360,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 k.mov(1, dst=pending)
             _epi_fence(k)
         else:
-            _store(k, pairs, _c_place(k, gc, M, N, mb, nb, c, warp, lane, bn), M, N)
+            _store_direct(k, pairs, gc, M, N, mb, nb, c, warp, lane, bn)
         k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
@@ -403,34 +387,23 @@ def _release(k, bars, peer_bars, s, S: int, guard):
         k.mbarrier_arrive(k.add(peer_bars, off), space="shared::cluster", guard=guard)
 
 
-def _c_place(k, gc, M, N, mb, nb, c, warp, lane, bn: int, dst=None):
-    """Where this thread's accumulators go: thread (warp w, lane l) holds rows 16w + l/4 (+ 8), columns
-    8j + 2(l%4) + {0, 1} of its warpgroup's 64 x bn piece. Returns [address of the first pair, address
-    8 rows down, first row, first column, whole tile inside C]; `dst` reuses those registers."""
-    d = dst or [None] * 5
-    row0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)), dst=d[2])
-    col_b = k.mul(nb, bn, mode="lo")
-    col0 = k.add(col_b, k.shl(k.and_(lane, 3), 1), dst=d[3])
-    addr = k.add(gc, k.mul(k.mad(row0, N, col0, mode="lo"), 2, mode="wide"), dst=d[0])
-    addr8 = k.add(addr, k.mul(N, 16, mode="wide"), dst=d[1])      # 8 rows further down
-    inside = k.setp("le", k.shl(k.add(mb, 1), 7), M)
-    inside = k.setp("le", k.add(col_b, bn), N, bool_op="and", c=inside, dst=d[4])
-    return [addr, addr8, row0, col0, inside]
-
-
-def _pack(k, acc, bn: int, dst=None):
+def _pack(k, acc, bn: int):
     """The accumulators as bf16 pairs: [(row r pair, row r + 8 pair) for each 8-column group j]."""
-    pairs = []
-    for j in range(bn // 8):
-        lo = k.cvt(acc[4 * j + 1], pg.bf16x2, pg.f32, b=acc[4 * j], rnd="rn", dst=dst and dst[2 * j])
-        hi = k.cvt(acc[4 * j + 3], pg.bf16x2, pg.f32, b=acc[4 * j + 2], rnd="rn", dst=dst and dst[2 * j + 1])
-        pairs.append((lo, hi))
-    return pairs
+    return [(k.cvt(acc[4 * j + 1], pg.bf16x2, pg.f32, b=acc[4 * j], rnd="rn"),
+             k.cvt(acc[4 * j + 3], pg.bf16x2, pg.f32, b=acc[4 * j + 2], rnd="rn")) for j in range(bn // 8)]
 
 
-def _store(k, pairs, place, M, N):
-    """bf16 pairs straight to C; predicated per row and column only on tiles that cross an edge."""
-    addr, addr8, row0, col0, inside = place
+def _store_direct(k, pairs, gc, M, N, mb, nb, c, warp, lane, bn: int):
+    """epi="direct": bf16 pairs straight to C. Thread (warp w, lane l) holds rows 16w + l/4 (+ 8),
+    columns 8j + 2(l%4) + {0, 1} of its warpgroup's 64 x bn piece; stores are predicated per row and
+    column only on tiles that cross an edge."""
+    row0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)))
+    col_b = k.mul(nb, bn, mode="lo")
+    col0 = k.add(col_b, k.shl(k.and_(lane, 3), 1))
+    addr = k.add(gc, k.mul(k.mad(row0, N, col0, mode="lo"), 2, mode="wide"))
+    addr8 = k.add(addr, k.mul(N, 16, mode="wide"))      # 8 rows further down
+    inside = k.setp("le", k.shl(k.add(mb, 1), 7), M)
+    inside = k.setp("le", k.add(col_b, bn), N, bool_op="and", c=inside)
     edge = k.if_else(inside)
     with edge.then():
         for j, (lo, hi) in enumerate(pairs):

@@ -63,12 +63,7 @@ def build(target: str = "sm_90a") -> pg.Module:
         k.cp_async_bulk_tensor(buf_a, tmap, [x, y], mbarrier=mbar_a)
     # wait for phase 0; a copy that never completes (a bad map or tx count) traps after ~1 s of
     # clock cycles instead of hanging the launch
-    t0 = k.sreg("%clock64")
-    wait, arrived = k.label("wait"), k.new_label("arrived")
-    k.bra(arrived, guard=k.mbarrier_try_wait(mbar_a, parity=0))
-    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), WAIT_LIMIT_CYCLES))
-    k.bra(wait)
-    k.place(arrived)
+    k.mbarrier_wait(mbar_a, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
 
     with k.for_range(tid, k.shr(nbytes, 4), 128, name="q") as q:
         off = k.shl(q, 4)

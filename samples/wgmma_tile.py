@@ -57,12 +57,6 @@ def _stage(k, gbase, sbase, rows: int, tid):
         k.st(k.add(sbase, soff), v, pg.b32, space="shared")
 
 
-def _descriptor(k, smem_addr):
-    """The 64-bit descriptor of the operand at shared address `smem_addr` (a .u32 register)."""
-    field = k.cvt(k.and_(k.shr(smem_addr, 4), 0x3FFF), pg.u64, pg.u32)
-    return k.or_(field, DESC_FIXED, type=pg.b64)
-
-
 def _kernel(m: pg.Module, n: int):
     k = m.entry(kernel_name(n), reqntid=128)
     pa = k.param_ptr("a", align=16)
@@ -90,8 +84,8 @@ def _kernel(m: pg.Module, n: int):
     k.wgmma_fence()  # orders the accumulator writes above before the first wgmma reads them
     for step in range(K // K_STEP):
         off = TILE_A.slice_offset(step)  # the same for B: both tiles are K-major 128B with K = 64
-        da = _descriptor(k, k.add(sa_base, off))
-        db = _descriptor(k, k.add(sb_base, off))
+        da = k.wgmma_descriptor(k.add(sa_base, off), DESC_FIXED)
+        db = k.wgmma_descriptor(k.add(sb_base, off), DESC_FIXED)
         k.wgmma_mma_async(shape, acc, da, db, dtype="f32", atype="bf16", btype="bf16")
     k.wgmma_commit_group()
     k.wgmma_wait_group(0)

@@ -41,11 +41,6 @@ def panel_elems(swizzle: str) -> int:
     return SPAN[swizzle] // 2
 
 
-def _descriptor(k, smem_addr, fixed: int):
-    field = k.cvt(k.and_(k.shr(smem_addr, 4), 0x3FFF), pg.u64, pg.u32)
-    return k.or_(field, fixed, type=pg.b64)
-
-
 def _kernel(m: pg.Module, name: str, n: int, swizzle: str, store: str):
     span = SPAN[swizzle]
     panels = K * 2 // span
@@ -78,12 +73,7 @@ def _kernel(m: pg.Module, name: str, n: int, swizzle: str, store: str):
         for p in range(panels):
             k.cp_async_bulk_tensor(k.add(sa_base, p * M * span), tmap_a, [p * pe, 0], mbarrier=mbar_a)
             k.cp_async_bulk_tensor(k.add(sb_base, p * n * span), tmap_b, [p * pe, 0], mbarrier=mbar_a)
-    t0 = k.sreg("%clock64")
-    wait, arrived = k.label("wait"), k.new_label("arrived")
-    k.bra(arrived, guard=k.mbarrier_try_wait(mbar_a, parity=0))
-    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), WAIT_LIMIT_CYCLES))
-    k.bra(wait)
-    k.place(arrived)
+    k.mbarrier_wait(mbar_a, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
 
     shape = f"m64n{n}k16"
     acc = k.wgmma_fragment("d", shape, dtype="f32", atype="bf16", name="acc")
@@ -91,8 +81,8 @@ def _kernel(m: pg.Module, name: str, n: int, swizzle: str, store: str):
         k.mov(0.0, dst=r)
     k.wgmma_fence()
     for step in range(K // K_STEP):
-        da = _descriptor(k, k.add(sa_base, tile_a.slice_offset(step)), tile_a.fixed_bits())
-        db = _descriptor(k, k.add(sb_base, tile_b.slice_offset(step)), tile_b.fixed_bits())
+        da = k.wgmma_descriptor(k.add(sa_base, tile_a.slice_offset(step)), tile_a)
+        db = k.wgmma_descriptor(k.add(sb_base, tile_b.slice_offset(step)), tile_b)
         k.wgmma_mma_async(shape, acc, da, db, dtype="f32", atype="bf16", btype="bf16")
     k.wgmma_commit_group()
     k.wgmma_wait_group(0)
@@ -222,12 +212,7 @@ def _copy_kernel(m: pg.Module, name: str, rank: int, guard_store: bool = True):
     with k.if_(leader):
         k.mbarrier_arrive_expect_tx(mbar_a, nbytes)
         k.cp_async_bulk_tensor(buf_a, tin, coords, mbarrier=mbar_a)
-    t0 = k.sreg("%clock64")
-    wait, arrived = k.label("wait"), k.new_label("arrived")
-    k.bra(arrived, guard=k.mbarrier_try_wait(mbar_a, parity=0))
-    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), WAIT_LIMIT_CYCLES))
-    k.bra(wait)
-    k.place(arrived)
+    k.mbarrier_wait(mbar_a, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
     with k.for_range(tid, k.shr(nbytes, 4), 128, name="q") as q:
         off = k.shl(q, 4)
         v = k.ld(k.add(buf_a, off), pg.b32, space="shared", vec=4)

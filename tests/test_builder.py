@@ -531,3 +531,41 @@ def test_variable_types_ptxas_can_declare():
            "(0x3C00 is 1.0 in .f16)", here(), lambda: m.global_var("v", f16, init=[1.0]))
     assert m.global_var("h", b16, init=[0x3C00]).decl() == ".visible .global .b16 h = 15360;"
     assert k.shared("hs", 64, type=f16).decl() == ".shared .align 16 .f16 hs[32];"
+
+
+# ----------------------------------------------------------------------------------- composite helpers
+def test_wgmma_descriptor_from_a_tile_or_its_fixed_bits():
+    from ptxgen.ops.wgmma_desc import SmemTile
+    tile = SmemTile(64, 64, "bf16", "K", "128B")
+    m, k = kernel()
+    a = k.reg(u32)
+    n = len(k.fn.body)
+    d = k.wgmma_descriptor(a, tile)
+    assert d.type is b64
+    assert texts(k, n) == ["shr.u32 %r1, %r0, 4;", "and.b32 %r2, %r1, 16383;", "cvt.u64.u32 %rd0, %r2;",
+                           f"or.b64 %rd1, %rd0, {tile.fixed_bits()};"]
+    n = len(k.fn.body)
+    k.wgmma_descriptor(a, tile.fixed_bits())
+    assert texts(k, n)[-1] == f"or.b64 %rd3, %rd2, {tile.fixed_bits()};"
+    for bad in ("128B", -1, 1 << 64, True):
+        with pytest.raises(BuildError, match="SmemTile"):
+            k.wgmma_descriptor(a, bad)
+
+
+def test_mbarrier_wait_loops_and_traps_after_the_timeout():
+    m, k = kernel()
+    bar = k.reg(u32)
+    n = len(k.fn.body)
+    k.mbarrier_wait(bar, parity=1)
+    top = k.fn.body[n]
+    assert type(top).__name__ == "LabelDef"
+    assert texts(k, n) == ["mbarrier.try_wait.parity.shared.b64 %p0, [%r0], 1;", f"@!%p0 bra {top.label};"]
+    n = len(k.fn.body)
+    k.mbarrier_wait(bar, parity=k.reg(u32), timeout_cycles=1000)
+    got = texts(k, n)
+    assert got[0] == "mov.u64 %rd0, %clock64;" and got[1].startswith("mbarrier.try_wait.parity")
+    assert "setp.gt.u64 %p2, %rd2, 1000;" in got and "@%p2 trap;" in got
+    assert got[-1].startswith("bra ")            # back to the try_wait until the phase completes
+    for bad in (0, -5, 1.5, True):
+        with pytest.raises(BuildError, match="timeout_cycles"):
+            k.mbarrier_wait(bar, parity=0, timeout_cycles=bad)

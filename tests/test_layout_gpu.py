@@ -137,9 +137,7 @@ def _wgmma_kernel(m, n):
     k.bar_sync(0)
     descs = []
     for smem, rows in ((sa, 64), (sb, n)):
-        fixed = SmemTile(rows, 16, "bf16", "K", "none").fixed_bits()
-        field = k.cvt(k.and_(k.shr(k.mov(smem, type=pg.u32), 4), 0x3FFF), pg.u64, pg.u32)
-        descs.append(k.or_(field, fixed, type=pg.b64))
+        descs.append(k.wgmma_descriptor(k.mov(smem, type=pg.u32), SmemTile(rows, 16, "bf16", "K", "none")))
     shape = f"m64n{n}k16"
     acc = k.wgmma_fragment("d", shape, dtype="f32", atype="bf16", name="acc")
     for r in acc:
@@ -171,8 +169,7 @@ def _wgmma_rega_kernel(m, at, n=8):
         k.st(k.add(base, soff), v, pg.b32, space="shared")
     k.fence_proxy_async("shared::cta")
     k.bar_sync(0)
-    fixed = SmemTile(n, 16, at, "K", "none").fixed_bits()
-    db = k.or_(k.cvt(k.and_(k.shr(base, 4), 0x3FFF), pg.u64, pg.u32), fixed, type=pg.b64)
+    db = k.wgmma_descriptor(base, SmemTile(n, 16, at, "K", "none"))
     shape = f"m64n{n}k16"
     afrag = k.wgmma_fragment("a", shape, dtype="f32", atype=at, name="af")
     src = k.add(ga, k.mul(tid, 4 * len(afrag), mode="wide"))

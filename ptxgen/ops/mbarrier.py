@@ -123,6 +123,26 @@ class MbarrierOps(CheckedOps):
         self._legal_emit(op, tuple(ops), guard)
         return p
 
+    def mbarrier_wait(self, addr, *, parity, timeout_cycles: Optional[int] = None, space: str = "shared") -> None:
+        """Wait until the phase of the barrier at `addr` with parity `parity` has completed: a loop around
+        `mbarrier.try_wait.parity`. With `timeout_cycles` the loop traps once that many %clock64 cycles
+        have passed, so a wait that can never complete ends the launch with an error instead of a hang."""
+        from ..builder import _err
+        if timeout_cycles is not None and (isinstance(timeout_cycles, bool) or not isinstance(timeout_cycles, int)
+                                           or timeout_cycles <= 0):
+            raise _err(f"timeout_cycles must be a positive int or None, not {timeout_cycles!r}")
+        t0 = self.sreg("%clock64") if timeout_cycles is not None else None
+        top = self.label("mbar_wait")
+        done = self.mbarrier_try_wait(addr, parity=parity, space=space)
+        if t0 is None:
+            self.bra(top, guard=~done)
+            return
+        ok = self.new_label("mbar_done")
+        self.bra(ok, guard=done)
+        self.trap(guard=self.setp("gt", self.sub(self.sreg("%clock64"), t0), timeout_cycles))
+        self.bra(top)
+        self.place(ok)
+
     def mbarrier_pending_count(self, state: Reg, *, dst=None, guard=None) -> Reg:
         """`mbarrier.pending_count.b64 count, state;`"""
         d = self.reg(u32) if dst is None else dst

@@ -6,6 +6,7 @@ from typing import Optional, Union
 from .. import legality
 from ..errors import LegalityError
 from ..ir import Guard, Imm, Reg, RegArray
+from ..types import b64, u32, u64
 from .checked import CheckedOps, _type_name, shape_token
 
 __all__ = ["WgmmaOps", "wgmma_opcode"]
@@ -61,6 +62,19 @@ class WgmmaOps(CheckedOps):
             ops.append(self._imm_only(defaults[s.name] if v is None else v, s.name))
         self._legal_emit(op, tuple(ops), guard)
         return d if isinstance(d, RegArray) else RegArray(d)
+
+    def wgmma_descriptor(self, addr, tile) -> Reg:
+        """The 64-bit shared-memory descriptor of `tile` starting at shared address `addr` (a .u32
+        register): ((addr >> 4) & 0x3FFF) OR the tile's other fields. `tile` is a
+        ptxgen.ops.wgmma_desc.SmemTile or the int its fixed_bits() gives."""
+        from ..builder import _err
+        fixed = tile if isinstance(tile, int) and not isinstance(tile, bool) else getattr(tile, "fixed_bits", None)
+        if callable(fixed):
+            fixed = fixed()
+        if not isinstance(fixed, int) or not 0 <= fixed < 1 << 64:
+            raise _err(f"wgmma_descriptor needs an SmemTile or its 64-bit fixed_bits(), not {tile!r}")
+        field = self.cvt(self.and_(self.shr(addr, 4), 0x3FFF), u64, u32)
+        return self.or_(field, fixed, type=b64)
 
     def wgmma_fragment(self, operand: str, shape, *, dtype="f32", atype="f16", btype=None,
                        satfinite: bool = False, name: Optional[str] = None) -> RegArray:
