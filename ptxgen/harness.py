@@ -15,7 +15,8 @@ import numpy as np
 
 from .errors import PtxgenError
 
-__all__ = ["SampleCheckError", "run_sample", "main", "to_bf16_bits", "from_bf16_bits", "assert_close"]
+__all__ = ["SampleCheckError", "run_sample", "main", "to_bf16_bits", "from_bf16_bits", "assert_close",
+           "bf16_gemm_case", "check_bf16_gemm"]
 
 
 class SampleCheckError(PtxgenError):
@@ -51,6 +52,46 @@ def assert_close(name: str, got: np.ndarray, ref: np.ndarray, *, rtol: float, at
         raise SampleCheckError(f"{name}: {n} of {err.size} elements differ; worst at {tuple(int(v) for v in i)}: "
                                f"got {got[i]!r}, expected {ref[i]!r}")
     return f"{name}: {err.size} elements match the float64 reference (max abs err {err.max():.3g})"
+
+
+def bf16_gemm_case(layout: str, m: int, n: int, k: int, seed: int):
+    """Torch CUDA tensors for one bf16 GEMM check: random normal A (m x k) and B (k x n for layout 'nn',
+    n x k for 'nt'), the float64 reference of C, and C (m x n bf16) poisoned with NaN (0xFFFF) so an
+    element the kernel skips fails the check. Returns (a, b, ref, c)."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(int(seed))
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    if layout == "nn":
+        b = torch.randn(k, n, device="cuda", generator=g).to(torch.bfloat16)
+        ref = a.double() @ b.double()
+    else:
+        b = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+        ref = a.double() @ b.double().T
+    c = torch.full((m, n), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)
+    return a, b, ref, c
+
+
+def check_bf16_gemm(name: str, c, ref, k: int) -> str:
+    """Check the bf16 GEMM output `c` against the float64 `ref` (torch tensors); SampleCheckError names
+    the first non-finite element or the worst of those out of tolerance, else the summary line."""
+    import torch
+    got = c.double()
+    m, n = got.shape
+    if not bool(torch.isfinite(got).all()):
+        bad = torch.nonzero(~torch.isfinite(got))[0].tolist()
+        raise SampleCheckError(f"{name}: non-finite output at {tuple(bad)} (unwritten or overflow)")
+    # error budget: the f32 sum is near exact; rounding C to bf16 costs 2^-9 relative, and
+    # sqrt(K)-scaled slack covers the f32 accumulation order
+    tol = 2.0 ** -8 * ref.abs() + 1e-3 * max(1.0, k ** 0.5)
+    err = (got - ref).abs()
+    if bool((err > tol).any()):
+        i = int(torch.argmax(err - tol))
+        r, cc = divmod(i, n)
+        raise SampleCheckError(f"{name}: {int((err > tol).sum())} of {m * n} elements differ; worst at "
+                               f"({r}, {cc}): got {got[r, cc].item()!r}, expected {ref[r, cc].item()!r}")
+    rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+    return (f"{name}: {m * n} elements match the float64 reference (max abs err {err.max().item():.3g}, "
+            f"rel Frobenius {rel:.2e})")
 
 
 def run_sample(name: str, build: Callable, run: Optional[Callable], *, target: str = "sm_90a",

@@ -157,6 +157,7 @@ def test_tile_raster_visits_every_tile_once():
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
 def test_matches_float64_reference(module, cfg):
     torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
     from ptxgen.runtime import get_context, load_module
     ctx = get_context()
     if ctx.arch != "sm_90a":
@@ -166,11 +167,7 @@ def test_matches_float64_reference(module, cfg):
     assert ctas >= cfg.cluster
     rng = np.random.default_rng(7)
     for (m, n, k) in [(256, 512, 128), (130, 264, 72), (1000, 1000, 1000)]:
-        g = torch.Generator(device="cuda").manual_seed(int(rng.integers(2 ** 31)))
-        a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
-        b = torch.randn(*((k, n) if cfg.layout == "nn" else (n, k)), device="cuda", generator=g).to(torch.bfloat16)
-        ref = a.double() @ (b.double() if cfg.layout == "nn" else b.double().T)
-        c = torch.full((m, n), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)  # NaN poison
+        a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, rng.integers(2 ** 31))   # c: NaN poison
         h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k), c, m, n, k, ctas)
         torch.cuda.synchronize()
         got = c.double()
