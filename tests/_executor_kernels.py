@@ -1,23 +1,15 @@
 """Kernels and inputs shared by the executor tests, its GPU cross-check and bench/executor_speed.py."""
 from __future__ import annotations
 
-import importlib.util
-import os
 
 import numpy as np
 
 import ptxgen as pg
 from ptxgen.harness import from_bf16_bits, to_bf16_bits
 
-SAMPLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples")
+from _samples import load_sample  # noqa: F401  (re-exported for the executor tests)
+
 M, N, K = 16, 8, 16
-
-
-def load_sample(name):
-    spec = importlib.util.spec_from_file_location(f"sample_{name}", os.path.join(SAMPLES_DIR, f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def hgemm_bad_ldmatrix(target: str = "sm_90a") -> pg.Module:

@@ -2,8 +2,6 @@
 mbarriers, setmaxnreg, wgmma from descriptors with K-major and transposed B, the stmatrix epilogue)
 runs in the CPU executor, one CTA walking every tile, and matches numpy; its GPU runs are in
 tests/test_gemm_hopper.py."""
-import importlib.util
-import os
 import time
 
 import numpy as np
@@ -13,10 +11,9 @@ from ptxgen.errors import UnsupportedInstructionError
 from ptxgen.executor import Buffer, run_kernel, tensor_map
 from ptxgen.harness import from_bf16_bits, to_bf16_bits
 
-SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples", "gemm_hopper.py")
-spec = importlib.util.spec_from_file_location("sample_gemm_hopper_exec", SAMPLE)
-h = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(h)
+from _samples import load_sample
+
+h = load_sample("gemm_hopper")
 
 
 def _run(cfg, m, n, k, seed=0):

@@ -1,23 +1,14 @@
 """samples/gemm_ampere.py: builds, assembles for sm_80 and sm_90a without spills, and on a GPU
 computes bf16 GEMMs (both B layouts, ragged edges) that match a float64 reference."""
-import importlib.util
-import os
 import re
 
 import numpy as np
 import pytest
 
-SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples", "gemm_ampere.py")
+from _samples import load_sample
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("sample_gemm_ampere", SAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-g = _load()
+g = load_sample("gemm_ampere")
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])

@@ -1,24 +1,15 @@
 """samples/gemm_hopper.py: every configuration builds, lints clean (legality and async protocol),
 assembles for sm_90a without spills or wgmma serialisation warnings, has the warp-specialized
 structure, and on an sm_90a GPU computes bf16 GEMMs matching a float64 reference."""
-import importlib.util
-import os
 import re
 
 import numpy as np
 import pytest
 
-SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples", "gemm_hopper.py")
+from _samples import load_sample
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("sample_gemm_hopper", SAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-h = _load()
+h = load_sample("gemm_hopper")
 # the sample's kernels plus the benchmark's other shapes of the pipeline
 CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 16, 32),
                        h.Config("nt", 1, 5, 1, 8, 64, 192, "direct"), h.Config("nn", 2, 5, 1, 8, 64, 128),

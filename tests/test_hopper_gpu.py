@@ -5,7 +5,6 @@ With PTXGEN_GPU_DUMP=DIR a failing GPU check leaves its arrays in DIR as .npy fi
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import numpy as np
@@ -14,18 +13,11 @@ import pytest
 from ptxgen.ops.wgmma_desc import decode_descriptor
 from ptxgen.tma import swizzle_byte_offset
 
-SAMPLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples")
+from _samples import load_sample
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"sample_{name}", os.path.join(SAMPLES_DIR, f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-wgmma_tile = _load("wgmma_tile")
-tma_tile = _load("tma_tile")
+wgmma_tile = load_sample("wgmma_tile")
+tma_tile = load_sample("tma_tile")
 
 
 def _dump(name: str, **arrays) -> None:

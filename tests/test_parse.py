@@ -6,7 +6,6 @@ and is committed.
 import collections
 import glob
 import gzip
-import importlib.util
 import os
 
 import pytest
@@ -15,6 +14,8 @@ import ptxgen as pg
 from ptxgen import parse as P
 from ptxgen.emit import emit_module
 from ptxgen.ir import Instr, Raw
+
+from _samples import load_sample
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = sorted(glob.glob(os.path.join(HERE, "ptx", "**", "*.ptx*"), recursive=True))
@@ -149,19 +150,11 @@ def test_fast_path_declines_what_it_does_not_parse():
 
 
 # ------------------------------------------------------------------------------------------ round trips
-def _load_sample(name):
-    path = os.path.join(HERE, "..", "samples", name + ".py")
-    spec = importlib.util.spec_from_file_location("sample_" + name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _builder_modules():
     mods = []
     for name in ("axpy", "block_reduce", "hgemm_mma"):
         try:
-            mods.append((name, _load_sample(name).build()))
+            mods.append((name, load_sample(name).build()))
         except Exception as e:  # a sample under construction elsewhere must not hide the other round trips
             pytest.skip(f"sample {name} does not build here: {e}")
     m = pg.Module("sm_90a")

@@ -1,21 +1,14 @@
 """Every sample builds everywhere, assembles for sm_80 and sm_90a with ptxas, and runs and checks itself on a GPU."""
-import importlib.util
 import os
 
 import pytest
 
-SAMPLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples")
+from _samples import SAMPLES_DIR, load_sample
+
 SAMPLES = ["axpy", "block_reduce", "hgemm_mma", "gemm_ampere", "wgmma_tile", "tma_tile", "gemm_hopper"]
 HOPPER_ONLY = {"wgmma_tile", "tma_tile", "gemm_hopper"}  # wgmma and TMA need sm_90a / sm_90
 # every sample for sm_80 and sm_90a, except the Hopper-only ones (sm_90a)
 SAMPLE_TARGETS = [(n, t) for n in SAMPLES for t in ("sm_80", "sm_90a") if not (n in HOPPER_ONLY and t == "sm_80")]
-
-
-def load_sample(name):
-    spec = importlib.util.spec_from_file_location(f"sample_{name}", os.path.join(SAMPLES_DIR, f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.parametrize("name, target", SAMPLE_TARGETS)
