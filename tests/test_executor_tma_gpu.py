@@ -11,19 +11,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _tma_kernels as T  # noqa: E402
-from test_executor_tma import WRONG_SWIZZLE  # noqa: E402
+# the same kernels as the executor-only tests: their module fixtures, and the mismatched swizzles
+from test_executor_tma import WRONG_SWIZZLE, copy_module, gemm_module  # noqa: E402,F401
 
 pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module")
-def gemm_module():
-    return T.build()
-
-
-@pytest.fixture(scope="module")
-def copy_module():
-    return T.build_copy()
 
 
 # the driver refuses the rank-1 map of tma_copy_1d (CUDA_ERROR_INVALID_VALUE from cuTensorMapEncodeTiled;
