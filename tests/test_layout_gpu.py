@@ -55,15 +55,20 @@ def _matrix_name(fam, num, trans):
     return f"probe_{fam}_x{num}{'_trans' if trans else ''}"
 
 
-def _ldmatrix_kernel(m, num, trans):
+def _matrix_probe(m, fam, num, trans):
+    """The entry of an ldmatrix/stmatrix probe: one warp, the global src/out pointers, and a shared
+    matrix of 8 * num rows of 16 bytes. Returns (k, rows, gsrc, gout, lane, shared base)."""
     rows = 8 * num
-    k = m.entry(_matrix_name("ldmatrix", num, trans), reqntid=32)
+    k = m.entry(_matrix_name(fam, num, trans), reqntid=32)
     psrc, pout = k.param_ptr("src", align=16), k.param_ptr("out", align=16)
     sm = k.shared("mat", rows * 16, align=128)
     gsrc = k.cvta(k.ld_param(psrc), "global", to=True)
     gout = k.cvta(k.ld_param(pout), "global", to=True)
-    lane = k.tid.x
-    base = k.mov(sm, type=pg.u32)
+    return k, rows, gsrc, gout, k.tid.x, k.mov(sm, type=pg.u32)
+
+
+def _ldmatrix_kernel(m, num, trans):
+    k, rows, gsrc, gout, lane, base = _matrix_probe(m, "ldmatrix", num, trans)
     with k.if_(k.setp("lt", lane, rows)):
         v = k.ld(k.add(gsrc, k.cvt(k.shl(lane, 4), pg.u64, pg.u32)), pg.b32, vec=4)
         k.st(k.add(base, k.shl(_slot(k, lane, rows), 4)), v, pg.b32, space="shared")
@@ -77,14 +82,7 @@ def _ldmatrix_kernel(m, num, trans):
 
 
 def _stmatrix_kernel(m, num, trans):
-    rows = 8 * num
-    k = m.entry(_matrix_name("stmatrix", num, trans), reqntid=32)
-    psrc, pout = k.param_ptr("src", align=16), k.param_ptr("out", align=16)
-    sm = k.shared("mat", rows * 16, align=128)
-    gsrc = k.cvta(k.ld_param(psrc), "global", to=True)
-    gout = k.cvta(k.ld_param(pout), "global", to=True)
-    lane = k.tid.x
-    base = k.mov(sm, type=pg.u32)
+    k, rows, gsrc, gout, lane, base = _matrix_probe(m, "stmatrix", num, trans)
     src = k.add(gsrc, k.mul(lane, 4 * num, mode="wide"))
     regs = [k.ld(pg.mem(src, 4 * i), pg.b32) for i in range(num)]
     row = k.and_(lane, rows - 1)
