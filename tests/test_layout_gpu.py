@@ -114,6 +114,14 @@ def _mma_kernel(m, shape, at, ct):
     k.ret()
 
 
+def _core_offset(k, q):
+    """Shared byte offset of 16-byte piece q of a dense K-major tile with 16 elements of K per row (row
+    q // 2, K half q % 2) in the no-swizzle wgmma layout: core matrix (row // 8, half), 128 bytes each,
+    row % 8 inside it."""
+    row, half = k.shr(q, 1), k.and_(q, 1)
+    return k.add(k.add(k.shl(k.shr(row, 3), 8), k.shl(half, 7)), k.shl(k.and_(row, 7), 4))
+
+
 def _wgmma_kernel(m, n):
     """A (64 x 16) and B (n x 16) bf16, K-major, no swizzle (8x16-byte core matrices; LBO = 128 between the
     two along K, SBO = 256 between 8-row groups), staged from dense global tiles; dumps D per thread."""
@@ -125,12 +133,9 @@ def _wgmma_kernel(m, n):
     tid = k.tid.x
     for gsrc, smem, rows in ((ga, sa, 64), (gb, sb, n)):
         base = k.mov(smem, type=pg.u32)
-        # 16-byte piece q of the dense tile: row q // 2, K half q % 2 -> core matrix (row // 8, half)
         with k.for_range(tid, rows * 2, 128, name="q") as q:
-            row, half = k.shr(q, 1), k.and_(q, 1)
             v = k.ld(k.add(gsrc, k.cvt(k.shl(q, 4), pg.u64, pg.u32)), pg.b32, vec=4)
-            soff = k.add(k.add(k.shl(k.shr(row, 3), 8), k.shl(half, 7)), k.shl(k.and_(row, 7), 4))
-            k.st(k.add(base, soff), v, pg.b32, space="shared")
+            k.st(k.add(base, _core_offset(k, q)), v, pg.b32, space="shared")
     k.fence_proxy_async("shared::cta")
     k.bar_sync(0)
     descs = []
@@ -161,10 +166,8 @@ def _wgmma_rega_kernel(m, at, n=8):
     tid = k.tid.x
     base = k.mov(sb, type=pg.u32)
     with k.if_(k.setp("lt", tid, n * 2)):
-        row, half = k.shr(tid, 1), k.and_(tid, 1)
         v = k.ld(k.add(gb, k.cvt(k.shl(tid, 4), pg.u64, pg.u32)), pg.b32, vec=4)
-        soff = k.add(k.add(k.shl(k.shr(row, 3), 8), k.shl(half, 7)), k.shl(k.and_(row, 7), 4))
-        k.st(k.add(base, soff), v, pg.b32, space="shared")
+        k.st(k.add(base, _core_offset(k, tid)), v, pg.b32, space="shared")
     k.fence_proxy_async("shared::cta")
     k.bar_sync(0)
     db = k.wgmma_descriptor(base, SmemTile(n, 16, at, "K", "none"))
