@@ -1309,9 +1309,9 @@ class _Executor:
                 dest = swizzle_offset(base + lin, spec.swizzle)
                 sidx = dest[:, None] + np.arange(esize)
                 if pad and load:
+                    # the padded rows are whole aligned span blocks, which the swizzle maps onto themselves
                     rows = off.size // counts[0]
-                    hole = swizzle_offset(base + np.arange(rows * span, dtype=np.int64), spec.swizzle)
-                    if hole.size and hole.max() >= cta.shared.size:
+                    if base + rows * span > cta.shared.size:
                         raise _Fault(f"the box at shared {base:#x}, {rows} rows padded to the {span}-byte swizzle "
                                      f"span, runs past the {cta.shared.size} bytes of shared memory", [j])
                 if sidx.size and sidx.max() >= cta.shared.size:

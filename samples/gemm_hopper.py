@@ -57,7 +57,6 @@ CONSUMERS = 2                        # consumer warpgroups; each owns BM / CONSU
 WG_M = BM // CONSUMERS
 THREADS = 128 * (1 + CONSUMERS)
 STAGES = 4
-STAGE_BYTES = (BM + BN) * BK * 2     # 48 KiB: four stages take 192 KiB of the 227 KiB an SM offers
 K_STEP = 16                          # K of one wgmma.m64n256k16
 GROUP_M = 8                          # block rows (cluster rows with cluster=2) visited together
 # 384 threads x 168 registers fill the 64K register file at launch; setmaxnreg then moves registers
