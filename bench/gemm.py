@@ -23,6 +23,10 @@ sys.path.insert(0, os.path.join(ROOT, "samples"))
 
 SIZES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (8192, 2048, 16384)]
 SETS = 3            # input sets rotated per call
+# gemm_ampere tiles (min_blocks, bn, bk, stages): "ampere" times AMPERE, "ampere-all" every one;
+# GEMM_AMPERE_CONFIGS="1:256:64:4,..." overrides both
+AMPERE = [(1, 256, 64, 4)]
+AMPERE_ALL = [(1, 128, 32, 4), (2, 128, 32, 4), (1, 256, 32, 4), (1, 256, 64, 3), (1, 256, 64, 4)]
 
 
 def main(argv=None) -> int:
@@ -31,8 +35,9 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--kernels", default="hopper,ampere",
-                    help="comma-separated: hopper (every gemm_hopper config), ampere (the 128x256 tile), "
-                         "ampere-all (every gemm_ampere variant)")
+                    help="comma-separated: hopper (every gemm_hopper config; GEMM_HOPPER_CONFIGS="
+                         "'nt:1:4:1:8:64:256:smem,...' picks others), ampere (the 128x256x64 tile), ampere-all "
+                         "(every gemm_ampere tile; GEMM_AMPERE_CONFIGS='1:256:64:4,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
     args = ap.parse_args(argv)
 
@@ -50,26 +55,28 @@ def main(argv=None) -> int:
     ctx = get_context()
     target = ctx.arch
 
-    # kernels: the default build (128 x 128 tile, no register cap), the same with .minnctapersm 2
-    # (128-register cap, small spills), and the 128 x 256 tile experiment (warp tile 64 x 64)
     kinds = set(args.kernels.split(","))
     sizes = SIZES if args.sizes is None else [tuple(int(v) for v in t.split("x")) for t in args.sizes.split(",")]
     sms = ctx.sm_count
     variants = {}   # label -> (launch(i, A, B, BT, C, m, n, k) for input set i, layout)
-    ampere = [] if not kinds & {"ampere", "ampere-all"} else \
-        ((1, 128), (2, 128), (1, 256)) if "ampere-all" in kinds else ((1, 256),)
-    for min_blocks, bn in ampere:
-        ptx = g.build(target, min_blocks=min_blocks, bn=bn).emit()
+    # gemm_ampere tiles as (min_blocks, bn, bk, stages)
+    if os.environ.get("GEMM_AMPERE_CONFIGS"):
+        ampere = [tuple(int(x) for x in c.split(":")) for c in os.environ["GEMM_AMPERE_CONFIGS"].split(",")]
+    else:
+        ampere = [] if not kinds & {"ampere", "ampere-all"} else AMPERE_ALL if "ampere-all" in kinds else AMPERE
+    for min_blocks, bn, bk, stages in ampere:
+        opts = dict(bn=bn, bk=bk, stages=stages)
+        ptx = g.build(target, min_blocks=min_blocks, **opts).emit()
         res = assemble(ptx, target)
         mod = load_module(ptx)
         for layout in ("nn", "nt"):
-            f = g.prepare(mod, layout, bn=bn)
+            f = g.prepare(mod, layout, **opts)
             r = res.resources[g.KERNELS[layout]]
-            label = f"mma.sync {layout} 128x{bn} {min_blocks}b"
-            variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, bn=bn:
-                                g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, bn=bn)), layout)
+            label = f"mma.sync {layout} 128x{bn}x{bk} s{stages} {min_blocks}b"
+            variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, opts=opts:
+                                g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, **opts)), layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
-                  f"{g.smem_bytes(bn)} B dynamic smem, {g.THREADS} threads")
+                  f"{g.smem_bytes(**opts)} B dynamic smem, {g.THREADS} threads")
     if "hopper" in kinds and target.startswith("sm_90"):
         configs = h.CONFIGS if not os.environ.get("GEMM_HOPPER_CONFIGS") else \
             [h.Config(*(int(x) if x.isdigit() else x for x in c.split(":")))

@@ -13,15 +13,17 @@ Structure (the Ampere recipe, all built through ptxgen's builder):
 - a STAGES-deep ring of shared-memory tiles filled with 16-byte `cp.async.cg`, one commit group per
   k-tile, `cp.async.wait_group STAGES-2` before a tile is read;
 - every 16-byte chunk is stored XOR-swizzled inside 128-byte lines so the 8 row addresses of each
-  `ldmatrix` phase hit 8 different 16-byte bank groups (see `_swz64` / `_swz256`);
+  `ldmatrix` phase hit 8 different 16-byte bank groups (see `_swz_k` / `_swz256`);
 - fragments are double-buffered in registers: the ldmatrix for k-step s+1 is issued before the
   mma.sync of step s, across k-tile boundaries too;
 - ragged edges: rows/columns past M, N and k-columns past K are zero-filled by `cp.async` with
   src-size 0, and the epilogue's stores are predicated.
 
-Options of `build`: `min_blocks=2` (`.minnctapersm 2`, 128-register cap) and `bn=256` (a 128 x 256
-block tile, warp tile 64 x 64, 96 KiB of shared memory; pass the same bn to `prepare` and `launch`).
-bench/gemm.py measures all of them against cuBLAS.
+Options of `build`: `min_blocks=2` (`.minnctapersm 2`, 128-register cap), `bn=256` (a 128 x 256
+block tile, warp tile 64 x 64), `bk=64` (a 64-deep k-tile of 128-byte rows: four k-steps per
+barrier instead of two) and `stages` (the depth of the ring; `smem_bytes` gives the shared memory:
+bn=256, bk=64 takes 48 KiB a stage, so 3 stages on A100, up to 4 on Hopper). Pass the same options to
+`prepare` and `launch`. bench/gemm.py measures them against cuBLAS.
 
 Shape requirements: any M; N and K multiples of 8 (each row starts 16-byte aligned, which a 16-byte
 cp.async needs); pointers 16-byte aligned. `check_shape` says which one is broken.
@@ -73,14 +75,15 @@ def grid_for(m: int, n: int, bn: int = BN) -> tuple:
     return (((m + BM - 1) // BM) * ((n + bn - 1) // bn),)
 
 
-def smem_bytes(bn: int = BN) -> int:
-    return STAGES * (A_TILE + BK * bn * 2)
+def smem_bytes(bn: int = BN, bk: int = BK, stages: int = STAGES) -> int:
+    return stages * (BM + bn) * bk * 2
 
 
-def _swz64(k, o):
-    """Swizzle a byte offset in a tile of 64-byte rows (A, and B^T): XOR the 16-byte chunk bits
-    [4:7) with the 128-byte line index bits [7:10). Two rows share a line, so rows r..r+7 at one
-    logical chunk cover 4 lines x 2 halves = 8 distinct bank groups."""
+def _swz_k(k, o):
+    """Swizzle a byte offset in a K-contiguous tile (A, and B^T): XOR the 16-byte chunk bits [4:7)
+    with the 128-byte line index bits [7:10). With 64-byte rows (BK=32) two rows share a line, so
+    rows r..r+7 at one logical chunk cover 4 lines x 2 halves = 8 distinct bank groups; with
+    128-byte rows (BK=64) it is the usual 128-byte swizzle (chunk XOR row % 8)."""
     return k.xor(o, k.and_(k.shr(o, 3), 0x70))
 
 
@@ -91,15 +94,19 @@ def _swz256(k, o, row_shift: int = 8):
     return k.xor(o, k.and_(k.shr(o, row_shift - 4), 0x70))
 
 
-def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: int = BN):
-    # bn=256 (each warp 64 x 64) is an experiment outside the 128 x 128 design: it halves the
-    # shared-memory bytes read per mma (see bench/LOG.md)
-    BN = bn
+def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: int = BN, bk: int = BK,
+            stages: int = STAGES):
+    # bn=256 (each warp 64 x 64) halves the shared-memory bytes read per mma; bk=64 (128-byte rows,
+    # four k-steps a tile) halves the barriers and cp.async groups per mma (see bench/LOG.md)
+    BN, BK, STAGES = bn, bk, stages
     WN = BN // WARPS_N
     NI = WN // 8
+    KS = BK // 16                                         # mma k-steps per k-tile
+    A_TILE = BM * BK * 2
     B_TILE = BK * BN * 2
     STAGE_BYTES = A_TILE + B_TILE
     SMEM_BYTES = STAGES * STAGE_BYTES
+    kbytes = BK * 2                                       # bytes per row of a K-contiguous tile
     bn_log2 = BN.bit_length() - 1
     b_row_log2 = bn_log2 + 1                              # bytes per row of the K x N tile
     k = m.entry(name, maxntid=THREADS, minnctapersm=min_blocks if min_blocks > 1 else None)
@@ -134,28 +141,32 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
 
     m0, n0 = raster()
 
-    # ---- cp.async producers: each thread copies 2 chunks of 16 bytes of A and 2 of B per k-tile
-    # (4 of B when bn=256). Registers are tight, so a thread keeps one 32-bit byte offset per operand
-    # (its other chunks are fixed strides further) and, instead of row predicates, a "k
-    # limit" per chunk: K minus the chunk's own k offset when its row/column is inside the matrix,
-    # else at most 0, so one signed setp of the tile's first k-column tests both bounds.
-    def rowmajor64_loader(row0, rows_lim, nrows=BM):
-        """Chunks of an nrows x 32-col bf16 tile (64-byte rows) of a row-major matrix with K
-        columns, rows from row0: thread t takes row t/4 (and t/4 + 64, ...), chunk t%4."""
-        r = k.add(row0, k.shr(tid, 2))
-        c8 = k.shl(k.and_(tid, 3), 3)                       # element column inside the k-tile
+    # ---- cp.async producers: each thread copies 16-byte chunks of A and B per k-tile, a fixed
+    # number of rows apart. Registers are tight, so a thread keeps one 32-bit byte offset per operand
+    # and, instead of one predicate per chunk, a "k limit" (K minus its chunk's k offset: the tile's
+    # first k-column must be below it) and the rows left below its first row (pass i is inside the
+    # matrix when that exceeds i rows-per-pass).
+    def kmajor_loader(row0, rows_lim, nrows):
+        """Chunks of an nrows x BK bf16 tile (K-contiguous rows of kbytes) of a row-major matrix with
+        K columns, rows from row0: thread t takes row t/cpr (+ rows_per_pass, ...), chunk t%cpr.
+        Returns (byte offset, k limit, rows left, swizzled smem offset, rows per pass, passes)."""
+        cpr = BK // 8
+        per_pass = THREADS // cpr
+        r = k.add(row0, k.shr(tid, cpr.bit_length() - 1))
+        c8 = k.shl(k.and_(tid, cpr - 1), 3)                 # element column inside the k-tile
         ptr = k.shl(k.mad(r, K, c8, mode="lo"), 1)         # byte offset (check_shape keeps it < 2^32)
         klim = k.sub(K, c8, type=pg.s32)
-        lims = [k.selp(klim, 0, k.setp("lt", k.add(r, 64 * i), rows_lim)) for i in range(nrows // 64)]
-        so = _swz64(k, k.add(k.shl(k.shr(tid, 2), 6), k.shl(k.and_(tid, 3), 4)))
-        return ptr, lims, so                            # second chunk: +64 rows = +4096 bytes
+        left = k.sub(rows_lim, r, type=pg.s32)
+        so = _swz_k(k, k.add(k.mul(k.shr(tid, cpr.bit_length() - 1), kbytes, mode="lo"),
+                             k.shl(k.and_(tid, cpr - 1), 4)))
+        return ptr, klim, left, so, per_pass, nrows // per_pass   # pass i: + i*per_pass*kbytes = 4096*i
 
-    a_ptr, a_lim, a_soff = rowmajor64_loader(m0, M)
+    a_ptr, a_klim, a_left, a_soff, a_rpp, a_passes = kmajor_loader(m0, M, BM)
     if b_trans:
-        b_ptr, b_lim, b_soff = rowmajor64_loader(n0, N, BN)
+        b_ptr, b_klim, b_left, b_soff, b_rpp, b_passes = kmajor_loader(n0, N, BN)
     else:
-        # K x N tile, 32 rows x 2*BN bytes: with 16 chunks a row (BN=128) thread t takes k-row
-        # t/16 (and +16), chunk t%16; with 32 (BN=256) k-row t/32 (and +8, +16, +24), chunk t%32
+        # K x N tile, BK rows x 2*BN bytes: with 16 chunks a row (BN=128) thread t takes k-row
+        # t/16 (and +16), chunk t%16; with 32 (BN=256) k-row t/32 (and +8, +16, ...), chunk t%32
         cpr = BN // 8
         b_rows_per_pass = THREADS // cpr
         b_krow = k.shr(tid, cpr.bit_length() - 1)
@@ -179,22 +190,24 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     def issue_tile(kt_base, wr):
         """cp.async one k-tile (its first k-column in kt_base) into the stage at byte offset wr."""
         sw = k.add(sbase, wr)
-        groups = [(a_ptr, a_lim, a_soff, pa)]
+        groups = [(a_ptr, a_klim, a_left, a_soff, a_rpp, a_passes, pa)]
         if b_trans:
-            groups.append((b_ptr, b_lim, b_soff, pb))
-        for ptr, lims, soff, pbase in groups:
+            groups.append((b_ptr, b_klim, b_left, b_soff, b_rpp, b_passes, pb))
+        for ptr, klim, left, soff, rpp, passes, pbase in groups:
             dst = k.add(sw, soff)
-            for i in range(len(lims)):
-                stride = None if i == 0 else k.mul(k.ld_param(pk), 64 * 2 * i, mode="lo")   # 64 rows on
-                ok = k.setp("lt", kt_base, lims[i], type=pg.s32)
-                chunk(ptr, stride, ok, pg.mem(dst, 4096 * i), pbase)
-            k.add(ptr, BK * 2, dst=ptr)
+            kok = k.setp("lt", kt_base, klim, type=pg.s32)
+            for i in range(passes):
+                stride = None if i == 0 else k.mul(k.ld_param(pk), rpp * 2 * i, mode="lo")   # rpp*i rows on
+                ok = k.setp("gt", left, rpp * i, type=pg.s32, bool_op="and", c=kok)
+                chunk(ptr, stride, ok, pg.mem(dst, rpp * kbytes * i), pbase)
+            k.add(ptr, kbytes, dst=ptr)
         if not b_trans:
             dst = k.add(sw, b_soff)
             for i in range(BK // b_rows_per_pass):
                 kr = kt_base if i == 0 else k.add(kt_base, b_rows_per_pass * i)
                 stride = None if i == 0 else k.mul(k.ld_param(pn), b_rows_per_pass * 2 * i, mode="lo")
-                chunk(b_ptr, stride, k.setp("lt", kr, b_klim, type=pg.s32), pg.mem(dst, 4096 * i), pb)
+                chunk(b_ptr, stride, k.setp("lt", kr, b_klim, type=pg.s32),
+                      pg.mem(dst, (b_rows_per_pass << b_row_log2) * i), pb)
             k.add(b_ptr, k.mul(k.ld_param(pn), BK * 2, mode="lo"), dst=b_ptr)
         k.cp_async_commit_group()
 
@@ -205,10 +218,10 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     lhi = k.shr(lane, 4)
     # A: lane l points at row wm*64 + l%16 (+16*mi), element column (l/16)*8 (+16*ks)
     a_row = k.add(k.shl(wm, 6), l15)
-    a_ld = _swz64(k, k.add(k.shl(a_row, 6), k.shl(lhi, 4)))
+    a_ld = _swz_k(k, k.add(k.mul(a_row, kbytes, mode="lo"), k.shl(lhi, 4)))
     if b_trans:
         b_row = k.add(k.mul(wn, WN, mode="lo"), l15)          # n-row of the B^T tile
-        b_ld = k.add(_swz64(k, k.add(k.shl(b_row, 6), k.shl(lhi, 4))), A_TILE)
+        b_ld = k.add(_swz_k(k, k.add(k.mul(b_row, kbytes, mode="lo"), k.shl(lhi, 4))), A_TILE)
     else:
         # lane l points at k-row l%16 (+16*ks), n-chunk wn*WN/8 + l/16 (+2 per further 16 columns)
         chunk0 = k.add(k.mul(wn, WN // 8, mode="lo"), lhi)
@@ -220,23 +233,26 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
             for r in frag:
                 k.mov(0.0, dst=r)
 
-    # two register sets of fragments: k-step 0 of a tile lives in set 0, k-step 1 in set 1, so the
-    # loads for one step overlap the mma.sync of the other without register copies
+    # two register sets of fragments: even k-steps of a tile live in set 0, odd ones in set 1, so
+    # the loads for one step overlap the mma.sync of the previous one without register copies
     fa = [[k.regs(pg.b32, 4, name=f"fa{s}_{i}") for i in range(MI)] for s in range(2)]
     fb = [[k.regs(pg.b32, 4, name=f"fb{s}_{j}") for j in range(NI // 2)] for s in range(2)]
 
     def load_frags(rd, ks):
-        """ldmatrix the A and B fragments of k-step ks (0 or 1) from the stage at byte offset rd."""
+        """ldmatrix the A and B fragments of k-step ks (0..KS-1) from the stage at byte offset rd,
+        into register set ks % 2."""
         st = k.add(sbase, rd)
-        # k-step 1 is 32 bytes further along the row: chunk bit 1 flips, and stays a flip after the XOR
-        a0 = k.add(st, a_ld if ks == 0 else k.xor(a_ld, 32))
+        fs = ks % 2
+        # k-step ks is 32*ks bytes further along the row: chunk bits 1-2 (zero in the lane's own
+        # chunk) take ks, and the swizzle's XOR keeps that; +16 rows keep the swizzle pattern
+        a0 = k.add(st, a_ld if ks == 0 else k.xor(a_ld, 32 * ks))
         for mi in range(MI):
-            k.ldmatrix(pg.mem(a0, 1024 * mi), num=4, dst=fa[ks][mi])           # +16 rows = +1024 B
+            k.ldmatrix(pg.mem(a0, 16 * kbytes * mi), num=4, dst=fa[fs][mi])
         bfr = []
         if b_trans:
-            b0 = k.add(st, b_ld if ks == 0 else k.xor(b_ld, 32))
+            b0 = k.add(st, b_ld if ks == 0 else k.xor(b_ld, 32 * ks))
             for nj in range(NI // 2):
-                r = k.ldmatrix(pg.mem(b0, 1024 * nj), num=4, dst=fb[ks][nj])
+                r = k.ldmatrix(pg.mem(b0, 16 * kbytes * nj), num=4, dst=fb[fs][nj])
                 # matrices: (n 0-7, k 0-7), (n 8-15, k 0-7), (n 0-7, k 8-15), (n 8-15, k 8-15)
                 bfr += [(r[0], r[2]), (r[1], r[3])]
         else:
@@ -244,10 +260,10 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
                 # columns 16*nj of the warp: chunk bits 1-2 (zero in chunk0) take nj, which the
                 # swizzle's XOR keeps; k-step ks is 16 k-rows further
                 b0 = k.add(st, b_ld if nj == 0 else k.xor(b_ld, 32 * nj))
-                r = k.ldmatrix(pg.mem(b0, (16 << b_row_log2) * ks), num=4, trans=True, dst=fb[ks][nj])
+                r = k.ldmatrix(pg.mem(b0, (16 << b_row_log2) * ks), num=4, trans=True, dst=fb[fs][nj])
                 # matrices: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15)
                 bfr += [(r[0], r[1]), (r[2], r[3])]
-        return fa[ks], bfr
+        return fa[fs], bfr
 
     def mmas(frags):
         afr, bfr = frags
@@ -276,17 +292,22 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     # at the bottom (a constant-bank operand for ptxas) instead of holding a register all loop long
     kt_base = k.mov((STAGES - 1) * BK, type=pg.u32)
     top = k.label("ktile")
-    nxt = load_frags(rd, 1)
-    # the stage written now held tile kt-1, which every warp finished reading before the
-    # barrier at the end of the previous iteration
-    issue_tile(kt_base, stage_after(rd, STAGES - 1))
-    mmas(cur)
-    # tile kt+1 must have landed (at most STAGES-2 younger groups pending) and be visible to all
-    k.cp_async_wait_group(STAGES - 2)
-    k.bar_sync(0)
-    k.mov(stage_after(rd, 1), dst=rd)
-    load_frags(rd, 0)                                  # the next tile's step 0, into set 0
-    mmas(nxt)
+    for ks in range(KS):
+        if ks < KS - 1:
+            nxt = load_frags(rd, ks + 1)
+        else:
+            # tile kt+1 must have landed (at most STAGES-2 younger groups pending) and be visible
+            # to all; then its step 0 goes into set 0 while the last step of this tile computes
+            k.cp_async_wait_group(STAGES - 2)
+            k.bar_sync(0)
+            k.mov(stage_after(rd, 1), dst=rd)
+            nxt = load_frags(rd, 0)
+        if ks == 0:
+            # the stage written now held tile kt-1, which every warp finished reading before the
+            # barrier at the end of the previous iteration
+            issue_tile(kt_base, stage_after(rd, STAGES - 1))
+        mmas(cur)
+        cur = nxt
     k.add(kt_base, BK, dst=kt_base)
     k.bra(top, guard=k.setp("lt", kt_base, k.add(k.ld_param(pk), (STAGES - 1) * BK)))
     k.cp_async_wait_all()
@@ -312,28 +333,39 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     k.ret()
 
 
-def build(target: str = "sm_90a", min_blocks: int = MIN_BLOCKS, bn: int = BN) -> pg.Module:
+def build(target: str = "sm_90a", min_blocks: int = MIN_BLOCKS, bn: int = BN, bk: int = BK,
+          stages: int = STAGES) -> pg.Module:
+    _check_tile(bn, bk, stages)
     m = pg.Module(target)
     smem = m.extern_shared("smem", align=1024)   # one dynamic window, shared by both entries' declarations
-    _kernel(m, KERNELS["nn"], b_trans=False, smem=smem, min_blocks=min_blocks, bn=bn)
-    _kernel(m, KERNELS["nt"], b_trans=True, smem=smem, min_blocks=min_blocks, bn=bn)
+    for variant, b_trans in (("nn", False), ("nt", True)):
+        _kernel(m, KERNELS[variant], b_trans=b_trans, smem=smem, min_blocks=min_blocks, bn=bn, bk=bk,
+                stages=stages)
     return m
 
 
-def prepare(module, variant: str = "nn", bn: int = BN):
-    """The kernel Function with its dynamic shared memory allowance raised to smem_bytes(bn)."""
+def _check_tile(bn: int, bk: int, stages: int) -> None:
+    if bn not in (128, 256) or bk not in (32, 64) or not isinstance(stages, int) or not 2 <= stages <= 8:
+        raise ValueError(f"tile options: bn in (128, 256), bk in (32, 64), stages in 2..8; "
+                         f"got bn={bn!r}, bk={bk!r}, stages={stages!r}")
+
+
+def prepare(module, variant: str = "nn", bn: int = BN, bk: int = BK, stages: int = STAGES):
+    """The kernel Function with its dynamic shared memory allowance raised to smem_bytes(...); pass
+    the bn/bk/stages the module was built with."""
     f = module.function(KERNELS[variant])
-    f.set_max_dynamic_shared(smem_bytes(bn))
+    f.set_max_dynamic_shared(smem_bytes(bn, bk, stages))
     return f
 
 
-def launch(f, a, b, c, m: int, n: int, k: int, stream=None, bn: int = BN) -> None:
+def launch(f, a, b, c, m: int, n: int, k: int, stream=None, bn: int = BN, bk: int = BK,
+           stages: int = STAGES) -> None:
     """C = A @ B (nn) or A @ B^T (nt); a, b, c: device buffers or tensors of bf16 (row-major)."""
     check_shape(m, n, k)
     # torch refuses __cuda_array_interface__ for bfloat16, so tensors go in as raw addresses
     ptrs = [np.uint64(x.data_ptr()) if hasattr(x, "data_ptr") else x for x in (a, b, c)]
     f.launch(grid_for(m, n, bn), (THREADS,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)],
-             shared_bytes=smem_bytes(bn), stream=stream)
+             shared_bytes=smem_bytes(bn, bk, stages), stream=stream)
 
 
 # sizes checked by run(): ragged edges in every dimension, a K of one partial tile, and pieces of the

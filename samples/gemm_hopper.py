@@ -65,7 +65,8 @@ LAUNCH_REGS, PRODUCER_REGS, CONSUMER_REGS = 168, 40, 232
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
-EPI_MODES = ("smem", "smem_defer", "direct")
+EPI_MODES = ("smem", "smem_defer", "storer", "direct")
+STORER_DEFER_KB = 3                  # epi="storer": the k-block of the next tile that writes the last pass
 EPI_COLS = 128                       # smem epilogue: columns of C per pass (a 64 x 128 bf16 buffer per warpgroup)
 
 
@@ -80,7 +81,9 @@ class Config:
     bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256)
     epi: str = "smem"       # "smem": stmatrix into a swizzled buffer, 16-byte coalesced stores;
                             # "smem_defer": the same, the last pass copied out during the next
-                            # tile's first k-block; "direct": 4-byte stores from the registers
+                            # tile's first k-block; "storer": the consumers only stmatrix, two
+                            # producer warps copy the buffers out while the next tile runs;
+                            # "direct": 4-byte stores from the registers
 
     @property
     def name(self) -> str:
@@ -106,9 +109,10 @@ class Config:
         if self.bn % PANEL_N or not 0 < self.bn <= 256 or not split_ok:
             raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
                              f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
-        if self.epi not in EPI_MODES or (self.epi != "direct" and self.bn % EPI_COLS):
+        if self.epi not in EPI_MODES or (self.epi != "direct" and self.bn % EPI_COLS) or \
+                (self.epi == "storer" and self.bn != 2 * EPI_COLS):
             raise ValueError(f"epi must be one of {', '.join(EPI_MODES)} (the smem ones with bn a multiple of "
-                             f"{EPI_COLS}), "
+                             f"{EPI_COLS}, storer with bn = {2 * EPI_COLS}), "
                              f"not {self.epi!r} with bn = {self.bn}")
         if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
@@ -141,9 +145,14 @@ CONFIGS = [Config("nt", 1), Config("nt", 2), Config("nn", 1), Config("nn", 2)]
 
 
 def smem_bytes(cfg: Config) -> int:
-    """Dynamic shared memory: the stages, the epilogue buffers, 2 mbarriers per stage, and 1 KiB to align
-    the base to 1024."""
-    return cfg.stages * cfg.stage_bytes + epi_bytes(cfg) + 16 * cfg.stages + 1024
+    """Dynamic shared memory: the stages, the epilogue buffers, the mbarriers, and 1 KiB to align the
+    base to 1024."""
+    return cfg.stages * cfg.stage_bytes + epi_bytes(cfg) + bar_bytes(cfg) + 1024
+
+
+def bar_bytes(cfg: Config) -> int:
+    """2 mbarriers per stage (full, empty); epi="storer" adds a full/empty pair per epilogue buffer."""
+    return 16 * cfg.stages + (16 * CONSUMERS if cfg.epi == "storer" else 0)
 
 
 def epi_bytes(cfg: Config) -> int:
@@ -202,6 +211,10 @@ def _kernel(m: pg.Module, cfg: Config):
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                       # full: the producer's arrive
             k.mbarrier_init(k.add(bars, 8 * (S + s)), CONSUMERS * cl)   # empty: every consumer of the cluster
+        if cfg.epi == "storer":
+            for c_ in range(CONSUMERS):
+                k.mbarrier_init(k.add(bars, 8 * (2 * S + c_)), 128)              # buffer full: its warpgroup
+                k.mbarrier_init(k.add(bars, 8 * (2 * S + CONSUMERS + c_)), 32)   # buffer empty: its storer warp
         k.fence_mbarrier_init()
     if cl > 1:
         k.barrier_cluster_arrive(sem="release")
@@ -270,6 +283,11 @@ def _kernel(m: pg.Module, cfg: Config):
             k.add(u, nunits, dst=u)
             k.bra(top)
             k.place(done)
+        if cfg.epi == "storer":
+            # warps 2 and 3 copy the epilogue buffers of consumers 0 and 1 to C, pass by pass
+            with k.if_(k.setp("ge", tid, 64)):
+                _storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), 2), k.and_(tid, 31), unit0, nunits, units,
+                        rank, tiles_n, mcs, k.cvta(k.ld_param(pc), "global", to=True), M, N)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", CONSUMER_REGS)
@@ -287,7 +305,8 @@ def _kernel(m: pg.Module, cfg: Config):
         prev = k.reg(pg.u32, "prev")
         smem_epi = cfg.epi in ("smem", "smem_defer")
         defer = cfg.epi == "smem_defer"
-        if smem_epi:
+        storer = cfg.epi == "storer"
+        if smem_epi or storer:
             epi = _epi_setup(k, k.mad(c, WG_M * EPI_COLS * 2, cbuf, mode="lo"), tid, warp, lane)
             wg_bar = k.add(c, 1)                          # named barrier of this warpgroup (0 is the CTA's)
             passes = bn // EPI_COLS
@@ -302,6 +321,22 @@ def _kernel(m: pg.Module, cfg: Config):
                 _epi_copy_out(k, epi, passes - 1, gc, M, N, pmb, pnb, c, bn)
                 k.bar_sync(wg_bar, 128)
                 k.mov(0, dst=pending)
+        if storer:
+            # pass 0 of a tile goes to the buffer at its end; pass 1 waits in registers and is written
+            # at k-block STORER_DEFER_KB of the next tile, when the storer warp has drained pass 0.
+            # Each pass is one phase of both barriers: pass p waits for the buffer with parity p ^ 1
+            e_full = k.add(bars, k.shl(k.add(c, 2 * S), 3))
+            e_empty = k.add(e_full, 8 * CONSUMERS)
+            held = [(k.reg(pg.b32, f"c1_{j}"), k.reg(pg.b32, f"c1h_{j}")) for j in range(EPI_COLS // 8)]
+            pending = k.reg(pg.pred, "c_pending")
+            k.mov(0, dst=pending)
+
+            def flush():
+                k.mbarrier_wait(e_empty, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
+                _epi_stmatrix(k, epi, held, 0)
+                k.mbarrier_arrive(e_full)
+                k.mov(0, dst=pending)
+                _epi_fence(k)
         k.mov(unit0, dst=u)
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         k.place(top)
@@ -328,6 +363,9 @@ def _kernel(m: pg.Module, cfg: Config):
             if defer:
                 with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
                     flush()
+            if storer:
+                with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
+                    flush()
             k.wgmma_wait_group(cfg.lag)
             if cfg.lag:
                 # the previous k-block's stage, read by now (none before the first k-block)
@@ -339,8 +377,17 @@ def _kernel(m: pg.Module, cfg: Config):
         k.wgmma_wait_group(0)
         if cfg.lag:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
-        pairs = _pack(k, acc, bn)
-        if smem_epi:
+        if storer:
+            with k.if_(pending):                          # a tile of at most STORER_DEFER_KB k-blocks
+                flush()
+            pairs = _pack(k, acc, EPI_COLS) + _pack(k, acc, bn, held=held, start=EPI_COLS // 8)
+            k.mbarrier_wait(e_empty, parity=1, timeout_cycles=WAIT_LIMIT_CYCLES)
+            _epi_stmatrix(k, epi, pairs, 0)
+            k.mbarrier_arrive(e_full)
+            k.mov(1, dst=pending)
+            _epi_fence(k)
+        elif smem_epi:
+            pairs = _pack(k, acc, bn)
             if defer:
                 with k.if_(pending):                      # a tile without k-blocks
                     flush()
@@ -359,11 +406,11 @@ def _kernel(m: pg.Module, cfg: Config):
                 k.mov(1, dst=pending)
             _epi_fence(k)
         else:
-            _store_direct(k, pairs, gc, M, N, mb, nb, c, warp, lane, bn)
+            _store_direct(k, _pack(k, acc, bn), gc, M, N, mb, nb, c, warp, lane, bn)
         k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
-        if defer:
+        if defer or storer:
             with k.if_(pending):
                 flush()
     if cl > 1:
@@ -386,10 +433,15 @@ def _release(k, bars, peer_bars, s, S: int, guard):
         k.mbarrier_arrive(k.add(peer_bars, off), space="shared::cluster", guard=guard)
 
 
-def _pack(k, acc, bn: int):
-    """The accumulators as bf16 pairs: [(row r pair, row r + 8 pair) for each 8-column group j]."""
-    return [(k.cvt(acc[4 * j + 1], pg.bf16x2, pg.f32, b=acc[4 * j], rnd="rn"),
-             k.cvt(acc[4 * j + 3], pg.bf16x2, pg.f32, b=acc[4 * j + 2], rnd="rn")) for j in range(bn // 8)]
+def _pack(k, acc, bn: int, held=None, start: int = 0):
+    """The accumulators as bf16 pairs: [(row r pair, row r + 8 pair) for each 8-column group j from
+    start], into the registers `held` when given."""
+    out = []
+    for i, j in enumerate(range(start, bn // 8)):
+        dst = held[i] if held is not None else (None, None)
+        out.append((k.cvt(acc[4 * j + 1], pg.bf16x2, pg.f32, b=acc[4 * j], rnd="rn", dst=dst[0]),
+                    k.cvt(acc[4 * j + 3], pg.bf16x2, pg.f32, b=acc[4 * j + 2], rnd="rn", dst=dst[1])))
+    return out
 
 
 def _store_direct(k, pairs, gc, M, N, mb, nb, c, warp, lane, bn: int):
@@ -462,6 +514,47 @@ def _epi_copy_out(k, e, p: int, gc, M, N, mb, nb, c, bn: int):
         k.st(g_addr, v, pg.b32, guard=ok)
         if it + 1 < WG_M // 8:
             g_addr = k.add(g_addr, row_step)
+
+
+def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, tiles_n, mcs, gc, M, N):
+    """epi="storer": one warp copies consumer sc's buffer to C for every pass of every tile of this CTA
+    (the same tile order as the consumers): wait for the buffer to be full, 16-byte loads and stores
+    (each instruction two whole 256-byte row segments: lane l takes chunk l % 16 of rows l / 16 + 2i),
+    then one arrival per lane on the buffer's empty barrier."""
+    S, bn = cfg.stages, cfg.bn
+    row_bytes = EPI_COLS * 2
+    buf = k.mad(sc, WG_M * row_bytes, cbuf, mode="lo")
+    e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
+    e_empty = k.add(e_full, 8 * CONSUMERS)
+    q = k.and_(lane, 15)
+    r0 = k.shr(lane, 4)
+    # rows r0 + 2i: the chunk swizzle (row % 8) repeats every 4 iterations, so 4 base addresses
+    bases = []
+    for j in range(4):
+        row = k.add(r0, 2 * j)
+        bases.append(k.add(k.mad(row, row_bytes, buf, mode="lo"), k.shl(k.xor(q, row), 4)))
+    u = k.mov(unit0, type=pg.u32)
+    top, done = k.new_label("s_tile"), k.new_label("s_done")
+    k.place(top)
+    k.bra(done, guard=k.setp("ge", u, units))
+    mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
+    grow0 = k.add(k.add(k.shl(mb, 7), k.shl(sc, 6)), r0)
+    row_step = k.mul(N, 4, mode="wide")                  # 2 rows of C in bytes
+    for p in range(bn // EPI_COLS):
+        gcol = k.add(k.mad(nb, bn, p * EPI_COLS, mode="lo"), k.shl(q, 3))
+        col_ok = k.setp("lt", gcol, N)                   # N is a multiple of 8: whole chunks
+        g_addr = k.add(gc, k.mul(k.mad(grow0, N, gcol, mode="lo"), 2, mode="wide"))
+        k.mbarrier_wait(e_full, parity=p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
+        for it in range(WG_M // 2):
+            v = k.ld(pg.mem(bases[it % 4], (it // 4) * 8 * row_bytes), pg.b32, space="shared", vec=4)
+            ok = k.setp("lt", k.add(grow0, 2 * it), M, bool_op="and", c=col_ok)
+            k.st(g_addr, v, pg.b32, guard=ok)
+            if it + 1 < WG_M // 2:
+                g_addr = k.add(g_addr, row_step)
+        k.mbarrier_arrive(e_empty)
+    k.add(u, nunits, dst=u)
+    k.bra(top)
+    k.place(done)
 
 
 def _epi_fence(k):

@@ -15,7 +15,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 5, 1, 8, 64, 192, "direct"), h.Config("nn", 2, 5, 1, 8, 64, 128),
                        h.Config("nt", 2, 5, 1, 8, 64, 192, "direct"), h.Config("nt", 1, epi="direct"),
                        h.Config("nn", 2, epi="direct"), h.Config("nt", 1, epi="smem_defer"),
-                       h.Config("nn", 2, epi="smem_defer")]
+                       h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="storer"),
+                       h.Config("nn", 2, epi="storer")]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,8 @@ def test_kernel_structure(module, cfg):
     assert f"setmaxnreg.inc.sync.aligned.u32 {h.CONSUMER_REGS};" in body
     assert h.PRODUCER_REGS * 128 + h.CONSUMER_REGS * 128 * h.CONSUMERS <= 65536
     # the stage ring: barriers initialised with the right counts, expect_tx of a whole stage
-    assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages
+    storer = cfg.epi == "storer"
+    assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages + (2 * h.CONSUMERS if storer else 0)
     assert re.search(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {h.CONSUMERS * cfg.cluster};", body)
     assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
@@ -44,7 +46,9 @@ def test_kernel_structure(module, cfg):
     per_stage_b = 1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N // cfg.cluster
     assert len(loads) == 1 + per_stage_b
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
-    assert body.count("mbarrier.try_wait.parity.shared.b64") == 2     # producer: empty; consumer: full
+    # producer: empty; consumer: full; storer: the buffer's full barrier once per pass, and the
+    # consumer its empty barrier before pass 0 and in each of the three places pass 1 is written
+    assert body.count("mbarrier.try_wait.parity.shared.b64") == 2 + (2 + 4 if storer else 0)
     # the consumers: bk/16 wgmma per k-block, fenced, committed, waited with the configured lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
     assert n_mma == cfg.bk // h.K_STEP
@@ -53,7 +57,14 @@ def test_kernel_structure(module, cfg):
     assert trans == [("1" if cfg.layout == "nn" else "0")] * n_mma
     # the epilogue: through the warpgroup's shared buffer (stmatrix, then 16-byte loads and stores)
     # or 4-byte stores straight from the registers (a fast path and a predicated edge path)
-    if cfg.epi != "direct":
+    if storer:
+        # the consumers stmatrix pass 0 at the end of a tile and pass 1 in one of three places; the
+        # storer warp copies both passes out (the consumers store nothing to global memory)
+        assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * h.EPI_COLS // 16
+        assert body.count("ld.shared.v4.b32") == body.count("st.global.v4.b32") == 2 * h.WG_M // 2
+        assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 128;", body)
+        assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 32;", body)
+    elif cfg.epi != "direct":
         passes = cfg.bn // h.EPI_COLS
         # smem_defer: the last pass is copied out in the next tile's first k-block, before a tile
         # without k-blocks, or after the last tile: three copies of that code
