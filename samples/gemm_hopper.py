@@ -15,11 +15,16 @@ Structure of one CTA (384 threads, one CTA per SM, persistent over output tiles)
   128 x 256 block tile, waits for a stage with `mbarrier.try_wait.parity`, issues four
   `wgmma.mma_async.m64n256k16` from shared-memory descriptors (fence / commit_group / wait_group),
   and releases the stage of the previous k-block once `wgmma.wait_group 1` says it has been read;
-- the epilogue converts the 128 f32 accumulators of a thread to bf16 pairs, puts them with
+- the epilogue converts the 128 f32 accumulators of a thread to bf16 pairs and puts them with
   `stmatrix` into a per-warpgroup 64 x 128 shared buffer (16-byte chunks XOR-swizzled by row, so the
-  stores are free of bank conflicts), and copies the buffer to C with 16-byte loads and stores, each
-  warp instruction writing two whole 256-byte row segments (two passes for 256 columns);
-  `epi="direct"` stores 4-byte pairs straight from the registers instead (measured ~8 % slower);
+  stores are free of bank conflicts); a buffer holds half of a warpgroup's 64 x 256 piece (a pass).
+  With the default `epi="storer"`, two otherwise idle warps of the producer warpgroup copy the
+  buffers to C (16-byte loads and stores, each warp instruction two whole 256-byte row segments),
+  synchronised with the consumers by a full/empty mbarrier pair per buffer: the consumers write pass
+  0 at the end of a tile and keep pass 1 in 32 registers until k-block STORER_DEFER_KB of the next
+  tile, so the tensor cores idle only for the stmatrix of one pass. `epi="smem"` has the consumers
+  copy both passes out themselves, `epi="direct"` stores 4-byte pairs straight from the registers
+  (bench/LOG.md has what each costs);
 - tiles are visited in groups of GROUP_M block rows (the CTAs working at the same time share A and B
   panels in L2);
 - `cluster=2`: two CTAs on neighbouring block rows share the B tile: each loads half of it with
@@ -79,7 +84,7 @@ class Config:
     group: int = GROUP_M    # block rows (cluster rows) of the tile raster
     bk: int = BK            # K of a stage: 64 (128-byte rows, 128B swizzle) or 32 (64-byte rows, 64B swizzle)
     bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256)
-    epi: str = "smem"       # "smem": stmatrix into a swizzled buffer, 16-byte coalesced stores;
+    epi: str = "storer"     # "smem": stmatrix into a swizzled buffer, 16-byte coalesced stores;
                             # "smem_defer": the same, the last pass copied out during the next
                             # tile's first k-block; "storer": the consumers only stmatrix, two
                             # producer warps copy the buffers out while the next tile runs;
@@ -88,7 +93,7 @@ class Config:
     @property
     def name(self) -> str:
         return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
-                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == "smem" else "_" + self.epi))
+                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == "storer" else "_" + self.epi))
 
     @property
     def shape(self) -> str:

@@ -11,12 +11,12 @@ from _samples import load_sample
 
 h = load_sample("gemm_hopper")
 # the sample's kernels plus the benchmark's other shapes of the pipeline
-CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 16, 32),
-                       h.Config("nt", 1, 5, 1, 8, 64, 192, "direct"), h.Config("nn", 2, 5, 1, 8, 64, 128),
+CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 16, 32, epi="smem"),
+                       h.Config("nt", 1, 5, 1, 8, 64, 192, "direct"), h.Config("nn", 2, 5, 1, 8, 64, 128, "smem"),
                        h.Config("nt", 2, 5, 1, 8, 64, 192, "direct"), h.Config("nt", 1, epi="direct"),
                        h.Config("nn", 2, epi="direct"), h.Config("nt", 1, epi="smem_defer"),
-                       h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="storer"),
-                       h.Config("nn", 2, epi="storer")]
+                       h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="smem"),
+                       h.Config("nn", 2, epi="smem")]
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,7 @@ def test_grid_is_persistent_and_whole_clusters(m, n, ctas, cluster, want):
 @pytest.mark.parametrize("kw, msg", [(dict(layout="tn"), "layout"), (dict(cluster=4), "cluster"),
                                      (dict(bk=128), "bk"), (dict(bn=96), "bn = 96"),
                                      (dict(bn=192, cluster=2, layout="nn"), "bn = 192"), (dict(stages=5), "do not fit"), (dict(bn=192, epi="smem"), "epi"),
-                                     (dict(lag=2), "lag")])
+                                     (dict(bn=128), "storer with bn = 256"), (dict(lag=2), "lag")])
 def test_config_check_names_the_field(kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
         h.Config(**kw).check()
