@@ -23,10 +23,11 @@ sys.path.insert(0, os.path.join(ROOT, "samples"))
 
 SIZES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (8192, 2048, 16384)]
 SETS = 3            # input sets rotated per call
-# gemm_ampere tiles (min_blocks, bn, bk, stages): "ampere" times AMPERE, "ampere-all" every one;
-# GEMM_AMPERE_CONFIGS="1:256:64:4,..." overrides both
-AMPERE = [(1, 256, 64, 4)]
-AMPERE_ALL = [(1, 128, 32, 4), (2, 128, 32, 4), (1, 256, 32, 4), (1, 256, 64, 3), (1, 256, 64, 4)]
+# gemm_ampere tiles (min_blocks, bn, bk, stages, epi): "ampere" times AMPERE, "ampere-all" every one;
+# GEMM_AMPERE_CONFIGS="1:256:32:4:smem,..." overrides both
+AMPERE = [(1, 256, 32, 4, "smem")]
+AMPERE_ALL = [(1, 128, 32, 4, "direct"), (2, 128, 32, 4, "direct"), (1, 256, 32, 4, "direct"),
+              (1, 256, 64, 3, "direct"), (1, 256, 64, 4, "direct"), (1, 256, 32, 4, "smem")]
 
 
 def main(argv=None) -> int:
@@ -36,8 +37,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--kernels", default="hopper,ampere",
                     help="comma-separated: hopper (every gemm_hopper config; GEMM_HOPPER_CONFIGS="
-                         "'nt:1:4:1:8:64:256:smem,...' picks others), ampere (the 128x256x64 tile), ampere-all "
-                         "(every gemm_ampere tile; GEMM_AMPERE_CONFIGS='1:256:64:4,...' picks others)")
+                         "'nt:1:4:1:8:64:256:smem,...' picks others), ampere (the 128x256x32 tile, smem epilogue), ampere-all "
+                         "(every gemm_ampere tile; GEMM_AMPERE_CONFIGS='1:256:32:4:smem,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
     args = ap.parse_args(argv)
 
@@ -61,18 +62,19 @@ def main(argv=None) -> int:
     variants = {}   # label -> (launch(i, A, B, BT, C, m, n, k) for input set i, layout)
     # gemm_ampere tiles as (min_blocks, bn, bk, stages)
     if os.environ.get("GEMM_AMPERE_CONFIGS"):
-        ampere = [tuple(int(x) for x in c.split(":")) for c in os.environ["GEMM_AMPERE_CONFIGS"].split(",")]
+        ampere = [tuple(int(x) if x.isdigit() else x for x in c.split(":")) for c in
+                  os.environ["GEMM_AMPERE_CONFIGS"].split(",")]
     else:
         ampere = [] if not kinds & {"ampere", "ampere-all"} else AMPERE_ALL if "ampere-all" in kinds else AMPERE
-    for min_blocks, bn, bk, stages in ampere:
+    for min_blocks, bn, bk, stages, epi in ampere:
         opts = dict(bn=bn, bk=bk, stages=stages)
-        ptx = g.build(target, min_blocks=min_blocks, **opts).emit()
+        ptx = g.build(target, min_blocks=min_blocks, epi=epi, **opts).emit()
         res = assemble(ptx, target)
         mod = load_module(ptx)
         for layout in ("nn", "nt"):
             f = g.prepare(mod, layout, **opts)
             r = res.resources[g.KERNELS[layout]]
-            label = f"mma.sync {layout} 128x{bn}x{bk} s{stages} {min_blocks}b"
+            label = f"mma.sync {layout} 128x{bn}x{bk} s{stages} {min_blocks}b {epi}"
             variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, opts=opts:
                                 g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, **opts)), layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "

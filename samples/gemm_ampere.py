@@ -76,7 +76,8 @@ def grid_for(m: int, n: int, bn: int = BN) -> tuple:
 
 
 def smem_bytes(bn: int = BN, bk: int = BK, stages: int = STAGES) -> int:
-    return stages * (BM + bn) * bk * 2
+    """The stage ring, and at least the 128 x bn bf16 tile the smem epilogue stages in it."""
+    return max(stages * (BM + bn) * bk * 2, BM * bn * 2)
 
 
 def _swz_k(k, o):
@@ -95,7 +96,7 @@ def _swz256(k, o, row_shift: int = 8):
 
 
 def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: int = BN, bk: int = BK,
-            stages: int = STAGES):
+            stages: int = STAGES, epi: str = "direct"):
     # bn=256 (each warp 64 x 64) halves the shared-memory bytes read per mma; bk=64 (128-byte rows,
     # four k-steps a tile) halves the barriers and cp.async groups per mma (see bench/LOG.md)
     BN, BK, STAGES = bn, bk, stages
@@ -220,8 +221,13 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     a_row = k.add(k.shl(wm, 6), l15)
     a_ld = _swz_k(k, k.add(k.mul(a_row, kbytes, mode="lo"), k.shl(lhi, 4)))
     if b_trans:
-        b_row = k.add(k.mul(wn, WN, mode="lo"), l15)          # n-row of the B^T tile
-        b_ld = k.add(_swz_k(k, k.add(k.mul(b_row, kbytes, mode="lo"), k.shl(lhi, 4))), A_TILE)
+        # lane l feeds matrix l/8 of an x4: n-rows 8 * (l/16) + l%8, k-chunk (l/8) % 2, so the four
+        # matrices are (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) and each
+        # mma B operand is a consecutive register pair of the ldmatrix result (the order A uses,
+        # rows 0-15 then k, would need a register move per B operand: ~50 % more instructions)
+        b_row = k.add(k.mul(wn, WN, mode="lo"), k.add(k.shl(lhi, 3), k.and_(lane, 7)))
+        b_chunk = k.and_(k.shr(lane, 3), 1)
+        b_ld = k.add(_swz_k(k, k.add(k.mul(b_row, kbytes, mode="lo"), k.shl(b_chunk, 4))), A_TILE)
     else:
         # lane l points at k-row l%16 (+16*ks), n-chunk wn*WN/8 + l/16 (+2 per further 16 columns)
         chunk0 = k.add(k.mul(wn, WN // 8, mode="lo"), lhi)
@@ -253,8 +259,8 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
             b0 = k.add(st, b_ld if ks == 0 else k.xor(b_ld, 32 * ks))
             for nj in range(NI // 2):
                 r = k.ldmatrix(pg.mem(b0, 16 * kbytes * nj), num=4, dst=fb[fs][nj])
-                # matrices: (n 0-7, k 0-7), (n 8-15, k 0-7), (n 0-7, k 8-15), (n 8-15, k 8-15)
-                bfr += [(r[0], r[2]), (r[1], r[3])]
+                # matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
+                bfr += [(r[0], r[1]), (r[2], r[3])]
         else:
             for nj in range(NI // 2):
                 # columns 16*nj of the warp: chunk bits 1-2 (zero in chunk0) take nj, which the
@@ -316,6 +322,10 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     m0, n0 = raster()
     M, N = k.ld_param(pm), k.ld_param(pn)
     wm, wn = k.shr(warp, 2), k.and_(warp, 3)
+    if epi == "smem":
+        _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, BN, MI, NI)
+        k.ret()
+        return
     crow0 = k.add(k.add(m0, k.shl(wm, 6)), k.shr(lane, 2))
     ccol0 = k.add(k.add(n0, k.mul(wn, WN, mode="lo")), k.shl(k.and_(lane, 3), 1))
     for mi in range(MI):
@@ -333,14 +343,58 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     k.ret()
 
 
+def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, BN: int, MI: int, NI: int):
+    """epi="smem": the whole 128 x BN bf16 block tile goes through the (now idle) stage ring, so C is
+    written with 16-byte stores of whole 2*BN-byte row segments instead of 4-byte pairs. Rows of the
+    staging tile are 2*BN bytes; 16-byte chunks are XOR-swizzled with row % 8, so both the 4-byte
+    stores of a warp (8 rows at one chunk) and the 16-byte loads hit distinct bank groups. Plain
+    st.shared rather than stmatrix keeps the kernel valid on sm_80."""
+    row_bytes = 2 * BN
+    chunks = BN // 8                                      # 16-byte chunks per row
+    k.bar_sync(0)                                         # every warp is done reading the ring
+    r = k.shr(lane, 2)                                     # rows r and r + 8 of each 16 x 8 tile
+    wrow = k.add(k.shl(wm, 6), r)
+    wchunk = k.mul(wn, BN // 32, mode="lo")                # the warp's first chunk (WN / 8 of them)
+    base = k.add(k.mad(wrow, row_bytes, sbase, mode="lo"), k.shl(k.and_(lane, 3), 2))
+    # the swizzle depends on row % 8 = r (16 mi + 8 half keeps it); chunk wchunk + ni
+    for ni in range(NI):
+        off = k.shl(k.xor(k.add(wchunk, ni), r), 4)
+        for mi in range(MI):
+            for half in range(2):
+                f = acc[mi][ni]
+                v = k.cvt(f[2 * half + 1], pg.bf16x2, pg.f32, b=f[2 * half], rnd="rn")
+                k.st(pg.mem(k.add(base, off), (16 * mi + 8 * half) * row_bytes), v, pg.b32, space="shared")
+    k.bar_sync(0)
+    # copy-out: thread t takes chunk t % chunks of rows t / chunks + i * (THREADS / chunks)
+    q = k.and_(tid, chunks - 1)
+    row = k.shr(tid, chunks.bit_length() - 1)
+    step = THREADS // chunks
+    col = k.add(n0, k.shl(q, 3))
+    col_ok = k.setp("lt", col, N)                          # N is a multiple of 8: whole chunks
+    grow = k.add(m0, row)
+    g_addr = k.add(gc, k.mul(k.mad(grow, N, col, mode="lo"), 2, mode="wide"))
+    g_step = k.mul(N, 2 * step, mode="wide")
+    ld = k.add(k.mad(row, row_bytes, sbase, mode="lo"), k.shl(k.xor(q, k.and_(row, 7)), 4))
+    for i in range(BM // step):
+        v = k.ld(pg.mem(ld, i * step * row_bytes), pg.b32, space="shared", vec=4)   # step % 8 == 0
+        ok = k.setp("lt", k.add(grow, i * step), M, bool_op="and", c=col_ok)
+        k.st(g_addr, v, pg.b32, guard=ok)
+        if i + 1 < BM // step:
+            g_addr = k.add(g_addr, g_step)
+
+
 def build(target: str = "sm_90a", min_blocks: int = MIN_BLOCKS, bn: int = BN, bk: int = BK,
-          stages: int = STAGES) -> pg.Module:
+          stages: int = STAGES, epi: str = "direct") -> pg.Module:
+    """Both kernels; `epi`: "direct" (4-byte stores from the accumulators) or "smem" (the block tile
+    staged in shared memory, 16-byte coalesced stores)."""
     _check_tile(bn, bk, stages)
+    if epi not in ("direct", "smem"):
+        raise ValueError(f"epi must be 'direct' or 'smem', not {epi!r}")
     m = pg.Module(target)
     smem = m.extern_shared("smem", align=1024)   # one dynamic window, shared by both entries' declarations
     for variant, b_trans in (("nn", False), ("nt", True)):
         _kernel(m, KERNELS[variant], b_trans=b_trans, smem=smem, min_blocks=min_blocks, bn=bn, bk=bk,
-                stages=stages)
+                stages=stages, epi=epi)
     return m
 
 

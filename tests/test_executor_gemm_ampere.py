@@ -11,8 +11,8 @@ from _samples import load_sample
 g = load_sample("gemm_ampere")
 
 
-def _run(layout, m, n, k, bn, bk, stages, seed=0):
-    mod = g.build("sm_90a", bn=bn, bk=bk, stages=stages)
+def _run(layout, m, n, k, bn, bk, stages, epi="direct", seed=0):
+    mod = g.build("sm_90a", bn=bn, bk=bk, stages=stages, epi=epi)
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
     b = to_bf16_bits(rng.standard_normal((k, n) if layout == "nn" else (n, k)).astype(np.float32))
@@ -26,13 +26,15 @@ def _run(layout, m, n, k, bn, bk, stages, seed=0):
 
 
 @pytest.mark.parametrize("layout", ["nn", "nt"])
-@pytest.mark.parametrize("bn, bk, stages, shape", [
-    (128, 32, 4, (130, 136, 40)),      # the default tile: ragged M and N, a partial second k-tile
-    (256, 64, 3, (130, 264, 200)),     # 4 tiles, 4 k-tiles (the last partial): the 3-stage ring wraps
-    (128, 64, 4, (72, 128, 520)),      # 9 k-tiles through 4 stages
+@pytest.mark.parametrize("bn, bk, stages, epi, shape", [
+    (128, 32, 4, "direct", (130, 136, 40)),   # the default tile: ragged M and N, a partial second k-tile
+    (256, 64, 3, "direct", (130, 264, 200)),  # 4 tiles, 4 k-tiles (the last partial): the 3-stage ring wraps
+    (128, 64, 4, "direct", (72, 128, 520)),   # 9 k-tiles through 4 stages
+    (256, 32, 2, "smem", (130, 264, 200)),    # the staged epilogue: a tile larger than the 2-stage ring
+    (128, 32, 4, "smem", (200, 136, 72)),
 ])
-def test_kernel_matches_numpy(layout, bn, bk, stages, shape):
-    got, ref = _run(layout, *shape, bn, bk, stages)
+def test_kernel_matches_numpy(layout, bn, bk, stages, epi, shape):
+    got, ref = _run(layout, *shape, bn, bk, stages, epi)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
     tol = 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(shape[2])   # bf16 rounding of C
