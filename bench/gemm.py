@@ -23,11 +23,12 @@ sys.path.insert(0, os.path.join(ROOT, "samples"))
 
 SIZES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (8192, 2048, 16384)]
 SETS = 3            # input sets rotated per call
-# gemm_ampere tiles (min_blocks, bn, bk, stages, epi): "ampere" times AMPERE, "ampere-all" every one;
-# GEMM_AMPERE_CONFIGS="1:256:32:4:smem,..." overrides both
-AMPERE = [(1, 256, 32, 4, "smem")]
-AMPERE_ALL = [(1, 128, 32, 4, "direct"), (2, 128, 32, 4, "direct"), (1, 256, 32, 4, "direct"),
-              (1, 256, 64, 3, "direct"), (1, 256, 64, 4, "direct"), (1, 256, 32, 4, "smem")]
+# gemm_ampere tiles as Tile fields (bn, bk, stages, warps, epi, min_blocks): "ampere" times the
+# sample's default tile, "ampere-all" every one of AMPERE_ALL; GEMM_AMPERE_CONFIGS="256:32:4:8:smem:1,..."
+# overrides both
+AMPERE_ALL = [(128, 32, 4, 8, "direct", 1), (128, 32, 4, 8, "direct", 2), (256, 32, 4, 8, "direct", 1),
+              (256, 64, 3, 8, "direct", 1), (256, 64, 4, 8, "direct", 1), (256, 32, 4, 8, "smem", 1),
+              (128, 32, 4, 4, "smem", 2)]
 
 
 def main(argv=None) -> int:
@@ -37,8 +38,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--kernels", default="hopper,ampere",
                     help="comma-separated: hopper (every gemm_hopper config; GEMM_HOPPER_CONFIGS="
-                         "'nt:1:4:1:8:64:256:smem,...' picks others), ampere (the 128x256x32 tile, smem epilogue), ampere-all "
-                         "(every gemm_ampere tile; GEMM_AMPERE_CONFIGS='1:256:32:4:smem,...' picks others)")
+                         "'nt:1:4:1:8:64:256:smem,...' picks others), ampere (gemm_ampere's default tile), ampere-all "
+                         "(every tile of AMPERE_ALL; GEMM_AMPERE_CONFIGS='256:32:4:8:smem:1,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
     args = ap.parse_args(argv)
 
@@ -62,23 +63,23 @@ def main(argv=None) -> int:
     variants = {}   # label -> (launch(i, A, B, BT, C, m, n, k) for input set i, layout)
     # gemm_ampere tiles as (min_blocks, bn, bk, stages)
     if os.environ.get("GEMM_AMPERE_CONFIGS"):
-        ampere = [tuple(int(x) if x.isdigit() else x for x in c.split(":")) for c in
-                  os.environ["GEMM_AMPERE_CONFIGS"].split(",")]
+        ampere = [g.Tile(*(int(x) if x.isdigit() else x for x in c.split(":")))
+                  for c in os.environ["GEMM_AMPERE_CONFIGS"].split(",")]
     else:
-        ampere = [] if not kinds & {"ampere", "ampere-all"} else AMPERE_ALL if "ampere-all" in kinds else AMPERE
-    for min_blocks, bn, bk, stages, epi in ampere:
-        opts = dict(bn=bn, bk=bk, stages=stages)
-        ptx = g.build(target, min_blocks=min_blocks, epi=epi, **opts).emit()
+        ampere = [] if not kinds & {"ampere", "ampere-all"} else \
+            [g.Tile(*t) for t in AMPERE_ALL] if "ampere-all" in kinds else [g.TILE]
+    for tile in ampere:
+        ptx = g.build(target, tile).emit()
         res = assemble(ptx, target)
         mod = load_module(ptx)
         for layout in ("nn", "nt"):
-            f = g.prepare(mod, layout, **opts)
+            f = g.prepare(mod, layout, tile)
             r = res.resources[g.KERNELS[layout]]
-            label = f"mma.sync {layout} 128x{bn}x{bk} s{stages} {min_blocks}b {epi}"
-            variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, opts=opts:
-                                g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, **opts)), layout)
+            label = f"mma.sync {layout} {tile.name}"
+            variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, tile=tile:
+                                g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, tile)), layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
-                  f"{g.smem_bytes(**opts)} B dynamic smem, {g.THREADS} threads")
+                  f"{tile.smem_bytes} B dynamic smem, {tile.threads} threads")
     if "hopper" in kinds and target.startswith("sm_90"):
         configs = h.CONFIGS if not os.environ.get("GEMM_HOPPER_CONFIGS") else \
             [h.Config(*(int(x) if x.isdigit() else x for x in c.split(":")))

@@ -6,24 +6,26 @@ Two kernels share one generator:
 - `gemm_bf16_nt`: B is N x K row-major (C = A @ B^T, the "weights" layout); B fragments come from
   plain `ldmatrix.x4`, exactly like A.
 
-Structure (the Ampere recipe, all built through ptxgen's builder):
+Structure (the Ampere recipe, all built through ptxgen's builder), for a `Tile`:
 
-- block tile 128 x 128 x 32, 8 warps as 2 (M) x 4 (N), each warp 64 x 32 = 4 x 4 `mma.sync.m16n8k16`
-  tiles (64 f32 accumulators per lane);
-- a STAGES-deep ring of shared-memory tiles filled with 16-byte `cp.async.cg`, one commit group per
-  k-tile, `cp.async.wait_group STAGES-2` before a tile is read;
+- block tile 128 x bn x bk (default 128 x 256 x 32), 8 warps as 2 (M) x 4 (N) (or 4 warps as 2 x 2),
+  each warp 64 x 64 = 4 x 8 `mma.sync.m16n8k16` tiles (128 f32 accumulators per lane; 64 x 32 for
+  bn=128 with 8 warps);
+- a `stages`-deep ring of shared-memory tiles filled with 16-byte `cp.async.cg`, one commit group per
+  k-tile, `cp.async.wait_group stages-2` and one bar.sync before a tile is read;
 - every 16-byte chunk is stored XOR-swizzled inside 128-byte lines so the 8 row addresses of each
   `ldmatrix` phase hit 8 different 16-byte bank groups (see `_swz_k` / `_swz256`);
 - fragments are double-buffered in registers: the ldmatrix for k-step s+1 is issued before the
-  mma.sync of step s, across k-tile boundaries too;
+  mma.sync of step s, across k-tile boundaries too; lanes address the ldmatrix matrices in the
+  order that makes every mma operand a consecutive run of an ldmatrix destination;
 - ragged edges: rows/columns past M, N and k-columns past K are zero-filled by `cp.async` with
-  src-size 0, and the epilogue's stores are predicated.
+  src-size 0, and the epilogue's stores are predicated;
+- epilogue: `epi="smem"` (default) stages the bf16 block tile in the idle ring and writes C with
+  16-byte stores of whole row segments; `epi="direct"` stores 4-byte pairs from the accumulators.
 
-Options of `build`: `min_blocks=2` (`.minnctapersm 2`, 128-register cap), `bn=256` (a 128 x 256
-block tile, warp tile 64 x 64), `bk=64` (a 64-deep k-tile of 128-byte rows: four k-steps per
-barrier instead of two) and `stages` (the depth of the ring; `smem_bytes` gives the shared memory:
-bn=256, bk=64 takes 48 KiB a stage, so 3 stages on A100, up to 4 on Hopper). Pass the same options to
-`prepare` and `launch`. bench/gemm.py measures them against cuBLAS.
+`build(target, tile)`, `prepare(module, layout, tile)` and `launch(..., tile)` take the same Tile;
+`Tile.check` names an option the generator cannot build. bench/gemm.py measures tiles against
+cuBLAS (bench/LOG.md has the results).
 
 Shape requirements: any M; N and K multiples of 8 (each row starts 16-byte aligned, which a 16-byte
 cp.async needs); pointers 16-byte aligned. `check_shape` says which one is broken.
@@ -32,6 +34,7 @@ cp.async needs); pointers 16-byte aligned. `check_shape` says which one is broke
 """
 import os
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,21 +43,62 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import ptxgen as pg  # noqa: E402
 from ptxgen.harness import bf16_gemm_case, check_bf16_gemm, main  # noqa: E402
 
-BM, BN, BK = 128, 128, 32
-WARPS_M, WARPS_N = 2, 4            # 8 warps; each owns a 64 x 32 piece of the block tile
-WM, WN = BM // WARPS_M, BN // WARPS_N
-MI, NI = WM // 16, WN // 8         # mma tiles per warp: 4 along M, 4 along N
-THREADS = 32 * WARPS_M * WARPS_N
-STAGES = 4
-A_TILE = BM * BK * 2               # 8 KiB
-B_TILE = BK * BN * 2               # 8 KiB (either layout)
-STAGE_BYTES = A_TILE + B_TILE
-SMEM_BYTES = STAGES * STAGE_BYTES  # 64 KiB: dynamic shared memory, above the 48 KiB static limit
+BM = 128                           # block rows; WARPS_M = 2 warp rows of 64
+WARPS_M = 2
+MI = 64 // 16                      # mma tiles per warp along M (each warp owns 64 rows)
 GROUP_M = 8                        # block raster: 8 M-tiles share the B panels they read (L2 reuse)
-# build(min_blocks=2) adds .minnctapersm 2: ptxas then caps registers at 128 so two blocks share an
-# SM, at the price of a few bytes of spills (ptxas 13.0); the default leaves ptxas uncapped (no spills,
-# one 8-warp block per SM)
-MIN_BLOCKS = 1
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One build of the two kernels.
+
+    bn: block columns (128 or 256); bk: k-depth of a stage (32: 64-byte rows, 64: 128-byte rows);
+    stages: ring depth; warps: 8 (2 x 4 warps) or 4 (2 x 2, meant to run two CTAs per SM); each warp
+    owns 64 x bn/(warps/2) of the block tile, at most 64 x 64; epi: "direct" (4-byte stores from
+    the accumulators) or "smem" (the block tile staged in the ring, 16-byte coalesced stores);
+    min_blocks: `.minnctapersm` (2 caps an 8-warp build at 128 registers, with spills)."""
+    bn: int = 128
+    bk: int = 32
+    stages: int = 4
+    warps: int = 8
+    epi: str = "direct"
+    min_blocks: int = 1
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps
+
+    @property
+    def wn(self) -> int:
+        """Columns of a warp's piece."""
+        return self.bn // (self.warps // WARPS_M)
+
+    @property
+    def smem_bytes(self) -> int:
+        """The stage ring, and at least the 128 x bn bf16 tile the smem epilogue stages in it."""
+        return max(self.stages * (BM + self.bn) * self.bk * 2, BM * self.bn * 2)
+
+    @property
+    def name(self) -> str:
+        return f"128x{self.bn}x{self.bk}_s{self.stages}_w{self.warps}_{self.epi}" + \
+            ("" if self.min_blocks == 1 else f"_b{self.min_blocks}")
+
+    def check(self) -> "Tile":
+        """Raise ValueError naming what the generator cannot build."""
+        ok = (self.bn in (128, 256) and self.bk in (32, 64) and isinstance(self.stages, int)
+              and 2 <= self.stages <= 8 and self.warps in (4, 8) and self.wn in (32, 64)
+              and self.epi in ("direct", "smem") and self.min_blocks in (1, 2))
+        if not ok:
+            raise ValueError(f"tile options: bn in (128, 256), bk in (32, 64), stages in 2..8, warps in (4, 8) "
+                             f"with at most 64 columns a warp, epi 'direct' or 'smem', min_blocks 1 or 2; "
+                             f"got {self}")
+        return self
+
+
+# the default build: the fastest measured on the H200 (bench/LOG.md); 96 KiB of shared memory and
+# 232 registers, so it also runs on A100
+TILE = Tile(bn=256, epi="smem")
 KERNELS = {"nn": "gemm_bf16_nn", "nt": "gemm_bf16_nt"}
 
 
@@ -71,13 +115,8 @@ def check_shape(m: int, n: int, k: int) -> None:
             raise ValueError(f"{name} = {elems} elements is too large: each operand must stay below 4 GiB")
 
 
-def grid_for(m: int, n: int, bn: int = BN) -> tuple:
-    return (((m + BM - 1) // BM) * ((n + bn - 1) // bn),)
-
-
-def smem_bytes(bn: int = BN, bk: int = BK, stages: int = STAGES) -> int:
-    """The stage ring, and at least the 128 x bn bf16 tile the smem epilogue stages in it."""
-    return max(stages * (BM + bn) * bk * 2, BM * bn * 2)
+def grid_for(m: int, n: int, tile: Tile = TILE) -> tuple:
+    return (((m + BM - 1) // BM) * ((n + tile.bn - 1) // tile.bn),)
 
 
 def _swz_k(k, o):
@@ -95,12 +134,12 @@ def _swz256(k, o, row_shift: int = 8):
     return k.xor(o, k.and_(k.shr(o, row_shift - 4), 0x70))
 
 
-def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: int = BN, bk: int = BK,
-            stages: int = STAGES, epi: str = "direct"):
+def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     # bn=256 (each warp 64 x 64) halves the shared-memory bytes read per mma; bk=64 (128-byte rows,
     # four k-steps a tile) halves the barriers and cp.async groups per mma (see bench/LOG.md)
-    BN, BK, STAGES = bn, bk, stages
-    WN = BN // WARPS_N
+    BN, BK, STAGES, THREADS = tile.bn, tile.bk, tile.stages, tile.threads
+    WARPS_N = tile.warps // WARPS_M
+    WN = tile.wn
     NI = WN // 8
     KS = BK // 16                                         # mma k-steps per k-tile
     A_TILE = BM * BK * 2
@@ -110,7 +149,7 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     kbytes = BK * 2                                       # bytes per row of a K-contiguous tile
     bn_log2 = BN.bit_length() - 1
     b_row_log2 = bn_log2 + 1                              # bytes per row of the K x N tile
-    k = m.entry(name, maxntid=THREADS, minnctapersm=min_blocks if min_blocks > 1 else None)
+    k = m.entry(name, maxntid=THREADS, minnctapersm=tile.min_blocks if tile.min_blocks > 1 else None)
     pa = k.param_ptr("a", align=16)
     pb = k.param_ptr("b", align=16)
     pc = k.param_ptr("c", align=16)
@@ -213,8 +252,8 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
         k.cp_async_commit_group()
 
     # ---- ldmatrix consumers: per-lane swizzled offsets inside a stage, for k-step 0
-    wm = k.shr(warp, 2)                                    # warp row 0..1
-    wn = k.and_(warp, 3)                                   # warp column 0..3
+    wm = k.shr(warp, WARPS_N.bit_length() - 1)            # warp row 0..1
+    wn = k.and_(warp, WARPS_N - 1)                         # warp column
     l15 = k.and_(lane, 15)
     lhi = k.shr(lane, 4)
     # A: lane l points at row wm*64 + l%16 (+16*mi), element column (l/16)*8 (+16*ks)
@@ -321,9 +360,9 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     # ---- epilogue: lane l holds rows l/4 (+8), columns (l%4)*2 + {0,1} of each 16 x 8 tile
     m0, n0 = raster()
     M, N = k.ld_param(pm), k.ld_param(pn)
-    wm, wn = k.shr(warp, 2), k.and_(warp, 3)
-    if epi == "smem":
-        _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, BN, MI, NI)
+    wm, wn = k.shr(warp, WARPS_N.bit_length() - 1), k.and_(warp, WARPS_N - 1)
+    if tile.epi == "smem":
+        _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile)
         k.ret()
         return
     crow0 = k.add(k.add(m0, k.shl(wm, 6)), k.shr(lane, 2))
@@ -343,18 +382,19 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, min_blocks: int, bn: i
     k.ret()
 
 
-def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, BN: int, MI: int, NI: int):
+def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile: Tile):
     """epi="smem": the whole 128 x BN bf16 block tile goes through the (now idle) stage ring, so C is
     written with 16-byte stores of whole 2*BN-byte row segments instead of 4-byte pairs. Rows of the
     staging tile are 2*BN bytes; 16-byte chunks are XOR-swizzled with row % 8, so both the 4-byte
     stores of a warp (8 rows at one chunk) and the 16-byte loads hit distinct bank groups. Plain
     st.shared rather than stmatrix keeps the kernel valid on sm_80."""
+    BN, THREADS, NI = tile.bn, tile.threads, tile.wn // 8
     row_bytes = 2 * BN
     chunks = BN // 8                                      # 16-byte chunks per row
     k.bar_sync(0)                                         # every warp is done reading the ring
     r = k.shr(lane, 2)                                     # rows r and r + 8 of each 16 x 8 tile
     wrow = k.add(k.shl(wm, 6), r)
-    wchunk = k.mul(wn, BN // 32, mode="lo")                # the warp's first chunk (WN / 8 of them)
+    wchunk = k.mul(wn, NI, mode="lo")                      # the warp's first chunk (NI of them)
     base = k.add(k.mad(wrow, row_bytes, sbase, mode="lo"), k.shl(k.and_(lane, 3), 2))
     # the swizzle depends on row % 8 = r (16 mi + 8 half keeps it); chunk wchunk + ni
     for ni in range(NI):
@@ -383,43 +423,33 @@ def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, BN: int, 
             g_addr = k.add(g_addr, g_step)
 
 
-def build(target: str = "sm_90a", min_blocks: int = MIN_BLOCKS, bn: int = BN, bk: int = BK,
-          stages: int = STAGES, epi: str = "direct") -> pg.Module:
-    """Both kernels; `epi`: "direct" (4-byte stores from the accumulators) or "smem" (the block tile
-    staged in shared memory, 16-byte coalesced stores)."""
-    _check_tile(bn, bk, stages)
-    if epi not in ("direct", "smem"):
-        raise ValueError(f"epi must be 'direct' or 'smem', not {epi!r}")
+def build(target: str = "sm_90a", tile: Tile = TILE) -> pg.Module:
+    """Both kernels (KERNELS) for one Tile."""
+    if not isinstance(tile, Tile):
+        raise ValueError(f"tile must be a gemm_ampere.Tile, not {tile!r}")
+    tile.check()
     m = pg.Module(target)
     smem = m.extern_shared("smem", align=1024)   # one dynamic window, shared by both entries' declarations
     for variant, b_trans in (("nn", False), ("nt", True)):
-        _kernel(m, KERNELS[variant], b_trans=b_trans, smem=smem, min_blocks=min_blocks, bn=bn, bk=bk,
-                stages=stages, epi=epi)
+        _kernel(m, KERNELS[variant], b_trans=b_trans, smem=smem, tile=tile)
     return m
 
 
-def _check_tile(bn: int, bk: int, stages: int) -> None:
-    if bn not in (128, 256) or bk not in (32, 64) or not isinstance(stages, int) or not 2 <= stages <= 8:
-        raise ValueError(f"tile options: bn in (128, 256), bk in (32, 64), stages in 2..8; "
-                         f"got bn={bn!r}, bk={bk!r}, stages={stages!r}")
-
-
-def prepare(module, variant: str = "nn", bn: int = BN, bk: int = BK, stages: int = STAGES):
-    """The kernel Function with its dynamic shared memory allowance raised to smem_bytes(...); pass
-    the bn/bk/stages the module was built with."""
+def prepare(module, variant: str = "nn", tile: Tile = TILE):
+    """The kernel Function with its dynamic shared memory allowance raised to tile.smem_bytes; pass
+    the Tile the module was built with."""
     f = module.function(KERNELS[variant])
-    f.set_max_dynamic_shared(smem_bytes(bn, bk, stages))
+    f.set_max_dynamic_shared(tile.smem_bytes)
     return f
 
 
-def launch(f, a, b, c, m: int, n: int, k: int, stream=None, bn: int = BN, bk: int = BK,
-           stages: int = STAGES) -> None:
+def launch(f, a, b, c, m: int, n: int, k: int, tile: Tile = TILE, stream=None) -> None:
     """C = A @ B (nn) or A @ B^T (nt); a, b, c: device buffers or tensors of bf16 (row-major)."""
     check_shape(m, n, k)
     # torch refuses __cuda_array_interface__ for bfloat16, so tensors go in as raw addresses
     ptrs = [np.uint64(x.data_ptr()) if hasattr(x, "data_ptr") else x for x in (a, b, c)]
-    f.launch(grid_for(m, n, bn), (THREADS,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)],
-             shared_bytes=smem_bytes(bn, bk, stages), stream=stream)
+    f.launch(grid_for(m, n, tile), (tile.threads,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)],
+             shared_bytes=tile.smem_bytes, stream=stream)
 
 
 # sizes checked by run(): ragged edges in every dimension, a K of one partial tile, and pieces of the

@@ -11,14 +11,14 @@ from _samples import load_sample
 g = load_sample("gemm_ampere")
 
 
-def _run(layout, m, n, k, bn, bk, stages, epi="direct", seed=0):
-    mod = g.build("sm_90a", bn=bn, bk=bk, stages=stages, epi=epi)
+def _run(layout, m, n, k, tile, seed=0):
+    mod = g.build("sm_90a", tile)
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
     b = to_bf16_bits(rng.standard_normal((k, n) if layout == "nn" else (n, k)).astype(np.float32))
     c = np.full((m, n), 0xFFFF, np.uint16)            # bf16 NaN poison
-    run_kernel(mod, g.KERNELS[layout], grid=g.grid_for(m, n, bn), block=(g.THREADS,),
-               dynamic_shared=g.smem_bytes(bn, bk, stages),
+    run_kernel(mod, g.KERNELS[layout], grid=g.grid_for(m, n, tile), block=(tile.threads,),
+               dynamic_shared=tile.smem_bytes,
                args=[Buffer(a), Buffer(b), Buffer(c), np.uint32(m), np.uint32(n), np.uint32(k)])
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if layout == "nn" else bm.T)
@@ -26,15 +26,17 @@ def _run(layout, m, n, k, bn, bk, stages, epi="direct", seed=0):
 
 
 @pytest.mark.parametrize("layout", ["nn", "nt"])
-@pytest.mark.parametrize("bn, bk, stages, epi, shape", [
-    (128, 32, 4, "direct", (130, 136, 40)),   # the default tile: ragged M and N, a partial second k-tile
-    (256, 64, 3, "direct", (130, 264, 200)),  # 4 tiles, 4 k-tiles (the last partial): the 3-stage ring wraps
-    (128, 64, 4, "direct", (72, 128, 520)),   # 9 k-tiles through 4 stages
-    (256, 32, 2, "smem", (130, 264, 200)),    # the staged epilogue: a tile larger than the 2-stage ring
-    (128, 32, 4, "smem", (200, 136, 72)),
-])
-def test_kernel_matches_numpy(layout, bn, bk, stages, epi, shape):
-    got, ref = _run(layout, *shape, bn, bk, stages, epi)
+@pytest.mark.parametrize("tile, shape", [
+    (g.Tile(), (130, 136, 40)),                          # 128 x 128 x 32: ragged M and N, a partial second k-tile
+    (g.Tile(256, 64, 3), (130, 264, 200)),               # 4 tiles, 4 k-tiles (the last partial): the ring wraps
+    (g.Tile(128, 64, 4), (72, 128, 520)),                # 9 k-tiles through 4 stages
+    (g.Tile(256, 32, 2, epi="smem"), (130, 264, 200)),   # the staged epilogue: a tile larger than the ring
+    (g.TILE, (200, 264, 72)),                            # the default tile
+    (g.Tile(128, 32, 4, 4, "smem", 2), (136, 264, 104)),  # 4 warps (2 x 2), two CTAs per SM
+    (g.Tile(128, 64, 3, 4), (130, 128, 200)),
+], ids=lambda t: t.name if isinstance(t, g.Tile) else "x".join(map(str, t)))
+def test_kernel_matches_numpy(layout, tile, shape):
+    got, ref = _run(layout, *shape, tile)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
     tol = 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(shape[2])   # bf16 rounding of C

@@ -12,10 +12,12 @@ g = load_sample("gemm_ampere")
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("bk, stages", [(32, 4), (64, 3)])
-def test_ptx_has_the_pipeline_pieces(target, bk, stages):
-    text = g.build(target, bk=bk, stages=stages).emit().text
+@pytest.mark.parametrize("tile", [g.Tile(), g.Tile(128, 64, 3), g.TILE, g.Tile(128, 32, 3, 4)], ids=lambda t: t.name)
+def test_ptx_has_the_pipeline_pieces(target, tile):
+    text = g.build(target, tile).emit().text
+    stages, bk = tile.stages, tile.bk
     for name in g.KERNELS.values():
+        assert re.search(rf"\.entry {name}\([^)]*\)\n\.maxntid {tile.threads}\n", text)
         body = text.split(f".entry {name}(")[1].split("\n}\n")[0]
         # the wait depth keeps STAGES-1 tiles in flight; a 0 here would serialise copy and compute
         assert f"cp.async.wait_group {stages - 2};" in body
@@ -23,10 +25,10 @@ def test_ptx_has_the_pipeline_pieces(target, bk, stages):
         assert re.search(r"cp\.async\.cg\.shared\.global \[[^\]]+\], \[[^\]]+\], 16, %r\d+;", body), \
             "16-byte cp.async with a register src-size (zero fill) expected"
         assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in body
-        # 4 x 4 mma tiles per warp, bk/16 k-steps per k-tile, in the loop body (prologue has none)
-        assert body.count("mma.sync.aligned") == g.MI * g.NI * (bk // 16)
-        # one barrier per k-tile (plus the prologue's)
-        assert body.count("bar.sync 0;") == 2
+        # 4 x wn/8 mma tiles per warp, bk/16 k-steps per k-tile, in the loop body (prologue has none)
+        assert body.count("mma.sync.aligned") == g.MI * tile.wn // 8 * (bk // 16)
+        # one barrier per k-tile (plus the prologue's, and the smem epilogue's two)
+        assert body.count("bar.sync 0;") == 2 + (2 if tile.epi == "smem" else 0)
     nn = text.split(f".entry {g.KERNELS['nn']}(")[1]
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in nn.split("\n}\n")[0]
     nt = text.split(f".entry {g.KERNELS['nt']}(")[1].split("\n}\n")[0]
@@ -37,7 +39,7 @@ def test_ptx_has_the_pipeline_pieces(target, bk, stages):
 def test_mma_operands_are_whole_ldmatrix_register_runs(bn):
     # an mma.sync operand that is not a consecutive run of one ldmatrix destination costs register
     # moves in SASS (the nt kernel once executed 50 % more instructions than nn for that reason)
-    text = g.build("sm_90a", bn=bn).emit().text
+    text = g.build("sm_90a", g.Tile(bn)).emit().text
     for name in g.KERNELS.values():
         body = text.split(f".entry {name}(")[1].split("\n}\n")[0]
         dests = [m.split(", ") for m in re.findall(r"ldmatrix[^{]*\{([^}]*)\}", body)]
@@ -48,14 +50,12 @@ def test_mma_operands_are_whole_ldmatrix_register_runs(bn):
 
 
 def test_smem_epilogue_stores_whole_chunks():
-    text = g.build("sm_90a", bn=256, epi="smem").emit().text
+    text = g.build("sm_90a", g.Tile(256, epi="smem")).emit().text
     for name in g.KERNELS.values():
         body = text.split(f".entry {name}(")[1].split("\n}\n")[0]
         # 128 rows x 32 chunks of C over 256 threads: 16 16-byte stores each, no 4-byte ones
         assert body.count("st.global.v4.b32") == 16 and "st.global.b32" not in body
         assert body.count("st.shared.b32") == g.MI * 8 * 2 and body.count("ld.shared.v4.b32") == 16
-    with pytest.raises(ValueError, match="epi"):
-        g.build("sm_90a", epi="tma")
 
 
 def _bank_groups(offsets):
@@ -114,56 +114,55 @@ def test_check_shape_rejects(shape, bad):
 
 
 def test_grid_covers_ragged_sizes():
-    assert g.grid_for(1000, 1000) == (8 * 8,)
+    assert g.grid_for(1000, 1000, g.Tile()) == (8 * 8,)
     assert g.grid_for(1, 8) == (1,)
-    assert g.grid_for(129, 256) == (4,)
+    assert g.grid_for(129, 256, g.Tile()) == (4,)
+    assert g.grid_for(129, 257, g.TILE) == (4,)
 
 
 @pytest.mark.ptxas
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
-def test_assembles_without_spills(target):
+@pytest.mark.parametrize("tile", [g.Tile(), g.TILE, g.Tile(256, 32, 4), g.Tile(256, 64, 3), g.Tile(128, 64, 4),
+                                  g.Tile(128, 32, 4, 4, "smem", 2)], ids=lambda t: t.name)
+def test_assembles_without_spills(target, tile):
     from ptxgen.ptxas import assemble
-    res = assemble(g.build(target).emit(), target, cache=False)
+    res = assemble(g.build(target, tile).emit(), target)
     assert set(res.resources) == set(g.KERNELS.values())
     for fn, r in res.resources.items():
-        assert r.spill_stores == 0 and r.spill_loads == 0, f"{fn} spills on {target}"
-        # 64 accumulators + 2 x 24 fragment registers need > 112; more than 255 cannot exist
+        assert r.spill_stores == 0 and r.spill_loads == 0, f"{fn} ({tile.name}) spills on {target}"
+        # the accumulators (64 x wn / 32 a lane) and 2 x fragment sets need more than 112 registers
         assert 112 < r.registers <= 255, (fn, r.registers)
+        # two 4-warp CTAs must fit one SM's 64K registers
+        assert r.registers * tile.threads * tile.min_blocks <= 65536
         assert r.shared_bytes == 0   # all shared memory is the dynamic window
 
 
-@pytest.mark.ptxas
-@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("bn, bk, stages", [(256, 32, 4), (256, 64, 3), (128, 64, 4)])
-def test_wide_tile_variants_assemble_without_spills(target, bn, bk, stages):
-    from ptxgen.ptxas import assemble
-    res = assemble(g.build(target, bn=bn, bk=bk, stages=stages).emit(), target)
-    for fn, r in res.resources.items():
-        assert r.spill_stores == 0 and r.spill_loads == 0, f"{fn} ({bn}x{bk}, {stages} stages) spills on {target}"
-
-
-@pytest.mark.parametrize("opts", [dict(bn=192), dict(bk=16), dict(stages=1), dict(stages=9)])
-def test_build_rejects_tile_options_it_cannot_make(opts):
+@pytest.mark.parametrize("tile", [g.Tile(bn=192), g.Tile(bk=16), g.Tile(stages=1), g.Tile(stages=9),
+                                  g.Tile(256, warps=4), g.Tile(epi="tma"), g.Tile(min_blocks=3)], ids=str)
+def test_build_rejects_tile_options_it_cannot_make(tile):
     with pytest.raises(ValueError, match="tile options"):
-        g.build("sm_90a", **opts)
+        g.build("sm_90a", tile)
+    with pytest.raises(ValueError, match="must be a gemm_ampere.Tile"):
+        g.build("sm_90a", 256)
 
 
 def test_smem_bytes_follow_the_tile():
-    assert g.smem_bytes() == 4 * (8192 + 8192)
-    assert g.smem_bytes(256, 64, 3) == 3 * (128 + 256) * 64 * 2 == 147456   # fits A100's 163 KiB
-    assert g.smem_bytes(256, 64, 4) == 196608                               # Hopper only (227 KiB)
+    assert g.Tile().smem_bytes == 4 * (8192 + 8192)
+    assert g.Tile(256, 64, 3).smem_bytes == 3 * (128 + 256) * 64 * 2 == 147456   # fits A100's 163 KiB
+    assert g.Tile(256, 64, 4).smem_bytes == 196608                               # Hopper only (227 KiB)
+    assert g.Tile(256, 32, 2, epi="smem").smem_bytes == 128 * 256 * 2            # the staged C tile
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("bn, bk, stages, epi", [(128, 32, 4, "direct"), (256, 32, 4, "direct"), (256, 64, 3, "direct"),
-                                                 (256, 64, 4, "direct"), (256, 32, 4, "smem"), (128, 32, 2, "smem")])
+@pytest.mark.parametrize("tile", [g.Tile(), g.TILE, g.Tile(256, 32, 4), g.Tile(256, 64, 3), g.Tile(256, 64, 4),
+                                  g.Tile(128, 32, 2, epi="smem"), g.Tile(128, 32, 4, 4, "smem", 2)],
+                         ids=lambda t: t.name)
 @pytest.mark.parametrize("layout", ["nn", "nt"])
-def test_gemm_matches_reference_on_gpu(layout, bn, bk, stages, epi):
+def test_gemm_matches_reference_on_gpu(layout, tile):
     torch = pytest.importorskip("torch")
     from ptxgen.runtime import get_context, load_module
     target = get_context().arch
-    opts = dict(bn=bn, bk=bk, stages=stages)
-    f = g.prepare(load_module(g.build(target, epi=epi, **opts).emit()), layout, **opts)
+    f = g.prepare(load_module(g.build(target, tile).emit()), layout, tile)
     rng = np.random.default_rng(1234)
     for (m, n, k) in [(1, 8, 8), (128, 128, 32), (130, 136, 40), (200, 264, 296), (333, 128, 1000),
                       (256, 520, 72)]:
@@ -171,7 +170,7 @@ def test_gemm_matches_reference_on_gpu(layout, bn, bk, stages, epi):
         bk = torch.from_numpy(rng.standard_normal((k, n), dtype=np.float32)).cuda().to(torch.bfloat16)
         b = bk if layout == "nn" else bk.t().contiguous()
         c = torch.full((m, n), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)  # NaN poison
-        g.launch(f, a, b, c, m, n, k, **opts)
+        g.launch(f, a, b, c, m, n, k, tile)
         torch.cuda.synchronize()
         ref = a.double() @ bk.double()
         got = c.double()
