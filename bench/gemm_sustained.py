@@ -1,0 +1,176 @@
+"""Sustained bf16 GEMM throughput with the SM clock and board power it runs at.
+
+bench/gemm.py times short bursts in alternation with cuBLAS; this script runs each kernel back to back
+for --seconds (input sets rotated) after --warm seconds of the same work, so the GPU settles at the
+clock its power limit allows for that kernel, and samples `nvidia-smi` (SM clock, power draw,
+temperature) every 50 ms meanwhile. It prints, per size and kernel, the sustained TFLOP/s, the ratio
+to cuBLAS's sustained TFLOP/s, the median SM clock and power over the timed window, and the TFLOP/s
+per GHz (what the kernel does with the clock it gets).
+
+    python3 bench/gemm_sustained.py [--sizes 4096x4096x4096,8192x8192x8192] [--seconds 2]
+           [--kernels cublas,hopper,hopper128,ampere]
+
+hopper128: gemm_hopper's default nt kernel on a persistent grid of 128 CTAs instead of one per SM (128
+divides the tile counts of the three square sizes, so every CTA gets the same number of tiles).
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "samples"))
+
+SETS = 3
+KINDS = ("cublas", "hopper", "hopper128", "ampere")
+
+
+class Sampler:
+    """nvidia-smi in the background: (arrival time, SM MHz, W, degrees C) every 50 ms."""
+
+    def __init__(self):
+        self.samples = []
+        self.proc = None
+        exe = shutil.which("nvidia-smi")
+        if exe is None:
+            return
+        self.proc = subprocess.Popen([exe, "--query-gpu=clocks.sm,power.draw,temperature.gpu",
+                                      "--format=csv,noheader,nounits", "-lms", "50"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                mhz, watts, temp = (float(x) for x in line.split(","))
+            except ValueError:
+                continue
+            self.samples.append((time.time(), mhz, watts, temp))
+
+    def window(self, t0, t1):
+        """Median clock, power and temperature of the samples inside [t0, t1] (None without any)."""
+        got = [s for s in self.samples if t0 <= s[0] <= t1]
+        if not got:
+            return None
+        return tuple(statistics.median(s[i] for s in got) for i in (1, 2, 3))
+
+    def stop(self):
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192")
+    ap.add_argument("--seconds", type=float, default=2.0, help="timed window per kernel (default 2)")
+    ap.add_argument("--warm", type=float, default=1.0, help="untimed run-up per kernel (default 1)")
+    ap.add_argument("--kernels", default=",".join(KINDS), help=f"comma-separated, from {', '.join(KINDS)}")
+    args = ap.parse_args(argv)
+    kinds = args.kernels.split(",")
+    bad = [x for x in kinds if x not in KINDS]
+    if bad:
+        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}")
+    if args.seconds <= 0 or args.warm < 0:
+        ap.error("--seconds must be > 0 and --warm >= 0")
+    try:
+        sizes = [tuple(int(v) for v in t.split("x")) for t in args.sizes.split(",")]
+        assert all(len(t) == 3 for t in sizes)
+    except (ValueError, AssertionError):
+        ap.error(f"--sizes takes MxNxK,...; got {args.sizes!r}")
+
+    from ptxgen.runtime import no_gpu_reason
+    reason = no_gpu_reason()
+    if reason is not None:
+        print(f"no GPU: {reason}")
+        return 1
+    import torch
+    import gemm_ampere as g
+    import gemm_hopper as h
+    from ptxgen.runtime import get_context, load_module
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ctx = get_context()
+    hopper_ok = ctx.arch.startswith("sm_90")
+    cfg = h.CONFIGS[0]                         # nt, no cluster, the default epilogue
+    fh = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg) if hopper_ok else None
+    fa = g.prepare(load_module(g.build(ctx.arch).emit()), "nt")
+    sampler = Sampler()
+    rows = []
+    try:
+        for (m, n, k) in sizes:
+            gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+            A = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
+            BT = [torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
+            C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(SETS)]
+            calls = {"cublas": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i]),
+                     "ampere": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k)}
+            if hopper_ok:
+                maps = [h.tensor_maps(cfg, A[i], BT[i], m, n, k) for i in range(SETS)]
+                full = h.resident_ctas(fh, cfg, ctx.sm_count)
+                calls["hopper"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full)
+                calls["hopper128"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, min(128, full))
+            flops = 2.0 * m * n * k
+            for kind in kinds:
+                if kind not in calls:
+                    print(f"{kind}: skipped (needs sm_90a)")
+                    continue
+                call = calls[kind]
+                t_end = time.time() + args.warm
+                i = 0
+                while time.time() < t_end:            # run-up: the clock settles for this kernel
+                    call(i % SETS)
+                    i += 1
+                    if i % 20 == 0:
+                        torch.cuda.synchronize()
+                torch.cuda.synchronize()
+                start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                w0 = time.time()
+                start.record()
+                n_calls = 0
+                while time.time() - w0 < args.seconds:
+                    for _ in range(10):
+                        call(n_calls % SETS)
+                        n_calls += 1
+                    torch.cuda.synchronize()          # keeps the queue short, so the wall window is the GPU's
+                stop.record()
+                stop.synchronize()
+                w1 = time.time()
+                ms = start.elapsed_time(stop) / n_calls
+                # the last call wrote C[(n_calls - 1) % SETS]; check it against float32
+                j = (n_calls - 1) % SETS
+                ref = A[j].float() @ BT[j].float().t()
+                err = float(torch.linalg.norm(C[j].float() - ref) / torch.linalg.norm(ref))
+                clk = sampler.window(w0 + 0.2 * (w1 - w0), w1)
+                rows.append(dict(size=f"{m}x{n}x{k}", kernel=kind, calls=n_calls, ms=ms, tflops=flops / ms / 1e9,
+                                 err=err, clk=clk))
+                del ref
+            del A, BT, C
+            torch.cuda.empty_cache()
+    finally:
+        sampler.stop()
+    print(f"\nsustained bf16 GEMM (nt: C = A @ B^T) on {ctx.name} ({ctx.arch}, {ctx.sm_count} SMs): "
+          f"{args.seconds:g} s back to back per kernel after {args.warm:g} s of run-up; clock, power and "
+          "temperature are nvidia-smi medians over the last 80 % of the window")
+    print(f"{'M x N x K':>16} {'kernel':<10} {'calls':>6} {'ms':>7} {'TFLOP/s':>8} {'x cuBLAS':>9} {'SM MHz':>7} "
+          f"{'W':>6} {'C':>4} {'TF/GHz':>7} {'rel err':>9}")
+    base = {r["size"]: r["tflops"] for r in rows if r["kernel"] == "cublas"}
+    for r in rows:
+        ratio = f"{r['tflops'] / base[r['size']]:9.3f}" if r["size"] in base else f"{'-':>9}"
+        if r["clk"] is None:
+            clk = f"{'n/a':>7} {'n/a':>6} {'n/a':>4} {'n/a':>7}"
+        else:
+            mhz, watts, temp = r["clk"]
+            clk = f"{mhz:7.0f} {watts:6.0f} {temp:4.0f} {r['tflops'] / (mhz / 1000):7.1f}"
+        print(f"{r['size']:>16} {r['kernel']:<10} {r['calls']:6d} {r['ms']:7.3f} {r['tflops']:8.1f} {ratio} {clk} "
+              f"{r['err']:9.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
