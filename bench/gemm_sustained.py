@@ -10,8 +10,9 @@ per GHz (what the kernel does with the clock it gets).
     python3 bench/gemm_sustained.py [--sizes 4096x4096x4096,8192x8192x8192] [--seconds 2]
            [--kernels cublas,hopper,hopper128,ampere]
 
-hopper128: gemm_hopper's default nt kernel on a persistent grid of 128 CTAs instead of one per SM (128
-divides the tile counts of the three square sizes, so every CTA gets the same number of tiles).
+hopper is gemm_hopper's default nt kernel on its balanced persistent grid (the fewest CTAs that finish
+in the same number of rounds: 128 for the square sizes), hopper-full the same kernel on one CTA per SM.
+Per-call CUDA-event times over the window give the median; input sets rotate.
 """
 import argparse
 import os
@@ -27,7 +28,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 
 SETS = 3
-KINDS = ("cublas", "hopper", "hopper128", "ampere")
+KINDS = ("cublas", "hopper", "hopper-full", "ampere")
 
 
 class Sampler:
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
                 maps = [h.tensor_maps(cfg, A[i], BT[i], m, n, k) for i in range(SETS)]
                 full = h.resident_ctas(fh, cfg, ctx.sm_count)
                 calls["hopper"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full)
-                calls["hopper128"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, min(128, full))
+                calls["hopper-full"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full, balanced=False)
             flops = 2.0 * m * n * k
             for kind in kinds:
                 if kind not in calls:
@@ -129,19 +130,21 @@ def main(argv=None) -> int:
                     if i % 20 == 0:
                         torch.cuda.synchronize()
                 torch.cuda.synchronize()
-                start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                       for _ in range(10)]
+                times = []
                 w0 = time.time()
-                start.record()
                 n_calls = 0
                 while time.time() - w0 < args.seconds:
-                    for _ in range(10):
+                    for e0, e1 in evs:
+                        e0.record()
                         call(n_calls % SETS)
+                        e1.record()
                         n_calls += 1
                     torch.cuda.synchronize()          # keeps the queue short, so the wall window is the GPU's
-                stop.record()
-                stop.synchronize()
+                    times += [e0.elapsed_time(e1) for e0, e1 in evs]
                 w1 = time.time()
-                ms = start.elapsed_time(stop) / n_calls
+                ms = statistics.median(times)
                 # the last call wrote C[(n_calls - 1) % SETS]; check it against float32
                 j = (n_calls - 1) % SETS
                 ref = A[j].float() @ BT[j].float().t()
@@ -156,7 +159,7 @@ def main(argv=None) -> int:
         sampler.stop()
     print(f"\nsustained bf16 GEMM (nt: C = A @ B^T) on {ctx.name} ({ctx.arch}, {ctx.sm_count} SMs): "
           f"{args.seconds:g} s back to back per kernel after {args.warm:g} s of run-up; clock, power and "
-          "temperature are nvidia-smi medians over the last 80 % of the window")
+          "temperature are nvidia-smi medians over the last 80 % of the window; ms is the median per call")
     print(f"{'M x N x K':>16} {'kernel':<10} {'calls':>6} {'ms':>7} {'TFLOP/s':>8} {'x cuBLAS':>9} {'SM MHz':>7} "
           f"{'W':>6} {'C':>4} {'TF/GHz':>7} {'rel err':>9}")
     base = {r["size"]: r["tflops"] for r in rows if r["kernel"] == "cublas"}

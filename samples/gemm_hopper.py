@@ -607,20 +607,30 @@ def resident_ctas(f, cfg: Config, sm_count: int) -> int:
 
 
 def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
-    """Persistent grid: no more CTAs than can be resident (`ctas`), a whole number of clusters, and no
-    more than the work."""
+    """Persistent grid: no more CTAs than can be resident (`ctas`), a whole number of clusters, and the
+    fewest that still finish the work units (tiles, or cluster tiles) in the same number of rounds:
+    512 tiles on 132 SMs take 4 rounds either way, and 128 CTAs of 4 tiles each leave 4 SMs idle
+    instead of 16 SMs idle for the last round. The critical path is the same; under the board's
+    power limit the idle SMs leave the busy ones a higher clock (bench/LOG.md)."""
     tiles_m, tiles_n = -(-m // BM), -(-n // cfg.bn)
     units = -(-tiles_m // cfg.cluster) * tiles_n
-    return max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
+    slots = max(1, ctas // cfg.cluster)
+    rounds = -(-units // slots)
+    return -(-units // rounds) * cfg.cluster
 
 
-def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None) -> None:
+def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True) -> None:
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k); c: bf16 device array;
-    ctas = resident_ctas(f, cfg, sm_count)."""
+    ctas = resident_ctas(f, cfg, sm_count). balanced=False launches every resident slot the work can
+    use instead of grid_for's fewest CTAs for the same number of rounds."""
     check_shape(m, n, k)
     pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
-    f.launch((grid_for(cfg, m, n, ctas),), (THREADS,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n),
-                                                       np.uint32(k)],
+    if balanced:
+        grid = grid_for(cfg, m, n, ctas)
+    else:
+        units = -(-(-(-m // BM)) // cfg.cluster) * -(-n // cfg.bn)
+        grid = max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
+    f.launch((grid,), (THREADS,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)],
              shared_bytes=smem_bytes(cfg), stream=stream,
              cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
 

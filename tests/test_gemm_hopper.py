@@ -116,10 +116,26 @@ def test_descriptor_tiles_match_the_tma_boxes():
 
 
 @pytest.mark.parametrize("m, n, ctas, cluster, want", [
-    (4096, 4096, 132, 1, 132), (4096, 4096, 132, 2, 132), (128, 256, 132, 2, 2), (1, 8, 132, 1, 1),
-    (130, 264, 132, 2, 4), (4096, 4096, 120, 2, 120), (4096, 4096, 131, 2, 130)])
+    (4096, 4096, 132, 1, 128), (4096, 4096, 132, 2, 128), (128, 256, 132, 2, 2), (1, 8, 132, 1, 1),
+    (130, 264, 132, 2, 4), (4096, 4096, 120, 2, 104), (4096, 4096, 131, 2, 128), (6144, 6144, 132, 1, 128),
+    (8192, 8192, 132, 1, 128), (1000, 1000, 132, 1, 32), (4096, 4352, 132, 1, 109)])
 def test_grid_is_persistent_and_whole_clusters(m, n, ctas, cluster, want):
     assert h.grid_for(h.Config("nt", cluster), m, n, ctas) == want
+
+
+@pytest.mark.parametrize("cluster", [1, 2])
+def test_grid_keeps_the_rounds_with_the_fewest_ctas(cluster):
+    cfg = h.Config("nt", cluster)
+    for m in range(128, 9000, 700):
+        for n in range(256, 9000, 900):
+            units = -(-(-(-m // h.BM)) // cluster) * -(-n // cfg.bn)
+            for ctas in (132, 114, 8):
+                grid = h.grid_for(cfg, m, n, ctas)
+                slots = ctas // cluster
+                rounds = -(-units // slots)
+                assert grid % cluster == 0 and grid <= slots * cluster
+                assert -(-units // (grid // cluster)) == rounds            # no more rounds than a full grid
+                assert grid == cluster or -(-units // (grid // cluster - 1)) > rounds   # and no fewer CTAs do it
 
 
 @pytest.mark.parametrize("kw, msg", [(dict(layout="tn"), "layout"), (dict(cluster=4), "cluster"),
