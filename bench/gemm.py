@@ -41,6 +41,9 @@ def main(argv=None) -> int:
                          "'nt:1:4:1:8:64:256:smem,...' picks others), ampere (gemm_ampere's default tile), ampere-all "
                          "(every tile of AMPERE_ALL; GEMM_AMPERE_CONFIGS='256:32:4:8:smem:1,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
+    ap.add_argument("--ampere-grid", default="tiles", choices=("tiles", "persistent", "both"),
+                    help="gemm_ampere launch: one CTA per tile, a persistent grid (gemm_ampere.persistent_grid), "
+                         "or both (default %(default)s)")
     args = ap.parse_args(argv)
 
     import torch
@@ -72,14 +75,17 @@ def main(argv=None) -> int:
         ptx = g.build(target, tile).emit()
         res = assemble(ptx, target)
         mod = load_module(ptx)
+        grids = {"tiles": [None], "persistent": [sms * tile.min_blocks], "both": [None, sms * tile.min_blocks]}
         for layout in ("nn", "nt"):
             f = g.prepare(mod, layout, tile)
             r = res.resources[g.KERNELS[layout]]
-            label = f"mma.sync {layout} {tile.name}"
-            variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, tile=tile:
-                                g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, tile)), layout)
-            print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
-                  f"{tile.smem_bytes} B dynamic smem, {tile.threads} threads")
+            for ctas in grids[args.ampere_grid]:
+                label = f"mma.sync {layout} {tile.name}" + ("" if ctas is None else " pers")
+                variants[label] = ((lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, tile=tile, ctas=ctas:
+                                    g.launch(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, tile,
+                                             ctas=ctas)), layout)
+                print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill "
+                      f"ld, {tile.smem_bytes} B dynamic smem, {tile.threads} threads")
     if "hopper" in kinds and target.startswith("sm_90"):
         configs = h.CONFIGS if not os.environ.get("GEMM_HOPPER_CONFIGS") else \
             [h.Config(*(int(x) if x.isdigit() else x for x in c.split(":")))

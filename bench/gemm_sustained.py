@@ -7,11 +7,12 @@ temperature) every 50 ms meanwhile. It prints, per size and kernel, the sustaine
 to cuBLAS's sustained TFLOP/s, the median SM clock and power over the timed window, and the TFLOP/s
 per GHz (what the kernel does with the clock it gets).
 
-    python3 bench/gemm_sustained.py [--sizes 4096x4096x4096,8192x8192x8192] [--seconds 2]
-           [--kernels cublas,hopper,hopper128,ampere]
+    python3 bench/gemm_sustained.py [--sizes 4096x4096x4096,...] [--seconds 2] [--warm 1]
+           [--kernels cublas,hopper,hopper-full,ampere,ampere-pers]
 
 hopper is gemm_hopper's default nt kernel on its balanced persistent grid (the fewest CTAs that finish
-in the same number of rounds: 128 for the square sizes), hopper-full the same kernel on one CTA per SM.
+in the same number of rounds: 128 for the square sizes), hopper-full the same kernel on one CTA per SM;
+ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
 import argparse
@@ -28,7 +29,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 
 SETS = 3
-KINDS = ("cublas", "hopper", "hopper-full", "ampere")
+KINDS = ("cublas", "hopper", "hopper-full", "ampere", "ampere-pers")
 
 
 class Sampler:
@@ -69,7 +70,7 @@ class Sampler:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192")
+    ap.add_argument("--sizes", default="4096x4096x4096,6144x6144x6144,8192x8192x8192,8192x2048x16384")
     ap.add_argument("--seconds", type=float, default=2.0, help="timed window per kernel (default 2)")
     ap.add_argument("--warm", type=float, default=1.0, help="untimed run-up per kernel (default 1)")
     ap.add_argument("--kernels", default=",".join(KINDS), help=f"comma-separated, from {', '.join(KINDS)}")
@@ -110,7 +111,8 @@ def main(argv=None) -> int:
             BT = [torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
             C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(SETS)]
             calls = {"cublas": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i]),
-                     "ampere": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k)}
+                     "ampere": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k),
+                     "ampere-pers": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k, ctas=ctx.sm_count)}
             if hopper_ok:
                 maps = [h.tensor_maps(cfg, A[i], BT[i], m, n, k) for i in range(SETS)]
                 full = h.resident_ctas(fh, cfg, ctx.sm_count)

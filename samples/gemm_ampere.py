@@ -116,7 +116,18 @@ def check_shape(m: int, n: int, k: int) -> None:
 
 
 def grid_for(m: int, n: int, tile: Tile = TILE) -> tuple:
+    """One CTA per block tile."""
     return (((m + BM - 1) // BM) * ((n + tile.bn - 1) // tile.bn),)
+
+
+def persistent_grid(m: int, n: int, ctas: int, tile: Tile = TILE) -> tuple:
+    """The fewest CTAs that finish the tiles in as many rounds as `ctas` resident CTAs would (each
+    CTA loops over tiles c, c + grid, ...)."""
+    if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
+        raise ValueError(f"ctas must be a positive int (resident CTA slots), not {ctas!r}")
+    tiles = grid_for(m, n, tile)[0]
+    rounds = -(-tiles // int(ctas))
+    return (-(-tiles // rounds),)
 
 
 def _swz_k(k, o):
@@ -162,12 +173,21 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     warp = k.shr(tid, 5)
     sbase = k.mov(smem, type=pg.u32)
 
+    # persistent when the grid is smaller than the tile count: CTA c computes tiles c, c + grid, ...
+    # (launch(ctas=...) sizes such a grid; by default every CTA has one tile and the loop runs once)
+    u = k.reg(pg.u32, "unit")
+    k.mov(k.ctaid.x, dst=u)
+    n_units = k.mul(k.shr(k.add(M, BM - 1), 7), k.shr(k.add(N, BN - 1), bn_log2), mode="lo")
+    tile_top, tile_done = k.new_label("tile"), k.new_label("tiles_done")
+    k.place(tile_top)
+    k.bra(tile_done, guard=k.setp("ge", u, n_units))
+
     def raster():
-        """(m0, n0) of this block. Grouped raster: consecutive blocks walk GROUP_M M-tiles of one
+        """(m0, n0) of work unit u. Grouped raster: consecutive units walk GROUP_M M-tiles of one
         N-column before moving on, so the B panels they read stay in L2. Called again for the
         epilogue rather than kept in registers across the main loop."""
         Mp, Np = k.ld_param(pm), k.ld_param(pn)
-        pid = k.ctaid.x
+        pid = u
         tiles_m = k.shr(k.add(Mp, BM - 1), 7)
         tiles_n = k.shr(k.add(Np, BN - 1), bn_log2)
         group = k.mul(tiles_n, GROUP_M, mode="lo")
@@ -363,8 +383,20 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     wm, wn = k.shr(warp, WARPS_N.bit_length() - 1), k.and_(warp, WARPS_N - 1)
     if tile.epi == "smem":
         _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile)
-        k.ret()
-        return
+    else:
+        _epilogue_direct(k, acc, gc, M, N, m0, n0, lane, wm, wn, tile)
+    # the next tile's prologue refills the ring that slow warps may still read (the staged C tile,
+    # or the last k-tile's fragments)
+    k.bar_sync(0)
+    k.add(u, k.nctaid.x, dst=u)
+    k.bra(tile_top)
+    k.place(tile_done)
+    k.ret()
+
+
+def _epilogue_direct(k, acc, gc, M, N, m0, n0, lane, wm, wn, tile: Tile):
+    """epi="direct": 4-byte bf16 pairs straight from the accumulators, predicated per row and column."""
+    WN, NI = tile.wn, tile.wn // 8
     crow0 = k.add(k.add(m0, k.shl(wm, 6)), k.shr(lane, 2))
     ccol0 = k.add(k.add(n0, k.mul(wn, WN, mode="lo")), k.shl(k.and_(lane, 3), 1))
     for mi in range(MI):
@@ -379,7 +411,6 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
                 f = acc[mi][ni]
                 v = k.cvt(f[2 * half + 1], pg.bf16x2, pg.f32, b=f[2 * half], rnd="rn")
                 k.st(k.add(rbase, k.mul(col, 2, mode="wide")), v, pg.b32, guard=ok)
-    k.ret()
 
 
 def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile: Tile):
@@ -443,12 +474,15 @@ def prepare(module, variant: str = "nn", tile: Tile = TILE):
     return f
 
 
-def launch(f, a, b, c, m: int, n: int, k: int, tile: Tile = TILE, stream=None) -> None:
-    """C = A @ B (nn) or A @ B^T (nt); a, b, c: device buffers or tensors of bf16 (row-major)."""
+def launch(f, a, b, c, m: int, n: int, k: int, tile: Tile = TILE, stream=None, ctas=None) -> None:
+    """C = A @ B (nn) or A @ B^T (nt); a, b, c: device buffers or tensors of bf16 (row-major).
+    ctas: None launches one CTA per tile; a count of resident CTA slots (SMs x CTAs per SM) launches
+    the fewest persistent CTAs that finish the tiles in the same number of rounds (persistent_grid)."""
     check_shape(m, n, k)
     # torch refuses __cuda_array_interface__ for bfloat16, so tensors go in as raw addresses
     ptrs = [np.uint64(x.data_ptr()) if hasattr(x, "data_ptr") else x for x in (a, b, c)]
-    f.launch(grid_for(m, n, tile), (tile.threads,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)],
+    grid = grid_for(m, n, tile) if ctas is None else persistent_grid(m, n, ctas, tile)
+    f.launch(grid, (tile.threads,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)],
              shared_bytes=tile.smem_bytes, stream=stream)
 
 
@@ -474,6 +508,12 @@ def run(module, rng):
             launch(f, a, b, c, m, n, kk)
             torch.cuda.synchronize()
             checks.append(check_bf16_gemm(f"{variant} {m}x{n}x{kk}", c, ref, kk))
+        # the same kernel as a persistent grid of 4 CTAs looping over the tiles
+        m, n, kk = sizes[-1]
+        a, b, ref, c = bf16_gemm_case(variant, m, n, kk, rng.integers(2**31))
+        launch(f, a, b, c, m, n, kk, ctas=4)
+        torch.cuda.synchronize()
+        checks.append(check_bf16_gemm(f"{variant} {m}x{n}x{kk}, 4 persistent CTAs", c, ref, kk))
     return checks
 
 

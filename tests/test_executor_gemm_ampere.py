@@ -11,13 +11,13 @@ from _samples import load_sample
 g = load_sample("gemm_ampere")
 
 
-def _run(layout, m, n, k, tile, seed=0):
+def _run(layout, m, n, k, tile, seed=0, grid=None):
     mod = g.build("sm_90a", tile)
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
     b = to_bf16_bits(rng.standard_normal((k, n) if layout == "nn" else (n, k)).astype(np.float32))
     c = np.full((m, n), 0xFFFF, np.uint16)            # bf16 NaN poison
-    run_kernel(mod, g.KERNELS[layout], grid=g.grid_for(m, n, tile), block=(tile.threads,),
+    run_kernel(mod, g.KERNELS[layout], grid=grid or g.grid_for(m, n, tile), block=(tile.threads,),
                dynamic_shared=tile.smem_bytes,
                args=[Buffer(a), Buffer(b), Buffer(c), np.uint32(m), np.uint32(n), np.uint32(k)])
     bm = from_bf16_bits(b).astype(np.float64)
@@ -41,3 +41,13 @@ def test_kernel_matches_numpy(layout, tile, shape):
     err = np.abs(got - ref)
     tol = 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(shape[2])   # bf16 rounding of C
     assert (err <= tol).all(), f"{int((err > tol).sum())} elements differ"
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_persistent_ctas_walk_several_tiles(layout):
+    # 2 CTAs for 6 tiles: each runs the prologue, k-loop and epilogue three times over one ring
+    tile = g.Tile(128, 32, 3, epi="smem")
+    got, ref = _run(layout, 260, 384, 72, tile, grid=g.persistent_grid(260, 384, 2, tile))
+    assert not np.isnan(got).any(), "elements left unwritten"
+    err = np.abs(got - ref)
+    assert (err <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(72)).all()

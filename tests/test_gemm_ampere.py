@@ -27,8 +27,9 @@ def test_ptx_has_the_pipeline_pieces(target, tile):
         assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in body
         # 4 x wn/8 mma tiles per warp, bk/16 k-steps per k-tile, in the loop body (prologue has none)
         assert body.count("mma.sync.aligned") == g.MI * tile.wn // 8 * (bk // 16)
-        # one barrier per k-tile (plus the prologue's, and the smem epilogue's two)
-        assert body.count("bar.sync 0;") == 2 + (2 if tile.epi == "smem" else 0)
+        # one barrier per k-tile, plus the prologue's, the smem epilogue's two, and one before the
+        # next tile of a persistent CTA refills the ring
+        assert body.count("bar.sync 0;") == 3 + (2 if tile.epi == "smem" else 0)
     nn = text.split(f".entry {g.KERNELS['nn']}(")[1]
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in nn.split("\n}\n")[0]
     nt = text.split(f".entry {g.KERNELS['nt']}(")[1].split("\n}\n")[0]
@@ -113,6 +114,16 @@ def test_check_shape_rejects(shape, bad):
         g.check_shape(*shape)
 
 
+@pytest.mark.parametrize("m, n, ctas, want", [(4096, 4096, 132, 128), (6144, 6144, 132, 128), (8192, 8192, 132, 128),
+                                            (1000, 1000, 132, 32), (4096, 4352, 132, 109), (128, 256, 132, 1)])
+def test_persistent_grid_keeps_the_rounds_with_the_fewest_ctas(m, n, ctas, want):
+    assert g.persistent_grid(m, n, ctas) == (want,)
+    tiles = g.grid_for(m, n)[0]
+    assert -(-tiles // want) == -(-tiles // ctas)
+    with pytest.raises(ValueError, match="ctas"):
+        g.persistent_grid(m, n, 0)
+
+
 def test_grid_covers_ragged_sizes():
     assert g.grid_for(1000, 1000, g.Tile()) == (8 * 8,)
     assert g.grid_for(1, 8) == (1,)
@@ -170,7 +181,8 @@ def test_gemm_matches_reference_on_gpu(layout, tile):
         bk = torch.from_numpy(rng.standard_normal((k, n), dtype=np.float32)).cuda().to(torch.bfloat16)
         b = bk if layout == "nn" else bk.t().contiguous()
         c = torch.full((m, n), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)  # NaN poison
-        g.launch(f, a, b, c, m, n, k, tile)
+        # a persistent grid of 3 CTAs: several tiles per CTA where the problem has them
+        g.launch(f, a, b, c, m, n, k, tile, ctas=3 if m * n > 128 * 256 else None)
         torch.cuda.synchronize()
         ref = a.double() @ bk.double()
         got = c.double()
