@@ -4,7 +4,8 @@ C[M x N] (bf16) = A[M x K] @ B with f32 accumulation, A row-major, and B either 
 ("nt": C = A @ B^T, both operands K-major) or K x N row-major ("nn": C = A @ B, B read MN-major by
 wgmma with the transpose bit). Everything is emitted through ptxgen's builder.
 
-Structure of one CTA (384 threads, one CTA per SM, persistent over output tiles):
+Structure of one CTA (384 threads, at most one CTA per SM, persistent over output tiles; `grid_for`
+launches the fewest CTAs that finish the tiles in as many rounds as one CTA per SM would):
 
 - warpgroup 0 is the producer: it gives registers back (`setmaxnreg.dec` to PRODUCER_REGS) and one
   thread issues the TMA loads (`cp.async.bulk.tensor`, 128-byte swizzle) of a 128 x 64 A tile and a
