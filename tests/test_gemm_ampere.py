@@ -63,26 +63,20 @@ def _bank_groups(offsets):
     return {(o // 16) % 8 for o in offsets}
 
 
+@pytest.mark.parametrize("row_bytes, chunk", [(64, 0), (64, 1), (64, 3), (128, 0), (128, 1), (128, 5), (128, 7)])
 @pytest.mark.parametrize("row0", [0, 8, 16, 40, 120])
-@pytest.mark.parametrize("chunk", [0, 1, 2, 3])
-def test_swizzle64_ldmatrix_phase_is_conflict_free(row0, chunk):
-    # mirror of _swz_k in plain integers, 64-byte rows: the 8 row addresses of one ldmatrix phase
+def test_swizzle_k_ldmatrix_phase_is_conflict_free(row_bytes, row0, chunk):
+    # mirror of _swz_k in plain integers: bk=32 (64-byte rows, two to a 128-byte line) and bk=64
+    # (128-byte rows, where it is the 128-byte swizzle: chunk XOR row % 8)
+    chunks = row_bytes // 16
     swz = lambda o: o ^ ((o >> 3) & 0x70)  # noqa: E731
-    offs = [swz(r * 64 + chunk * 16) for r in range(row0, row0 + 8)]
+    offs = [swz(r * row_bytes + chunk * 16) for r in range(row0, row0 + 8)]   # one ldmatrix phase
     assert len(_bank_groups(offs)) == 8
-    # the swizzle is a permutation of 16-byte chunks inside the tile (no two chunks collide)
-    tile = {swz(r * 64 + c * 16) for r in range(128) for c in range(4)}
-    assert len(tile) == 512 and max(tile) < 128 * 64
-
-
-@pytest.mark.parametrize("row0", [0, 8, 16, 40, 120])
-@pytest.mark.parametrize("chunk", [0, 1, 5, 7])
-def test_swizzle_k_with_128_byte_rows_is_conflict_free(row0, chunk):
-    # bk=64: the same formula on 128-byte rows is the 128-byte swizzle (chunk XOR row % 8)
-    swz = lambda o: o ^ ((o >> 3) & 0x70)  # noqa: E731
-    offs = [swz(r * 128 + chunk * 16) for r in range(row0, row0 + 8)]
-    assert len(_bank_groups(offs)) == 8
-    assert all(swz(r * 128 + c * 16) == r * 128 + ((c ^ (r % 8)) * 16) for r in range(128) for c in range(8))
+    # a permutation of the 16-byte chunks of the tile (no two collide)
+    tile = {swz(r * row_bytes + c * 16) for r in range(128) for c in range(chunks)}
+    assert len(tile) == 128 * chunks and max(tile) < 128 * row_bytes
+    if row_bytes == 128:
+        assert all(swz(r * 128 + c * 16) == r * 128 + ((c ^ (r % 8)) * 16) for r in range(128) for c in range(8))
 
 
 @pytest.mark.parametrize("row0", [0, 8, 16, 24])
