@@ -11,7 +11,8 @@ per GHz (what the kernel does with the clock it gets).
            [--kernels cublas,hopper,hopper-full,ampere,ampere-pers]
 
 hopper is gemm_hopper's default nt kernel on its balanced persistent grid (the fewest CTAs that finish
-in the same number of rounds: 128 for the square sizes), hopper-full the same kernel on one CTA per SM;
+in the same number of rounds: 128 for the square sizes), hopper-full the same kernel on one CTA per SM,
+hopper-tma the variant whose epilogue leaves through TMA stores (epi="tma");
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
@@ -29,7 +30,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 
 SETS = 3
-KINDS = ("cublas", "hopper", "hopper-full", "ampere", "ampere-pers")
+KINDS = ("cublas", "hopper", "hopper-full", "hopper-tma", "ampere", "ampere-pers")
 
 
 class Sampler:
@@ -99,8 +100,11 @@ def main(argv=None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     ctx = get_context()
     hopper_ok = ctx.arch.startswith("sm_90")
-    cfg = h.CONFIGS[0]                         # nt, no cluster, the default epilogue
-    fh = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg) if hopper_ok else None
+    cfg = h.Config("nt", 1)                    # no cluster, the default epilogue
+    cfg_tma = h.Config("nt", 1, epi="tma")
+    if hopper_ok:
+        hmod = load_module(h.build("sm_90a", [cfg, cfg_tma]).emit())
+        fh, fht = h.prepare(hmod, cfg), h.prepare(hmod, cfg_tma)
     fa = g.prepare(load_module(g.build(ctx.arch).emit()), "nt")
     sampler = Sampler()
     rows = []
@@ -118,6 +122,8 @@ def main(argv=None) -> int:
                 full = h.resident_ctas(fh, cfg, ctx.sm_count)
                 calls["hopper"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full)
                 calls["hopper-full"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full, balanced=False)
+                tmaps = [h.tensor_maps(cfg_tma, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)]
+                calls["hopper-tma"] = lambda i: h.launch(fht, cfg_tma, tmaps[i], C[i], m, n, k, full)
             flops = 2.0 * m * n * k
             for kind in kinds:
                 if kind not in calls:

@@ -71,7 +71,9 @@ LAUNCH_REGS, PRODUCER_REGS, CONSUMER_REGS = 168, 40, 232
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
-EPI_MODES = ("smem", "smem_defer", "storer", "direct")
+EPI_MODES = ("smem", "smem_defer", "storer", "tma", "direct")
+TMA_BOX = 64                         # epi="tma": C goes out in 64 x 64 boxes (128-byte swizzled rows)
+HANDOFF = ("storer", "tma")          # epilogues whose copy-out runs in the producer warpgroup
 STORER_DEFER_KB = 3                  # epi="storer": the k-block of the next tile that writes the last pass
 EPI_COLS = 128                       # smem epilogue: columns of C per pass (a 64 x 128 bf16 buffer per warpgroup)
 
@@ -89,6 +91,8 @@ class Config:
                             # "smem_defer": the same, the last pass copied out during the next
                             # tile's first k-block; "storer": the consumers only stmatrix, two
                             # producer warps copy the buffers out while the next tile runs;
+                            # "tma": the same hand-off, one producer thread per buffer issues TMA
+                            # stores (C's tensor map is the third kernel parameter);
                             # "direct": 4-byte stores from the registers
 
     @property
@@ -116,9 +120,9 @@ class Config:
             raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
                              f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
         if self.epi not in EPI_MODES or (self.epi != "direct" and self.bn % EPI_COLS) or \
-                (self.epi == "storer" and self.bn != 2 * EPI_COLS):
+                (self.epi in HANDOFF and self.bn != 2 * EPI_COLS):
             raise ValueError(f"epi must be one of {', '.join(EPI_MODES)} (the smem ones with bn a multiple of "
-                             f"{EPI_COLS}, storer with bn = {2 * EPI_COLS}), "
+                             f"{EPI_COLS}, storer and tma with bn = {2 * EPI_COLS}), "
                              f"not {self.epi!r} with bn = {self.bn}")
         if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
@@ -157,8 +161,8 @@ def smem_bytes(cfg: Config) -> int:
 
 
 def bar_bytes(cfg: Config) -> int:
-    """2 mbarriers per stage (full, empty); epi="storer" adds a full/empty pair per epilogue buffer."""
-    return 16 * cfg.stages + (16 * CONSUMERS if cfg.epi == "storer" else 0)
+    """2 mbarriers per stage (full, empty); epi="storer"/"tma" add a full/empty pair per epilogue buffer."""
+    return 16 * cfg.stages + (16 * CONSUMERS if cfg.epi in HANDOFF else 0)
 
 
 def epi_bytes(cfg: Config) -> int:
@@ -202,7 +206,9 @@ def _kernel(m: pg.Module, cfg: Config):
     k = m.entry(cfg.name, reqntid=THREADS, maxnreg=LAUNCH_REGS)
     tmap_a = k.param_bytes("tmap_a", 128, align=64)
     tmap_b = k.param_bytes("tmap_b", 128, align=64)
-    pc = k.param_ptr("c", align=16)
+    tma_out = cfg.epi == "tma"
+    tmap_c = k.param_bytes("tmap_c", 128, align=64) if tma_out else None
+    pc = None if tma_out else k.param_ptr("c", align=16)
     pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
@@ -217,10 +223,11 @@ def _kernel(m: pg.Module, cfg: Config):
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                       # full: the producer's arrive
             k.mbarrier_init(k.add(bars, 8 * (S + s)), CONSUMERS * cl)   # empty: every consumer of the cluster
-        if cfg.epi == "storer":
+        if cfg.epi in HANDOFF:
             for c_ in range(CONSUMERS):
                 k.mbarrier_init(k.add(bars, 8 * (2 * S + c_)), 128)              # buffer full: its warpgroup
-                k.mbarrier_init(k.add(bars, 8 * (2 * S + CONSUMERS + c_)), 32)   # buffer empty: its storer warp
+                # buffer empty: the lanes of its storer warp, or the thread that issued the TMA stores
+                k.mbarrier_init(k.add(bars, 8 * (2 * S + CONSUMERS + c_)), 1 if tma_out else 32)
         k.fence_mbarrier_init()
     if cl > 1:
         k.barrier_cluster_arrive(sem="release")
@@ -294,6 +301,11 @@ def _kernel(m: pg.Module, cfg: Config):
             with k.if_(k.setp("ge", tid, 64)):
                 _storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), 2), k.and_(tid, 31), unit0, nunits, units,
                         rank, tiles_n, mcs, k.cvta(k.ld_param(pc), "global", to=True), M, N)
+        elif tma_out:
+            # lane 0 of warps 2 and 3 TMA-store the buffers of consumers 0 and 1, pass by pass
+            with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 64))):
+                _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), 2), unit0, nunits, units, rank, tiles_n,
+                            mcs, tmap_c)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", CONSUMER_REGS)
@@ -307,13 +319,13 @@ def _kernel(m: pg.Module, cfg: Config):
         # the peer CTA's barrier block (a cluster of 2: the other rank), mapped once
         peer_bars = k.mapa(bars, k.xor(rank, 1), space="shared::cluster", type=pg.u32) if cl > 1 else None
         acc = k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name="acc")
-        gc = k.cvta(k.ld_param(pc), "global", to=True)
+        gc = None if tma_out else k.cvta(k.ld_param(pc), "global", to=True)
         prev = k.reg(pg.u32, "prev")
         smem_epi = cfg.epi in ("smem", "smem_defer")
         defer = cfg.epi == "smem_defer"
-        storer = cfg.epi == "storer"
+        storer = cfg.epi in HANDOFF
         if smem_epi or storer:
-            epi = _epi_setup(k, k.mad(c, WG_M * EPI_COLS * 2, cbuf, mode="lo"), tid, warp, lane)
+            epi = _epi_setup(k, k.mad(c, WG_M * EPI_COLS * 2, cbuf, mode="lo"), tid, warp, lane, boxes=tma_out)
             wg_bar = k.add(c, 1)                          # named barrier of this warpgroup (0 is the CTA's)
             passes = bn // EPI_COLS
         if defer:
@@ -340,9 +352,11 @@ def _kernel(m: pg.Module, cfg: Config):
             def flush():
                 k.mbarrier_wait(e_empty, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
                 _epi_stmatrix(k, epi, held, 0)
+                # tma: every thread makes its stmatrix writes visible to the async proxy (the TMA
+                # engine) before the hand-off; the check also wants it before the next wgmma
+                _epi_fence(k)
                 k.mbarrier_arrive(e_full)
                 k.mov(0, dst=pending)
-                _epi_fence(k)
         k.mov(unit0, dst=u)
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         k.place(top)
@@ -389,9 +403,9 @@ def _kernel(m: pg.Module, cfg: Config):
             pairs = _pack(k, acc, EPI_COLS) + _pack(k, acc, bn, held=held, start=EPI_COLS // 8)
             k.mbarrier_wait(e_empty, parity=1, timeout_cycles=WAIT_LIMIT_CYCLES)
             _epi_stmatrix(k, epi, pairs, 0)
+            _epi_fence(k)
             k.mbarrier_arrive(e_full)
             k.mov(1, dst=pending)
-            _epi_fence(k)
         elif smem_epi:
             pairs = _pack(k, acc, bn)
             if defer:
@@ -476,9 +490,11 @@ def _store_direct(k, pairs, gc, M, N, mb, nb, c, warp, lane, bn: int):
             k.st(pg.mem(addr8, 16 * j), hi, pg.b32, guard=k.setp("lt", col, N, bool_op="and", c=ok1))
 
 
-def _epi_setup(k, buf, tid, warp, lane):
-    """Tile-independent addresses of the smem epilogue (see _epi_stmatrix and _epi_copy_out)."""
-    row_bytes = EPI_COLS * 2
+def _epi_setup(k, buf, tid, warp, lane, boxes: bool = False):
+    """Tile-independent addresses of the smem epilogue (see _epi_stmatrix and _epi_copy_out).
+    boxes=True (epi="tma"): the buffer is EPI_COLS / TMA_BOX boxes of 64 rows x 128 bytes, each in
+    the TMA's 128-byte swizzle (chunk XOR row % 8), instead of 64 rows of 256 bytes."""
+    row_bytes = TMA_BOX * 2 if boxes else EPI_COLS * 2
     # stmatrix: lane l gives the address of row l % 8 of matrix l / 8 (matrix m: rows + 8 (m % 2),
     # column group + m / 2); 16-byte chunks are XOR-swizzled with row % 8 = l % 8
     mi = k.shr(lane, 3)
@@ -489,19 +505,25 @@ def _epi_setup(k, buf, tid, warp, lane):
     t = k.and_(tid, 127)
     q = k.and_(t, 15)
     rrow = k.shr(t, 4)
-    ld_base = k.add(k.mad(rrow, row_bytes, buf, mode="lo"), k.shl(k.xor(q, k.and_(rrow, 7)), 4))
-    return dict(mi=mi, ri=ri, s_row_base=s_row_base, q=q, rrow=rrow, ld_base=ld_base)
+    ld_base = None if boxes else k.add(k.mad(rrow, row_bytes, buf, mode="lo"), k.shl(k.xor(q, k.and_(rrow, 7)), 4))
+    return dict(mi=mi, ri=ri, s_row_base=s_row_base, q=q, rrow=rrow, ld_base=ld_base, boxes=boxes)
 
 
 def _epi_stmatrix(k, e, pairs, p: int):
     """Pass p's EPI_COLS columns of the bf16 pairs into the warpgroup's buffer: stmatrix.x4 puts four
-    8x8 matrices (rows 16w..16w+15, two 8-column groups) per instruction into 256-byte rows whose
-    16-byte chunks are XOR-swizzled with the row (the 8 rows of a matrix hit 8 bank groups)."""
+    8x8 matrices (rows 16w..16w+15, two 8-column groups) per instruction into rows whose 16-byte
+    chunks are XOR-swizzled with the row (the 8 rows of a matrix hit 8 bank groups): 256-byte rows,
+    or with boxes the 8 chunks of each 64-column box's 128-byte rows (8 KiB per box)."""
     groups = EPI_COLS // 8
     for g in range(0, groups, 2):
         j = p * groups + g
-        chunk = k.add(k.shr(e["mi"], 1), g)              # 16-byte chunk of the matrix row
-        addr = k.add(e["s_row_base"], k.shl(k.xor(chunk, e["ri"]), 4))
+        if e["boxes"]:
+            # chunk g + mi/2 of the pass is chunk (g % 8) + mi/2 of box g / 8 (g is even: no carry)
+            chunk = k.add(k.shr(e["mi"], 1), g % 8)
+            addr = pg.mem(k.add(e["s_row_base"], k.shl(k.xor(chunk, e["ri"]), 4)), (g // 8) * WG_M * TMA_BOX * 2)
+        else:
+            chunk = k.add(k.shr(e["mi"], 1), g)          # 16-byte chunk of the matrix row
+            addr = k.add(e["s_row_base"], k.shl(k.xor(chunk, e["ri"]), 4))
         k.stmatrix(addr, [pairs[j][0], pairs[j][1], pairs[j + 1][0], pairs[j + 1][1]])
 
 
@@ -563,6 +585,36 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     k.place(done)
 
 
+def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c):
+    """epi="tma": one thread stores consumer sc's buffer for every pass of every tile of this CTA (the
+    consumers' tile order): wait for the buffer to be full (the consumers fenced their stmatrix
+    writes for the async proxy), one TMA store per 64 x 64 box (rows and columns past M and N are
+    clipped by the TMA unit), commit, wait until the boxes have been read, and release the buffer.
+    The last stores are waited for completely before the thread leaves."""
+    S, bn = cfg.stages, cfg.bn
+    buf = k.mad(sc, WG_M * EPI_COLS * 2, cbuf, mode="lo")
+    e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
+    e_empty = k.add(e_full, 8 * CONSUMERS)
+    u = k.mov(unit0, type=pg.u32)
+    top, done = k.new_label("t_tile"), k.new_label("t_done")
+    k.place(top)
+    k.bra(done, guard=k.setp("ge", u, units))
+    mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
+    row = k.add(k.shl(mb, 7), k.shl(sc, 6))
+    for p in range(bn // EPI_COLS):
+        k.mbarrier_wait(e_full, parity=p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
+        for bx in range(EPI_COLS // TMA_BOX):
+            col = k.mad(nb, bn, p * EPI_COLS + bx * TMA_BOX, mode="lo")
+            k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store")
+        k.cp_async_bulk_commit_group()
+        k.cp_async_bulk_wait_group(0, read=True)           # the buffer may be written again
+        k.mbarrier_arrive(e_empty)
+    k.add(u, nunits, dst=u)
+    k.bra(top)
+    k.place(done)
+    k.cp_async_bulk_wait_group(0)                         # C is written before the thread exits
+
+
 def _epi_fence(k):
     # the buffer never overlaps the stages wgmma reads, but the async-protocol check tracks the one
     # dynamic shared window as a whole; one fence per tile is cheap next to the K loop and keeps it quiet
@@ -583,10 +635,13 @@ def prepare(module, cfg: Config):
     return f
 
 
-def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int):
+def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
     """The TMA maps of A (M x K) and B (N x K for nt, K x N for nn): bf16, 128-byte swizzle, one
-    stage's box each (B: this CTA's share of it with cluster=2)."""
+    stage's box each (B: this CTA's share of it with cluster=2); for epi="tma" also C's (M x N, 64 x 64
+    boxes, 128-byte swizzle), so c is needed then."""
     from ptxgen.tma import encode_tiled
+    if (cfg.epi == "tma") != (c is not None):
+        raise ValueError(f"{cfg.name}: pass c (the output) exactly when epi='tma'")
     pa, pb = (int(x.data_ptr()) if hasattr(x, "data_ptr") else int(x) for x in (a, b))
     sw = cfg.k_swizzle
     ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(BM, cfg.bk), swizzle=sw, l2_promotion="256B")
@@ -596,7 +651,10 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int):
     else:
         tb = encode_tiled(ptr=pb, dtype="bf16", shape=(k, n), box=(cfg.bk, PANEL_N), swizzle="128B",
                           l2_promotion="256B")
-    return ta, tb
+    if c is None:
+        return ta, tb
+    pc = int(c.data_ptr()) if hasattr(c, "data_ptr") else int(c)
+    return ta, tb, encode_tiled(ptr=pc, dtype="bf16", shape=(m, n), box=(TMA_BOX, TMA_BOX), swizzle="128B")
 
 
 def resident_ctas(f, cfg: Config, sm_count: int) -> int:
@@ -631,6 +689,10 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     else:
         units = -(-(-(-m // BM)) // cfg.cluster) * -(-n // cfg.bn)
         grid = max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
+    if cfg.epi == "tma":
+        if len(maps) != 3:
+            raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
+        pc = maps[2]
     f.launch((grid,), (THREADS,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)],
              shared_bytes=smem_bytes(cfg), stream=stream,
              cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
@@ -655,7 +717,7 @@ def run(module, rng):
         ctas = resident_ctas(f, cfg, sms)
         for (m, n, kk) in sizes:
             a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, kk, rng.integers(2**31))
-            launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk), c, m, n, kk, ctas)
+            launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk, c=c if cfg.epi == "tma" else None), c, m, n, kk, ctas)
             torch.cuda.synchronize()
             checks.append(check_bf16_gemm(f"{cfg.name} {m}x{n}x{kk}", c, ref, kk))
     return checks

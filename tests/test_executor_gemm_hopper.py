@@ -27,8 +27,10 @@ def _run(cfg, m, n, k, seed=0):
     tb = tensor_map(bb, box=(cfg.bn, cfg.bk) if cfg.layout == "nt" else (cfg.bk, h.PANEL_N),
                     swizzle=cfg.k_swizzle if cfg.layout == "nt" else "128B", dtype="bf16")
     t0 = time.perf_counter()
+    bc = Buffer(c)
+    out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16") if cfg.epi == "tma" else bc
     run_kernel(mod, cfg.name, grid=(1,), block=(h.THREADS,), dynamic_shared=h.smem_bytes(cfg),
-               args=[ta, tb, Buffer(c), np.uint32(m), np.uint32(n), np.uint32(k)])
+               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)])
     secs = time.perf_counter() - t0
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)
@@ -37,7 +39,8 @@ def _run(cfg, m, n, k, seed=0):
 
 @pytest.mark.parametrize("cfg, k", [(h.Config("nt", 1, epi="smem"), 456), (h.Config("nn", 1, epi="smem"), 456),
                                     (h.Config("nt", 1, epi="direct"), 456), (h.Config("nt", 1, 8, 1, 8, 32, epi="smem"), 456),
-                                    (h.Config("nt", 1), 456), (h.Config("nn", 1), 136)],
+                                    (h.Config("nt", 1), 456), (h.Config("nn", 1), 136),
+                                    (h.Config("nt", 1, epi="tma"), 456), (h.Config("nn", 1, epi="tma"), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps

@@ -16,7 +16,7 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 2, 5, 1, 8, 64, 192, "direct"), h.Config("nt", 1, epi="direct"),
                        h.Config("nn", 2, epi="direct"), h.Config("nt", 1, epi="smem_defer"),
                        h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="smem"),
-                       h.Config("nn", 2, epi="smem")]
+                       h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="tma"), h.Config("nn", 2, epi="tma")]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_kernel_structure(module, cfg):
     assert f"setmaxnreg.inc.sync.aligned.u32 {h.CONSUMER_REGS};" in body
     assert h.PRODUCER_REGS * 128 + h.CONSUMER_REGS * 128 * h.CONSUMERS <= 65536
     # the stage ring: barriers initialised with the right counts, expect_tx of a whole stage
-    storer = cfg.epi == "storer"
+    storer = cfg.epi in h.HANDOFF
     assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages + (2 * h.CONSUMERS if storer else 0)
     assert re.search(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {h.CONSUMERS * cfg.cluster};", body)
     assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
@@ -58,12 +58,23 @@ def test_kernel_structure(module, cfg):
     # the epilogue: through the warpgroup's shared buffer (stmatrix, then 16-byte loads and stores)
     # or 4-byte stores straight from the registers (a fast path and a predicated edge path)
     if storer:
-        # the consumers stmatrix pass 0 at the end of a tile and pass 1 in one of three places; the
-        # storer warp copies both passes out (the consumers store nothing to global memory)
+        # the consumers stmatrix pass 0 at the end of a tile and pass 1 in one of three places, and
+        # fence each for the async proxy before the hand-off
         assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * h.EPI_COLS // 16
-        assert body.count("ld.shared.v4.b32") == body.count("st.global.v4.b32") == 2 * h.WG_M // 2
         assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 128;", body)
-        assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 32;", body)
+        handoffs = re.findall(r"fence\.proxy\.async\.shared::cta;\n\s*mbarrier\.arrive\.shared\.b64", body)
+        assert len(handoffs) == 4
+        if cfg.epi == "storer":
+            # a storer warp copies both passes out (the consumers store nothing to global memory)
+            assert body.count("ld.shared.v4.b32") == body.count("st.global.v4.b32") == 2 * h.WG_M // 2
+            assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 32;", body)
+        else:
+            # one thread TMA-stores two 64 x 64 boxes per pass, waits for their reads before freeing
+            # the buffer, and for completion before it leaves; nothing goes through st.global
+            stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group \[", body)
+            assert len(stores) == 2 * 2 and "st.global" not in body
+            assert "cp.async.bulk.wait_group.read 0;" in body and "cp.async.bulk.wait_group 0;" in body
+            assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)
     elif cfg.epi != "direct":
         passes = cfg.bn // h.EPI_COLS
         # smem_defer: the last pass is copied out in the next tile's first k-block, before a tile
@@ -141,7 +152,7 @@ def test_grid_keeps_the_rounds_with_the_fewest_ctas(cluster):
 @pytest.mark.parametrize("kw, msg", [(dict(layout="tn"), "layout"), (dict(cluster=4), "cluster"),
                                      (dict(bk=128), "bk"), (dict(bn=96), "bn = 96"),
                                      (dict(bn=192, cluster=2, layout="nn"), "bn = 192"), (dict(stages=5), "do not fit"), (dict(bn=192, epi="smem"), "epi"),
-                                     (dict(bn=128), "storer with bn = 256"), (dict(lag=2), "lag")])
+                                     (dict(bn=128), "storer and tma with bn = 256"), (dict(lag=2), "lag")])
 def test_config_check_names_the_field(kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
         h.Config(**kw).check()
@@ -186,7 +197,7 @@ def test_matches_float64_reference(module, cfg):
     rng = np.random.default_rng(7)
     for (m, n, k) in [(256, 512, 128), (130, 264, 72), (1000, 1000, 1000)]:
         a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, rng.integers(2 ** 31))   # c: NaN poison
-        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k), c, m, n, k, ctas)
+        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c if cfg.epi == "tma" else None), c, m, n, k, ctas)
         torch.cuda.synchronize()
         got = c.double()
         assert bool(torch.isfinite(got).all()), f"{m}x{n}x{k}: unwritten elements"
