@@ -19,12 +19,14 @@ launches the fewest CTAs that finish the tiles in as many rounds as one CTA per 
 - the epilogue converts the 128 f32 accumulators of a thread to bf16 pairs and puts them with
   `stmatrix` into a per-warpgroup 64 x 128 shared buffer (16-byte chunks XOR-swizzled by row, so the
   stores are free of bank conflicts); a buffer holds half of a warpgroup's 64 x 256 piece (a pass).
-  With the default `epi="storer"`, two otherwise idle warps of the producer warpgroup copy the
-  buffers to C (16-byte loads and stores, each warp instruction two whole 256-byte row segments),
-  synchronised with the consumers by a full/empty mbarrier pair per buffer: the consumers write pass
-  0 at the end of a tile and keep pass 1 in 32 registers until k-block STORER_DEFER_KB of the next
-  tile, so the tensor cores idle only for the stmatrix of one pass. `epi="smem"` has the consumers
-  copy both passes out themselves, `epi="direct"` stores 4-byte pairs straight from the registers
+  The consumers hand a full buffer to the producer warpgroup through a full/empty mbarrier pair per
+  buffer: they write pass 0 at the end of a tile and keep pass 1 in 32 registers until k-block
+  STORER_DEFER_KB of the next tile, so the tensor cores idle only for the stmatrix of one pass. With
+  the default `epi="tma"`, the buffer is laid out as two 64 x 64 boxes in the TMA's 128-byte swizzle
+  and one producer thread per buffer writes it to C with `cp.async.bulk.tensor` stores (C's tensor
+  map is the third kernel parameter; the TMA clips the ragged edges). `epi="storer"` has two
+  producer warps copy the buffers out with 16-byte loads and stores instead, `epi="smem"` the
+  consumers themselves, and `epi="direct"` stores 4-byte pairs straight from the registers
   (bench/LOG.md has what each costs);
 - tiles are visited in groups of GROUP_M block rows (the CTAs working at the same time share A and B
   panels in L2);
@@ -74,7 +76,8 @@ PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel
 EPI_MODES = ("smem", "smem_defer", "storer", "tma", "direct")
 TMA_BOX = 64                         # epi="tma": C goes out in 64 x 64 boxes (128-byte swizzled rows)
 HANDOFF = ("storer", "tma")          # epilogues whose copy-out runs in the producer warpgroup
-STORER_DEFER_KB = 3                  # epi="storer": the k-block of the next tile that writes the last pass
+STORER_DEFER_KB = 3                  # epi="tma"/"storer": the k-block of the next tile that writes the last pass
+DEFAULT_EPI = "tma"                  # Config.epi's default; its kernel names carry no epilogue suffix
 EPI_COLS = 128                       # smem epilogue: columns of C per pass (a 64 x 128 bf16 buffer per warpgroup)
 
 
@@ -87,18 +90,19 @@ class Config:
     group: int = GROUP_M    # block rows (cluster rows) of the tile raster
     bk: int = BK            # K of a stage: 64 (128-byte rows, 128B swizzle) or 32 (64-byte rows, 64B swizzle)
     bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256)
-    epi: str = "storer"     # "smem": stmatrix into a swizzled buffer, 16-byte coalesced stores;
-                            # "smem_defer": the same, the last pass copied out during the next
-                            # tile's first k-block; "storer": the consumers only stmatrix, two
-                            # producer warps copy the buffers out while the next tile runs;
-                            # "tma": the same hand-off, one producer thread per buffer issues TMA
-                            # stores (C's tensor map is the third kernel parameter);
+    epi: str = "tma"        # "tma": the consumers only stmatrix, one producer thread per buffer
+                            # writes it with TMA stores while the next tile runs (C's tensor map
+                            # is the third kernel parameter); "storer": the same hand-off, two
+                            # producer warps copy the buffers out with 16-byte stores;
+                            # "smem": stmatrix into a swizzled buffer, the consumers copy it out
+                            # with 16-byte coalesced stores; "smem_defer": the same, the last pass
+                            # copied out during the next tile's first k-block;
                             # "direct": 4-byte stores from the registers
 
     @property
     def name(self) -> str:
         return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
-                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == "storer" else "_" + self.epi))
+                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == DEFAULT_EPI else "_" + self.epi))
 
     @property
     def shape(self) -> str:
@@ -637,11 +641,11 @@ def prepare(module, cfg: Config):
 
 def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
     """The TMA maps of A (M x K) and B (N x K for nt, K x N for nn): bf16, 128-byte swizzle, one
-    stage's box each (B: this CTA's share of it with cluster=2); for epi="tma" also C's (M x N, 64 x 64
-    boxes, 128-byte swizzle), so c is needed then."""
+    stage's box each (B: this CTA's share of it with cluster=2); with c (the output, needed for
+    epi="tma", the default) also C's (M x N, 64 x 64 boxes, 128-byte swizzle)."""
     from ptxgen.tma import encode_tiled
-    if (cfg.epi == "tma") != (c is not None):
-        raise ValueError(f"{cfg.name}: pass c (the output) exactly when epi='tma'")
+    if cfg.epi == "tma" and c is None:
+        raise ValueError(f"{cfg.name} writes C through a tensor map: pass c (the output) to tensor_maps")
     pa, pb = (int(x.data_ptr()) if hasattr(x, "data_ptr") else int(x) for x in (a, b))
     sw = cfg.k_swizzle
     ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(BM, cfg.bk), swizzle=sw, l2_promotion="256B")
@@ -679,7 +683,7 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
 
 
 def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True) -> None:
-    """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k); c: bf16 device array;
+    """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;
     ctas = resident_ctas(f, cfg, sm_count). balanced=False launches every resident slot the work can
     use instead of grid_for's fewest CTAs for the same number of rounds."""
     check_shape(m, n, k)
@@ -717,7 +721,7 @@ def run(module, rng):
         ctas = resident_ctas(f, cfg, sms)
         for (m, n, kk) in sizes:
             a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, kk, rng.integers(2**31))
-            launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk, c=c if cfg.epi == "tma" else None), c, m, n, kk, ctas)
+            launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk, c=c), c, m, n, kk, ctas)
             torch.cuda.synchronize()
             checks.append(check_bf16_gemm(f"{cfg.name} {m}x{n}x{kk}", c, ref, kk))
     return checks

@@ -16,7 +16,7 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 2, 5, 1, 8, 64, 192, "direct"), h.Config("nt", 1, epi="direct"),
                        h.Config("nn", 2, epi="direct"), h.Config("nt", 1, epi="smem_defer"),
                        h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="smem"),
-                       h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="tma"), h.Config("nn", 2, epi="tma")]
+                       h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="storer"), h.Config("nn", 2, epi="storer")]
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +158,16 @@ def test_config_check_names_the_field(kw, msg):
         h.Config(**kw).check()
 
 
+def test_tma_epilogue_needs_the_output_for_its_tensor_map():
+    """The default epilogue stores C through a tensor map, so tensor_maps refuses to make the maps
+    without c, and launch refuses maps without C's."""
+    assert h.Config().epi == "tma" and "tma" not in h.Config().name and h.Config(epi="storer").name.endswith("_storer")
+    with pytest.raises(ValueError, match="pass c"):
+        h.tensor_maps(h.Config(), 0, 0, 128, 256, 64)
+    with pytest.raises(ValueError, match="tensor_maps"):
+        h.launch(None, h.Config(), (b"a", b"b"), 0, 128, 256, 64, 1)
+
+
 @pytest.mark.parametrize("shape, msg", [((0, 8, 8), "M = 0"), ((8, 12, 8), "multiples of 8"),
                                         ((8, 8, 20), "multiples of 8"), ((8, 8.0, 8), "N = 8.0")])
 def test_check_shape_names_the_problem(shape, msg):
@@ -197,7 +207,7 @@ def test_matches_float64_reference(module, cfg):
     rng = np.random.default_rng(7)
     for (m, n, k) in [(256, 512, 128), (130, 264, 72), (1000, 1000, 1000)]:
         a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, rng.integers(2 ** 31))   # c: NaN poison
-        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c if cfg.epi == "tma" else None), c, m, n, k, ctas)
+        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas)
         torch.cuda.synchronize()
         got = c.double()
         assert bool(torch.isfinite(got).all()), f"{m}x{n}x{k}: unwritten elements"
