@@ -13,61 +13,26 @@ per GHz (what the kernel does with the clock it gets).
 hopper is gemm_hopper's default nt kernel on its balanced persistent grid (the fewest CTAs that finish
 in the same number of rounds: 128 for the square sizes), hopper-full the same kernel on one CTA per SM,
 hopper-storer the variant whose epilogue two producer warps copy out with 16-byte stores
-(epi="storer") instead of the default's TMA stores;
+(epi="storer") instead of the default's TMA stores, hopper-c2 the default kernel in clusters of 2 CTAs
+that multicast B (a third less L2-to-SM traffic per FLOP);
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import threading
 import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
-KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "ampere", "ampere-pers")
-
-
-class Sampler:
-    """nvidia-smi in the background: (arrival time, SM MHz, W, degrees C) every 50 ms."""
-
-    def __init__(self):
-        self.samples = []
-        self.proc = None
-        exe = shutil.which("nvidia-smi")
-        if exe is None:
-            return
-        self.proc = subprocess.Popen([exe, "--query-gpu=clocks.sm,power.draw,temperature.gpu",
-                                      "--format=csv,noheader,nounits", "-lms", "50"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                mhz, watts, temp = (float(x) for x in line.split(","))
-            except ValueError:
-                continue
-            self.samples.append((time.time(), mhz, watts, temp))
-
-    def window(self, t0, t1):
-        """Median clock, power and temperature of the samples inside [t0, t1] (None without any)."""
-        got = [s for s in self.samples if t0 <= s[0] <= t1]
-        if not got:
-            return None
-        return tuple(statistics.median(s[i] for s in got) for i in (1, 2, 3))
-
-    def stop(self):
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait()
+KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "ampere", "ampere-pers")
 
 
 def main(argv=None) -> int:
@@ -103,9 +68,10 @@ def main(argv=None) -> int:
     hopper_ok = ctx.arch.startswith("sm_90")
     cfg = h.Config("nt", 1)                    # no cluster, the default (TMA-store) epilogue
     cfg_st = h.Config("nt", 1, epi="storer")
+    cfg_c2 = h.Config("nt", 2)
     if hopper_ok:
-        hmod = load_module(h.build("sm_90a", [cfg, cfg_st]).emit())
-        fh, fhs = h.prepare(hmod, cfg), h.prepare(hmod, cfg_st)
+        hmod = load_module(h.build("sm_90a", [cfg, cfg_st, cfg_c2]).emit())
+        fh, fhs, fh2 = h.prepare(hmod, cfg), h.prepare(hmod, cfg_st), h.prepare(hmod, cfg_c2)
     fa = g.prepare(load_module(g.build(ctx.arch).emit()), "nt")
     sampler = Sampler()
     rows = []
@@ -125,6 +91,9 @@ def main(argv=None) -> int:
                 calls["hopper-full"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full, balanced=False)
                 smaps = [h.tensor_maps(cfg_st, A[i], BT[i], m, n, k) for i in range(SETS)]
                 calls["hopper-storer"] = lambda i: h.launch(fhs, cfg_st, smaps[i], C[i], m, n, k, full)
+                maps2 = [h.tensor_maps(cfg_c2, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)]
+                slots2 = h.resident_ctas(fh2, cfg_c2, ctx.sm_count)
+                calls["hopper-c2"] = lambda i: h.launch(fh2, cfg_c2, maps2[i], C[i], m, n, k, slots2)
             flops = 2.0 * m * n * k
             for kind in kinds:
                 if kind not in calls:

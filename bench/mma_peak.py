@@ -11,21 +11,27 @@ all, next to cuBLAS on a GEMM, all in one run (the same clocks and temperature).
 - cuBLAS: torch.matmul on random bf16 inputs of the given size, timed in alternation with nothing.
 
 Every kernel stores its accumulators' sum, so nothing is optimised away; the sums are checked to
-be finite. Median of --iters CUDA-event timings after warm-up.
+be finite. Each row runs batches of --iters CUDA-event timings (after warm-up) for at least
+--seconds and reports the median call, the median SM clock nvidia-smi saw over the last 80 % of that
+window with the board power, and TFLOP/s per GHz: the ceiling per clock that a GEMM's own TFLOP/s per GHz
+(bench/gemm_sustained.py) can be held against, whatever clock the power limit leaves each of them.
 
-    python3 bench/mma_peak.py [--iters 20] [--size 4096]
+    python3 bench/mma_peak.py [--iters 20] [--seconds 1] [--size 4096]
 """
 import argparse
 import os
 import statistics
 import sys
+import time
 
 import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ptxgen as pg  # noqa: E402
+from gpuclock import Sampler  # noqa: E402
 from ptxgen.ops.wgmma_desc import SmemTile  # noqa: E402
 
 LOOP = 256                 # loop iterations per launch (each kernel runs ~0.5-2 ms)
@@ -123,8 +129,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=1.0,
+                    help="time each row for at least this long (clock samples need a window; default 1)")
     ap.add_argument("--size", type=int, default=4096, help="cuBLAS reference: an N x N x N bf16 GEMM")
     args = ap.parse_args(argv)
+    if args.iters < 1 or args.warmup < 0 or args.seconds < 0 or args.size < 16:
+        ap.error("--iters must be >= 1, --warmup and --seconds >= 0, --size >= 16")
 
     from ptxgen.ptxas import assemble
     from ptxgen.runtime import DeviceBuffer, get_context, load_module, no_gpu_reason, time_kernel  # noqa: F401
@@ -141,9 +151,17 @@ def main(argv=None) -> int:
     mod = load_module(ptx)
     rows = []
 
+    sampler = Sampler()
+
     def timed(fn, flop):
-        ms = statistics.median(time_kernel(fn, warmup=args.warmup, iters=args.iters))
-        return ms, flop / ms / 1e9
+        times = time_kernel(fn, warmup=args.warmup, iters=args.iters)
+        t0 = time.time()
+        while time.time() - t0 < args.seconds:
+            times += time_kernel(fn, warmup=0, iters=args.iters)
+        t1 = time.time()
+        ms = statistics.median(times)
+        clk = sampler.window(t0 + 0.2 * (t1 - t0), t1)
+        return ms, flop / ms / 1e9, clk
 
     out = DeviceBuffer.zeros(sms * 2048, np.float32)     # one float per thread, at most 2048 a SM
     for w, c in MMA_SHAPES:
@@ -153,14 +171,14 @@ def main(argv=None) -> int:
         per_sm = max(1, min(2048 // (32 * w), 65536 // (32 * w * max(r.registers, 1))))
         grid = sms * per_sm
         flop = grid * w * LOOP * c * MMA_FLOP
-        ms, tf = timed(lambda f=f, grid=grid, w=w: f.launch((grid,), (32 * w,), [out, np.uint32(LOOP)]), flop)
-        rows.append((f"mma.sync m16n8k16 bf16, {w * per_sm} warps/SM, {c} chains", ms, tf, r.registers))
+        ms, tf, clk = timed(lambda f=f, grid=grid, w=w: f.launch((grid,), (32 * w,), [out, np.uint32(LOOP)]), flop)
+        rows.append((f"mma.sync m16n8k16 bf16, {w * per_sm} warps/SM, {c} chains", ms, tf, clk, r.registers))
     if wg_smem is not None:
         f = mod.function("wgmma_peak")
         f.set_max_dynamic_shared(wg_smem)
         flop = sms * 2 * LOOP * 4 * WGMMA_FLOP
-        ms, tf = timed(lambda: f.launch((sms,), (256,), [out, np.uint32(LOOP)], shared_bytes=wg_smem), flop)
-        rows.append(("wgmma m64n256k16 bf16, 2 warpgroups/SM", ms, tf, res.resources["wgmma_peak"].registers))
+        ms, tf, clk = timed(lambda: f.launch((sms,), (256,), [out, np.uint32(LOOP)], shared_bytes=wg_smem), flop)
+        rows.append(("wgmma m64n256k16 bf16, 2 warpgroups/SM", ms, tf, clk, res.resources["wgmma_peak"].registers))
     sums = out.to_numpy()
     finite = bool(np.isfinite(sums[:sms * 256]).all())
     try:
@@ -169,15 +187,17 @@ def main(argv=None) -> int:
         a = torch.randn(n, n, device="cuda").to(torch.bfloat16)
         b = torch.randn(n, n, device="cuda").to(torch.bfloat16)
         c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
-        ms, tf = timed(lambda: torch.matmul(a, b, out=c), 2.0 * n ** 3)
-        rows.append((f"cuBLAS bf16 GEMM {n}^3", ms, tf, None))
+        ms, tf, clk = timed(lambda: torch.matmul(a, b, out=c), 2.0 * n ** 3)
+        rows.append((f"cuBLAS bf16 GEMM {n}^3", ms, tf, clk, None))
     except ImportError:
         print("torch not found: no cuBLAS row")
     print(f"tensor-core ceilings on {ctx.name} ({ctx.arch}, {sms} SMs), median of {args.iters}; "
           f"accumulator sums finite: {finite}")
-    print(f"  {'kernel':<52} {'ms':>8} {'TFLOP/s':>9} {'regs':>5}")
-    for label, ms, tf, regs in rows:
-        print(f"  {label:<52} {ms:8.3f} {tf:9.1f} {'' if regs is None else regs:>5}")
+    sampler.stop()
+    print(f"  {'kernel':<52} {'ms':>8} {'TFLOP/s':>9} {'SM MHz':>7} {'W':>5} {'TF/GHz':>7} {'regs':>5}")
+    for label, ms, tf, clk, regs in rows:
+        clock = f"{clk[0]:7.0f} {clk[1]:5.0f} {tf / clk[0] * 1e3:7.1f}" if clk else f"{'-':>7} {'-':>5} {'-':>7}"
+        print(f"  {label:<52} {ms:8.3f} {tf:9.1f} {clock} {'' if regs is None else regs:>5}")
     return 0 if finite else 1
 
 
