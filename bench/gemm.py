@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--kernels", default="hopper,ampere",
                     help="comma-separated: hopper (every gemm_hopper config; GEMM_HOPPER_CONFIGS="
-                         "'nt:1:4:1:8:64:256:smem,...' picks others), ampere (gemm_ampere's default tile), ampere-all "
+                         "'nt:1:4:1:8:64:256:tma[:256],...', Config's fields in order, picks others), ampere (gemm_ampere's default tile), ampere-all "
                          "(every tile of AMPERE_ALL; GEMM_AMPERE_CONFIGS='256:32:4:8:smem:1,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
     ap.add_argument("--ampere-grid", default="tiles", choices=("tiles", "persistent", "both"),

@@ -7,7 +7,10 @@ all, next to cuBLAS on a GEMM, all in one run (the same clocks and temperature).
   for the one before it); warps per SM and chains are swept.
 - wgmma: two warpgroups per CTA (one CTA per SM) each issue 4 x m64n256k16 per iteration from
   128-byte-swizzled shared-memory descriptors (A 64 x 64, B 256 x 64, filled once), commit, and
-  wait with one group in flight, like gemm_hopper's consumers without the data movement.
+  wait with one group in flight, like gemm_hopper's consumers without the data movement; once with
+  random operand bits (as a GEMM's) and once with a repeating pattern.
+- TMA: gemm_hopper's operand delivery without the math (one thread per SM keeps a 4-stage ring of
+  128 x 64 + 256 x 64 bf16 boxes loading), in TB/s delivered into shared memory.
 - cuBLAS: torch.matmul on random bf16 inputs of the given size, timed in alternation with nothing.
 
 Every kernel stores its accumulators' sum, so nothing is optimised away; the sums are checked to
@@ -41,18 +44,27 @@ TILE_A = SmemTile(64, 64, "bf16", "K", "128B")
 TILE_B = SmemTile(256, 64, "bf16", "K", "128B")
 
 
+def _random_bf16x2(k, x):
+    """Two bf16 values from a hash of the u32 x: random sign, exponent 124-127 and mantissa bits
+    (magnitudes 0.125-2, like the normal inputs of the GEMM benchmarks once scaled), so the tensor
+    cores see random bits, as in a GEMM, not a repeating pattern that switches fewer gates."""
+    h = k.mul(x, 0x9E3779B1, mode="lo")
+    h = k.xor(h, k.shr(h, 16), type=pg.b32)
+    h = k.mul(h, 0x85EBCA6B, mode="lo", type=pg.u32)
+    h = k.xor(h, k.shr(h, 13), type=pg.b32)
+    return k.or_(k.and_(h, 0x81FF81FF, type=pg.b32), 0x3E003E00, type=pg.b32)
+
+
 def mma_sync_kernel(m: pg.Module, warps: int, chains: int):
     """mma_sync_peak_w{warps}_c{chains}(out, loops): out[thread] = sum of its accumulators."""
     k = m.entry(f"mma_sync_peak_w{warps}_c{chains}", maxntid=32 * warps)
     pout = k.param_ptr("out", pg.f32, align=4)
     ploops = k.param("loops", pg.u32)
     tid = k.tid.x
-    # fragments: small bf16 values derived from the thread index (not zeros: the data path's power
-    # depends on the bits)
-    seed = k.add(k.and_(tid, 63), 0x3E00)                        # bf16 bit patterns around 0.125
-    pair = k.or_(seed, k.shl(k.xor(seed, 5), 16), type=pg.b32)
-    fa = [k.xor(pair, i, type=pg.b32) for i in range(4)]
-    fb = [k.xor(pair, 7 + i, type=pg.b32) for i in range(2)]
+    # fragments: random bf16 bits (the data path's power depends on them; see _random_bf16x2)
+    gid0 = k.mad(k.ctaid.x, k.ntid.x, tid, mode="lo")
+    fa = [_random_bf16x2(k, k.mad(gid0, 8, i, mode="lo")) for i in range(4)]
+    fb = [_random_bf16x2(k, k.mad(gid0, 8, 4 + i, mode="lo")) for i in range(2)]
     acc = [k.regs(pg.f32, 4, name=f"c{i}") for i in range(chains)]
     for a in acc:
         for r in a:
@@ -70,20 +82,26 @@ def mma_sync_kernel(m: pg.Module, warps: int, chains: int):
     return k
 
 
-def wgmma_kernel(m: pg.Module):
-    """wgmma_peak(out, loops): 2 warpgroups, 4 x m64n256k16 per iteration, one group in flight."""
-    k = m.entry("wgmma_peak", reqntid=256)
+def wgmma_kernel(m: pg.Module, data: str = "random"):
+    """wgmma_peak[_pattern](out, loops): 2 warpgroups, 4 x m64n256k16 per iteration, one group in
+    flight. data="random": the operands are random bf16 bits (as a GEMM's); "pattern": a few
+    values that repeat (what this benchmark used first: the same TFLOP/s at a lower power)."""
+    k = m.entry("wgmma_peak" + ("" if data == "random" else "_" + data), reqntid=256)
     pout = k.param_ptr("out", pg.f32, align=4)
     ploops = k.param("loops", pg.u32)
-    dyn = m.extern_shared("smem_peak", align=1024)
+    dyn = m.extern_shared("smem_peak_" + data, align=1024)
     tid = k.tid.x
     base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
-    # fill A (2 x 8 KiB, one per warpgroup) and B (32 KiB) with small bf16 values, 16 bytes a store
+    # fill A (2 x 8 KiB, one per warpgroup) and B (32 KiB), 16 bytes a store
     nbytes = 2 * TILE_A.nbytes + TILE_B.nbytes
-    val = k.or_(k.add(k.and_(tid, 63), 0x3E00), k.shl(k.add(k.and_(tid, 31), 0x3D80), 16), type=pg.b32)
-    vec = [val, k.xor(val, 1, type=pg.b32), k.xor(val, 2, type=pg.b32), k.xor(val, 3, type=pg.b32)]
+    if data != "random":
+        val = k.or_(k.add(k.and_(tid, 63), 0x3E00), k.shl(k.add(k.and_(tid, 31), 0x3D80), 16), type=pg.b32)
+        vec = [val, k.xor(val, 1, type=pg.b32), k.xor(val, 2, type=pg.b32), k.xor(val, 3, type=pg.b32)]
     with k.for_range(0, nbytes // (256 * 16), name="f") as f:
-        off = k.shl(k.mad(f, 256, tid, mode="lo"), 4)
+        word = k.mad(f, 256, tid, mode="lo")
+        off = k.shl(word, 4)
+        if data == "random":
+            vec = [_random_bf16x2(k, k.mad(word, 4, j, mode="lo")) for j in range(4)]
         k.st(k.add(base, off), vec, pg.b32, space="shared")
     k.fence_proxy_async("shared::cta")
     k.bar_sync(0)
@@ -115,6 +133,62 @@ def wgmma_kernel(m: pg.Module):
 MMA_SHAPES = [(8, 32), (8, 16), (16, 16), (4, 32)]     # (warps per CTA, chains per warp)
 
 
+TMA_STAGES = 4
+TMA_STAGE_BYTES = (128 + 256) * 64 * 2       # gemm_hopper's stage: a 128 x 64 A box and a 256 x 64 B box
+
+
+def tma_stream_kernel(m: pg.Module):
+    """tma_stream(tmap_a, tmap_b, loops, k_blocks): gemm_hopper's operand delivery without the math.
+    One thread per CTA (one CTA per SM) keeps TMA_STAGES stages of loads in flight: each stage is a
+    128 x 64 box of A and a 256 x 64 box of B (128-byte swizzle) at the CTA's tile, k-block after
+    k-block, and is loaded again as soon as its mbarrier says the previous load landed."""
+    k = m.entry("tma_stream", reqntid=32)
+    tmap_a = k.param_bytes("tmap_a", 128, align=64)
+    tmap_b = k.param_bytes("tmap_b", 128, align=64)
+    loops = k.ld_param(k.param("loops", pg.u32))
+    kblocks = k.ld_param(k.param("k_blocks", pg.u32))
+    dyn = m.extern_shared("smem_tma_stream", align=1024)
+    base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
+    bars = k.add(base, TMA_STAGES * TMA_STAGE_BYTES)
+    with k.if_(k.setp("eq", k.tid.x, 0)):
+        for st in range(TMA_STAGES):
+            k.mbarrier_init(k.add(bars, 8 * st), 1)
+        k.fence_mbarrier_init()
+        cta = k.ctaid.x
+        row_a = k.shl(k.and_(cta, 31), 7)                      # A rows of block row cta % 32
+        col_b = k.shl(k.and_(k.shr(cta, 5), 15), 8)           # B rows of block column cta / 32 % 16
+        s, ph = k.mov(0, type=pg.u32), k.mov(0, type=pg.u32)
+
+        def issue(i):
+            full = k.mad(s, 8, bars, mode="lo")
+            k.mbarrier_arrive_expect_tx(full, TMA_STAGE_BYTES)
+            stage = k.mad(s, TMA_STAGE_BYTES, base, mode="lo")
+            kx = k.shl(k.rem(i, kblocks), 6)
+            k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
+            k.cp_async_bulk_tensor(k.add(stage, 128 * 64 * 2), tmap_b, [kx, col_b], mbarrier=full)
+
+        def step():
+            k.add(s, 1, dst=s)
+            wrap = k.setp("eq", s, TMA_STAGES)
+            k.mov(0, dst=s, guard=wrap)
+            k.xor(ph, 1, dst=ph, guard=wrap)
+
+        for i in range(TMA_STAGES):                            # fill the ring (loops >= TMA_STAGES)
+            issue(k.mov(i, type=pg.u32))
+            step()
+        # iteration i reuses stage i % S after the load of iteration i - S, which completed phase
+        # (i - S) / S of that stage's barrier: parity ph ^ 1, ph being (i / S) % 2
+        with k.for_range(TMA_STAGES, loops, name="it") as it:
+            k.mbarrier_wait(k.mad(s, 8, bars, mode="lo"), parity=k.xor(ph, 1))
+            issue(it)
+            step()
+        for _ in range(TMA_STAGES):                            # the last loads land before exit
+            k.mbarrier_wait(k.mad(s, 8, bars, mode="lo"), parity=k.xor(ph, 1))
+            step()
+    k.ret()
+    return k
+
+
 def build(target: str):
     m = pg.Module(target)
     for w, c in MMA_SHAPES:
@@ -122,6 +196,8 @@ def build(target: str):
     smem = None
     if target.startswith("sm_90"):
         smem = wgmma_kernel(m)[1]
+        wgmma_kernel(m, "pattern")
+        tma_stream_kernel(m)
     return m, smem
 
 
@@ -173,12 +249,30 @@ def main(argv=None) -> int:
         flop = grid * w * LOOP * c * MMA_FLOP
         ms, tf, clk = timed(lambda f=f, grid=grid, w=w: f.launch((grid,), (32 * w,), [out, np.uint32(LOOP)]), flop)
         rows.append((f"mma.sync m16n8k16 bf16, {w * per_sm} warps/SM, {c} chains", ms, tf, clk, r.registers))
+    stream = None
     if wg_smem is not None:
-        f = mod.function("wgmma_peak")
-        f.set_max_dynamic_shared(wg_smem)
-        flop = sms * 2 * LOOP * 4 * WGMMA_FLOP
-        ms, tf, clk = timed(lambda: f.launch((sms,), (256,), [out, np.uint32(LOOP)], shared_bytes=wg_smem), flop)
-        rows.append(("wgmma m64n256k16 bf16, 2 warpgroups/SM", ms, tf, clk, res.resources["wgmma_peak"].registers))
+        for name, what in (("wgmma_peak", "random bf16"), ("wgmma_peak_pattern", "repeating bf16 pattern")):
+            f = mod.function(name)
+            f.set_max_dynamic_shared(wg_smem)
+            flop = sms * 2 * LOOP * 4 * WGMMA_FLOP
+            ms, tf, clk = timed(lambda f=f: f.launch((sms,), (256,), [out, np.uint32(LOOP)], shared_bytes=wg_smem),
+                                flop)
+            rows.append((f"wgmma m64n256k16 bf16, 2 warpgroups/SM, {what}", ms, tf, clk, res.resources[name].registers))
+        # operand delivery alone: random 4096 x 4096 bf16 A and B, gemm_hopper's boxes and ring
+        from ptxgen.tma import encode_tiled
+        rng = np.random.default_rng(0)
+        srcs = [DeviceBuffer.from_numpy(rng.integers(0, 2 ** 16, (4096, 4096), dtype=np.uint16)) for _ in range(2)]
+        maps = [encode_tiled(buf, box=box, dtype="bf16", swizzle="128B", l2_promotion="256B")
+                for buf, box in zip(srcs, ((128, 64), (256, 64)))]
+        f = mod.function("tma_stream")
+        tma_smem = TMA_STAGES * TMA_STAGE_BYTES + 8 * TMA_STAGES + 1024
+        f.set_max_dynamic_shared(tma_smem)
+        loops = 8 * LOOP
+        nbytes = sms * loops * TMA_STAGE_BYTES
+        ms, _, clk = timed(lambda: f.launch((sms,), (32,), [maps[0], maps[1], np.uint32(loops), np.uint32(64)],
+                                            shared_bytes=tma_smem), 0.0)
+        stream = (f"TMA loads into a {TMA_STAGES} x {TMA_STAGE_BYTES // 1024} KiB ring per SM, no math", ms,
+                  nbytes / ms / 1e9, clk)
     sums = out.to_numpy()
     finite = bool(np.isfinite(sums[:sms * 256]).all())
     try:
@@ -198,6 +292,11 @@ def main(argv=None) -> int:
     for label, ms, tf, clk, regs in rows:
         clock = f"{clk[0]:7.0f} {clk[1]:5.0f} {tf / clk[0] * 1e3:7.1f}" if clk else f"{'-':>7} {'-':>5} {'-':>7}"
         print(f"  {label:<52} {ms:8.3f} {tf:9.1f} {clock} {'' if regs is None else regs:>5}")
+    if stream is not None:
+        label, ms, tbs, clk = stream
+        clock = f"{clk[0]:7.0f} {clk[1]:5.0f}" if clk else f"{'-':>7} {'-':>5}"
+        print(f"  {'operand delivery':<52} {'ms':>8} {'TB/s':>9} {'SM MHz':>7} {'W':>5}")
+        print(f"  {label:<52} {ms:8.3f} {tbs:9.2f} {clock}")
     return 0 if finite else 1
 
 

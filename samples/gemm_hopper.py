@@ -39,8 +39,12 @@ launches the fewest CTAs that finish the tiles in as many rounds as one CTA per 
   (no CTA leaves while its peer may still signal its barriers).
 
 `Config` selects the variant: B layout, cluster size, number of stages, wgmma groups in flight
-before a stage is released (lag), raster group, and the K depth of a stage (bk 64 with 128-byte
-swizzle, or bk 32 with 64-byte swizzle and twice the stages). bench/gemm.py times them against
+before a stage is released (lag), raster group, the K depth of a stage (bk 64 with 128-byte
+swizzle, or bk 32 with 64-byte swizzle and twice the stages), N of the block tile, the epilogue,
+and M of the block tile: bm=256 gives each consumer two m64 blocks (2 x 96 accumulators a thread
+with bn=192, 240 registers after setmaxnreg), so a 256 x 192 tile takes a fifth fewer operand
+bytes per FLOP into the SM than 128 x 256, at the cost of a 3-stage ring and an epilogue that writes
+both passes at the tile's end. bench/gemm.py times them against
 cuBLAS; bench/LOG.md says what each one measured.
 
 Shape requirements: K and N multiples of 8 (TMA needs 16-byte row strides), M >= 1; ragged edges are
@@ -70,6 +74,8 @@ GROUP_M = 8                          # block rows (cluster rows with cluster=2) 
 # 384 threads x 168 registers fill the 64K register file at launch; setmaxnreg then moves registers
 # from the producer warpgroup to the consumers: 128 x 40 + 256 x 232 = 64512 <= 65536
 LAUNCH_REGS, PRODUCER_REGS, CONSUMER_REGS = 168, 40, 232
+# bm=256 (two m64 blocks per consumer, 2 x bn / 2 accumulators a thread): 128 x 24 + 256 x 240 = 64512
+PRODUCER_REGS_M256, CONSUMER_REGS_M256 = 24, 240
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
@@ -98,11 +104,16 @@ class Config:
                             # with 16-byte coalesced stores; "smem_defer": the same, the last pass
                             # copied out during the next tile's first k-block;
                             # "direct": 4-byte stores from the registers
+    bm: int = BM            # M of the block tile: 128 (one m64 block per consumer), or 256 (two, with
+                            # bn <= 192 so 2 x bn / 2 accumulators fit in a thread; epi="tma" and
+                            # cluster 1 only; fewer operand bytes per FLOP: 448 rows per 49,152 MACs
+                            # per k instead of 384 per 32,768)
 
     @property
     def name(self) -> str:
         return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
-                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.epi == DEFAULT_EPI else "_" + self.epi))
+                + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.bm == BM else f"_m{self.bm}")
+                + ("" if self.epi == DEFAULT_EPI else "_" + self.epi))
 
     @property
     def shape(self) -> str:
@@ -123,11 +134,16 @@ class Config:
         if self.bn % PANEL_N or not 0 < self.bn <= 256 or not split_ok:
             raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
                              f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
-        if self.epi not in EPI_MODES or (self.epi != "direct" and self.bn % EPI_COLS) or \
-                (self.epi in HANDOFF and self.bn != 2 * EPI_COLS):
+        if self.epi not in EPI_MODES or (self.bm == BM and self.epi != "direct" and self.bn % EPI_COLS) or \
+                (self.bm == BM and self.epi in HANDOFF and self.bn != 2 * EPI_COLS):
             raise ValueError(f"epi must be one of {', '.join(EPI_MODES)} (the smem ones with bn a multiple of "
                              f"{EPI_COLS}, storer and tma with bn = {2 * EPI_COLS}), "
                              f"not {self.epi!r} with bn = {self.bn}")
+        if self.bm not in (128, 256):
+            raise ValueError(f"bm must be 128 or 256, not {self.bm!r}")
+        if self.bm == 256 and (self.epi != "tma" or self.cluster != 1 or self.bn > 192):
+            raise ValueError(f"bm = 256 needs epi='tma', cluster 1 and bn <= 192 (two m64 x bn accumulator "
+                             f"blocks in 240 registers), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
         if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
         if smem_bytes(self) > 227 * 1024:
@@ -136,11 +152,32 @@ class Config:
 
     @property
     def a_stage(self) -> int:
-        return BM * self.bk * 2
+        return self.bm * self.bk * 2
 
     @property
     def stage_bytes(self) -> int:
-        return (BM + self.bn) * self.bk * 2
+        return (self.bm + self.bn) * self.bk * 2
+
+    @property
+    def blocks(self) -> int:
+        """m64 row blocks of each consumer warpgroup (its accumulator fragments)."""
+        return self.bm // (CONSUMERS * WG_M)
+
+    @property
+    def pass_cols(self) -> int:
+        """Columns of one epilogue pass (one buffer fill): half the tile's for bm=128, a whole m64
+        block's row for bm=256."""
+        return EPI_COLS if self.bm == BM else self.bn
+
+    @property
+    def passes(self) -> int:
+        """Epilogue passes per tile and consumer."""
+        return self.bn // EPI_COLS if self.bm == BM else self.blocks
+
+    @property
+    def regs(self):
+        """(producer, consumer) registers after setmaxnreg."""
+        return (PRODUCER_REGS, CONSUMER_REGS) if self.bm == BM else (PRODUCER_REGS_M256, CONSUMER_REGS_M256)
 
     @property
     def k_swizzle(self) -> str:
@@ -170,8 +207,8 @@ def bar_bytes(cfg: Config) -> int:
 
 
 def epi_bytes(cfg: Config) -> int:
-    """The epilogue buffers: per consumer warpgroup 64 rows x EPI_COLS bf16 (one pass)."""
-    return CONSUMERS * WG_M * EPI_COLS * 2 if cfg.epi != "direct" else 0
+    """The epilogue buffers: per consumer warpgroup 64 rows x pass_cols bf16 (one pass)."""
+    return CONSUMERS * WG_M * cfg.pass_cols * 2 if cfg.epi != "direct" else 0
 
 
 def check_shape(m: int, n: int, k: int) -> None:
@@ -243,7 +280,8 @@ def _kernel(m: pg.Module, cfg: Config):
         rank = None
         unit0, nunits = k.ctaid.x, k.nctaid.x
 
-    tiles_m = k.shr(k.add(M, BM - 1), 7)
+    lbm = cfg.bm.bit_length() - 1
+    tiles_m = k.shr(k.add(M, cfg.bm - 1), lbm)
     bn = cfg.bn
     tiles_n = k.div(k.add(N, bn - 1), bn) if bn & (bn - 1) else k.shr(k.add(N, bn - 1), bn.bit_length() - 1)
     mcs = k.shr(k.add(tiles_m, cl - 1), cl - 1) if cl > 1 else tiles_m
@@ -258,14 +296,14 @@ def _kernel(m: pg.Module, cfg: Config):
     role = k.if_else(k.setp("eq", wg, 0))
     with role.then():
         # ---------------------------------------------------------------- producer warpgroup
-        k.setmaxnreg("dec", PRODUCER_REGS)
+        k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
             k.bra(done, guard=k.setp("ge", u, units))
             mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
-            row_a = k.shl(mb, 7)
+            row_a = k.shl(mb, lbm)
             col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
                 full = k.mad(s, 8, bars, mode="lo")
@@ -312,24 +350,27 @@ def _kernel(m: pg.Module, cfg: Config):
                             mcs, tmap_c)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
-        k.setmaxnreg("inc", CONSUMER_REGS)
+        k.setmaxnreg("inc", cfg.regs[1])
         c = k.sub(wg, 1)
         lane = k.and_(tid, 31)
         warp = k.and_(k.shr(tid, 5), 3)                  # warp within the warpgroup
         signal = k.setp("eq", k.and_(tid, 127), 0)        # one thread per warpgroup releases stages
         tile_a, tile_b = cfg.tiles()
-        desc_a0 = k.wgmma_descriptor(k.mad(c, WG_M * bk * 2, base, mode="lo"), tile_a)
+        # consumer c's m64 blocks are rows (c * blocks + j) * 64 of the stage's A tile
+        desc_a0 = k.wgmma_descriptor(k.mad(c, cfg.blocks * WG_M * bk * 2, base, mode="lo"), tile_a)
         desc_b0 = k.wgmma_descriptor(k.add(base, cfg.a_stage), tile_b)
         # the peer CTA's barrier block (a cluster of 2: the other rank), mapped once
         peer_bars = k.mapa(bars, k.xor(rank, 1), space="shared::cluster", type=pg.u32) if cl > 1 else None
-        acc = k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name="acc")
+        accs = [k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name=f"acc{j}" if j else "acc")
+                for j in range(cfg.blocks)]
+        acc = accs[0]
         gc = None if tma_out else k.cvta(k.ld_param(pc), "global", to=True)
         prev = k.reg(pg.u32, "prev")
         smem_epi = cfg.epi in ("smem", "smem_defer")
         defer = cfg.epi == "smem_defer"
         storer = cfg.epi in HANDOFF
         if smem_epi or storer:
-            epi = _epi_setup(k, k.mad(c, WG_M * EPI_COLS * 2, cbuf, mode="lo"), tid, warp, lane, boxes=tma_out)
+            epi = _epi_setup(k, k.mad(c, WG_M * cfg.pass_cols * 2, cbuf, mode="lo"), tid, warp, lane, boxes=tma_out)
             wg_bar = k.add(c, 1)                          # named barrier of this warpgroup (0 is the CTA's)
             passes = bn // EPI_COLS
         if defer:
@@ -343,13 +384,16 @@ def _kernel(m: pg.Module, cfg: Config):
                 _epi_copy_out(k, epi, passes - 1, gc, M, N, pmb, pnb, c, bn)
                 k.bar_sync(wg_bar, 128)
                 k.mov(0, dst=pending)
+        m256 = cfg.bm != BM
         if storer:
             # pass 0 of a tile goes to the buffer at its end; pass 1 waits in registers and is written
             # at k-block STORER_DEFER_KB of the next tile, when the storer warp has drained pass 0.
             # Each pass is one phase of both barriers: pass p waits for the buffer with parity p ^ 1
             e_full = k.add(bars, k.shl(k.add(c, 2 * S), 3))
             e_empty = k.add(e_full, 8 * CONSUMERS)
-            held = [(k.reg(pg.b32, f"c1_{j}"), k.reg(pg.b32, f"c1h_{j}")) for j in range(EPI_COLS // 8)]
+            # bm=256: no registers to spare, both passes (one per m64 block) go out at the tile's end
+            held = None if m256 else [(k.reg(pg.b32, f"c1_{j}"), k.reg(pg.b32, f"c1h_{j}"))
+                                      for j in range(EPI_COLS // 8)]
             pending = k.reg(pg.pred, "c_pending")
             k.mov(0, dst=pending)
 
@@ -366,8 +410,9 @@ def _kernel(m: pg.Module, cfg: Config):
         k.place(top)
         k.bra(done, guard=k.setp("ge", u, units))
         mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
-        for r in acc:
-            k.mov(0.0, dst=r)
+        for a in accs:
+            for r in a:
+                k.mov(0.0, dst=r)
         has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
         with k.for_range(0, nk, name="kb") as kb:
             full = k.mad(s, 8, bars, mode="lo")
@@ -379,15 +424,17 @@ def _kernel(m: pg.Module, cfg: Config):
             for step in range(bk // K_STEP):
                 a_off = tile_a.slice_offset(step) >> 4
                 b_off = tile_b.slice_offset(step) >> 4
-                k.wgmma_mma_async(cfg.shape, acc, k.add(da, a_off, type=pg.u64) if a_off else da,
-                                  k.add(db, b_off, type=pg.u64) if b_off else db,
-                                  dtype="f32", atype="bf16", btype="bf16",
-                                  trans_b=1 if cfg.layout == "nn" else None)
+                for j, a in enumerate(accs):
+                    a_offj = a_off + ((j * WG_M * bk * 2) >> 4)   # block j: 64 rows further down
+                    k.wgmma_mma_async(cfg.shape, a, k.add(da, a_offj, type=pg.u64) if a_offj else da,
+                                      k.add(db, b_off, type=pg.u64) if b_off else db,
+                                      dtype="f32", atype="bf16", btype="bf16",
+                                      trans_b=1 if cfg.layout == "nn" else None)
             k.wgmma_commit_group()
             if defer:
                 with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
                     flush()
-            if storer:
+            if storer and not m256:
                 with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
                     flush()
             k.wgmma_wait_group(cfg.lag)
@@ -401,7 +448,14 @@ def _kernel(m: pg.Module, cfg: Config):
         k.wgmma_wait_group(0)
         if cfg.lag:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
-        if storer:
+        if storer and m256:
+            for j, a in enumerate(accs):                  # pass j: block j, parity j ^ 1 (2 passes a tile)
+                pairs = _pack(k, a, bn)
+                k.mbarrier_wait(e_empty, parity=(j + 1) % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
+                _epi_stmatrix(k, epi, pairs, 0, cols=bn)
+                _epi_fence(k)
+                k.mbarrier_arrive(e_full)
+        elif storer:
             with k.if_(pending):                          # a tile of at most STORER_DEFER_KB k-blocks
                 flush()
             pairs = _pack(k, acc, EPI_COLS) + _pack(k, acc, bn, held=held, start=EPI_COLS // 8)
@@ -434,7 +488,7 @@ def _kernel(m: pg.Module, cfg: Config):
         k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
-        if defer or storer:
+        if defer or (storer and not m256):
             with k.if_(pending):
                 flush()
     if cl > 1:
@@ -513,12 +567,12 @@ def _epi_setup(k, buf, tid, warp, lane, boxes: bool = False):
     return dict(mi=mi, ri=ri, s_row_base=s_row_base, q=q, rrow=rrow, ld_base=ld_base, boxes=boxes)
 
 
-def _epi_stmatrix(k, e, pairs, p: int):
+def _epi_stmatrix(k, e, pairs, p: int, cols: int = EPI_COLS):
     """Pass p's EPI_COLS columns of the bf16 pairs into the warpgroup's buffer: stmatrix.x4 puts four
     8x8 matrices (rows 16w..16w+15, two 8-column groups) per instruction into rows whose 16-byte
     chunks are XOR-swizzled with the row (the 8 rows of a matrix hit 8 bank groups): 256-byte rows,
     or with boxes the 8 chunks of each 64-column box's 128-byte rows (8 KiB per box)."""
-    groups = EPI_COLS // 8
+    groups = cols // 8
     for g in range(0, groups, 2):
         j = p * groups + g
         if e["boxes"]:
@@ -595,8 +649,8 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     writes for the async proxy), one TMA store per 64 x 64 box (rows and columns past M and N are
     clipped by the TMA unit), commit, wait until the boxes have been read, and release the buffer.
     The last stores are waited for completely before the thread leaves."""
-    S, bn = cfg.stages, cfg.bn
-    buf = k.mad(sc, WG_M * EPI_COLS * 2, cbuf, mode="lo")
+    S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
+    buf = k.mad(sc, WG_M * pc * 2, cbuf, mode="lo")
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
     e_empty = k.add(e_full, 8 * CONSUMERS)
     u = k.mov(unit0, type=pg.u32)
@@ -604,11 +658,15 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     k.place(top)
     k.bra(done, guard=k.setp("ge", u, units))
     mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
-    row = k.add(k.shl(mb, 7), k.shl(sc, 6))
-    for p in range(bn // EPI_COLS):
+    # consumer sc's rows: its blocks of 64 from (mb * bm + sc * blocks * 64); bm=128 passes split the
+    # columns, bm=256 passes are the blocks
+    row0 = k.add(k.shl(mb, cfg.bm.bit_length() - 1), k.mul(sc, cfg.blocks * WG_M, mode="lo"))
+    for p in range(cfg.passes):
+        m256 = cfg.bm != BM
+        row = k.add(row0, p * WG_M) if m256 and p else row0
         k.mbarrier_wait(e_full, parity=p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
-        for bx in range(EPI_COLS // TMA_BOX):
-            col = k.mad(nb, bn, p * EPI_COLS + bx * TMA_BOX, mode="lo")
+        for bx in range(pc // TMA_BOX):
+            col = k.mad(nb, bn, (0 if m256 else p * pc) + bx * TMA_BOX, mode="lo")
             k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store")
         k.cp_async_bulk_commit_group()
         k.cp_async_bulk_wait_group(0, read=True)           # the buffer may be written again
@@ -648,7 +706,7 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
         raise ValueError(f"{cfg.name} writes C through a tensor map: pass c (the output) to tensor_maps")
     pa, pb = (int(x.data_ptr()) if hasattr(x, "data_ptr") else int(x) for x in (a, b))
     sw = cfg.k_swizzle
-    ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(BM, cfg.bk), swizzle=sw, l2_promotion="256B")
+    ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(cfg.bm, cfg.bk), swizzle=sw, l2_promotion="256B")
     if cfg.layout == "nt":
         tb = encode_tiled(ptr=pb, dtype="bf16", shape=(n, k), box=(cfg.bn // cfg.cluster, cfg.bk), swizzle=sw,
                           l2_promotion="256B")
@@ -675,7 +733,7 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     512 tiles on 132 SMs take 4 rounds either way, and 128 CTAs of 4 tiles each leave 4 SMs idle
     instead of 16 SMs idle for the last round. The critical path is the same; under the board's
     power limit the idle SMs leave the busy ones a higher clock (bench/LOG.md)."""
-    tiles_m, tiles_n = -(-m // BM), -(-n // cfg.bn)
+    tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
     units = -(-tiles_m // cfg.cluster) * tiles_n
     slots = max(1, ctas // cfg.cluster)
     rounds = -(-units // slots)
@@ -691,7 +749,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     if balanced:
         grid = grid_for(cfg, m, n, ctas)
     else:
-        units = -(-(-(-m // BM)) // cfg.cluster) * -(-n // cfg.bn)
+        units = -(-(-(-m // cfg.bm)) // cfg.cluster) * -(-n // cfg.bn)
         grid = max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
     if cfg.epi == "tma":
         if len(maps) != 3:

@@ -23,7 +23,7 @@ def _run(cfg, m, n, k, seed=0):
     b = to_bf16_bits(rng.standard_normal((k, n) if cfg.layout == "nn" else (n, k)).astype(np.float32))
     c = np.full((m, n), 0xFFFF, np.uint16)            # bf16 NaN poison
     ba, bb = Buffer(a), Buffer(b)
-    ta = tensor_map(ba, box=(h.BM, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
+    ta = tensor_map(ba, box=(cfg.bm, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
     tb = tensor_map(bb, box=(cfg.bn, cfg.bk) if cfg.layout == "nt" else (cfg.bk, h.PANEL_N),
                     swizzle=cfg.k_swizzle if cfg.layout == "nt" else "128B", dtype="bf16")
     t0 = time.perf_counter()
@@ -40,13 +40,14 @@ def _run(cfg, m, n, k, seed=0):
 @pytest.mark.parametrize("cfg, k", [(h.Config("nt", 1, epi="smem"), 456), (h.Config("nn", 1, epi="smem"), 456),
                                     (h.Config("nt", 1, epi="direct"), 456), (h.Config("nt", 1, 8, 1, 8, 32, epi="smem"), 456),
                                     (h.Config("nt", 1), 456), (h.Config("nn", 1), 136),
-                                    (h.Config("nt", 1, epi="storer"), 456), (h.Config("nn", 1, epi="storer"), 136)],
+                                    (h.Config("nt", 1, epi="storer"), 456), (h.Config("nn", 1, epi="storer"), 136),
+                                    (h.Config("nt", 1, 3, bm=256, bn=192), 456), (h.Config("nn", 1, 3, bm=256, bn=192), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
     # twice (and the hand-off epilogues, epi="tma" (the default) and "storer", write a tile's second pass inside
     # the next tile's k-loop); K = 136: 3 k-blocks, so the second pass is written just before the next tile's
-    # epilogue
+    # epilogue (bm=256, bn=192: 2 x 3 tiles, both passes at each tile's end)
     got, ref, secs = _run(cfg, 300, 520, k)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

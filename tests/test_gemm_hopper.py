@@ -16,7 +16,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 2, 5, 1, 8, 64, 192, "direct"), h.Config("nt", 1, epi="direct"),
                        h.Config("nn", 2, epi="direct"), h.Config("nt", 1, epi="smem_defer"),
                        h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="smem"),
-                       h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="storer"), h.Config("nn", 2, epi="storer")]
+                       h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="storer"), h.Config("nn", 2, epi="storer"),
+                       h.Config("nt", 1, 3, bm=256, bn=192), h.Config("nn", 1, 3, bm=256, bn=192)]
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +34,10 @@ def test_kernel_structure(module, cfg):
     body = _body(module.emit().text, cfg.name)
     # one CTA = producer warpgroup + consumer warpgroups, registers moved between them
     assert f".reqntid {h.THREADS}" in body and f".maxnreg {h.LAUNCH_REGS}" in body
-    assert f"setmaxnreg.dec.sync.aligned.u32 {h.PRODUCER_REGS};" in body
-    assert f"setmaxnreg.inc.sync.aligned.u32 {h.CONSUMER_REGS};" in body
-    assert h.PRODUCER_REGS * 128 + h.CONSUMER_REGS * 128 * h.CONSUMERS <= 65536
+    producer_regs, consumer_regs = cfg.regs
+    assert f"setmaxnreg.dec.sync.aligned.u32 {producer_regs};" in body
+    assert f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs};" in body
+    assert producer_regs * 128 + consumer_regs * 128 * h.CONSUMERS <= 65536
     # the stage ring: barriers initialised with the right counts, expect_tx of a whole stage
     storer = cfg.epi in h.HANDOFF
     assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages + (2 * h.CONSUMERS if storer else 0)
@@ -48,10 +50,12 @@ def test_kernel_structure(module, cfg):
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
     # producer: empty; consumer: full; storer: the buffer's full barrier once per pass, and the
     # consumer its empty barrier before pass 0 and in each of the three places pass 1 is written
-    assert body.count("mbarrier.try_wait.parity.shared.b64") == 2 + (2 + 4 if storer else 0)
-    # the consumers: bk/16 wgmma per k-block, fenced, committed, waited with the configured lag
+    # (bm=256: before each of the two passes at the tile's end)
+    m256 = cfg.bm == 256
+    assert body.count("mbarrier.try_wait.parity.shared.b64") == 2 + ((2 + 2 if m256 else 2 + 4) if storer else 0)
+    # the consumers: bk/16 wgmma per k-block and m64 block, fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
-    assert n_mma == cfg.bk // h.K_STEP
+    assert n_mma == cfg.bk // h.K_STEP * cfg.blocks
     assert f"wgmma.wait_group.sync.aligned {cfg.lag};" in body and "wgmma.wait_group.sync.aligned 0;" in body
     trans = re.findall(r"wgmma\.mma_async[^;]*, (?:1|%p\d+), 1, 1, 0, (\d);", body)
     assert trans == [("1" if cfg.layout == "nn" else "0")] * n_mma
@@ -60,19 +64,20 @@ def test_kernel_structure(module, cfg):
     if storer:
         # the consumers stmatrix pass 0 at the end of a tile and pass 1 in one of three places, and
         # fence each for the async proxy before the hand-off
-        assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * h.EPI_COLS // 16
+        assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == \
+            (cfg.blocks * cfg.bn // 16 if m256 else 4 * h.EPI_COLS // 16)
         assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 128;", body)
         handoffs = re.findall(r"fence\.proxy\.async\.shared::cta;\n\s*mbarrier\.arrive\.shared\.b64", body)
-        assert len(handoffs) == 4
+        assert len(handoffs) == (cfg.blocks if m256 else 4)
         if cfg.epi == "storer":
             # a storer warp copies both passes out (the consumers store nothing to global memory)
             assert body.count("ld.shared.v4.b32") == body.count("st.global.v4.b32") == 2 * h.WG_M // 2
             assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 32;", body)
         else:
-            # one thread TMA-stores two 64 x 64 boxes per pass, waits for their reads before freeing
-            # the buffer, and for completion before it leaves; nothing goes through st.global
+            # one thread TMA-stores a pass's 64 x 64 boxes, waits for their reads before freeing the
+            # buffer, and for completion before it leaves; nothing goes through st.global
             stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group \[", body)
-            assert len(stores) == 2 * 2 and "st.global" not in body
+            assert len(stores) == cfg.passes * cfg.pass_cols // h.TMA_BOX and "st.global" not in body
             assert "cp.async.bulk.wait_group.read 0;" in body and "cp.async.bulk.wait_group 0;" in body
             assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)
     elif cfg.epi != "direct":
@@ -115,12 +120,13 @@ def test_assembles_without_spills_or_warnings(module):
 def test_descriptor_tiles_match_the_tma_boxes():
     for cfg in CONFIGS:
         tile_a, tile_b = cfg.tiles()
-        assert tile_a.nbytes * h.CONSUMERS == cfg.a_stage
-        assert tile_a.nbytes * h.CONSUMERS + tile_b.nbytes == cfg.stage_bytes
-        # every tile start (stage base + consumer offset, B after A) keeps the swizzle's alignment
+        blocks = h.CONSUMERS * cfg.blocks                # m64 blocks of A in a stage
+        assert tile_a.nbytes * blocks == cfg.a_stage
+        assert tile_a.nbytes * blocks + tile_b.nbytes == cfg.stage_bytes
+        # every tile start (stage base + m64 block offset, B after A) keeps the swizzle's alignment
         for s in range(cfg.stages):
             base = s * cfg.stage_bytes
-            for c in range(h.CONSUMERS):
+            for c in range(blocks):
                 assert (base + c * tile_a.nbytes) % tile_a.alignment == 0
             assert (base + cfg.a_stage) % tile_b.alignment == 0
         assert h.smem_bytes(cfg) <= 227 * 1024
