@@ -661,8 +661,8 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     # consumer sc's rows: its blocks of 64 from (mb * bm + sc * blocks * 64); bm=128 passes split the
     # columns, bm=256 passes are the blocks
     row0 = k.add(k.shl(mb, cfg.bm.bit_length() - 1), k.mul(sc, cfg.blocks * WG_M, mode="lo"))
+    m256 = cfg.bm != BM
     for p in range(cfg.passes):
-        m256 = cfg.bm != BM
         row = k.add(row0, p * WG_M) if m256 and p else row0
         k.mbarrier_wait(e_full, parity=p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
         for bx in range(pc // TMA_BOX):
