@@ -67,13 +67,17 @@ def main(argv=None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     ctx = get_context()
     hopper_ok = ctx.arch.startswith("sm_90")
-    cfg = h.Config("nt", 1)                    # no cluster, the default (TMA-store) epilogue
-    cfg_st = h.Config("nt", 1, epi="storer")
-    cfg_c2 = h.Config("nt", 2)
-    cfg_m = h.Config("nt", 1, 3, bm=256, bn=192)
+    # kind -> (config, balanced grid); hopper and hopper-full are the same kernel on two grids
+    hopper_kinds = {"hopper": (h.Config("nt", 1), True),   # no cluster, the default (TMA-store) epilogue
+                    "hopper-full": (h.Config("nt", 1), False),
+                    "hopper-storer": (h.Config("nt", 1, epi="storer"), True),
+                    "hopper-c2": (h.Config("nt", 2), True),
+                    "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), True)}
     if hopper_ok:
-        hmod = load_module(h.build("sm_90a", [cfg, cfg_st, cfg_c2, cfg_m]).emit())
-        fh, fhs, fh2, fhm = (h.prepare(hmod, c_) for c_ in (cfg, cfg_st, cfg_c2, cfg_m))
+        cfgs = list(dict.fromkeys(c_ for c_, _ in hopper_kinds.values()))
+        hmod = load_module(h.build("sm_90a", cfgs).emit())
+        funcs = {c_: h.prepare(hmod, c_) for c_ in cfgs}
+        slots = {c_: h.resident_ctas(f_, c_, ctx.sm_count) for c_, f_ in funcs.items()}
     fa = g.prepare(load_module(g.build(ctx.arch).emit()), "nt")
     sampler = Sampler()
     rows = []
@@ -87,17 +91,10 @@ def main(argv=None) -> int:
                      "ampere": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k),
                      "ampere-pers": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k, ctas=ctx.sm_count)}
             if hopper_ok:
-                maps = [h.tensor_maps(cfg, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)]
-                full = h.resident_ctas(fh, cfg, ctx.sm_count)
-                calls["hopper"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full)
-                calls["hopper-full"] = lambda i: h.launch(fh, cfg, maps[i], C[i], m, n, k, full, balanced=False)
-                smaps = [h.tensor_maps(cfg_st, A[i], BT[i], m, n, k) for i in range(SETS)]
-                calls["hopper-storer"] = lambda i: h.launch(fhs, cfg_st, smaps[i], C[i], m, n, k, full)
-                maps2 = [h.tensor_maps(cfg_c2, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)]
-                slots2 = h.resident_ctas(fh2, cfg_c2, ctx.sm_count)
-                calls["hopper-c2"] = lambda i: h.launch(fh2, cfg_c2, maps2[i], C[i], m, n, k, slots2)
-                mapsm = [h.tensor_maps(cfg_m, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)]
-                calls["hopper-m256"] = lambda i: h.launch(fhm, cfg_m, mapsm[i], C[i], m, n, k, full)
+                maps = {c_: [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)] for c_ in cfgs}
+                for kind, (c_, balanced) in hopper_kinds.items():
+                    calls[kind] = lambda i, c_=c_, balanced=balanced: h.launch(
+                        funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced)
             flops = 2.0 * m * n * k
             for kind in kinds:
                 if kind not in calls:
