@@ -31,9 +31,11 @@ import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ptxgen as pg  # noqa: E402
+from gemm_hopper import _advance  # noqa: E402  (the stage ring's s += 1 with a parity flip on wrap)
 from gpuclock import Sampler  # noqa: E402
 from ptxgen.ops.wgmma_desc import SmemTile  # noqa: E402
 
@@ -167,24 +169,18 @@ def tma_stream_kernel(m: pg.Module):
             k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
             k.cp_async_bulk_tensor(k.add(stage, 128 * 64 * 2), tmap_b, [kx, col_b], mbarrier=full)
 
-        def step():
-            k.add(s, 1, dst=s)
-            wrap = k.setp("eq", s, TMA_STAGES)
-            k.mov(0, dst=s, guard=wrap)
-            k.xor(ph, 1, dst=ph, guard=wrap)
-
         for i in range(TMA_STAGES):                            # fill the ring (loops >= TMA_STAGES)
             issue(k.mov(i, type=pg.u32))
-            step()
+            _advance(k, s, ph, TMA_STAGES)
         # iteration i reuses stage i % S after the load of iteration i - S, which completed phase
         # (i - S) / S of that stage's barrier: parity ph ^ 1, ph being (i / S) % 2
         with k.for_range(TMA_STAGES, loops, name="it") as it:
             k.mbarrier_wait(k.mad(s, 8, bars, mode="lo"), parity=k.xor(ph, 1))
             issue(it)
-            step()
+            _advance(k, s, ph, TMA_STAGES)
         for _ in range(TMA_STAGES):                            # the last loads land before exit
             k.mbarrier_wait(k.mad(s, 8, bars, mode="lo"), parity=k.xor(ph, 1))
-            step()
+            _advance(k, s, ph, TMA_STAGES)
     k.ret()
     return k
 

@@ -1,22 +1,11 @@
 """The kernels of bench/mma_peak.py (the ceilings the GEMM tables are held against): they lint clean,
 assemble without spills, keep the fragments random, and the TMA stream's ring never deadlocks."""
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 
-BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench")
+from _samples import load_bench
 
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(BENCH, f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-mp = _load("mma_peak")
+mp = load_bench("mma_peak")
 
 
 @pytest.fixture(scope="module")
@@ -61,16 +50,15 @@ def test_random_fragments_are_bf16_of_the_intended_range():
 
 
 @pytest.mark.parametrize("loops", [4, 5, 11])
-def test_tma_stream_ring_completes(loops):
+def test_tma_stream_ring_completes(module, loops):
     """The stream's ring on the CPU executor: every stage's expect_tx is met and every wait ends
     (a wrong parity would be reported as a deadlock)."""
     from ptxgen.executor import Buffer, run_kernel, tensor_map
-    mod = mp.build("sm_90a")[0]
     rng = np.random.default_rng(loops)
     a = Buffer(rng.integers(0, 2 ** 16, (128, 256), dtype=np.uint16))
     b = Buffer(rng.integers(0, 2 ** 16, (256, 256), dtype=np.uint16))
     ta = tensor_map(a, box=(128, 64), swizzle="128B", dtype="bf16")
     tb = tensor_map(b, box=(256, 64), swizzle="128B", dtype="bf16")
-    run_kernel(mod, "tma_stream", grid=(1,), block=(32,),
+    run_kernel(module, "tma_stream", grid=(1,), block=(32,),
                dynamic_shared=mp.TMA_STAGES * mp.TMA_STAGE_BYTES + 8 * mp.TMA_STAGES + 1024,
                args=[ta, tb, np.uint32(loops), np.uint32(4)])   # raises DeadlockError on a wrong parity
