@@ -372,7 +372,7 @@ def _kernel(m: pg.Module, cfg: Config):
         if smem_epi or storer:
             epi = _epi_setup(k, k.mad(c, WG_M * cfg.pass_cols * 2, cbuf, mode="lo"), tid, warp, lane, boxes=tma_out)
             wg_bar = k.add(c, 1)                          # named barrier of this warpgroup (0 is the CTA's)
-            passes = bn // EPI_COLS
+            passes = cfg.passes
         if defer:
             # the last pass of the previous tile waits in the buffer; it is copied out while the
             # first k-block of the next tile runs on the tensor cores
@@ -568,7 +568,7 @@ def _epi_setup(k, buf, tid, warp, lane, boxes: bool = False):
 
 
 def _epi_stmatrix(k, e, pairs, p: int, cols: int = EPI_COLS):
-    """Pass p's EPI_COLS columns of the bf16 pairs into the warpgroup's buffer: stmatrix.x4 puts four
+    """Pass p's `cols` columns of the bf16 pairs into the warpgroup's buffer: stmatrix.x4 puts four
     8x8 matrices (rows 16w..16w+15, two 8-column groups) per instruction into rows whose 16-byte
     chunks are XOR-swizzled with the row (the 8 rows of a matrix hit 8 bank groups): 256-byte rows,
     or with boxes the 8 chunks of each 64-column box's 128-byte rows (8 KiB per box)."""
