@@ -1,4 +1,5 @@
-"""mbarrier: init, arrive (with count / expect_tx / drop), expect_tx, test_wait / try_wait, inval."""
+"""mbarrier: init, arrive (with count / expect_tx / drop), expect_tx, test_wait / try_wait, inval; and the
+stage ring of pipelined kernels (an index and the phase bit that mbarrier parity waits use)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -6,11 +7,11 @@ from typing import Optional
 from .. import legality
 from ..errors import LegalityError
 from ..ir import Reg
-from ..types import b64, pred, u32
+from ..types import b64, compatible, pred, u32
 from .checked import CheckedOps
 from .operands import SINK
 
-__all__ = ["MbarrierOps"]
+__all__ = ["MbarrierOps", "StageRing"]
 
 _LOCAL = ("shared", "shared::cta", None)
 _ANY = ("shared", "shared::cta", "shared::cluster", None)
@@ -127,10 +128,7 @@ class MbarrierOps(CheckedOps):
         """Wait until the phase of the barrier at `addr` with parity `parity` has completed: a loop around
         `mbarrier.try_wait.parity`. With `timeout_cycles` the loop traps once that many %clock64 cycles
         have passed, so a wait that can never complete ends the launch with an error instead of a hang."""
-        from ..builder import _err
-        if timeout_cycles is not None and (isinstance(timeout_cycles, bool) or not isinstance(timeout_cycles, int)
-                                           or timeout_cycles <= 0):
-            raise _err(f"timeout_cycles must be a positive int or None, not {timeout_cycles!r}")
+        _check_timeout(timeout_cycles)
         t0 = self.sreg("%clock64") if timeout_cycles is not None else None
         top = self.label("mbar_wait")
         done = self.mbarrier_try_wait(addr, parity=parity, space=space)
@@ -143,8 +141,105 @@ class MbarrierOps(CheckedOps):
         self.bra(top)
         self.place(ok)
 
+    def stage_ring(self, stages: int, *, name: str = "stage") -> "StageRing":
+        """`mov.u32 %stage, 0; mov.u32 %stage_phase, 0;` starts a StageRing of `stages` stages here.
+
+        The ring of a pipelined kernel: `index` names the stage in use and `phase` is the parity of its
+        mbarriers' current phase; both u32 registers (`%name`, `%name_phase`), initialised to 0 at this point.
+        """
+        from ..builder import _err
+        if isinstance(stages, bool) or not isinstance(stages, int) or stages < 1:
+            raise _err(f"stage_ring: stages must be an int >= 1, not {stages!r}")
+        if stages > 0xFFFFFFFF:
+            raise _err(f"stage_ring: stages must fit in .u32 (at most 4294967295), not {stages}")
+        if not isinstance(name, str):
+            raise _err(f"stage_ring: name must be a str, not {type(name).__name__}")
+        index = self.reg(u32, name)
+        phase = self.reg(u32, f"{name}_phase")
+        self.mov(0, dst=index)
+        self.mov(0, dst=phase)
+        return StageRing(self, stages, index, phase)
+
     def mbarrier_pending_count(self, state: Reg, *, dst=None, guard=None) -> Reg:
         """`mbarrier.pending_count.b64 count, state;`"""
         d = self.reg(u32) if dst is None else dst
         self._legal_emit("mbarrier.pending_count.b64", (d, state), guard)
         return d
+
+
+def _check_timeout(timeout_cycles) -> None:
+    from ..builder import _err
+    if timeout_cycles is not None and (isinstance(timeout_cycles, bool) or not isinstance(timeout_cycles, int)
+                                       or timeout_cycles <= 0):
+        raise _err(f"timeout_cycles must be a positive int or None, not {timeout_cycles!r}")
+
+
+class StageRing:
+    """A ring of `stages` shared-memory stages, made by `k.stage_ring(stages)`.
+
+    `index` (u32) is the stage in use, 0..stages-1; `phase` (u32) flips between 0 and 1 each time `index`
+    wraps to 0, so it is the parity of the phase a stage's mbarrier completes next. The consumer waits on
+    a stage's "full" barrier with parity `phase`; the producer waits on its "empty" barrier with parity
+    `phase ^ 1` (flip=True), which a fresh barrier satisfies at once, so the first pass over the ring
+    does not wait. The methods emit into the builder that made the ring, at its current point.
+    """
+
+    __slots__ = ("builder", "stages", "index", "phase")
+
+    def __init__(self, builder, stages: int, index: Reg, phase: Reg):
+        self.builder = builder
+        self.stages = stages
+        self.index = index
+        self.phase = phase
+
+    def __repr__(self) -> str:
+        return f"StageRing(stages={self.stages}, index={self.index.name}, phase={self.phase.name})"
+
+    def advance(self) -> None:
+        """`add.u32 i, i, 1; setp.eq.u32 p, i, S; @p mov.u32 i, 0; @p xor.b32 ph, ph, 1;` next stage."""
+        k, i, ph = self.builder, self.index, self.phase
+        k.add(i, 1, dst=i)
+        wrap = k.setp("eq", i, self.stages)
+        k.mov(0, dst=i, guard=wrap)
+        k.xor(ph, 1, dst=ph, guard=wrap)
+
+    def addr(self, base, stride) -> Reg:
+        """`mad.lo.u32 d, index, stride, base;` returns d = base + index * stride (a stage's address).
+
+        `base` and `stride` are u32 registers or ints (`base` typically a shared-memory address).
+        """
+        k = self.builder
+        self._u32(base, "base")
+        self._u32(stride, "stride")
+        return k.mad(self.index, stride, base, mode="lo")
+
+    def wait(self, bars, *, flip: bool = False, timeout_cycles: Optional[int] = None) -> Reg:
+        """`mad.lo.u32 a, index, 8, bars;` then `mbarrier_wait` on [a] with parity `phase` (flip=True:
+        `xor.b32 q, phase, 1;` and parity q). Returns a, the address of the stage's barrier.
+
+        `bars` is the address of the ring's block of `stages` 8-byte mbarriers (one per stage); flip=True is
+        the producer's wait for an empty slot. timeout_cycles is passed on to `mbarrier_wait`.
+        """
+        from ..builder import _err
+        if not isinstance(flip, bool):
+            raise _err(f"StageRing.wait: flip must be True or False, not {flip!r}")
+        _check_timeout(timeout_cycles)
+        a = self.addr(bars, 8)
+        k = self.builder
+        parity = k.xor(self.phase, 1) if flip else self.phase
+        k.mbarrier_wait(a, parity=parity, timeout_cycles=timeout_cycles)
+        return a
+
+    @staticmethod
+    def _u32(x, what: str) -> None:
+        """Refuse what cannot be a u32 operand here, naming the ring's argument rather than mad's slot."""
+        from ..builder import _err
+        if isinstance(x, Reg):
+            if not compatible(x.type, u32):
+                raise _err(f"StageRing: {what} {x.name} is a .{x.type.name} register; .u32 expected", "PTX-E-TYPE",
+                           ("a shared-memory address is 32 bits: mov.u32 from a .shared variable, or "
+                            "cvt.u32.u64 of a 64-bit one",) if what == "base" else ())
+            return
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 0xFFFFFFFF:
+            raise _err(f"StageRing: {what} must be a .u32 register or an int from 0 to 4294967295, not {x!r}",
+                       "PTX-E-TYPE")
