@@ -107,7 +107,7 @@ def main(argv=None) -> int:
                 h.launch(f, cfg, maps[key], C[i], m, n, k, ctas)
             variants[label] = (run_h, cfg.layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
-                  f"{h.smem_bytes(cfg)} B dynamic smem, {h.THREADS} threads, {ctas} resident CTAs")
+                  f"{h.smem_bytes(cfg)} B dynamic smem, {cfg.threads} threads, {ctas} resident CTAs")
 
     rows = []
     for (m, n, k) in sizes:

@@ -15,7 +15,8 @@ in the same number of rounds: 128 for the square sizes), hopper-full the same ke
 hopper-storer the variant whose epilogue two producer warps copy out with 16-byte stores
 (epi="storer") instead of the default's TMA stores, hopper-c2 the default kernel in clusters of 2 CTAs
 that multicast B (a third less L2-to-SM traffic per FLOP), hopper-m256 the 256 x 192 block tile
-(bm=256, bn=192, 3 stages: a fifth fewer operand bytes into each SM per FLOP);
+(bm=256, bn=192, 3 stages: a fifth fewer operand bytes into each SM per FLOP), hopper-m192 the
+192 x 256 block tile of three consumer warpgroups (the same bytes per FLOP);
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
@@ -33,7 +34,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
-KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "ampere", "ampere-pers")
+KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192", "ampere",
+         "ampere-pers")
 
 
 def main(argv=None) -> int:
@@ -72,7 +74,8 @@ def main(argv=None) -> int:
                     "hopper-full": (h.Config("nt", 1), False),
                     "hopper-storer": (h.Config("nt", 1, epi="storer"), True),
                     "hopper-c2": (h.Config("nt", 2), True),
-                    "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), True)}
+                    "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), True),
+                    "hopper-m192": (h.Config("nt", 1, 3, bm=192), True)}
     if hopper_ok:
         cfgs = list(dict.fromkeys(c_ for c_, _ in hopper_kinds.values()))
         hmod = load_module(h.build("sm_90a", cfgs).emit())

@@ -76,6 +76,9 @@ GROUP_M = 8                          # block rows (cluster rows with cluster=2) 
 LAUNCH_REGS, PRODUCER_REGS, CONSUMER_REGS = 168, 40, 232
 # bm=256 (two m64 blocks per consumer, 2 x bn / 2 accumulators a thread): 128 x 24 + 256 x 240 = 64512
 PRODUCER_REGS_M256, CONSUMER_REGS_M256 = 24, 240
+# bm=192 (three consumer warpgroups of one m64 block each, 512 threads): 128 registers a thread at
+# launch, then 128 x 24 + 384 x 160 = 64512
+LAUNCH_REGS_M192, PRODUCER_REGS_M192, CONSUMER_REGS_M192 = 128, 24, 160
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
@@ -104,10 +107,11 @@ class Config:
                             # with 16-byte coalesced stores; "smem_defer": the same, the last pass
                             # copied out during the next tile's first k-block;
                             # "direct": 4-byte stores from the registers
-    bm: int = BM            # M of the block tile: 128 (one m64 block per consumer), or 256 (two, with
-                            # bn <= 192 so 2 x bn / 2 accumulators fit in a thread; epi="tma" and
-                            # cluster 1 only; fewer operand bytes per FLOP: 448 rows per 49,152 MACs
-                            # per k instead of 384 per 32,768)
+    bm: int = BM            # M of the block tile: 128 (one m64 block per consumer), 256 (two, with
+                            # bn <= 192 so 2 x bn / 2 accumulators fit in a thread), or 192 (three
+                            # consumer warpgroups of one m64 x 256 block, 160 registers each); the
+                            # last two: epi="tma" and cluster 1 only, and fewer operand bytes per
+                            # FLOP (448 rows per 49,152 MACs per k instead of 384 per 32,768)
 
     @property
     def name(self) -> str:
@@ -116,8 +120,15 @@ class Config:
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi))
 
     @property
+    def nsplit(self) -> int:
+        """wgmma instructions across the tile's N per m64 block and k-step: bm=192 issues two
+        m64n128k16 (ptxas checks each instruction against the launch budget of 128 registers a
+        thread, and m64n256k16 needs 154 even where setmaxnreg gives the consumers 160)."""
+        return 2 if self.bm == 192 else 1
+
+    @property
     def shape(self) -> str:
-        return f"m64n{self.bn}k{K_STEP}"
+        return f"m64n{self.bn // self.nsplit}k{K_STEP}"
 
     def check(self) -> "Config":
         """Raise ValueError naming the first field the kernel generator cannot build."""
@@ -139,11 +150,14 @@ class Config:
             raise ValueError(f"epi must be one of {', '.join(EPI_MODES)} (the smem ones with bn a multiple of "
                              f"{EPI_COLS}, storer and tma with bn = {2 * EPI_COLS}), "
                              f"not {self.epi!r} with bn = {self.bn}")
-        if self.bm not in (128, 256):
-            raise ValueError(f"bm must be 128 or 256, not {self.bm!r}")
+        if self.bm not in (128, 192, 256):
+            raise ValueError(f"bm must be 128, 192 or 256, not {self.bm!r}")
         if self.bm == 256 and (self.epi != "tma" or self.cluster != 1 or self.bn > 192):
             raise ValueError(f"bm = 256 needs epi='tma', cluster 1 and bn <= 192 (two m64 x bn accumulator "
                              f"blocks in 240 registers), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
+        if self.bm == 192 and (self.epi != "tma" or self.cluster != 1 or self.bn != 256):
+            raise ValueError(f"bm = 192 needs epi='tma', cluster 1 and bn = 256 (three consumer warpgroups of "
+                             f"one m64 x 256 block), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
         if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
         if smem_bytes(self) > 227 * 1024:
@@ -159,25 +173,47 @@ class Config:
         return (self.bm + self.bn) * self.bk * 2
 
     @property
+    def consumers(self) -> int:
+        """Consumer warpgroups: three for bm=192, else two."""
+        return 3 if self.bm == 192 else CONSUMERS
+
+    @property
+    def threads(self) -> int:
+        """Threads of a CTA: the producer warpgroup and the consumers."""
+        return 128 * (1 + self.consumers)
+
+    @property
+    def launch_regs(self) -> int:
+        """Registers a thread at launch (.maxnreg): the register file shared by all threads."""
+        return LAUNCH_REGS_M192 if self.bm == 192 else LAUNCH_REGS
+
+    @property
     def blocks(self) -> int:
         """m64 row blocks of each consumer warpgroup (its accumulator fragments)."""
-        return self.bm // (CONSUMERS * WG_M)
+        return self.bm // (self.consumers * WG_M)
+
+    @property
+    def held(self) -> bool:
+        """Whether the last epilogue pass waits in registers until k-block STORER_DEFER_KB of the next
+        tile (bm=128); the larger tiles have no registers to spare and write every pass at the tile's end."""
+        return self.bm == BM
 
     @property
     def pass_cols(self) -> int:
-        """Columns of one epilogue pass (one buffer fill): half the tile's for bm=128, a whole m64
-        block's row for bm=256."""
-        return EPI_COLS if self.bm == BM else self.bn
+        """Columns of one epilogue pass (one buffer fill): half the tile's for bm=128 and 192, a whole
+        m64 block's row for bm=256."""
+        return self.bn if self.bm == 256 else EPI_COLS
 
     @property
     def passes(self) -> int:
-        """Epilogue passes per tile and consumer."""
-        return self.bn // EPI_COLS if self.bm == BM else self.blocks
+        """Epilogue passes per tile and consumer: column halves of each m64 block."""
+        return self.blocks * (self.bn // self.pass_cols)
 
     @property
     def regs(self):
         """(producer, consumer) registers after setmaxnreg."""
-        return (PRODUCER_REGS, CONSUMER_REGS) if self.bm == BM else (PRODUCER_REGS_M256, CONSUMER_REGS_M256)
+        return {BM: (PRODUCER_REGS, CONSUMER_REGS), 192: (PRODUCER_REGS_M192, CONSUMER_REGS_M192),
+                256: (PRODUCER_REGS_M256, CONSUMER_REGS_M256)}[self.bm]
 
     @property
     def k_swizzle(self) -> str:
@@ -187,8 +223,9 @@ class Config:
     def tiles(self):
         """(one consumer's A tile, the B tile) as wgmma sees them in shared memory."""
         tile_a = SmemTile(WG_M, self.bk, "bf16", "K", self.k_swizzle)
-        tile_b = SmemTile(self.bn, self.bk, "bf16", "K", self.k_swizzle) if self.layout == "nt" else \
-            SmemTile(self.bn, self.bk, "bf16", "MN", "128B")   # 64-column panels of bk rows
+        bn = self.bn // self.nsplit                              # the N of one wgmma
+        tile_b = SmemTile(bn, self.bk, "bf16", "K", self.k_swizzle) if self.layout == "nt" else \
+            SmemTile(bn, self.bk, "bf16", "MN", "128B")        # 64-column panels of bk rows
         return tile_a, tile_b
 
 
@@ -203,12 +240,12 @@ def smem_bytes(cfg: Config) -> int:
 
 def bar_bytes(cfg: Config) -> int:
     """2 mbarriers per stage (full, empty); epi="storer"/"tma" add a full/empty pair per epilogue buffer."""
-    return 16 * cfg.stages + (16 * CONSUMERS if cfg.epi in HANDOFF else 0)
+    return 16 * cfg.stages + (16 * cfg.consumers if cfg.epi in HANDOFF else 0)
 
 
 def epi_bytes(cfg: Config) -> int:
     """The epilogue buffers: per consumer warpgroup 64 rows x pass_cols bf16 (one pass)."""
-    return CONSUMERS * WG_M * cfg.pass_cols * 2 if cfg.epi != "direct" else 0
+    return cfg.consumers * WG_M * cfg.pass_cols * 2 if cfg.epi != "direct" else 0
 
 
 def check_shape(m: int, n: int, k: int) -> None:
@@ -233,6 +270,16 @@ def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int):
     return mb, nb
 
 
+def _mul_const(k, x, c: int):
+    """x * c for a constant c: a shift when c is a power of two."""
+    return k.shl(x, c.bit_length() - 1) if c & (c - 1) == 0 else k.mul(x, c, mode="lo")
+
+
+def _div_const(k, x, c: int):
+    """x / c (unsigned) for a constant c: a shift when c is a power of two."""
+    return k.shr(x, c.bit_length() - 1) if c & (c - 1) == 0 else k.div(x, c)
+
+
 def _advance(k, s, ph, stages: int):
     """s += 1; on wrap-around s = 0 and the parity flips."""
     k.add(s, 1, dst=s)
@@ -244,7 +291,8 @@ def _advance(k, s, ph, stages: int):
 def _kernel(m: pg.Module, cfg: Config):
     cfg.check()
     S, cl = cfg.stages, cfg.cluster
-    k = m.entry(cfg.name, reqntid=THREADS, maxnreg=LAUNCH_REGS)
+    NC = cfg.consumers
+    k = m.entry(cfg.name, reqntid=cfg.threads, maxnreg=cfg.launch_regs)
     tmap_a = k.param_bytes("tmap_a", 128, align=64)
     tmap_b = k.param_bytes("tmap_b", 128, align=64)
     tma_out = cfg.epi == "tma"
@@ -263,12 +311,12 @@ def _kernel(m: pg.Module, cfg: Config):
     with k.if_(leader):
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                       # full: the producer's arrive
-            k.mbarrier_init(k.add(bars, 8 * (S + s)), CONSUMERS * cl)   # empty: every consumer of the cluster
+            k.mbarrier_init(k.add(bars, 8 * (S + s)), NC * cl)          # empty: every consumer of the cluster
         if cfg.epi in HANDOFF:
-            for c_ in range(CONSUMERS):
+            for c_ in range(NC):
                 k.mbarrier_init(k.add(bars, 8 * (2 * S + c_)), 128)              # buffer full: its warpgroup
                 # buffer empty: the lanes of its storer warp, or the thread that issued the TMA stores
-                k.mbarrier_init(k.add(bars, 8 * (2 * S + CONSUMERS + c_)), 1 if tma_out else 32)
+                k.mbarrier_init(k.add(bars, 8 * (2 * S + NC + c_)), 1 if tma_out else 32)
         k.fence_mbarrier_init()
     if cl > 1:
         k.barrier_cluster_arrive(sem="release")
@@ -280,10 +328,9 @@ def _kernel(m: pg.Module, cfg: Config):
         rank = None
         unit0, nunits = k.ctaid.x, k.nctaid.x
 
-    lbm = cfg.bm.bit_length() - 1
-    tiles_m = k.shr(k.add(M, cfg.bm - 1), lbm)
+    tiles_m = _div_const(k, k.add(M, cfg.bm - 1), cfg.bm)
     bn = cfg.bn
-    tiles_n = k.div(k.add(N, bn - 1), bn) if bn & (bn - 1) else k.shr(k.add(N, bn - 1), bn.bit_length() - 1)
+    tiles_n = _div_const(k, k.add(N, bn - 1), bn)
     mcs = k.shr(k.add(tiles_m, cl - 1), cl - 1) if cl > 1 else tiles_m
     units = k.mul(mcs, tiles_n, mode="lo")
     bk = cfg.bk
@@ -303,7 +350,7 @@ def _kernel(m: pg.Module, cfg: Config):
             k.place(top)
             k.bra(done, guard=k.setp("ge", u, units))
             mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
-            row_a = k.shl(mb, lbm)
+            row_a = _mul_const(k, mb, cfg.bm)
             col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
                 full = k.mad(s, 8, bars, mode="lo")
@@ -344,9 +391,11 @@ def _kernel(m: pg.Module, cfg: Config):
                 _storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), 2), k.and_(tid, 31), unit0, nunits, units,
                         rank, tiles_n, mcs, k.cvta(k.ld_param(pc), "global", to=True), M, N)
         elif tma_out:
-            # lane 0 of warps 2 and 3 TMA-store the buffers of consumers 0 and 1, pass by pass
-            with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 64))):
-                _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), 2), unit0, nunits, units, rank, tiles_n,
+            # lane 0 of the last NC warps (2 and 3, or 1 to 3) TMA-stores the buffers of consumers 0 to
+            # NC - 1, pass by pass (lane 0 of warp 0 is the loader)
+            first = 4 - NC
+            with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 32 * first))):
+                _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), first), unit0, nunits, units, rank, tiles_n,
                             mcs, tmap_c)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
@@ -361,8 +410,12 @@ def _kernel(m: pg.Module, cfg: Config):
         desc_b0 = k.wgmma_descriptor(k.add(base, cfg.a_stage), tile_b)
         # the peer CTA's barrier block (a cluster of 2: the other rank), mapped once
         peer_bars = k.mapa(bars, k.xor(rank, 1), space="shared::cluster", type=pg.u32) if cl > 1 else None
-        accs = [k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name=f"acc{j}" if j else "acc")
-                for j in range(cfg.blocks)]
+        # frags[j][h]: block j, N part h; accs[j]: block j's accumulators in column order (the N
+        # parts' registers one after the other, as one m64 x bn fragment would hold them)
+        frags = [[k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16",
+                                   name="acc" + (str(j) if j else "") + (f"_{h}" if cfg.nsplit > 1 else ""))
+                  for h in range(cfg.nsplit)] for j in range(cfg.blocks)]
+        accs = [[r for f in fj for r in f] for fj in frags]
         acc = accs[0]
         gc = None if tma_out else k.cvta(k.ld_param(pc), "global", to=True)
         prev = k.reg(pg.u32, "prev")
@@ -384,15 +437,15 @@ def _kernel(m: pg.Module, cfg: Config):
                 _epi_copy_out(k, epi, passes - 1, gc, M, N, pmb, pnb, c, bn)
                 k.bar_sync(wg_bar, 128)
                 k.mov(0, dst=pending)
-        m256 = cfg.bm != BM
+        held_pass = cfg.held
         if storer:
             # pass 0 of a tile goes to the buffer at its end; pass 1 waits in registers and is written
             # at k-block STORER_DEFER_KB of the next tile, when the storer warp has drained pass 0.
             # Each pass is one phase of both barriers: pass p waits for the buffer with parity p ^ 1
             e_full = k.add(bars, k.shl(k.add(c, 2 * S), 3))
-            e_empty = k.add(e_full, 8 * CONSUMERS)
-            # bm=256: no registers to spare, both passes (one per m64 block) go out at the tile's end
-            held = None if m256 else [(k.reg(pg.b32, f"c1_{j}"), k.reg(pg.b32, f"c1h_{j}"))
+            e_empty = k.add(e_full, 8 * NC)
+            # bm=192/256: no registers to spare, every pass goes out at the tile's end
+            held = None if not held_pass else [(k.reg(pg.b32, f"c1_{j}"), k.reg(pg.b32, f"c1h_{j}"))
                                       for j in range(EPI_COLS // 8)]
             pending = k.reg(pg.pred, "c_pending")
             k.mov(0, dst=pending)
@@ -424,17 +477,20 @@ def _kernel(m: pg.Module, cfg: Config):
             for step in range(bk // K_STEP):
                 a_off = tile_a.slice_offset(step) >> 4
                 b_off = tile_b.slice_offset(step) >> 4
-                for j, a in enumerate(accs):
+                for j, fj in enumerate(frags):
                     a_offj = a_off + ((j * WG_M * bk * 2) >> 4)   # block j: 64 rows further down
-                    k.wgmma_mma_async(cfg.shape, a, k.add(da, a_offj, type=pg.u64) if a_offj else da,
-                                      k.add(db, b_off, type=pg.u64) if b_off else db,
-                                      dtype="f32", atype="bf16", btype="bf16",
-                                      trans_b=1 if cfg.layout == "nn" else None)
+                    for h, f in enumerate(fj):
+                        # N part h: bn / nsplit rows (nt) or whole 64-column panels (nn) further on
+                        b_offh = b_off + ((h * (bn // cfg.nsplit) * bk * 2) >> 4)
+                        k.wgmma_mma_async(cfg.shape, f, k.add(da, a_offj, type=pg.u64) if a_offj else da,
+                                          k.add(db, b_offh, type=pg.u64) if b_offh else db,
+                                          dtype="f32", atype="bf16", btype="bf16",
+                                          trans_b=1 if cfg.layout == "nn" else None)
             k.wgmma_commit_group()
             if defer:
                 with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
                     flush()
-            if storer and not m256:
+            if storer and held_pass:
                 with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
                     flush()
             k.wgmma_wait_group(cfg.lag)
@@ -448,13 +504,18 @@ def _kernel(m: pg.Module, cfg: Config):
         k.wgmma_wait_group(0)
         if cfg.lag:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
-        if storer and m256:
-            for j, a in enumerate(accs):                  # pass j: block j, parity j ^ 1 (2 passes a tile)
+        if storer and not held_pass:
+            # pass p: columns h of block j; each pass is one phase of the buffer's barriers (an even
+            # number of passes a tile), so pass p waits for the buffer with parity p ^ 1
+            cpb = bn // cfg.pass_cols
+            for j, a in enumerate(accs):
                 pairs = _pack(k, a, bn)
-                k.mbarrier_wait(e_empty, parity=(j + 1) % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
-                _epi_stmatrix(k, epi, pairs, 0, cols=bn)
-                _epi_fence(k)
-                k.mbarrier_arrive(e_full)
+                for h in range(cpb):
+                    p = j * cpb + h
+                    k.mbarrier_wait(e_empty, parity=(p + 1) % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
+                    _epi_stmatrix(k, epi, pairs, h, cols=cfg.pass_cols)
+                    _epi_fence(k)
+                    k.mbarrier_arrive(e_full)
         elif storer:
             with k.if_(pending):                          # a tile of at most STORER_DEFER_KB k-blocks
                 flush()
@@ -488,7 +549,7 @@ def _kernel(m: pg.Module, cfg: Config):
         k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
-        if defer or (storer and not m256):
+        if defer or (storer and held_pass):
             with k.if_(pending):
                 flush()
     if cl > 1:
@@ -611,7 +672,7 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     row_bytes = EPI_COLS * 2
     buf = k.mad(sc, WG_M * row_bytes, cbuf, mode="lo")
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
-    e_empty = k.add(e_full, 8 * CONSUMERS)
+    e_empty = k.add(e_full, 8 * cfg.consumers)
     q = k.and_(lane, 15)
     r0 = k.shr(lane, 4)
     # rows r0 + 2i: the chunk swizzle (row % 8) repeats every 4 iterations, so 4 base addresses
@@ -652,21 +713,22 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
     buf = k.mad(sc, WG_M * pc * 2, cbuf, mode="lo")
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
-    e_empty = k.add(e_full, 8 * CONSUMERS)
+    e_empty = k.add(e_full, 8 * cfg.consumers)
     u = k.mov(unit0, type=pg.u32)
     top, done = k.new_label("t_tile"), k.new_label("t_done")
     k.place(top)
     k.bra(done, guard=k.setp("ge", u, units))
     mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
-    # consumer sc's rows: its blocks of 64 from (mb * bm + sc * blocks * 64); bm=128 passes split the
-    # columns, bm=256 passes are the blocks
-    row0 = k.add(k.shl(mb, cfg.bm.bit_length() - 1), k.mul(sc, cfg.blocks * WG_M, mode="lo"))
-    m256 = cfg.bm != BM
+    # consumer sc's rows: its blocks of 64 from (mb * bm + sc * blocks * 64); pass p is the column
+    # part p % cpb of block p / cpb (bm=128 and 192: two column halves of one block; bm=256: whole blocks)
+    row0 = k.add(_mul_const(k, mb, cfg.bm), k.mul(sc, cfg.blocks * WG_M, mode="lo"))
+    cpb = bn // pc
     for p in range(cfg.passes):
-        row = k.add(row0, p * WG_M) if m256 and p else row0
+        j, h = divmod(p, cpb)
+        row = k.add(row0, j * WG_M) if j else row0
         k.mbarrier_wait(e_full, parity=p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
         for bx in range(pc // TMA_BOX):
-            col = k.mad(nb, bn, (0 if m256 else p * pc) + bx * TMA_BOX, mode="lo")
+            col = k.mad(nb, bn, h * pc + bx * TMA_BOX, mode="lo")
             k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store")
         k.cp_async_bulk_commit_group()
         k.cp_async_bulk_wait_group(0, read=True)           # the buffer may be written again
@@ -724,7 +786,7 @@ def resident_ctas(f, cfg: Config, sm_count: int) -> int:
     driver's count of co-resident clusters (not every SM can host a cluster of 2 with 193 KiB each)."""
     if cfg.cluster == 1:
         return sm_count
-    return f.max_active_clusters((cfg.cluster, 1, 1), (THREADS,), smem_bytes(cfg)) * cfg.cluster
+    return f.max_active_clusters((cfg.cluster, 1, 1), (cfg.threads,), smem_bytes(cfg)) * cfg.cluster
 
 
 def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
@@ -755,7 +817,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
         pc = maps[2]
-    f.launch((grid,), (THREADS,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)],
+    f.launch((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)],
              shared_bytes=smem_bytes(cfg), stream=stream,
              cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
 

@@ -29,7 +29,7 @@ def _run(cfg, m, n, k, seed=0):
     t0 = time.perf_counter()
     bc = Buffer(c)
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16") if cfg.epi == "tma" else bc
-    run_kernel(mod, cfg.name, grid=(1,), block=(h.THREADS,), dynamic_shared=h.smem_bytes(cfg),
+    run_kernel(mod, cfg.name, grid=(1,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
                args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)])
     secs = time.perf_counter() - t0
     bm = from_bf16_bits(b).astype(np.float64)
@@ -41,13 +41,15 @@ def _run(cfg, m, n, k, seed=0):
                                     (h.Config("nt", 1, epi="direct"), 456), (h.Config("nt", 1, 8, 1, 8, 32, epi="smem"), 456),
                                     (h.Config("nt", 1), 456), (h.Config("nn", 1), 136),
                                     (h.Config("nt", 1, epi="storer"), 456), (h.Config("nn", 1, epi="storer"), 136),
-                                    (h.Config("nt", 1, 3, bm=256, bn=192), 456), (h.Config("nn", 1, 3, bm=256, bn=192), 136)],
+                                    (h.Config("nt", 1, 3, bm=256, bn=192), 456), (h.Config("nn", 1, 3, bm=256, bn=192), 136),
+                                    (h.Config("nt", 1, 3, bm=192), 456), (h.Config("nn", 1, 3, bm=192), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
     # twice (and the hand-off epilogues, epi="tma" (the default) and "storer", write a tile's second pass inside
     # the next tile's k-loop); K = 136: 3 k-blocks, so the second pass is written just before the next tile's
-    # epilogue (bm=256, bn=192: 2 x 3 tiles, both passes at each tile's end)
+    # epilogue (bm=256, bn=192: 2 x 3 tiles, both passes at each tile's end; bm=192: three consumer
+    # warpgroups, 2 x 3 tiles, both column halves at each tile's end)
     got, ref, secs = _run(cfg, 300, 520, k)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

@@ -17,7 +17,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nn", 2, epi="direct"), h.Config("nt", 1, epi="smem_defer"),
                        h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="smem"),
                        h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="storer"), h.Config("nn", 2, epi="storer"),
-                       h.Config("nt", 1, 3, bm=256, bn=192), h.Config("nn", 1, 3, bm=256, bn=192)]
+                       h.Config("nt", 1, 3, bm=256, bn=192), h.Config("nn", 1, 3, bm=256, bn=192),
+                       h.Config("nt", 1, 3, bm=192), h.Config("nn", 1, 3, bm=192)]
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +34,16 @@ def _body(text, name):
 def test_kernel_structure(module, cfg):
     body = _body(module.emit().text, cfg.name)
     # one CTA = producer warpgroup + consumer warpgroups, registers moved between them
-    assert f".reqntid {h.THREADS}" in body and f".maxnreg {h.LAUNCH_REGS}" in body
+    assert f".reqntid {cfg.threads}" in body and f".maxnreg {cfg.launch_regs}" in body
+    assert cfg.threads * cfg.launch_regs <= 65536
     producer_regs, consumer_regs = cfg.regs
     assert f"setmaxnreg.dec.sync.aligned.u32 {producer_regs};" in body
     assert f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs};" in body
-    assert producer_regs * 128 + consumer_regs * 128 * h.CONSUMERS <= 65536
+    assert producer_regs * 128 + consumer_regs * 128 * cfg.consumers <= 65536
     # the stage ring: barriers initialised with the right counts, expect_tx of a whole stage
     storer = cfg.epi in h.HANDOFF
-    assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages + (2 * h.CONSUMERS if storer else 0)
-    assert re.search(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {h.CONSUMERS * cfg.cluster};", body)
+    assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages + (2 * cfg.consumers if storer else 0)
+    assert re.search(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {cfg.consumers * cfg.cluster};", body)
     assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
                        r"(\.multicast::cluster)?", body)
@@ -50,12 +52,14 @@ def test_kernel_structure(module, cfg):
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
     # producer: empty; consumer: full; storer: the buffer's full barrier once per pass, and the
     # consumer its empty barrier before pass 0 and in each of the three places pass 1 is written
-    # (bm=256: before each of the two passes at the tile's end)
-    m256 = cfg.bm == 256
-    assert body.count("mbarrier.try_wait.parity.shared.b64") == 2 + ((2 + 2 if m256 else 2 + 4) if storer else 0)
-    # the consumers: bk/16 wgmma per k-block and m64 block, fenced, committed, waited with the lag
+    # (bm=192/256: before each pass at the tile's end)
+    whole = not cfg.held
+    assert body.count("mbarrier.try_wait.parity.shared.b64") == \
+        2 + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
+    # the consumers: bk/16 wgmma per k-block, m64 block and N part, fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
-    assert n_mma == cfg.bk // h.K_STEP * cfg.blocks
+    assert n_mma == cfg.bk // h.K_STEP * cfg.blocks * cfg.nsplit
+    assert "wgmma.mma_async" not in body.replace(f"wgmma.mma_async.sync.aligned.{cfg.shape}.", "")
     assert f"wgmma.wait_group.sync.aligned {cfg.lag};" in body and "wgmma.wait_group.sync.aligned 0;" in body
     trans = re.findall(r"wgmma\.mma_async[^;]*, (?:1|%p\d+), 1, 1, 0, (\d);", body)
     assert trans == [("1" if cfg.layout == "nn" else "0")] * n_mma
@@ -65,10 +69,10 @@ def test_kernel_structure(module, cfg):
         # the consumers stmatrix pass 0 at the end of a tile and pass 1 in one of three places, and
         # fence each for the async proxy before the hand-off
         assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == \
-            (cfg.blocks * cfg.bn // 16 if m256 else 4 * h.EPI_COLS // 16)
+            (cfg.blocks * cfg.bn // 16 if whole else 4 * h.EPI_COLS // 16)
         assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 128;", body)
         handoffs = re.findall(r"fence\.proxy\.async\.shared::cta;\n\s*mbarrier\.arrive\.shared\.b64", body)
-        assert len(handoffs) == (cfg.blocks if m256 else 4)
+        assert len(handoffs) == (cfg.passes if whole else 4)
         if cfg.epi == "storer":
             # a storer warp copies both passes out (the consumers store nothing to global memory)
             assert body.count("ld.shared.v4.b32") == body.count("st.global.v4.b32") == 2 * h.WG_M // 2
@@ -113,22 +117,23 @@ def test_assembles_without_spills_or_warnings(module):
     assert not res.warnings, [str(w) for w in res.warnings]   # C7510/C7515 would be wgmma serialisation
     for cfg in CONFIGS:
         r = res.resources[cfg.name]
-        assert r.registers == h.LAUNCH_REGS, (cfg.name, r.registers)
+        assert r.registers == cfg.launch_regs, (cfg.name, r.registers)
         assert r.spill_stores == 0 and r.spill_loads == 0, cfg.name
 
 
 def test_descriptor_tiles_match_the_tma_boxes():
     for cfg in CONFIGS:
         tile_a, tile_b = cfg.tiles()
-        blocks = h.CONSUMERS * cfg.blocks                # m64 blocks of A in a stage
+        blocks = cfg.consumers * cfg.blocks              # m64 blocks of A in a stage
         assert tile_a.nbytes * blocks == cfg.a_stage
-        assert tile_a.nbytes * blocks + tile_b.nbytes == cfg.stage_bytes
+        assert tile_a.nbytes * blocks + tile_b.nbytes * cfg.nsplit == cfg.stage_bytes
         # every tile start (stage base + m64 block offset, B after A) keeps the swizzle's alignment
         for s in range(cfg.stages):
             base = s * cfg.stage_bytes
             for c in range(blocks):
                 assert (base + c * tile_a.nbytes) % tile_a.alignment == 0
-            assert (base + cfg.a_stage) % tile_b.alignment == 0
+            for p in range(cfg.nsplit):
+                assert (base + cfg.a_stage + p * tile_b.nbytes) % tile_b.alignment == 0
         assert h.smem_bytes(cfg) <= 227 * 1024
 
 

@@ -1,0 +1,98 @@
+"""Launch each GEMM a few times on one shape, for a profiler to attach to (ncu, compute-sanitizer).
+
+Every kernel (cuBLAS through torch.matmul, gemm_hopper configurations, gemm_ampere) runs `--launches`
+times on the same random normal bf16 inputs, and its result is checked against a float32 reference
+(relative Frobenius error), so a profile is always of a kernel that computed the right thing.
+
+    ncu --clock-control none --kernel-name regex:'gemm_|nvjet|xmma' --launch-skip 1 \\
+        --section SpeedOfLight --section WarpStateStats --csv python3 bench/gemm_profile.py --size 6144x6144x6144
+
+`--clock-control none` leaves the clocks to the board's power management, as in a real run (ncu locks
+them to base clock otherwise). With --launch-skip 1 each kernel's first (cold) launch is not profiled
+when --launches is 2: the kernel-name filter counts launches of all matching kernels, so ask for
+--launch-count (kernels x (launches - 1)) or leave it unbounded.
+"""
+import argparse
+import os
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "samples"))
+
+KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m256", "ampere")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default="6144x6144x6144", help="MxNxK (default %(default)s)")
+    ap.add_argument("--launches", type=int, default=2, help="launches of each kernel (default %(default)s)")
+    ap.add_argument("--kernels", default="cublas,hopper,ampere",
+                    help=f"comma-separated, from {', '.join(KINDS)} (default %(default)s); all nt (C = A @ B^T)")
+    args = ap.parse_args(argv)
+    kinds = args.kernels.split(",")
+    bad = [x for x in kinds if x not in KINDS]
+    if bad:
+        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}")
+    try:
+        m, n, k = (int(v) for v in args.size.split("x"))
+    except ValueError:
+        ap.error(f"--size {args.size!r} is not MxNxK")
+    if args.launches < 1:
+        ap.error("--launches must be at least 1")
+
+    from ptxgen.runtime import load_module, no_gpu_reason
+    reason = no_gpu_reason()
+    if reason is not None:
+        print(f"no GPU: {reason}")
+        return 1
+    import torch
+    import gemm_ampere as g
+    import gemm_hopper as h
+    from ptxgen.runtime import get_context
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ctx = get_context()
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
+    bt = torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16)      # N x K
+    ref = a.float() @ bt.float().t()
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+
+    hopper_cfgs = {"hopper": h.Config("nt", 1), "hopper-m192": h.Config("nt", 1, 3, bm=192),
+                   "hopper-m256": h.Config("nt", 1, 3, bm=256, bn=192)}
+    calls = {}
+    want = [hopper_cfgs[x] for x in kinds if x in hopper_cfgs]
+    if want:
+        if not ctx.arch.startswith("sm_90"):
+            print(f"gemm_hopper needs sm_90a, this GPU is {ctx.arch}")
+            return 1
+        mod = load_module(h.build("sm_90a", want).emit())
+        for kind in kinds:
+            if kind in hopper_cfgs:
+                cfg = hopper_cfgs[kind]
+                f = h.prepare(mod, cfg)
+                maps = h.tensor_maps(cfg, a, bt, m, n, k, c=c)
+                calls[kind] = (lambda f=f, cfg=cfg, maps=maps:
+                               h.launch(f, cfg, maps, c, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count)))
+    if "ampere" in kinds:
+        amod = load_module(g.build(ctx.arch).emit())
+        fa = g.prepare(amod, "nt")
+        calls["ampere"] = lambda: g.launch(fa, a, bt, c, m, n, k)
+    if "cublas" in kinds:
+        calls["cublas"] = lambda: torch.matmul(a, bt.t(), out=c)
+
+    for kind in kinds:
+        for _ in range(args.launches):
+            c.fill_(float("nan"))
+            calls[kind]()
+        torch.cuda.synchronize()
+        err = float(torch.linalg.norm(c.float() - ref) / torch.linalg.norm(ref))
+        print(f"{kind:12s} {m}x{n}x{k}: {args.launches} launches, relative Frobenius error {err:.2e}")
+        if not err < 1e-2:
+            print(f"{kind}: wrong result")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
