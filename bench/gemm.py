@@ -20,6 +20,9 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _gpu import gpu_or_reason  # noqa: E402
 
 SIZES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (8192, 2048, 16384)]
 SETS = 3            # input sets rotated per call
@@ -46,18 +49,14 @@ def main(argv=None) -> int:
                          "or both (default %(default)s)")
     args = ap.parse_args(argv)
 
-    import torch
+    gpu = gpu_or_reason()
+    if gpu is None:
+        return 1
+    torch, ctx = gpu
     import gemm_ampere as g
     import gemm_hopper as h
     from ptxgen.ptxas import assemble
-    from ptxgen.runtime import Event, get_context, load_module, no_gpu_reason, time_kernel
-
-    reason = no_gpu_reason()
-    if reason is not None:
-        print(f"no GPU: {reason}")
-        return 1
-    torch.backends.cuda.matmul.allow_tf32 = False
-    ctx = get_context()
+    from ptxgen.runtime import Event, load_module, time_kernel
     target = ctx.arch
 
     kinds = set(args.kernels.split(","))

@@ -19,6 +19,9 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _gpu import gpu_or_reason  # noqa: E402
 
 KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m256", "ampere")
 
@@ -41,17 +44,13 @@ def main(argv=None) -> int:
     if args.launches < 1:
         ap.error("--launches must be at least 1")
 
-    from ptxgen.runtime import load_module, no_gpu_reason
-    reason = no_gpu_reason()
-    if reason is not None:
-        print(f"no GPU: {reason}")
+    gpu = gpu_or_reason()
+    if gpu is None:
         return 1
-    import torch
+    torch, ctx = gpu
     import gemm_ampere as g
     import gemm_hopper as h
-    from ptxgen.runtime import get_context
-    torch.backends.cuda.matmul.allow_tf32 = False
-    ctx = get_context()
+    from ptxgen.runtime import load_module
     gen = torch.Generator(device="cuda").manual_seed(1)
     a = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
     bt = torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16)      # N x K

@@ -31,6 +31,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _gpu import gpu_or_reason  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
@@ -57,17 +58,13 @@ def main(argv=None) -> int:
     except (ValueError, AssertionError):
         ap.error(f"--sizes takes MxNxK,...; got {args.sizes!r}")
 
-    from ptxgen.runtime import no_gpu_reason
-    reason = no_gpu_reason()
-    if reason is not None:
-        print(f"no GPU: {reason}")
+    gpu = gpu_or_reason()
+    if gpu is None:
         return 1
-    import torch
+    torch, ctx = gpu
     import gemm_ampere as g
     import gemm_hopper as h
-    from ptxgen.runtime import get_context, load_module
-    torch.backends.cuda.matmul.allow_tf32 = False
-    ctx = get_context()
+    from ptxgen.runtime import load_module
     hopper_ok = ctx.arch.startswith("sm_90")
     # kind -> (config, balanced grid); hopper and hopper-full are the same kernel on two grids
     hopper_kinds = {"hopper": (h.Config("nt", 1), True),   # no cluster, the default (TMA-store) epilogue

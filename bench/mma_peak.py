@@ -35,7 +35,6 @@ sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ptxgen as pg  # noqa: E402
-from gemm_hopper import _advance  # noqa: E402  (the stage ring's s += 1 with a parity flip on wrap)
 from gpuclock import Sampler  # noqa: E402
 from ptxgen.ops.wgmma_desc import SmemTile  # noqa: E402
 
@@ -159,28 +158,28 @@ def tma_stream_kernel(m: pg.Module):
         cta = k.ctaid.x
         row_a = k.shl(k.and_(cta, 31), 7)                      # A rows of block row cta % 32
         col_b = k.shl(k.and_(k.shr(cta, 5), 15), 8)           # B rows of block column cta / 32 % 16
-        s, ph = k.mov(0, type=pg.u32), k.mov(0, type=pg.u32)
+        ring = k.stage_ring(TMA_STAGES)
 
         def issue(i):
-            full = k.mad(s, 8, bars, mode="lo")
+            full = ring.addr(bars, 8)
             k.mbarrier_arrive_expect_tx(full, TMA_STAGE_BYTES)
-            stage = k.mad(s, TMA_STAGE_BYTES, base, mode="lo")
+            stage = ring.addr(base, TMA_STAGE_BYTES)
             kx = k.shl(k.rem(i, kblocks), 6)
             k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
             k.cp_async_bulk_tensor(k.add(stage, 128 * 64 * 2), tmap_b, [kx, col_b], mbarrier=full)
 
         for i in range(TMA_STAGES):                            # fill the ring (loops >= TMA_STAGES)
             issue(k.mov(i, type=pg.u32))
-            _advance(k, s, ph, TMA_STAGES)
+            ring.advance()
         # iteration i reuses stage i % S after the load of iteration i - S, which completed phase
-        # (i - S) / S of that stage's barrier: parity ph ^ 1, ph being (i / S) % 2
+        # (i - S) / S of that stage's barrier: parity phase ^ 1 (wait(flip=True)), phase being (i / S) % 2
         with k.for_range(TMA_STAGES, loops, name="it") as it:
-            k.mbarrier_wait(k.mad(s, 8, bars, mode="lo"), parity=k.xor(ph, 1))
+            ring.wait(bars, flip=True)
             issue(it)
-            _advance(k, s, ph, TMA_STAGES)
+            ring.advance()
         for _ in range(TMA_STAGES):                            # the last loads land before exit
-            k.mbarrier_wait(k.mad(s, 8, bars, mode="lo"), parity=k.xor(ph, 1))
-            _advance(k, s, ph, TMA_STAGES)
+            ring.wait(bars, flip=True)
+            ring.advance()
     k.ret()
     return k
 

@@ -4,12 +4,13 @@ C[M x N] (bf16) = A[M x K] @ B with f32 accumulation, A row-major, and B either 
 ("nt": C = A @ B^T, both operands K-major) or K x N row-major ("nn": C = A @ B, B read MN-major by
 wgmma with the transpose bit). Everything is emitted through ptxgen's builder.
 
-Structure of one CTA (384 threads, at most one CTA per SM, persistent over output tiles; `grid_for`
+Structure of one CTA (384 threads; 512 for bm=192, see below; at most one CTA per SM, persistent over output tiles; `grid_for`
 launches the fewest CTAs that finish the tiles in as many rounds as one CTA per SM would):
 
 - warpgroup 0 is the producer: it gives registers back (`setmaxnreg.dec` to PRODUCER_REGS) and one
   thread issues the TMA loads (`cp.async.bulk.tensor`, 128-byte swizzle) of a 128 x 64 A tile and a
-  256 x 64 B tile per k-block into a ring of STAGES shared-memory stages; each stage has a "full"
+  256 x 64 B tile per k-block into a ring of STAGES shared-memory stages (`k.stage_ring`: the stage
+  index and the phase parity its barrier waits use); each stage has a "full"
   mbarrier (the producer's `arrive.expect_tx` of the stage's bytes, completed by the TMA's
   complete_tx) and an "empty" mbarrier (one arrival per consumer warpgroup per CTA of the cluster);
 - warpgroups 1 and 2 are consumers (`setmaxnreg.inc` to CONSUMER_REGS): each owns 64 rows of the
@@ -44,14 +45,21 @@ swizzle, or bk 32 with 64-byte swizzle and twice the stages), N of the block til
 and M of the block tile: bm=256 gives each consumer two m64 blocks (2 x 96 accumulators a thread
 with bn=192, 240 registers after setmaxnreg), so a 256 x 192 tile takes a fifth fewer operand
 bytes per FLOP into the SM than 128 x 256, at the cost of a 3-stage ring and an epilogue that writes
-both passes at the tile's end. bench/gemm.py times them against
-cuBLAS; bench/LOG.md says what each one measured.
+both passes at the tile's end. bm=192 gets the same bytes per FLOP from three consumer warpgroups
+of one m64 x 256 block each (512 threads, 160 registers a consumer; each block is two
+m64n128k16 a k-step, since ptxas checks every instruction against the 128-register launch budget);
+its rows are split at a kernel parameter m_split: 192-row tiles above, 128-row tiles below (in
+which consumer 2 only keeps the ring's count and A comes as two of its three 64-row TMA boxes), and
+`split_for` picks the split that keeps the busiest CTA's rows lowest, e.g. 4096 = 16 x 192 + 8 x 128
+with 128 CTAs of 2 + 1 tiles. bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS;
+bench/LOG.md says what each one measured.
 
 Shape requirements: K and N multiples of 8 (TMA needs 16-byte row strides), M >= 1; ragged edges are
 zero-filled by TMA and masked in the epilogue. `check_shape` names a broken one.
 
     python3 samples/gemm_hopper.py [--no-run]
 """
+import functools
 import os
 import sys
 from dataclasses import dataclass
@@ -169,6 +177,11 @@ class Config:
         return self.bm * self.bk * 2
 
     @property
+    def a_box(self) -> int:
+        """Rows of A's TMA box: the block tile's, or 64 for bm=192 (whose 128-row tiles load two boxes)."""
+        return WG_M if self.bm == 192 else self.bm
+
+    @property
     def stage_bytes(self) -> int:
         return (self.bm + self.bn) * self.bk * 2
 
@@ -280,12 +293,13 @@ def _div_const(k, x, c: int):
     return k.shr(x, c.bit_length() - 1) if c & (c - 1) == 0 else k.div(x, c)
 
 
-def _advance(k, s, ph, stages: int):
-    """s += 1; on wrap-around s = 0 and the parity flips."""
-    k.add(s, 1, dst=s)
-    wrap = k.setp("eq", s, stages)
-    k.mov(0, dst=s, guard=wrap)
-    k.xor(ph, 1, dst=ph, guard=wrap)
+def _mixed_tile(k, u, u1, tm1, tm2, split, tiles_n, group: int):
+    """bm=192: (first row, block column, is-192-row predicate) of work unit u. Units below u1 are the
+    192-row tiles above row `split` (tm1 block rows), the others the 128-row tiles from `split` on
+    (tm2 block rows); each range is visited in raster groups like `_tile`."""
+    big = k.setp("lt", u, u1)
+    mb, nb = _tile(k, k.selp(u, k.sub(u, u1), big), None, tiles_n, k.selp(tm1, tm2, big), 1, group)
+    return k.selp(k.mul(mb, 192, mode="lo"), k.mad(mb, 128, split, mode="lo"), big), nb, big
 
 
 def _kernel(m: pg.Module, cfg: Config):
@@ -299,6 +313,9 @@ def _kernel(m: pg.Module, cfg: Config):
     tmap_c = k.param_bytes("tmap_c", 128, align=64) if tma_out else None
     pc = None if tma_out else k.param_ptr("c", align=16)
     pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
+    mixed = cfg.bm == 192
+    # bm=192: rows below m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
+    psplit = k.param("m_split", pg.u32) if mixed else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
     M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
@@ -328,16 +345,27 @@ def _kernel(m: pg.Module, cfg: Config):
         rank = None
         unit0, nunits = k.ctaid.x, k.nctaid.x
 
-    tiles_m = _div_const(k, k.add(M, cfg.bm - 1), cfg.bm)
     bn = cfg.bn
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
-    mcs = k.shr(k.add(tiles_m, cl - 1), cl - 1) if cl > 1 else tiles_m
-    units = k.mul(mcs, tiles_n, mode="lo")
+    if mixed:
+        # units 0 .. u1-1: the 192-row tiles above m_split; then the 128-row tiles below it
+        split = k.ld_param(psplit)
+        tm1 = k.div(split, 192)
+        tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
+        u1 = k.mul(tm1, tiles_n, mode="lo")
+        units = k.mad(tm2, tiles_n, u1, mode="lo")
+        mixed_tile = (u1, tm1, tm2, split, tiles_n, cfg.group)
+        mcs = None
+    else:
+        tiles_m = _div_const(k, k.add(M, cfg.bm - 1), cfg.bm)
+        mcs = k.shr(k.add(tiles_m, cl - 1), cl - 1) if cl > 1 else tiles_m
+        units = k.mul(mcs, tiles_n, mode="lo")
+        mixed_tile = None
     bk = cfg.bk
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)
-    s, ph = k.reg(pg.u32, "stage"), k.reg(pg.u32, "phase")
-    k.mov(0, dst=s)
-    k.mov(0, dst=ph)
+    # the stage ring: index and phase (the parity of the stage's barrier waits); the producer and the
+    # consumers each walk it from the start in their own copy of the registers
+    ring = k.stage_ring(S)
     u = k.reg(pg.u32, "unit")
 
     role = k.if_else(k.setp("eq", wg, 0))
@@ -349,17 +377,28 @@ def _kernel(m: pg.Module, cfg: Config):
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
             k.bra(done, guard=k.setp("ge", u, units))
-            mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
-            row_a = _mul_const(k, mb, cfg.bm)
+            if mixed:
+                row_a, nb, big = _mixed_tile(k, u, *mixed_tile)
+                # a 128-row tile loads two of the three 64-row boxes of A
+                tx = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
+            else:
+                mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
+                row_a = _mul_const(k, mb, cfg.bm)
+                tx = cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
-                full = k.mad(s, 8, bars, mode="lo")
-                empty = k.add(full, 8 * S)
-                k.mbarrier_wait(empty, parity=k.xor(ph, 1), timeout_cycles=WAIT_LIMIT_CYCLES)
-                k.mbarrier_arrive_expect_tx(full, cfg.stage_bytes)
-                stage = k.mad(s, cfg.stage_bytes, base, mode="lo")
+                ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
+                full = ring.addr(bars, 8)
+                k.mbarrier_arrive_expect_tx(full, tx)
+                stage = ring.addr(base, cfg.stage_bytes)
                 kx = k.shl(kb, bk.bit_length() - 1)
-                k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
+                if mixed:
+                    for i in range(NC):
+                        k.cp_async_bulk_tensor(k.add(stage, i * WG_M * bk * 2) if i else stage, tmap_a,
+                                               [kx, k.add(row_a, i * WG_M) if i else row_a], mbarrier=full,
+                                               guard=big if i == NC - 1 else None)
+                else:
+                    k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
                 b_base = k.add(stage, cfg.a_stage)
                 mask = (1 << cl) - 1 if cl > 1 else None
                 if cfg.layout == "nt":
@@ -381,7 +420,7 @@ def _kernel(m: pg.Module, cfg: Config):
                             dst = k.add(b_base, p * PANEL_N * bk * 2)
                             x = k.add(col_b, p * PANEL_N)
                         k.cp_async_bulk_tensor(dst, tmap_b, [x, kx], mbarrier=full, multicast_mask=mask)
-                _advance(k, s, ph, S)
+                ring.advance()
             k.add(u, nunits, dst=u)
             k.bra(top)
             k.place(done)
@@ -396,7 +435,7 @@ def _kernel(m: pg.Module, cfg: Config):
             first = 4 - NC
             with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 32 * first))):
                 _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), first), unit0, nunits, units, rank, tiles_n,
-                            mcs, tmap_c)
+                            mcs, tmap_c, mixed_tile)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", cfg.regs[1])
@@ -462,15 +501,26 @@ def _kernel(m: pg.Module, cfg: Config):
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         k.place(top)
         k.bra(done, guard=k.setp("ge", u, units))
-        mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
+        if mixed:
+            # a 128-row tile has no rows for consumer 2: it only keeps the ring's count, waiting for
+            # each stage and releasing it at once (the empty barriers expect all three consumers)
+            idle = k.setp("ge", u, u1, bool_op="and", c=k.setp("eq", c, NC - 1))
+            skip = k.new_label("c_next")
+            with k.if_(idle):
+                with k.for_range(0, nk, name="kb_idle"):
+                    ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)
+                    _release(k, bars, None, ring.index, S, guard=signal)
+                    ring.advance()
+            k.bra(skip, guard=idle)
+        else:
+            mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
         for a in accs:
             for r in a:
                 k.mov(0.0, dst=r)
         has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
         with k.for_range(0, nk, name="kb") as kb:
-            full = k.mad(s, 8, bars, mode="lo")
-            k.mbarrier_wait(full, parity=ph, timeout_cycles=WAIT_LIMIT_CYCLES)
-            soff = k.cvt(k.mul(s, cfg.stage_bytes >> 4, mode="lo"), pg.u64, pg.u32)
+            ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)                  # full
+            soff = k.cvt(k.mul(ring.index, cfg.stage_bytes >> 4, mode="lo"), pg.u64, pg.u32)
             da = k.add(desc_a0, soff, type=pg.u64)
             db = k.add(desc_b0, soff, type=pg.u64)
             k.wgmma_fence()
@@ -498,9 +548,9 @@ def _kernel(m: pg.Module, cfg: Config):
                 # the previous k-block's stage, read by now (none before the first k-block)
                 _release(k, bars, peer_bars, prev, S, guard=k.setp("ne", kb, 0, bool_op="and", c=signal))
             else:
-                _release(k, bars, peer_bars, s, S, guard=signal)
-            k.mov(s, dst=prev)
-            _advance(k, s, ph, S)
+                _release(k, bars, peer_bars, ring.index, S, guard=signal)
+            k.mov(ring.index, dst=prev)
+            ring.advance()
         k.wgmma_wait_group(0)
         if cfg.lag:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
@@ -546,6 +596,8 @@ def _kernel(m: pg.Module, cfg: Config):
             _epi_fence(k)
         else:
             _store_direct(k, _pack(k, acc, bn), gc, M, N, mb, nb, c, warp, lane, bn)
+        if mixed:
+            k.place(skip)
         k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
@@ -704,12 +756,13 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     k.place(done)
 
 
-def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c):
+def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c, mixed_tile=None):
     """epi="tma": one thread stores consumer sc's buffer for every pass of every tile of this CTA (the
     consumers' tile order): wait for the buffer to be full (the consumers fenced their stmatrix
     writes for the async proxy), one TMA store per 64 x 64 box (rows and columns past M and N are
     clipped by the TMA unit), commit, wait until the boxes have been read, and release the buffer.
-    The last stores are waited for completely before the thread leaves."""
+    The last stores are waited for completely before the thread leaves. bm=192 (mixed_tile): consumer
+    2 has no rows in a 128-row tile, so its storer skips those tiles."""
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
     buf = k.mad(sc, WG_M * pc * 2, cbuf, mode="lo")
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
@@ -718,10 +771,16 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     top, done = k.new_label("t_tile"), k.new_label("t_done")
     k.place(top)
     k.bra(done, guard=k.setp("ge", u, units))
-    mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
-    # consumer sc's rows: its blocks of 64 from (mb * bm + sc * blocks * 64); pass p is the column
+    if mixed_tile is not None:
+        tile_row, nb, big = _mixed_tile(k, u, *mixed_tile)
+        nxt = k.new_label("t_next")
+        k.bra(nxt, guard=k.setp("eq", sc, cfg.consumers - 1, bool_op="and", c=k.not_(big)))
+    else:
+        mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
+        tile_row = _mul_const(k, mb, cfg.bm)
+    # consumer sc's rows: its blocks of 64 from (tile row + sc * blocks * 64); pass p is the column
     # part p % cpb of block p / cpb (bm=128 and 192: two column halves of one block; bm=256: whole blocks)
-    row0 = k.add(_mul_const(k, mb, cfg.bm), k.mul(sc, cfg.blocks * WG_M, mode="lo"))
+    row0 = k.add(tile_row, k.mul(sc, cfg.blocks * WG_M, mode="lo"))
     cpb = bn // pc
     for p in range(cfg.passes):
         j, h = divmod(p, cpb)
@@ -733,6 +792,8 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
         k.cp_async_bulk_commit_group()
         k.cp_async_bulk_wait_group(0, read=True)           # the buffer may be written again
         k.mbarrier_arrive(e_empty)
+    if mixed_tile is not None:
+        k.place(nxt)
     k.add(u, nunits, dst=u)
     k.bra(top)
     k.place(done)
@@ -768,7 +829,7 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
         raise ValueError(f"{cfg.name} writes C through a tensor map: pass c (the output) to tensor_maps")
     pa, pb = (int(x.data_ptr()) if hasattr(x, "data_ptr") else int(x) for x in (a, b))
     sw = cfg.k_swizzle
-    ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(cfg.bm, cfg.bk), swizzle=sw, l2_promotion="256B")
+    ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(cfg.a_box, cfg.bk), swizzle=sw, l2_promotion="256B")
     if cfg.layout == "nt":
         tb = encode_tiled(ptr=pb, dtype="bf16", shape=(n, k), box=(cfg.bn // cfg.cluster, cfg.bk), swizzle=sw,
                           l2_promotion="256B")
@@ -789,12 +850,44 @@ def resident_ctas(f, cfg: Config, sm_count: int) -> int:
     return f.max_active_clusters((cfg.cluster, 1, 1), (cfg.threads,), smem_bytes(cfg)) * cfg.cluster
 
 
+def _makespan(u1: int, units: int, grid: int) -> int:
+    """Rows of the busiest CTA when `grid` CTAs take units c, c + grid, ... of `units`, the first u1
+    of 192 rows and the rest of 128."""
+    worst = 0
+    for c in range(min(grid, units)):
+        big = max(0, -(-(u1 - c) // grid))
+        worst = max(worst, 192 * big + 128 * (-(-(units - c) // grid) - big))
+    return worst
+
+
+@functools.lru_cache(maxsize=256)
+def split_for(m: int, n: int, ctas: int, bn: int = BN):
+    """bm=192: (m_split, grid). Rows below m_split (a multiple of 192) go in 192-row tiles, the rest
+    in 128-row tiles; the choice minimises the busiest CTA's rows under a persistent grid of at most
+    `ctas` CTAs, then takes as many rows as it can in 192-row tiles (fewer operand bytes per FLOP),
+    then the fewest CTAs. 4096 x 4096 on 132 SMs: 16 x 192 + 8 x 128 rows, 128 CTAs of two 192-row
+    tiles and one 128-row tile: as many rows each as 128 x 256 tiles give, 3/4 of them in 192-row tiles."""
+    tiles_n = -(-n // bn)
+    best = None
+    for a in range(-(-m // 192) + 1):
+        split = 192 * a
+        u1 = a * tiles_n
+        units = u1 + -(-max(0, m - split) // 128) * tiles_n
+        for grid in range(1, min(ctas, units) + 1):
+            key = (_makespan(u1, units, grid), -min(split, m), grid)
+            if best is None or key < best[0]:
+                best = (key, split, grid)
+    return best[1], best[2]
+
+
 def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     """Persistent grid: no more CTAs than can be resident (`ctas`), a whole number of clusters, and the
     fewest that still finish the work units (tiles, or cluster tiles) in the same number of rounds:
     512 tiles on 132 SMs take 4 rounds either way, and 128 CTAs of 4 tiles each leave 4 SMs idle
     instead of 16 SMs idle for the last round. The critical path is the same; under the board's
-    power limit the idle SMs leave the busy ones a higher clock (bench/LOG.md)."""
+    power limit the idle SMs leave the busy ones a higher clock (bench/LOG.md). bm=192: split_for's."""
+    if cfg.bm == 192:
+        return split_for(m, n, ctas, cfg.bn)[1]
     tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
     units = -(-tiles_m // cfg.cluster) * tiles_n
     slots = max(1, ctas // cfg.cluster)
@@ -802,22 +895,39 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     return -(-units // rounds) * cfg.cluster
 
 
-def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True) -> None:
+def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True,
+           m_split=None) -> None:
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;
     ctas = resident_ctas(f, cfg, sm_count). balanced=False launches every resident slot the work can
-    use instead of grid_for's fewest CTAs for the same number of rounds."""
+    use instead of grid_for's fewest CTAs for the same number of rounds. bm=192: m_split (a multiple
+    of 192; rows from it on go in 128-row tiles) defaults to split_for's choice."""
     check_shape(m, n, k)
     pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
-    if balanced:
+    extra = []
+    if cfg.bm == 192:
+        split, grid = split_for(m, n, ctas, cfg.bn)
+        if m_split is not None:
+            if isinstance(m_split, bool) or not isinstance(m_split, (int, np.integer)) or m_split < 0 \
+                    or m_split % 192 or m_split >= 2 ** 31:
+                raise ValueError(f"m_split = {m_split!r} must be a multiple of 192 from 0 to 2^31 - 1")
+            split = int(m_split)
+        tiles_n = -(-n // cfg.bn)
+        units = (-(-min(split, m) // 192) + -(-max(0, m - split) // 128)) * tiles_n
+        if m_split is not None or not balanced:
+            grid = max(1, min(units, ctas))
+        extra = [np.uint32(split)]
+    elif balanced:
         grid = grid_for(cfg, m, n, ctas)
     else:
         units = -(-(-(-m // cfg.bm)) // cfg.cluster) * -(-n // cfg.bn)
         grid = max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
+    if m_split is not None and cfg.bm != 192:
+        raise ValueError(f"m_split is for bm=192 kernels, not {cfg.name}")
     if cfg.epi == "tma":
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
         pc = maps[2]
-    f.launch((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)],
+    f.launch((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
              shared_bytes=smem_bytes(cfg), stream=stream,
              cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
 

@@ -16,21 +16,22 @@ from _samples import load_sample
 h = load_sample("gemm_hopper")
 
 
-def _run(cfg, m, n, k, seed=0):
+def _run(cfg, m, n, k, seed=0, m_split=None):
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
     b = to_bf16_bits(rng.standard_normal((k, n) if cfg.layout == "nn" else (n, k)).astype(np.float32))
     c = np.full((m, n), 0xFFFF, np.uint16)            # bf16 NaN poison
     ba, bb = Buffer(a), Buffer(b)
-    ta = tensor_map(ba, box=(cfg.bm, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
+    ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
     tb = tensor_map(bb, box=(cfg.bn, cfg.bk) if cfg.layout == "nt" else (cfg.bk, h.PANEL_N),
                     swizzle=cfg.k_swizzle if cfg.layout == "nt" else "128B", dtype="bf16")
     t0 = time.perf_counter()
     bc = Buffer(c)
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16") if cfg.epi == "tma" else bc
     run_kernel(mod, cfg.name, grid=(1,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
-               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)])
+               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)]
+               + ([np.uint32(m_split)] if cfg.bm == 192 else []))
     secs = time.perf_counter() - t0
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)
@@ -50,12 +51,43 @@ def test_whole_kernel_matches_numpy(cfg, k):
     # the next tile's k-loop); K = 136: 3 k-blocks, so the second pass is written just before the next tile's
     # epilogue (bm=256, bn=192: 2 x 3 tiles, both passes at each tile's end; bm=192: three consumer
     # warpgroups, 2 x 3 tiles, both column halves at each tile's end)
-    got, ref, secs = _run(cfg, 300, 520, k)
+    got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
     tol = 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)   # bf16 rounding of C
     assert (err <= tol).all(), f"{int((err > tol).sum())} elements differ"
     assert secs < 60
+
+
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("m, m_split", [(300, 0), (300, 384), (420, 192), (64, 0)])
+def test_bm192_tile_splits(layout, m, m_split):
+    # bm=192 with rows below m_split in 192-row tiles and the rest in 128-row tiles (in which consumer 2
+    # and its storer sit out): all 128 (3 block rows, the last ragged), all 192 (2 block rows, the last
+    # ragged), 192 + two 128-row tiles (the last ragged), and a lone ragged 128-row tile
+    cfg = h.Config(layout, 1, 3, bm=192)
+    got, ref, _ = _run(cfg, m, 264, 200, seed=m + m_split, m_split=m_split)
+    assert not np.isnan(got).any(), "elements left unwritten"
+    err = np.abs(got - ref)
+    assert (err <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(200)).all(), f"{int((err > 0.1).sum())} elements differ"
+
+
+def test_split_for_balances_rows():
+    # 4096^2 on 132 SMs: 128 CTAs of two 192-row tiles and one 128-row tile, 512 rows each (as many as
+    # four 128 x 256 tiles), 3/4 of the rows in 192-row tiles
+    assert h.split_for(4096, 4096, 132) == (3072, 128)
+    # 6144 = 32 x 192: all 192-row tiles, 6 a CTA on 128 CTAs
+    assert h.split_for(6144, 6144, 132) == (6144, 128)
+    for m, n in [(4096, 4096), (8192, 8192), (8192, 2048), (1000, 1000), (300, 520)]:
+        split, grid = h.split_for(m, n, 132)
+        tn = -(-n // 256)
+        u1 = split // 192 * tn
+        units = u1 + -(-max(0, m - split) // 128) * tn
+        assert split % 192 == 0 and 1 <= grid <= min(132, units)
+        assert 192 * (split // 192) + 128 * -(-max(0, m - split) // 128) >= m       # every row covered
+        # never a busier CTA than the 128 x 256 tiling on its own balanced grid
+        tiles = -(-m // 128) * tn
+        assert h._makespan(u1, units, grid) <= 128 * -(-tiles // 132)
 
 
 def test_cluster_variant_is_reported_unsupported():

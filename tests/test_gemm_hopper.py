@@ -44,18 +44,25 @@ def test_kernel_structure(module, cfg):
     storer = cfg.epi in h.HANDOFF
     assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages + (2 * cfg.consumers if storer else 0)
     assert re.search(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {cfg.consumers * cfg.cluster};", body)
-    assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
+    if cfg.bm == 192:
+        # a whole stage, or a 128-row tile's (two of the three 64-row boxes of A), chosen per tile
+        assert re.search(rf"selp\.u32 (%r\d+), {cfg.stage_bytes}, {cfg.stage_bytes - 64 * cfg.bk * 2}, %p\d+;", body)
+        assert re.search(r"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], %r\d+;", body)
+        assert len(re.findall(r"@%p\d+ cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", body)) == 1
+    else:
+        assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
                        r"(\.multicast::cluster)?", body)
     per_stage_b = 1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N // cfg.cluster
-    assert len(loads) == 1 + per_stage_b
+    assert len(loads) == cfg.bm // cfg.a_box + per_stage_b
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
     # producer: empty; consumer: full; storer: the buffer's full barrier once per pass, and the
     # consumer its empty barrier before pass 0 and in each of the three places pass 1 is written
-    # (bm=192/256: before each pass at the tile's end)
+    # (bm=192/256: before each pass at the tile's end); bm=192: consumer 2 also waits for the stages of
+    # a 128-row tile it sits out
     whole = not cfg.held
     assert body.count("mbarrier.try_wait.parity.shared.b64") == \
-        2 + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
+        2 + (cfg.bm == 192) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
     # the consumers: bk/16 wgmma per k-block, m64 block and N part, fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
     assert n_mma == cfg.bk // h.K_STEP * cfg.blocks * cfg.nsplit
@@ -224,3 +231,41 @@ def test_matches_float64_reference(module, cfg):
         assert bool(torch.isfinite(got).all()), f"{m}x{n}x{k}: unwritten elements"
         rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
         assert rel < 4e-3, f"{m}x{n}x{k}: relative Frobenius error {rel:.2e}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
+                                            (1000, 1000, 520, 1152), (200, 264, 64, 192)],
+                         ids=["4096-split_for", "1000-all128", "1000-mixed", "1000-all192", "200-mixed"])
+def test_bm192_row_splits_match_float64(module, layout, m, n, k, split):
+    """bm=192 with its rows split between 192-row and 128-row tiles in several ways (split_for's
+    choice for 4096^2 mixes both) matches a float64 reference."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    from ptxgen.runtime import get_context, load_module
+    ctx = get_context()
+    if ctx.arch != "sm_90a":
+        pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
+    cfg = h.Config(layout, 1, 3, bm=192)
+    f = h.prepare(load_module(module.emit()), cfg)
+    ctas = h.resident_ctas(f, cfg, ctx.sm_count)
+    if split is None:
+        assert h.split_for(m, n, ctas)[0] not in (0, 4224)                 # both kinds of tile
+    a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + (split or 0)).integers(2 ** 31))
+    h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, m_split=split)   # c: NaN poison
+    torch.cuda.synchronize()
+    got = c.double()
+    assert bool(torch.isfinite(got).all()), "unwritten elements"
+    rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+    assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
+
+
+def test_launch_refuses_a_bad_split():
+    cfg = h.Config("nt", 1, 3, bm=192)
+    maps = (b"a", b"b", b"c")
+    for bad in (100, -192, 1.5, True):
+        with pytest.raises(ValueError, match="m_split"):
+            h.launch(None, cfg, maps, 0, 1000, 1000, 64, 132, m_split=bad)
+    with pytest.raises(ValueError, match="m_split is for bm=192"):
+        h.launch(None, h.Config(), maps, 0, 1000, 1000, 64, 132, m_split=192)
