@@ -16,7 +16,9 @@ hopper-storer the variant whose epilogue two producer warps copy out with 16-byt
 (epi="storer") instead of the default's TMA stores, hopper-c2 the default kernel in clusters of 2 CTAs
 that multicast B (a third less L2-to-SM traffic per FLOP), hopper-m256 the 256 x 192 block tile
 (bm=256, bn=192, 3 stages: a fifth fewer operand bytes into each SM per FLOP), hopper-m192 the
-192 x 256 block tile of three consumer warpgroups (the same bytes per FLOP);
+192 x 256 block tile of three consumer warpgroups (the same bytes per FLOP; rows split between 192-
+and 128-row tiles by gemm_hopper.split_for), hopper-m192k32 the same with 4 stages of K 32, which
+leaves room for a whole 64 x 256 epilogue buffer per consumer (one pass a tile);
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
@@ -35,8 +37,8 @@ from _gpu import gpu_or_reason  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
-KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192", "ampere",
-         "ampere-pers")
+KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
+         "hopper-m192k32", "ampere", "ampere-pers")
 
 
 def main(argv=None) -> int:
@@ -72,7 +74,8 @@ def main(argv=None) -> int:
                     "hopper-storer": (h.Config("nt", 1, epi="storer"), True),
                     "hopper-c2": (h.Config("nt", 2), True),
                     "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), True),
-                    "hopper-m192": (h.Config("nt", 1, 3, bm=192), True)}
+                    "hopper-m192": (h.Config("nt", 1, 3, bm=192), True),
+                    "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), True)}
     if hopper_ok:
         cfgs = list(dict.fromkeys(c_ for c_, _ in hopper_kinds.values()))
         hmod = load_module(h.build("sm_90a", cfgs).emit())

@@ -213,9 +213,15 @@ class Config:
 
     @property
     def pass_cols(self) -> int:
-        """Columns of one epilogue pass (one buffer fill): half the tile's for bm=128 and 192, a whole
-        m64 block's row for bm=256."""
-        return self.bn if self.bm == 256 else EPI_COLS
+        """Columns of one epilogue pass (one buffer fill): half the tile's for bm=128, a whole m64
+        block's row for bm=256; bm=192: the whole row where a 64 x 256 buffer per consumer fits beside
+        the ring (bk=32, 4 stages), else half."""
+        if self.bm == 256:
+            return self.bn
+        if self.bm == 192 and self.stages * self.stage_bytes + self.consumers * WG_M * self.bn * 2 \
+                + 16 * (self.stages + self.consumers) + 1024 <= 227 * 1024:
+            return self.bn
+        return EPI_COLS
 
     @property
     def passes(self) -> int:
@@ -488,6 +494,8 @@ def _kernel(m: pg.Module, cfg: Config):
                                       for j in range(EPI_COLS // 8)]
             pending = k.reg(pg.pred, "c_pending")
             k.mov(0, dst=pending)
+            odd_passes = cfg.passes % 2 == 1
+            epar = k.mov(0, type=pg.u32) if odd_passes else None
 
             def flush():
                 k.mbarrier_wait(e_empty, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
@@ -555,17 +563,21 @@ def _kernel(m: pg.Module, cfg: Config):
         if cfg.lag:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
         if storer and not held_pass:
-            # pass p: columns h of block j; each pass is one phase of the buffer's barriers (an even
-            # number of passes a tile), so pass p waits for the buffer with parity p ^ 1
+            # pass p: columns h of block j; each pass is one phase of the buffer's barriers. With an
+            # even number of passes a tile pass p waits for the buffer with parity p ^ 1; with one pass
+            # a tile the parity alternates from tile to tile (epar, flipped after each tile written)
             cpb = bn // cfg.pass_cols
             for j, a in enumerate(accs):
                 pairs = _pack(k, a, bn)
                 for h in range(cpb):
                     p = j * cpb + h
-                    k.mbarrier_wait(e_empty, parity=(p + 1) % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
+                    par = k.xor(epar, 1) if odd_passes else (p + 1) % 2
+                    k.mbarrier_wait(e_empty, parity=par, timeout_cycles=WAIT_LIMIT_CYCLES)
                     _epi_stmatrix(k, epi, pairs, h, cols=cfg.pass_cols)
                     _epi_fence(k)
                     k.mbarrier_arrive(e_full)
+            if odd_passes:
+                k.xor(epar, 1, dst=epar)
         elif storer:
             with k.if_(pending):                          # a tile of at most STORER_DEFER_KB k-blocks
                 flush()
@@ -767,6 +779,7 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     buf = k.mad(sc, WG_M * pc * 2, cbuf, mode="lo")
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
     e_empty = k.add(e_full, 8 * cfg.consumers)
+    epar = k.mov(0, type=pg.u32) if cfg.passes % 2 else None
     u = k.mov(unit0, type=pg.u32)
     top, done = k.new_label("t_tile"), k.new_label("t_done")
     k.place(top)
@@ -785,13 +798,16 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     for p in range(cfg.passes):
         j, h = divmod(p, cpb)
         row = k.add(row0, j * WG_M) if j else row0
-        k.mbarrier_wait(e_full, parity=p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
+        # one pass a tile: the parity alternates from tile to tile (see the consumers' epar)
+        k.mbarrier_wait(e_full, parity=epar if epar is not None else p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
         for bx in range(pc // TMA_BOX):
             col = k.mad(nb, bn, h * pc + bx * TMA_BOX, mode="lo")
             k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store")
         k.cp_async_bulk_commit_group()
         k.cp_async_bulk_wait_group(0, read=True)           # the buffer may be written again
         k.mbarrier_arrive(e_empty)
+    if epar is not None:
+        k.xor(epar, 1, dst=epar)
     if mixed_tile is not None:
         k.place(nxt)
     k.add(u, nunits, dst=u)

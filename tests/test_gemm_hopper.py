@@ -18,7 +18,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nn", 2, epi="smem_defer"), h.Config("nt", 1, epi="smem"),
                        h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="storer"), h.Config("nn", 2, epi="storer"),
                        h.Config("nt", 1, 3, bm=256, bn=192), h.Config("nn", 1, 3, bm=256, bn=192),
-                       h.Config("nt", 1, 3, bm=192), h.Config("nn", 1, 3, bm=192)]
+                       h.Config("nt", 1, 3, bm=192), h.Config("nn", 1, 3, bm=192),
+                       h.Config("nt", 1, 4, bk=32, bm=192)]
 
 
 @pytest.fixture(scope="module")
