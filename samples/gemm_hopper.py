@@ -926,6 +926,9 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
             if isinstance(m_split, bool) or not isinstance(m_split, (int, np.integer)) or m_split < 0 \
                     or m_split % 192 or m_split >= 2 ** 31:
                 raise ValueError(f"m_split = {m_split!r} must be a multiple of 192 from 0 to 2^31 - 1")
+            if m_split > 192 * -(-m // 192):
+                raise ValueError(f"m_split = {m_split} is past the last 192-row block of M = {m} "
+                                 f"(at most {192 * -(-m // 192)})")
             split = int(m_split)
         tiles_n = -(-n // cfg.bn)
         units = (-(-min(split, m) // 192) + -(-max(0, m - split) // 128)) * tiles_n

@@ -268,5 +268,7 @@ def test_launch_refuses_a_bad_split():
     for bad in (100, -192, 1.5, True):
         with pytest.raises(ValueError, match="m_split"):
             h.launch(None, cfg, maps, 0, 1000, 1000, 64, 132, m_split=bad)
+    with pytest.raises(ValueError, match=r"past the last 192-row block of M = 1000 \(at most 1152\)"):
+        h.launch(None, cfg, maps, 0, 1000, 1000, 64, 132, m_split=1344)
     with pytest.raises(ValueError, match="m_split is for bm=192"):
         h.launch(None, h.Config(), maps, 0, 1000, 1000, 64, 132, m_split=192)
