@@ -13,8 +13,8 @@ launches the fewest CTAs that finish the tiles in as many rounds as one CTA per 
   index and the phase parity its barrier waits use); each stage has a "full"
   mbarrier (the producer's `arrive.expect_tx` of the stage's bytes, completed by the TMA's
   complete_tx) and an "empty" mbarrier (one arrival per consumer warpgroup per CTA of the cluster);
-- warpgroups 1 and 2 are consumers (`setmaxnreg.inc` to CONSUMER_REGS): each owns 64 rows of the
-  128 x 256 block tile, waits for a stage with `mbarrier.try_wait.parity`, issues four
+- warpgroups 1 and 2 are consumers (`setmaxnreg.inc` to CONSUMER_REGS; bm=192 and bm=256 differ,
+  see below): each owns 64 rows of the 128 x 256 block tile, waits for a stage with `mbarrier.try_wait.parity`, issues four
   `wgmma.mma_async.m64n256k16` from shared-memory descriptors (fence / commit_group / wait_group),
   and releases the stage of the previous k-block once `wgmma.wait_group 1` says it has been read;
 - the epilogue converts the 128 f32 accumulators of a thread to bf16 pairs and puts them with
@@ -48,7 +48,7 @@ bytes per FLOP into the SM than 128 x 256, at the cost of a 3-stage ring and an 
 both passes at the tile's end. bm=192 gets the same bytes per FLOP from three consumer warpgroups
 of one m64 x 256 block each (512 threads, 160 registers a consumer; each block is two
 m64n128k16 a k-step, since ptxas checks every instruction against the 128-register launch budget);
-its rows are split at a kernel parameter m_split: 192-row tiles above, 128-row tiles below (in
+its rows are split at a kernel parameter m_split: 192-row tiles before it, 128-row tiles from it on (in
 which consumer 2 only keeps the ring's count and A comes as two of its three 64-row TMA boxes), and
 `split_for` picks the split that keeps the busiest CTA's rows lowest, e.g. 4096 = 16 x 192 + 8 x 128
 with 128 CTAs of 2 + 1 tiles. bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS;
@@ -225,7 +225,8 @@ class Config:
 
     @property
     def passes(self) -> int:
-        """Epilogue passes per tile and consumer: column halves of each m64 block."""
+        """Epilogue passes per tile and consumer: pass_cols-wide column parts of each m64 block (two
+        halves, or one whole row)."""
         return self.blocks * (self.bn // self.pass_cols)
 
     @property
@@ -301,7 +302,7 @@ def _div_const(k, x, c: int):
 
 def _mixed_tile(k, u, u1, tm1, tm2, split, tiles_n, group: int):
     """bm=192: (first row, block column, is-192-row predicate) of work unit u. Units below u1 are the
-    192-row tiles above row `split` (tm1 block rows), the others the 128-row tiles from `split` on
+    192-row tiles of the rows before `split` (tm1 block rows), the others the 128-row tiles from `split` on
     (tm2 block rows); each range is visited in raster groups like `_tile`."""
     big = k.setp("lt", u, u1)
     mb, nb = _tile(k, k.selp(u, k.sub(u, u1), big), None, tiles_n, k.selp(tm1, tm2, big), 1, group)
@@ -320,7 +321,7 @@ def _kernel(m: pg.Module, cfg: Config):
     pc = None if tma_out else k.param_ptr("c", align=16)
     pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
     mixed = cfg.bm == 192
-    # bm=192: rows below m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
+    # bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
     psplit = k.param("m_split", pg.u32) if mixed else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
@@ -354,7 +355,7 @@ def _kernel(m: pg.Module, cfg: Config):
     bn = cfg.bn
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
     if mixed:
-        # units 0 .. u1-1: the 192-row tiles above m_split; then the 128-row tiles below it
+        # units 0 .. u1-1: the 192-row tiles of the rows before m_split; then the 128-row tiles from it on
         split = k.ld_param(psplit)
         tm1 = k.div(split, 192)
         tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
@@ -571,7 +572,9 @@ def _kernel(m: pg.Module, cfg: Config):
                 pairs = _pack(k, a, bn)
                 for h in range(cpb):
                     p = j * cpb + h
-                    par = k.xor(epar, 1) if odd_passes else (p + 1) % 2
+                    # pass p of tile t is phase t * passes + p; with an odd count that has t's parity
+                    # (epar) flipped by p
+                    par = (k.xor(epar, (p + 1) % 2) if (p + 1) % 2 else epar) if odd_passes else (p + 1) % 2
                     k.mbarrier_wait(e_empty, parity=par, timeout_cycles=WAIT_LIMIT_CYCLES)
                     _epi_stmatrix(k, epi, pairs, h, cols=cfg.pass_cols)
                     _epi_fence(k)
@@ -792,14 +795,16 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
         mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
         tile_row = _mul_const(k, mb, cfg.bm)
     # consumer sc's rows: its blocks of 64 from (tile row + sc * blocks * 64); pass p is the column
-    # part p % cpb of block p / cpb (bm=128 and 192: two column halves of one block; bm=256: whole blocks)
+    # part p % cpb of block p / cpb (bm=128: two column halves of one block; bm=192: two halves, or
+    # with bk=32 the whole row; bm=256: whole blocks)
     row0 = k.add(tile_row, k.mul(sc, cfg.blocks * WG_M, mode="lo"))
     cpb = bn // pc
     for p in range(cfg.passes):
         j, h = divmod(p, cpb)
         row = k.add(row0, j * WG_M) if j else row0
         # one pass a tile: the parity alternates from tile to tile (see the consumers' epar)
-        k.mbarrier_wait(e_full, parity=epar if epar is not None else p % 2, timeout_cycles=WAIT_LIMIT_CYCLES)
+        par = p % 2 if epar is None else (k.xor(epar, p % 2) if p % 2 else epar)
+        k.mbarrier_wait(e_full, parity=par, timeout_cycles=WAIT_LIMIT_CYCLES)
         for bx in range(pc // TMA_BOX):
             col = k.mad(nb, bn, h * pc + bx * TMA_BOX, mode="lo")
             k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store")
@@ -838,7 +843,8 @@ def prepare(module, cfg: Config):
 
 def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
     """The TMA maps of A (M x K) and B (N x K for nt, K x N for nn): bf16, 128-byte swizzle, one
-    stage's box each (B: this CTA's share of it with cluster=2); with c (the output, needed for
+    stage's box each (B: this CTA's share of it with cluster=2; A: a 64-row third of it for bm=192,
+    whose 128-row tiles load two); with c (the output, needed for
     epi="tma", the default) also C's (M x N, 64 x 64 boxes, 128-byte swizzle)."""
     from ptxgen.tma import encode_tiled
     if cfg.epi == "tma" and c is None:
@@ -868,31 +874,48 @@ def resident_ctas(f, cfg: Config, sm_count: int) -> int:
 
 def _makespan(u1: int, units: int, grid: int) -> int:
     """Rows of the busiest CTA when `grid` CTAs take units c, c + grid, ... of `units`, the first u1
-    of 192 rows and the rest of 128."""
+    of 192 rows and the rest of 128. CTA c's counts ceil((X - c) / grid) change only where c passes
+    X mod grid, so the loads are constant between c = 0, u1 mod grid and units mod grid: the
+    busiest CTA is one of those three."""
     worst = 0
-    for c in range(min(grid, units)):
-        big = max(0, -(-(u1 - c) // grid))
-        worst = max(worst, 192 * big + 128 * (-(-(units - c) // grid) - big))
+    for c in {0, u1 % grid, units % grid}:
+        if c < min(grid, units):
+            big = max(0, -(-(u1 - c) // grid))
+            worst = max(worst, 192 * big + 128 * (-(-(units - c) // grid) - big))
     return worst
+
+
+def _split_units(m: int, split: int, tiles_n: int):
+    """(192-row units, all units) when rows before `split` go in 192-row tiles, the rest in 128-row ones."""
+    u1 = -(-min(split, m) // 192) * tiles_n
+    return u1, u1 + -(-max(0, m - split) // 128) * tiles_n
+
+
+def _grid_for_split(m: int, split: int, tiles_n: int, ctas: int):
+    """(busiest CTA's rows, grid): the fewest CTAs, at most `ctas`, that reach the least busiest-CTA rows."""
+    u1, units = _split_units(m, split, tiles_n)
+    return min((_makespan(u1, units, g), g) for g in range(1, min(ctas, units) + 1))
 
 
 @functools.lru_cache(maxsize=256)
 def split_for(m: int, n: int, ctas: int, bn: int = BN):
-    """bm=192: (m_split, grid). Rows below m_split (a multiple of 192) go in 192-row tiles, the rest
+    """bm=192: (m_split, grid). Rows before m_split (a multiple of 192) go in 192-row tiles, the rest
     in 128-row tiles; the choice minimises the busiest CTA's rows under a persistent grid of at most
     `ctas` CTAs, then takes as many rows as it can in 192-row tiles (fewer operand bytes per FLOP),
     then the fewest CTAs. 4096 x 4096 on 132 SMs: 16 x 192 + 8 x 128 rows, 128 CTAs of two 192-row
-    tiles and one 128-row tile: as many rows each as 128 x 256 tiles give, 3/4 of them in 192-row tiles."""
+    tiles and one 128-row tile: as many rows each as 128 x 256 tiles give, 3/4 of them in 192-row tiles.
+    The splits tried keep at most 2 * ctas block rows of 128 (trading two 192-row block rows for three
+    128-row ones is as fine as the balance gets), so the search stays small for any M."""
+    if isinstance(ctas, bool) or not isinstance(ctas, int) or ctas < 1:
+        raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident")
     tiles_n = -(-n // bn)
+    top = -(-m // 192)
     best = None
-    for a in range(-(-m // 192) + 1):
-        split = 192 * a
-        u1 = a * tiles_n
-        units = u1 + -(-max(0, m - split) // 128) * tiles_n
-        for grid in range(1, min(ctas, units) + 1):
-            key = (_makespan(u1, units, grid), -min(split, m), grid)
-            if best is None or key < best[0]:
-                best = (key, split, grid)
+    for a in range(max(0, top - 2 * ctas), top + 1):
+        span, grid = _grid_for_split(m, 192 * a, tiles_n, ctas)
+        key = (span, -min(192 * a, m), grid)
+        if best is None or key < best[0]:
+            best = (key, 192 * a, grid)
     return best[1], best[2]
 
 
@@ -916,24 +939,28 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;
     ctas = resident_ctas(f, cfg, sm_count). balanced=False launches every resident slot the work can
     use instead of grid_for's fewest CTAs for the same number of rounds. bm=192: m_split (a multiple
-    of 192; rows from it on go in 128-row tiles) defaults to split_for's choice."""
+    of 192; rows from it on go in 128-row tiles) defaults to split_for's choice; either way the
+    balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be."""
     check_shape(m, n, k)
     pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
     extra = []
+    if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
+        raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident (resident_ctas gives the number)")
+    ctas = int(ctas)
     if cfg.bm == 192:
-        split, grid = split_for(m, n, ctas, cfg.bn)
-        if m_split is not None:
-            if isinstance(m_split, bool) or not isinstance(m_split, (int, np.integer)) or m_split < 0 \
-                    or m_split % 192 or m_split >= 2 ** 31:
-                raise ValueError(f"m_split = {m_split!r} must be a multiple of 192 from 0 to 2^31 - 1")
-            if m_split > 192 * -(-m // 192):
-                raise ValueError(f"m_split = {m_split} is past the last 192-row block of M = {m} "
-                                 f"(at most {192 * -(-m // 192)})")
-            split = int(m_split)
         tiles_n = -(-n // cfg.bn)
-        units = (-(-min(split, m) // 192) + -(-max(0, m - split) // 128)) * tiles_n
-        if m_split is not None or not balanced:
-            grid = max(1, min(units, ctas))
+        if m_split is None:
+            split, grid = split_for(m, n, ctas, cfg.bn)
+        else:
+            last = 192 * -(-m // 192)
+            if isinstance(m_split, bool) or not isinstance(m_split, (int, np.integer)) or m_split < 0 \
+                    or m_split % 192 or m_split > last:
+                raise ValueError(f"m_split = {m_split!r} must be a multiple of 192 from 0 to {last} "
+                                 f"(the end of M = {m}'s last 192-row block)")
+            split = int(m_split)
+            grid = _grid_for_split(m, split, tiles_n, ctas)[1]
+        if not balanced:
+            grid = max(1, min(_split_units(m, split, tiles_n)[1], ctas))
         extra = [np.uint32(split)]
     elif balanced:
         grid = grid_for(cfg, m, n, ctas)

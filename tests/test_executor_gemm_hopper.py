@@ -92,6 +92,34 @@ def test_split_for_balances_rows():
         assert h._makespan(u1, units, grid) <= 128 * -(-tiles // 132)
 
 
+def test_makespan_matches_a_walk_over_every_cta():
+    rng = np.random.default_rng(5)
+    for _ in range(2000):
+        units = int(rng.integers(1, 400))
+        u1, grid = int(rng.integers(0, units + 1)), int(rng.integers(1, 140))
+        walk = max(192 * len(range(c, u1, grid)) + 128 * len(range(max(c, u1 + (c - u1) % grid), units, grid))
+                   for c in range(min(grid, units)))
+        assert h._makespan(u1, units, grid) == walk, (u1, units, grid)
+
+
+@pytest.mark.parametrize("ctas", [8, 33, 132])
+def test_split_for_matches_an_exhaustive_search(ctas):
+    # split_for tries only splits with at most 2 * ctas block rows of 128; against every split, the
+    # busiest CTA's rows are the same
+    for m in range(64, 9000, 611):
+        for n in (256, 2048, 4096):
+            tn = -(-n // 256)
+            best = min(h._grid_for_split(m, 192 * a, tn, ctas)[0] for a in range(-(-m // 192) + 1))
+            split, grid = h.split_for(m, n, ctas)
+            u1, units = h._split_units(m, split, tn)
+            assert h._makespan(u1, units, grid) == best, (m, n, ctas)
+
+
+def test_split_for_refuses_no_ctas():
+    with pytest.raises(ValueError, match="at least one CTA"):
+        h.split_for(4096, 4096, 0)
+
+
 def test_cluster_variant_is_reported_unsupported():
     with pytest.raises(UnsupportedInstructionError, match="barrier.cluster|mapa|cluster"):
         _run(h.Config("nt", 2), 128, 256, 64)

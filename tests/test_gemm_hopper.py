@@ -268,7 +268,10 @@ def test_launch_refuses_a_bad_split():
     for bad in (100, -192, 1.5, True):
         with pytest.raises(ValueError, match="m_split"):
             h.launch(None, cfg, maps, 0, 1000, 1000, 64, 132, m_split=bad)
-    with pytest.raises(ValueError, match=r"past the last 192-row block of M = 1000 \(at most 1152\)"):
+    with pytest.raises(ValueError, match=r"from 0 to 1152 \(the end of M = 1000's last 192-row block\)"):
         h.launch(None, cfg, maps, 0, 1000, 1000, 64, 132, m_split=1344)
+    for ctas in (0, -1, None):
+        with pytest.raises(ValueError, match="at least one CTA"):
+            h.launch(None, cfg, maps, 0, 1000, 1000, 64, ctas)
     with pytest.raises(ValueError, match="m_split is for bm=192"):
         h.launch(None, h.Config(), maps, 0, 1000, 1000, 64, 132, m_split=192)
