@@ -216,10 +216,7 @@ class Config:
         """Columns of one epilogue pass (one buffer fill): half the tile's for bm=128, a whole m64
         block's row for bm=256; bm=192: the whole row where a 64 x 256 buffer per consumer fits beside
         the ring (bk=32, 4 stages), else half."""
-        if self.bm == 256:
-            return self.bn
-        if self.bm == 192 and self.stages * self.stage_bytes + self.consumers * WG_M * self.bn * 2 \
-                + 16 * (self.stages + self.consumers) + 1024 <= 227 * 1024:
+        if self.bm == 256 or (self.bm == 192 and smem_bytes(self, pass_cols=self.bn) <= 227 * 1024):
             return self.bn
         return EPI_COLS
 
@@ -252,10 +249,10 @@ class Config:
 CONFIGS = [Config("nt", 1), Config("nt", 2), Config("nn", 1), Config("nn", 2)]
 
 
-def smem_bytes(cfg: Config) -> int:
+def smem_bytes(cfg: Config, pass_cols=None) -> int:
     """Dynamic shared memory: the stages, the epilogue buffers, the mbarriers, and 1 KiB to align the
-    base to 1024."""
-    return cfg.stages * cfg.stage_bytes + epi_bytes(cfg) + bar_bytes(cfg) + 1024
+    base to 1024; with pass_cols, what it would be with buffers of that many columns."""
+    return cfg.stages * cfg.stage_bytes + epi_bytes(cfg, pass_cols) + bar_bytes(cfg) + 1024
 
 
 def bar_bytes(cfg: Config) -> int:
@@ -263,9 +260,11 @@ def bar_bytes(cfg: Config) -> int:
     return 16 * cfg.stages + (16 * cfg.consumers if cfg.epi in HANDOFF else 0)
 
 
-def epi_bytes(cfg: Config) -> int:
-    """The epilogue buffers: per consumer warpgroup 64 rows x pass_cols bf16 (one pass)."""
-    return cfg.consumers * WG_M * cfg.pass_cols * 2 if cfg.epi != "direct" else 0
+def epi_bytes(cfg: Config, pass_cols=None) -> int:
+    """The epilogue buffers: per consumer warpgroup 64 rows x pass_cols (default cfg.pass_cols) bf16 (one pass)."""
+    if cfg.epi == "direct":
+        return 0
+    return cfg.consumers * WG_M * (cfg.pass_cols if pass_cols is None else pass_cols) * 2
 
 
 def check_shape(m: int, n: int, k: int) -> None:
@@ -288,6 +287,15 @@ def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int):
     mc = k.add(first, k.sub(r, k.mul(nb, gsize, mode="lo")))
     mb = k.add(k.mul(mc, cluster, mode="lo"), rank) if cluster > 1 else mc
     return mb, nb
+
+
+def _pass_parity(k, epar, p: int):
+    """Parity of pass p's phase of an epilogue buffer's barriers: p % 2 when a tile has an even number
+    of passes (epar None); with an odd number, pass p of tile t is phase t * passes + p, whose parity
+    is t's (the register epar, flipped after each tile) flipped by p."""
+    if epar is None:
+        return p % 2
+    return k.xor(epar, 1) if p % 2 else epar
 
 
 def _mul_const(k, x, c: int):
@@ -572,10 +580,8 @@ def _kernel(m: pg.Module, cfg: Config):
                 pairs = _pack(k, a, bn)
                 for h in range(cpb):
                     p = j * cpb + h
-                    # pass p of tile t is phase t * passes + p; with an odd count that has t's parity
-                    # (epar) flipped by p
-                    par = (k.xor(epar, (p + 1) % 2) if (p + 1) % 2 else epar) if odd_passes else (p + 1) % 2
-                    k.mbarrier_wait(e_empty, parity=par, timeout_cycles=WAIT_LIMIT_CYCLES)
+                    # the buffer is free once the storer has finished the phase before this pass's
+                    k.mbarrier_wait(e_empty, parity=_pass_parity(k, epar, p + 1), timeout_cycles=WAIT_LIMIT_CYCLES)
                     _epi_stmatrix(k, epi, pairs, h, cols=cfg.pass_cols)
                     _epi_fence(k)
                     k.mbarrier_arrive(e_full)
@@ -802,9 +808,7 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     for p in range(cfg.passes):
         j, h = divmod(p, cpb)
         row = k.add(row0, j * WG_M) if j else row0
-        # one pass a tile: the parity alternates from tile to tile (see the consumers' epar)
-        par = p % 2 if epar is None else (k.xor(epar, p % 2) if p % 2 else epar)
-        k.mbarrier_wait(e_full, parity=par, timeout_cycles=WAIT_LIMIT_CYCLES)
+        k.mbarrier_wait(e_full, parity=_pass_parity(k, epar, p), timeout_cycles=WAIT_LIMIT_CYCLES)
         for bx in range(pc // TMA_BOX):
             col = k.mad(nb, bn, h * pc + bx * TMA_BOX, mode="lo")
             k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store")
