@@ -3,7 +3,7 @@
 Pure unit tests (no toolchain). Every error test checks the exception class, its stable `.code`, the
 message verbatim and that `.loc` is this file at the line of the offending call.
 """
-import inspect
+import functools
 
 import pytest
 
@@ -12,9 +12,7 @@ from ptxgen import (BuildError, LegalityError, b16, b32, b64, b128, bf16, bf16x2
                     pred, s16, s32, s64, tf32, u8, u16, u32, u64)
 from ptxgen.builder import mem
 
-
-def here() -> int:
-    return inspect.currentframe().f_back.f_lineno
+from _build_checks import here, raises_at, texts
 
 
 def kernel(target="sm_90a", version=None):
@@ -22,24 +20,12 @@ def kernel(target="sm_90a", version=None):
     return m, m.entry("k")
 
 
-def texts(k, start=0):
-    return [st.text() for st in k.fn.body[start:] if type(st).__name__ == "Instr"]
-
-
 def last(k):
     return texts(k)[-1]
 
 
-def raises(cls, code, message, line, fn):
-    """fn() must raise exactly `cls` with this code and message, located at `line` of this file."""
-    with pytest.raises(BuildError) as ei:
-        fn()
-    e = ei.value
-    assert type(e) is cls, (type(e), e)
-    assert (e.code, e.message) == (code, message)
-    assert e.loc is not None and (e.loc.file, e.loc.line) == (__file__, line)
-    assert str(e).startswith(f"{__file__}:{line}: error[{code}]: {message}")
-    return e
+# fn() must raise exactly `cls` with this code and message, located at `line` of this file
+raises = functools.partial(raises_at, __file__)
 
 
 # ----------------------------------------------------------------------------------------------- registers

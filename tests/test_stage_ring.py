@@ -4,7 +4,7 @@ The PTX each method writes, the ring's values on the CPU executor against its de
 pipeline through the ring that lints clean, runs on the executor and assembles with ptxas, and typed errors
 at the caller's line for bad arguments.
 """
-import inspect
+import functools
 
 import numpy as np
 import pytest
@@ -16,24 +16,11 @@ from ptxgen.errors import DeadlockError
 from ptxgen.executor import Buffer, run_kernel
 from ptxgen.ops.mbarrier import StageRing
 
-
-def here() -> int:
-    return inspect.currentframe().f_back.f_lineno
+from _build_checks import here, raises_at, texts
 
 
-def texts(k, start=0):
-    return [st.text() for st in k.fn.body[start:] if type(st).__name__ == "Instr"]
-
-
-def raises(code, message, line, fn):
-    """fn() must raise exactly BuildError with this code and message, located at `line` of this file."""
-    with pytest.raises(BuildError) as ei:
-        fn()
-    e = ei.value
-    assert type(e) is BuildError, (type(e), e)
-    assert (e.code, e.message) == (code, message)
-    assert e.loc is not None and (e.loc.file, e.loc.line) == (__file__, line)
-    return e
+# fn() must raise exactly BuildError with this code and message, located at `line` of this file
+raises = functools.partial(raises_at, __file__, BuildError)
 
 
 def ring_model(stages: int, n: int):
