@@ -49,6 +49,12 @@ def main(argv=None) -> int:
                          "or both (default %(default)s)")
     args = ap.parse_args(argv)
 
+    import gemm_hopper as h
+    try:
+        hopper_configs = h.CONFIGS if not os.environ.get("GEMM_HOPPER_CONFIGS") else \
+            [h.Config.parse(c) for c in os.environ["GEMM_HOPPER_CONFIGS"].split(",")]
+    except ValueError as e:
+        ap.error(f"GEMM_HOPPER_CONFIGS: {e}")
     gpu = gpu_or_reason()
     if gpu is None:
         return 1
@@ -86,9 +92,7 @@ def main(argv=None) -> int:
                 print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill "
                       f"ld, {tile.smem_bytes} B dynamic smem, {tile.threads} threads")
     if "hopper" in kinds and target.startswith("sm_90"):
-        configs = h.CONFIGS if not os.environ.get("GEMM_HOPPER_CONFIGS") else \
-            [h.Config(*(int(x) if x.isdigit() else x for x in c.split(":")))
-             for c in os.environ["GEMM_HOPPER_CONFIGS"].split(",")]
+        configs = hopper_configs
         ptx = h.build("sm_90a", configs).emit()
         res = assemble(ptx, "sm_90a")
         mod = load_module(ptx)

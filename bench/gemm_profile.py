@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _gpu import gpu_or_reason  # noqa: E402
 
-KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m256", "ampere")
+KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m256", "ampere")
 
 
 def main(argv=None) -> int:
@@ -58,6 +58,7 @@ def main(argv=None) -> int:
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 
     hopper_cfgs = {"hopper": h.Config("nt", 1), "hopper-m192": h.Config("nt", 1, 3, bm=192),
+                   "hopper-m192h0": h.Config("nt", 1, 3, bm=192, hold=0),
                    "hopper-m256": h.Config("nt", 1, 3, bm=256, bn=192)}
     calls = {}
     want = [hopper_cfgs[x] for x in kinds if x in hopper_cfgs]

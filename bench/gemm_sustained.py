@@ -17,8 +17,11 @@ hopper-storer the variant whose epilogue two producer warps copy out with 16-byt
 that multicast B (a third less L2-to-SM traffic per FLOP), hopper-m256 the 256 x 192 block tile
 (bm=256, bn=192, 3 stages: a fifth fewer operand bytes into each SM per FLOP), hopper-m192 the
 192 x 256 block tile of three consumer warpgroups (the same bytes per FLOP; rows split between 192-
-and 128-row tiles by gemm_hopper.split_for), hopper-m192k32 the same with 4 stages of K 32, which
-leaves room for a whole 64 x 256 epilogue buffer per consumer (one pass a tile);
+and 128-row tiles by gemm_hopper.split_for; a tile's second epilogue pass waits in registers through
+the first N part of the next tile's first k-block), hopper-m192h0 the same with both passes written at
+the tile's end (hold=0), hopper-m192k32 the same with 4 stages of K 32, which leaves room for a whole
+64 x 256 epilogue buffer per consumer (one pass a tile), and hopper:FIELDS any gemm_hopper Config on
+its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192);
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
@@ -38,7 +41,7 @@ from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
 KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
-         "hopper-m192k32", "ampere", "ampere-pers")
+         "hopper-m192h0", "hopper-m192k32", "ampere", "ampere-pers")
 
 
 def main(argv=None) -> int:
@@ -46,12 +49,21 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="4096x4096x4096,6144x6144x6144,8192x8192x8192,8192x2048x16384")
     ap.add_argument("--seconds", type=float, default=2.0, help="timed window per kernel (default 2)")
     ap.add_argument("--warm", type=float, default=1.0, help="untimed run-up per kernel (default 1)")
-    ap.add_argument("--kernels", default=",".join(KINDS), help=f"comma-separated, from {', '.join(KINDS)}")
+    ap.add_argument("--kernels", default=",".join(KINDS),
+                    help=f"comma-separated, from {', '.join(KINDS)}, or hopper:FIELDS (any gemm_hopper Config)")
     args = ap.parse_args(argv)
     kinds = args.kernels.split(",")
-    bad = [x for x in kinds if x not in KINDS]
+    bad = [x for x in kinds if x not in KINDS and not x.startswith("hopper:")]
     if bad:
-        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}")
+        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}, or hopper:FIELDS")
+    import gemm_hopper as h
+    extra = {}
+    for x in kinds:
+        if x.startswith("hopper:"):
+            try:
+                extra[x] = (h.Config.parse(x[len("hopper:"):]), True)
+            except ValueError as e:
+                ap.error(f"{x}: {e}")
     if args.seconds <= 0 or args.warm < 0:
         ap.error("--seconds must be > 0 and --warm >= 0")
     try:
@@ -65,7 +77,6 @@ def main(argv=None) -> int:
         return 1
     torch, ctx = gpu
     import gemm_ampere as g
-    import gemm_hopper as h
     from ptxgen.runtime import load_module
     hopper_ok = ctx.arch.startswith("sm_90")
     # kind -> (config, balanced grid); hopper and hopper-full are the same kernel on two grids
@@ -75,7 +86,8 @@ def main(argv=None) -> int:
                     "hopper-c2": (h.Config("nt", 2), True),
                     "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), True),
                     "hopper-m192": (h.Config("nt", 1, 3, bm=192), True),
-                    "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), True)}
+                    "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), True),
+                    "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), True), **extra}
     if hopper_ok:
         cfgs = list(dict.fromkeys(c_ for c_, _ in hopper_kinds.values()))
         hmod = load_module(h.build("sm_90a", cfgs).emit())
@@ -142,7 +154,8 @@ def main(argv=None) -> int:
     print(f"\nsustained bf16 GEMM (nt: C = A @ B^T) on {ctx.name} ({ctx.arch}, {ctx.sm_count} SMs): "
           f"{args.seconds:g} s back to back per kernel after {args.warm:g} s of run-up; clock, power and "
           "temperature are nvidia-smi medians over the last 80 % of the window; ms is the median per call")
-    print(f"{'M x N x K':>16} {'kernel':<10} {'calls':>6} {'ms':>7} {'TFLOP/s':>8} {'x cuBLAS':>9} {'SM MHz':>7} "
+    width = max([10] + [len(x) for x in kinds])
+    print(f"{'M x N x K':>16} {'kernel':<{width}} {'calls':>6} {'ms':>7} {'TFLOP/s':>8} {'x cuBLAS':>9} {'SM MHz':>7} "
           f"{'W':>6} {'C':>4} {'TF/GHz':>7} {'rel err':>9}")
     base = {r["size"]: r["tflops"] for r in rows if r["kernel"] == "cublas"}
     for r in rows:
@@ -152,7 +165,7 @@ def main(argv=None) -> int:
         else:
             mhz, watts, temp = r["clk"]
             clk = f"{mhz:7.0f} {watts:6.0f} {temp:4.0f} {r['tflops'] / (mhz / 1000):7.1f}"
-        print(f"{r['size']:>16} {r['kernel']:<10} {r['calls']:6d} {r['ms']:7.3f} {r['tflops']:8.1f} {ratio} {clk} "
+        print(f"{r['size']:>16} {r['kernel']:<{width}} {r['calls']:6d} {r['ms']:7.3f} {r['tflops']:8.1f} {ratio} {clk} "
               f"{r['err']:9.2e}")
     return 0
 

@@ -120,12 +120,34 @@ class Config:
                             # consumer warpgroups of one m64 x 256 block, 160 registers each); the
                             # last two: epi="tma" and cluster 1 only, and fewer operand bytes per
                             # FLOP (448 rows per 49,152 MACs per k instead of 384 per 32,768)
+    hold: int = 1           # 1: where the registers allow (bm=128, and bm=192 with two passes a tile),
+                            # the last epilogue pass of a tile waits in 32 registers and is written
+                            # during the next tile's first k-blocks (see `held`); 0: every pass at
+                            # the tile's end
+
+    @classmethod
+    def parse(cls, text: str) -> "Config":
+        """A Config from its fields in order, colon-separated ("nt:1:3:1:8:64:256:tma:192"); trailing
+        fields keep their defaults. Raises ValueError naming what is wrong."""
+        import dataclasses
+        fields = [f.name for f in dataclasses.fields(cls)]
+        parts = text.split(":")
+        if not text or len(parts) > len(fields):
+            raise ValueError(f"{text!r}: expected 1 to {len(fields)} colon-separated fields ({':'.join(fields)})")
+        values = {}
+        for name, part in zip(fields, parts):
+            want_int = isinstance(getattr(cls, name), int)
+            if want_int and not part.isdigit():
+                raise ValueError(f"{text!r}: {name} must be a whole number, not {part!r}")
+            values[name] = int(part) if want_int else part
+        return cls(**values).check()
 
     @property
     def name(self) -> str:
         return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
                 + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.bm == BM else f"_m{self.bm}")
-                + ("" if self.epi == DEFAULT_EPI else "_" + self.epi))
+                + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
+                + ("_h0" if self.can_hold and not self.hold else ""))
 
     @property
     def nsplit(self) -> int:
@@ -168,6 +190,8 @@ class Config:
                              f"one m64 x 256 block), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
         if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
+        if isinstance(self.hold, bool) or self.hold not in (0, 1):
+            raise ValueError(f"hold must be 0 or 1, not {self.hold!r}")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -206,10 +230,26 @@ class Config:
         return self.bm // (self.consumers * WG_M)
 
     @property
+    def can_hold(self) -> bool:
+        """Whether a tile's last epilogue pass can wait in registers into the next tile: bm=128, and
+        bm=192 with two passes a tile (bm=256 has no registers to spare; a single pass has nothing to
+        hold)."""
+        return self.bm == BM or (self.bm == 192 and self.pass_cols == EPI_COLS)
+
+    @property
     def held(self) -> bool:
-        """Whether the last epilogue pass waits in registers until k-block STORER_DEFER_KB of the next
-        tile (bm=128); the larger tiles have no registers to spare and write every pass at the tile's end."""
-        return self.bm == BM
+        """Whether the last epilogue pass waits in registers (hold=1 where can_hold): bm=128 keeps it
+        until k-block STORER_DEFER_KB of the next tile; bm=192 (see split_hold) only through the first
+        N part of the next tile's first k-block. Otherwise every pass is written at the tile's end."""
+        return bool(self.hold) and self.can_hold
+
+    @property
+    def split_hold(self) -> bool:
+        """bm=192 held: a consumer's 160 registers hold the 128 accumulators or 64 of them and the
+        held pass (32), not both. So the next tile's first k-block runs its first m64n128k16 part,
+        the held pass goes to the buffer (by then the storer has read the previous one), and only
+        then are the second part's accumulators zeroed and its wgmma issued."""
+        return self.held and self.nsplit > 1
 
     @property
     def pass_cols(self) -> int:
@@ -524,6 +564,9 @@ def _kernel(m: pg.Module, cfg: Config):
             idle = k.setp("ge", u, u1, bool_op="and", c=k.setp("eq", c, NC - 1))
             skip = k.new_label("c_next")
             with k.if_(idle):
+                if cfg.split_hold:
+                    with k.if_(pending):                  # its pass held from a 192-row tile
+                        flush()
                 with k.for_range(0, nk, name="kb_idle"):
                     ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)
                     _release(k, bars, None, ring.index, S, guard=signal)
@@ -531,39 +574,74 @@ def _kernel(m: pg.Module, cfg: Config):
             k.bra(skip, guard=idle)
         else:
             mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
-        for a in accs:
-            for r in a:
-                k.mov(0.0, dst=r)
-        has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
-        with k.for_range(0, nk, name="kb") as kb:
-            ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)                  # full
-            soff = k.cvt(k.mul(ring.index, cfg.stage_bytes >> 4, mode="lo"), pg.u64, pg.u32)
-            da = k.add(desc_a0, soff, type=pg.u64)
-            db = k.add(desc_b0, soff, type=pg.u64)
-            k.wgmma_fence()
+        def mmas(da, db, parts):
+            """The k-block's wgmma for the N parts `parts` of every m64 block, k-step by k-step."""
             for step in range(bk // K_STEP):
                 a_off = tile_a.slice_offset(step) >> 4
                 b_off = tile_b.slice_offset(step) >> 4
                 for j, fj in enumerate(frags):
                     a_offj = a_off + ((j * WG_M * bk * 2) >> 4)   # block j: 64 rows further down
-                    for h, f in enumerate(fj):
+                    for h in parts:
                         # N part h: bn / nsplit rows (nt) or whole 64-column panels (nn) further on
                         b_offh = b_off + ((h * (bn // cfg.nsplit) * bk * 2) >> 4)
-                        k.wgmma_mma_async(cfg.shape, f, k.add(da, a_offj, type=pg.u64) if a_offj else da,
+                        k.wgmma_mma_async(cfg.shape, fj[h], k.add(da, a_offj, type=pg.u64) if a_offj else da,
                                           k.add(db, b_offh, type=pg.u64) if b_offh else db,
                                           dtype="f32", atype="bf16", btype="bf16",
                                           trans_b=1 if cfg.layout == "nn" else None)
+
+        def stage_descs():
+            ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)                  # full
+            soff = k.cvt(k.mul(ring.index, cfg.stage_bytes >> 4, mode="lo"), pg.u64, pg.u32)
+            return k.add(desc_a0, soff, type=pg.u64), k.add(desc_b0, soff, type=pg.u64)
+
+        def zero(h_parts):
+            for fj in frags:
+                for h in h_parts:
+                    for r in fj[h]:
+                        k.mov(0.0, dst=r)
+
+        all_parts = range(cfg.nsplit)
+        has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
+        if cfg.split_hold:
+            # k-block 0 on its own (K >= 1, so every tile has one): N part 0 into freshly zeroed
+            # accumulators, the held pass of the previous tile to the buffer while those wgmma run,
+            # then part 1 (its accumulators are only live from here, beside part 0's and no held pass)
+            da, db = stage_descs()
+            zero([0])
+            k.wgmma_fence()
+            mmas(da, db, [0])
+            k.wgmma_commit_group()
+            with k.if_(pending):
+                flush()
+            zero(range(1, cfg.nsplit))
+            k.wgmma_fence()
+            mmas(da, db, range(1, cfg.nsplit))
+            k.wgmma_commit_group()
+            k.wgmma_wait_group(cfg.lag)
+            if not cfg.lag:
+                _release(k, bars, peer_bars, ring.index, S, guard=signal)
+            k.mov(ring.index, dst=prev)
+            ring.advance()
+            kb0 = 1
+        else:
+            zero(all_parts)
+            kb0 = 0
+        with k.for_range(kb0, nk, name="kb") as kb:
+            da, db = stage_descs()
+            k.wgmma_fence()
+            mmas(da, db, all_parts)
             k.wgmma_commit_group()
             if defer:
                 with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
                     flush()
-            if storer and held_pass:
+            if storer and held_pass and not cfg.split_hold:
                 with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
                     flush()
             k.wgmma_wait_group(cfg.lag)
             if cfg.lag:
                 # the previous k-block's stage, read by now (none before the first k-block)
-                _release(k, bars, peer_bars, prev, S, guard=k.setp("ne", kb, 0, bool_op="and", c=signal))
+                _release(k, bars, peer_bars, prev, S,
+                         guard=signal if kb0 else k.setp("ne", kb, 0, bool_op="and", c=signal))
             else:
                 _release(k, bars, peer_bars, ring.index, S, guard=signal)
             k.mov(ring.index, dst=prev)
@@ -588,8 +666,9 @@ def _kernel(m: pg.Module, cfg: Config):
             if odd_passes:
                 k.xor(epar, 1, dst=epar)
         elif storer:
-            with k.if_(pending):                          # a tile of at most STORER_DEFER_KB k-blocks
-                flush()
+            if not cfg.split_hold:
+                with k.if_(pending):                      # a tile of at most STORER_DEFER_KB k-blocks
+                    flush()
             pairs = _pack(k, acc, EPI_COLS) + _pack(k, acc, bn, held=held, start=EPI_COLS // 8)
             k.mbarrier_wait(e_empty, parity=1, timeout_cycles=WAIT_LIMIT_CYCLES)
             _epi_stmatrix(k, epi, pairs, 0)

@@ -44,15 +44,19 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
                                     (h.Config("nt", 1, epi="storer"), 456), (h.Config("nn", 1, epi="storer"), 136),
                                     (h.Config("nt", 1, 3, bm=256, bn=192), 456), (h.Config("nn", 1, 3, bm=256, bn=192), 136),
                                     (h.Config("nt", 1, 3, bm=192), 456), (h.Config("nn", 1, 3, bm=192), 136),
-                                    (h.Config("nt", 1, 4, bk=32, bm=192), 456), (h.Config("nn", 1, 4, bk=32, bm=192), 136)],
+                                    (h.Config("nt", 1, 4, bk=32, bm=192), 456), (h.Config("nn", 1, 4, bk=32, bm=192), 136),
+                                    (h.Config("nt", 1, 3, bm=192), 40), (h.Config("nt", 1, 3, bm=192, hold=0), 456),
+                                    (h.Config("nt", 1, hold=0), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
     # twice (and the hand-off epilogues, epi="tma" (the default) and "storer", write a tile's second pass inside
     # the next tile's k-loop); K = 136: 3 k-blocks, so the second pass is written just before the next tile's
     # epilogue (bm=256, bn=192: 2 x 3 tiles, both passes at each tile's end; bm=192: three consumer
-    # warpgroups, 2 x 3 tiles, both column halves at each tile's end, or with bk=32 the whole row in
-    # one pass whose barrier parity alternates from tile to tile)
+    # warpgroups, 2 x 3 tiles, the second column half written between the two N parts of the next
+    # tile's first k-block (K = 40: a tile of that k-block alone), with hold=0 both halves at each
+    # tile's end, or with bk=32 the whole row in one pass whose barrier parity alternates from tile to
+    # tile; hold=0 also for the 128 x 256 tile)
     got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

@@ -19,7 +19,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nn", 2, epi="smem"), h.Config("nt", 1, epi="storer"), h.Config("nn", 2, epi="storer"),
                        h.Config("nt", 1, 3, bm=256, bn=192), h.Config("nn", 1, 3, bm=256, bn=192),
                        h.Config("nt", 1, 3, bm=192), h.Config("nn", 1, 3, bm=192),
-                       h.Config("nt", 1, 4, bk=32, bm=192)]
+                       h.Config("nt", 1, 4, bk=32, bm=192), h.Config("nt", 1, 3, bm=192, hold=0),
+                       h.Config("nt", 1, hold=0)]
 
 
 @pytest.fixture(scope="module")
@@ -57,16 +58,27 @@ def test_kernel_structure(module, cfg):
     per_stage_b = 1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N // cfg.cluster
     assert len(loads) == cfg.bm // cfg.a_box + per_stage_b
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
-    # producer: empty; consumer: full; storer: the buffer's full barrier once per pass, and the
-    # consumer its empty barrier before pass 0 and in each of the three places pass 1 is written
-    # (bm=192/256: before each pass at the tile's end); bm=192: consumer 2 also waits for the stages of
-    # a 128-row tile it sits out
+    # producer: empty; consumer: full (split_hold: also in the first k-block, written on its own);
+    # storer: the buffer's full barrier once per pass, and the consumer its empty barrier before pass 0
+    # and in each of the three places pass 1 is written (bm=128: k-block STORER_DEFER_KB, the end of a
+    # shorter tile, after the last tile; split_hold: the first k-block, the start of a 128-row tile
+    # consumer 2 sits out, after the last tile), or, with every pass at the tile's end, before each
+    # pass; bm=192: consumer 2 also waits for the stages of a 128-row tile it sits out
     whole = not cfg.held
+    assert cfg.held == (cfg.hold == 1 and (cfg.bm == 128 or (cfg.bm == 192 and cfg.bk == 64)))
     assert body.count("mbarrier.try_wait.parity.shared.b64") == \
-        2 + (cfg.bm == 192) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
-    # the consumers: bk/16 wgmma per k-block, m64 block and N part, fenced, committed, waited with the lag
+        2 + cfg.split_hold + (cfg.bm == 192) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
+    # the consumers: bk/16 wgmma per k-block, m64 block and N part (twice with split_hold: the first
+    # k-block has its own copy), fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
-    assert n_mma == cfg.bk // h.K_STEP * cfg.blocks * cfg.nsplit
+    assert n_mma == cfg.bk // h.K_STEP * cfg.blocks * cfg.nsplit * (1 + cfg.split_hold)
+    assert body.count("wgmma.commit_group.sync.aligned;") == 1 + 2 * cfg.split_hold
+    if cfg.split_hold:
+        # part 0 committed, the held pass written, then part 1's accumulators zeroed and fenced
+        first = body.split("wgmma.commit_group.sync.aligned;")[1]
+        assert first.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == h.EPI_COLS // 16
+        assert first.count("mov.f32") == 4 * cfg.bn // cfg.nsplit // 8
+        assert first.count("wgmma.fence.sync.aligned;") == 1 and first.count("wgmma.mma_async") == n_mma // 4   # part 1 of k-block 0
     assert "wgmma.mma_async" not in body.replace(f"wgmma.mma_async.sync.aligned.{cfg.shape}.", "")
     assert f"wgmma.wait_group.sync.aligned {cfg.lag};" in body and "wgmma.wait_group.sync.aligned 0;" in body
     trans = re.findall(r"wgmma\.mma_async[^;]*, (?:1|%p\d+), 1, 1, 0, (\d);", body)
@@ -175,6 +187,16 @@ def test_grid_keeps_the_rounds_with_the_fewest_ctas(cluster):
 def test_config_check_names_the_field(kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
         h.Config(**kw).check()
+
+
+def test_config_parse_takes_fields_in_order():
+    assert h.Config.parse("nt:1:3:1:8:64:256:tma:192") == h.Config("nt", 1, 3, bm=192)
+    assert h.Config.parse("nn:2") == h.Config("nn", 2)
+    assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:0").name.endswith("_m192_h0")
+    for bad, msg in (("", "1 to 10"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1", "1 to 10"), ("nt:1:4:1:8:64:256:tma:128:2", "hold")):
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            h.Config.parse(bad)
 
 
 def test_tma_epilogue_needs_the_output_for_its_tensor_map():
