@@ -83,18 +83,27 @@ def mma_sync_kernel(m: pg.Module, warps: int, chains: int):
     return k
 
 
-def wgmma_kernel(m: pg.Module, data: str = "random"):
-    """wgmma_peak[_pattern](out, loops): 2 warpgroups, 4 x m64n256k16 per iteration, one group in
-    flight. data="random": the operands are random bf16 bits (as a GEMM's); "pattern": a few
-    values that repeat (what this benchmark used first: the same TFLOP/s at a lower power)."""
-    k = m.entry("wgmma_peak" + ("" if data == "random" else "_" + data), reqntid=256)
+def wgmma_name(data: str = "random", wgs: int = 2, split: int = 1) -> str:
+    return "wgmma_peak" + ("" if data == "random" else "_" + data) + \
+        ("" if (wgs, split) == (2, 1) else f"_wg{wgs}_n{256 // split}")
+
+
+def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 1):
+    """wgmma_peak[_pattern][_wg{wgs}_n{256 / split}](out, loops): `wgs` warpgroups, each 4 k-steps of
+    m64 x 256 per iteration (one m64n256k16 a k-step, or `split` m64n{256 / split}k16 on the N parts
+    of B, as gemm_hopper's bm=192 consumers issue them), one group in flight. data="random": the
+    operands are random bf16 bits (as a GEMM's); "pattern": a few values that repeat (what this
+    benchmark used first: the same TFLOP/s at a lower power)."""
+    k = m.entry(wgmma_name(data, wgs, split), reqntid=128 * wgs,
+                maxnreg=65536 // (128 * wgs) // 8 * 8 if wgs > 2 else None)
     pout = k.param_ptr("out", pg.f32, align=4)
     ploops = k.param("loops", pg.u32)
-    dyn = m.extern_shared("smem_peak_" + data, align=1024)
+    dyn = m.extern_shared("smem_" + wgmma_name(data, wgs, split), align=1024)
     tid = k.tid.x
     base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
-    # fill A (2 x 8 KiB, one per warpgroup) and B (32 KiB), 16 bytes a store
-    nbytes = 2 * TILE_A.nbytes + TILE_B.nbytes
+    # fill A (8 KiB per warpgroup) and B (32 KiB), 16 bytes a store, 256 threads at a time
+    nbytes = wgs * TILE_A.nbytes + TILE_B.nbytes
+    fill = k.setp("lt", tid, 256)
     if data != "random":
         val = k.or_(k.add(k.and_(tid, 63), 0x3E00), k.shl(k.add(k.and_(tid, 31), 0x3D80), 16), type=pg.b32)
         vec = [val, k.xor(val, 1, type=pg.b32), k.xor(val, 2, type=pg.b32), k.xor(val, 3, type=pg.b32)]
@@ -103,32 +112,44 @@ def wgmma_kernel(m: pg.Module, data: str = "random"):
         off = k.shl(word, 4)
         if data == "random":
             vec = [_random_bf16x2(k, k.mad(word, 4, j, mode="lo")) for j in range(4)]
-        k.st(k.add(base, off), vec, pg.b32, space="shared")
+        k.st(k.add(base, off), vec, pg.b32, space="shared", guard=fill)
     k.fence_proxy_async("shared::cta")
     k.bar_sync(0)
     wg = k.shr(tid, 7)
     da = k.wgmma_descriptor(k.mad(wg, TILE_A.nbytes, base, mode="lo"), TILE_A)
     db = k.wgmma_descriptor(k.add(base, 2 * TILE_A.nbytes), TILE_B)
-    acc = k.wgmma_fragment("d", "m64n256k16", dtype="f32", atype="bf16", name="acc")
-    for r in acc:
-        k.mov(0.0, dst=r)
+    shape = f"m64n{256 // split}k16"
+    frags = [k.wgmma_fragment("d", shape, dtype="f32", atype="bf16", name=f"acc{h}") for h in range(split)]
+    for f in frags:
+        for r in f:
+            k.mov(0.0, dst=r)
+    part = TILE_B.nbytes // split                        # N part h: 256 / split rows of B further on
     with k.for_range(0, k.ld_param(ploops), name="it"):
         k.wgmma_fence()
         for step in range(4):
-            a_off, b_off = TILE_A.slice_offset(step) >> 4, TILE_B.slice_offset(step) >> 4
-            k.wgmma_mma_async("m64n256k16", acc, k.add(da, a_off, type=pg.u64) if a_off else da,
-                              k.add(db, b_off, type=pg.u64) if b_off else db,
-                              dtype="f32", atype="bf16", btype="bf16")
+            a_off = TILE_A.slice_offset(step) >> 4
+            for h, f in enumerate(frags):
+                b_off = (TILE_B.slice_offset(step) + h * part) >> 4
+                k.wgmma_mma_async(shape, f, k.add(da, a_off, type=pg.u64) if a_off else da,
+                                  k.add(db, b_off, type=pg.u64) if b_off else db,
+                                  dtype="f32", atype="bf16", btype="bf16")
         k.wgmma_commit_group()
         k.wgmma_wait_group(1)
     k.wgmma_wait_group(0)
     total = k.mov(0.0, type=pg.f32)
-    for r in acc:
-        k.add(total, r, dst=total)
-    gid = k.mad(k.ctaid.x, 256, tid, mode="lo")
+    for f in frags:
+        for r in f:
+            k.add(total, r, dst=total)
+    gid = k.mad(k.ctaid.x, 128 * wgs, tid, mode="lo")
     k.st(k.add(k.cvta(k.ld_param(pout), "global", to=True), k.mul(gid, 4, mode="wide")), total)
     k.ret()
     return k, nbytes + 1024
+
+
+# (warpgroups, N parts) of the wgmma ceiling rows beyond the default (2, 1): gemm_hopper bm=192's
+# consumers (3 warpgroups of two m64n128k16 a k-step), its 128-row tiles (2 of them), and 3
+# warpgroups of m64n256k16 (168 registers each: only possible without a producer warpgroup)
+WGMMA_SPLITS = [(3, 2), (2, 2), (3, 1)]
 
 
 MMA_SHAPES = [(8, 32), (8, 16), (16, 16), (4, 32)]     # (warps per CTA, chains per warp)
@@ -192,6 +213,8 @@ def build(target: str):
     if target.startswith("sm_90"):
         smem = wgmma_kernel(m)[1]
         wgmma_kernel(m, "pattern")
+        for wgs, split in WGMMA_SPLITS:
+            smem = max(smem, wgmma_kernel(m, "random", wgs, split)[1])
         tma_stream_kernel(m)
     return m, smem
 
@@ -246,13 +269,17 @@ def main(argv=None) -> int:
         rows.append((f"mma.sync m16n8k16 bf16, {w * per_sm} warps/SM, {c} chains", ms, tf, clk, r.registers))
     stream = None
     if wg_smem is not None:
-        for name, what in (("wgmma_peak", "random bf16"), ("wgmma_peak_pattern", "repeating bf16 pattern")):
+        wg_rows = [("random", 2, 1), ("pattern", 2, 1)] + [("random", w, s_) for w, s_ in WGMMA_SPLITS]
+        for data, wgs, split in wg_rows:
+            name = wgmma_name(data, wgs, split)
             f = mod.function(name)
             f.set_max_dynamic_shared(wg_smem)
-            flop = sms * 2 * LOOP * 4 * WGMMA_FLOP
-            ms, tf, clk = timed(lambda f=f: f.launch((sms,), (256,), [out, np.uint32(LOOP)], shared_bytes=wg_smem),
-                                flop)
-            rows.append((f"wgmma m64n256k16 bf16, 2 warpgroups/SM, {what}", ms, tf, clk, res.resources[name].registers))
+            flop = sms * wgs * LOOP * 4 * WGMMA_FLOP
+            ms, tf, clk = timed(lambda f=f, wgs=wgs: f.launch((sms,), (128 * wgs,), [out, np.uint32(LOOP)],
+                                                              shared_bytes=wg_smem), flop)
+            what = "random bf16" if data == "random" else "repeating bf16 pattern"
+            inst = "m64n256k16" if split == 1 else f"{split} x m64n{256 // split}k16"
+            rows.append((f"wgmma {inst} bf16, {wgs} warpgroups/SM, {what}", ms, tf, clk, res.resources[name].registers))
         # operand delivery alone: random 4096 x 4096 bf16 A and B, gemm_hopper's boxes and ring
         from ptxgen.tma import encode_tiled
         rng = np.random.default_rng(0)
