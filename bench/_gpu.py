@@ -12,3 +12,19 @@ def gpu_or_reason():
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     return torch, get_context()
+
+
+def hopper_kind(text: str):
+    """A "hopper:FIELDS[@SPLIT]" kernel kind: (gemm_hopper Config, m_split or None). FIELDS are
+    Config.parse's (e.g. nt:1:3:1:8:64:256:tma:192); @SPLIT fixes a bm=192 kernel's m_split instead of
+    split_for's choice. Raises ValueError naming what is wrong."""
+    import gemm_hopper as h
+    if not text.startswith("hopper:"):
+        raise ValueError(f"{text!r} is not hopper:FIELDS[@SPLIT]")
+    fields, _, split = text[len("hopper:"):].partition("@")
+    cfg = h.Config.parse(fields)
+    if not split:
+        return cfg, None
+    if not split.isdigit() or int(split) % 192 or cfg.bm != 192:
+        raise ValueError(f"{text!r}: @SPLIT is a row count (a multiple of 192) for bm=192 kernels only")
+    return cfg, int(split)

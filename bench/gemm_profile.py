@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason  # noqa: E402
+from _gpu import gpu_or_reason, hopper_kind  # noqa: E402
 
 KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m256", "ampere")
 
@@ -31,12 +31,21 @@ def main(argv=None) -> int:
     ap.add_argument("--size", default="6144x6144x6144", help="MxNxK (default %(default)s)")
     ap.add_argument("--launches", type=int, default=2, help="launches of each kernel (default %(default)s)")
     ap.add_argument("--kernels", default="cublas,hopper,ampere",
-                    help=f"comma-separated, from {', '.join(KINDS)} (default %(default)s); all nt (C = A @ B^T)")
+                    help=f"comma-separated, from {', '.join(KINDS)} (default %(default)s), or hopper:FIELDS[@SPLIT] "
+                         "(a gemm_hopper Config's fields, as Config.parse takes them, and for bm=192 an m_split); "
+                         "all nt (C = A @ B^T)")
     args = ap.parse_args(argv)
     kinds = args.kernels.split(",")
-    bad = [x for x in kinds if x not in KINDS]
+    bad = [x for x in kinds if x not in KINDS and not x.startswith("hopper:")]
     if bad:
-        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}")
+        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}, or hopper:FIELDS[@SPLIT]")
+    extra = {}
+    for x in kinds:
+        if x.startswith("hopper:"):
+            try:
+                extra[x] = hopper_kind(x)
+            except ValueError as e:
+                ap.error(str(e))
     try:
         m, n, k = (int(v) for v in args.size.split("x"))
     except ValueError:
@@ -57,11 +66,11 @@ def main(argv=None) -> int:
     ref = a.float() @ bt.float().t()
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 
-    hopper_cfgs = {"hopper": h.Config("nt", 1), "hopper-m192": h.Config("nt", 1, 3, bm=192),
-                   "hopper-m192h0": h.Config("nt", 1, 3, bm=192, hold=0),
-                   "hopper-m256": h.Config("nt", 1, 3, bm=256, bn=192)}
+    hopper_cfgs = {"hopper": (h.Config("nt", 1), None), "hopper-m192": (h.Config("nt", 1, 3, bm=192), None),
+                   "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), None),
+                   "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None), **extra}
     calls = {}
-    want = [hopper_cfgs[x] for x in kinds if x in hopper_cfgs]
+    want = list(dict.fromkeys(hopper_cfgs[x][0] for x in kinds if x in hopper_cfgs))
     if want:
         if not ctx.arch.startswith("sm_90"):
             print(f"gemm_hopper needs sm_90a, this GPU is {ctx.arch}")
@@ -69,11 +78,11 @@ def main(argv=None) -> int:
         mod = load_module(h.build("sm_90a", want).emit())
         for kind in kinds:
             if kind in hopper_cfgs:
-                cfg = hopper_cfgs[kind]
+                cfg, split = hopper_cfgs[kind]
                 f = h.prepare(mod, cfg)
                 maps = h.tensor_maps(cfg, a, bt, m, n, k, c=c)
-                calls[kind] = (lambda f=f, cfg=cfg, maps=maps:
-                               h.launch(f, cfg, maps, c, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count)))
+                calls[kind] = (lambda f=f, cfg=cfg, maps=maps, split=split:
+                               h.launch(f, cfg, maps, c, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count), m_split=split))
     if "ampere" in kinds:
         amod = load_module(g.build(ctx.arch).emit())
         fa = g.prepare(amod, "nt")

@@ -21,7 +21,8 @@ and 128-row tiles by gemm_hopper.split_for; a tile's second epilogue pass waits 
 the first N part of the next tile's first k-block), hopper-m192h0 the same with both passes written at
 the tile's end (hold=0), hopper-m192k32 the same with 4 stages of K 32, which leaves room for a whole
 64 x 256 epilogue buffer per consumer (one pass a tile), and hopper:FIELDS any gemm_hopper Config on
-its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192);
+its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with
+@SPLIT after them a bm=192 kernel's m_split instead of split_for's choice;
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
@@ -36,7 +37,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason  # noqa: E402
+from _gpu import gpu_or_reason, hopper_kind  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
@@ -50,20 +51,20 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=2.0, help="timed window per kernel (default 2)")
     ap.add_argument("--warm", type=float, default=1.0, help="untimed run-up per kernel (default 1)")
     ap.add_argument("--kernels", default=",".join(KINDS),
-                    help=f"comma-separated, from {', '.join(KINDS)}, or hopper:FIELDS (any gemm_hopper Config)")
+                    help=f"comma-separated, from {', '.join(KINDS)}, or hopper:FIELDS[@SPLIT] (any gemm_hopper Config)")
     args = ap.parse_args(argv)
     kinds = args.kernels.split(",")
     bad = [x for x in kinds if x not in KINDS and not x.startswith("hopper:")]
     if bad:
-        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}, or hopper:FIELDS")
+        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}, or hopper:FIELDS[@SPLIT]")
     import gemm_hopper as h
     extra = {}
     for x in kinds:
         if x.startswith("hopper:"):
             try:
-                extra[x] = (h.Config.parse(x[len("hopper:"):]), True)
+                extra[x] = (*hopper_kind(x), True)
             except ValueError as e:
-                ap.error(f"{x}: {e}")
+                ap.error(str(e))
     if args.seconds <= 0 or args.warm < 0:
         ap.error("--seconds must be > 0 and --warm >= 0")
     try:
@@ -79,17 +80,17 @@ def main(argv=None) -> int:
     import gemm_ampere as g
     from ptxgen.runtime import load_module
     hopper_ok = ctx.arch.startswith("sm_90")
-    # kind -> (config, balanced grid); hopper and hopper-full are the same kernel on two grids
-    hopper_kinds = {"hopper": (h.Config("nt", 1), True),   # no cluster, the default (TMA-store) epilogue
-                    "hopper-full": (h.Config("nt", 1), False),
-                    "hopper-storer": (h.Config("nt", 1, epi="storer"), True),
-                    "hopper-c2": (h.Config("nt", 2), True),
-                    "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), True),
-                    "hopper-m192": (h.Config("nt", 1, 3, bm=192), True),
-                    "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), True),
-                    "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), True), **extra}
+    # kind -> (config, m_split or None for split_for's, balanced grid); hopper and hopper-full are the same kernel on two grids
+    hopper_kinds = {"hopper": (h.Config("nt", 1), None, True),   # no cluster, the default (TMA-store) epilogue
+                    "hopper-full": (h.Config("nt", 1), None, False),
+                    "hopper-storer": (h.Config("nt", 1, epi="storer"), None, True),
+                    "hopper-c2": (h.Config("nt", 2), None, True),
+                    "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None, True),
+                    "hopper-m192": (h.Config("nt", 1, 3, bm=192), None, True),
+                    "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), None, True),
+                    "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), None, True), **extra}
     if hopper_ok:
-        cfgs = list(dict.fromkeys(c_ for c_, _ in hopper_kinds.values()))
+        cfgs = list(dict.fromkeys(c_ for c_, _, _ in hopper_kinds.values()))
         hmod = load_module(h.build("sm_90a", cfgs).emit())
         funcs = {c_: h.prepare(hmod, c_) for c_ in cfgs}
         slots = {c_: h.resident_ctas(f_, c_, ctx.sm_count) for c_, f_ in funcs.items()}
@@ -107,9 +108,9 @@ def main(argv=None) -> int:
                      "ampere-pers": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k, ctas=ctx.sm_count)}
             if hopper_ok:
                 maps = {c_: [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)] for c_ in cfgs}
-                for kind, (c_, balanced) in hopper_kinds.items():
-                    calls[kind] = lambda i, c_=c_, balanced=balanced: h.launch(
-                        funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced)
+                for kind, (c_, split, balanced) in hopper_kinds.items():
+                    calls[kind] = lambda i, c_=c_, split=split, balanced=balanced: h.launch(
+                        funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced, m_split=split)
             flops = 2.0 * m * n * k
             for kind in kinds:
                 if kind not in calls:
