@@ -90,9 +90,10 @@ LAUNCH_REGS_M192, PRODUCER_REGS_M192, CONSUMER_REGS_M192 = 128, 24, 160
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
-EPI_MODES = ("smem", "smem_defer", "storer", "tma", "direct")
+EPI_MODES = ("smem", "smem_defer", "storer", "tma", "ring", "direct")
 TMA_BOX = 64                         # epi="tma": C goes out in 64 x 64 boxes (128-byte swizzled rows)
-HANDOFF = ("storer", "tma")          # epilogues whose copy-out runs in the producer warpgroup
+HANDOFF = ("storer", "tma", "ring")  # epilogues whose copy-out runs in the producer warpgroup
+TMA_OUT = ("tma", "ring")            # epilogues that write C with TMA stores (C's tensor map)
 STORER_DEFER_KB = 3                  # epi="tma"/"storer": the k-block of the next tile that writes the last pass
 DEFAULT_EPI = "tma"                  # Config.epi's default; its kernel names carry no epilogue suffix
 EPI_COLS = 128                       # smem epilogue: columns of C per pass (a 64 x 128 bf16 buffer per warpgroup)
@@ -114,7 +115,10 @@ class Config:
                             # "smem": stmatrix into a swizzled buffer, the consumers copy it out
                             # with 16-byte coalesced stores; "smem_defer": the same, the last pass
                             # copied out during the next tile's first k-block;
-                            # "direct": 4-byte stores from the registers
+                            # "direct": 4-byte stores from the registers; "ring" (bm=192): as
+                            # "tma", but a tile's buffers are the stage of its last k-block, which
+                            # the storers hand back to the producer once both passes are read, so
+                            # the 48 KiB of buffers become a fourth stage
     bm: int = BM            # M of the block tile: 128 (one m64 block per consumer), 256 (two, with
                             # bn <= 192 so 2 x bn / 2 accumulators fit in a thread), or 192 (three
                             # consumer warpgroups of one m64 x 256 block, 160 registers each); the
@@ -185,9 +189,12 @@ class Config:
         if self.bm == 256 and (self.epi != "tma" or self.cluster != 1 or self.bn > 192):
             raise ValueError(f"bm = 256 needs epi='tma', cluster 1 and bn <= 192 (two m64 x bn accumulator "
                              f"blocks in 240 registers), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
-        if self.bm == 192 and (self.epi != "tma" or self.cluster != 1 or self.bn != 256):
-            raise ValueError(f"bm = 192 needs epi='tma', cluster 1 and bn = 256 (three consumer warpgroups of "
-                             f"one m64 x 256 block), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
+        if self.bm == 192 and (self.epi not in TMA_OUT or self.cluster != 1 or self.bn != 256):
+            raise ValueError(f"bm = 192 needs epi='tma' or 'ring', cluster 1 and bn = 256 (three consumer warpgroups "
+                             f"of one m64 x 256 block), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
+        if self.epi == "ring" and (self.bm != 192 or self.bk != 64 or self.lag != 1):
+            raise ValueError(f"epi='ring' needs bm = 192, bk = 64 (a stage holds the three consumers' 64 x "
+                             f"{EPI_COLS} buffers) and lag 1, not bm = {self.bm}, bk = {self.bk}, lag {self.lag}")
         if self.lag not in (0, 1) or self.stages < 2 or self.group < 1:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
         if isinstance(self.hold, bool) or self.hold not in (0, 1):
@@ -256,7 +263,8 @@ class Config:
         """Columns of one epilogue pass (one buffer fill): half the tile's for bm=128, a whole m64
         block's row for bm=256; bm=192: the whole row where a 64 x 256 buffer per consumer fits beside
         the ring (bk=32, 4 stages), else half."""
-        if self.bm == 256 or (self.bm == 192 and smem_bytes(self, pass_cols=self.bn) <= 227 * 1024):
+        if self.bm == 256 or (self.bm == 192 and self.epi != "ring"
+                              and smem_bytes(self, pass_cols=self.bn) <= 227 * 1024):
             return self.bn
         return EPI_COLS
 
@@ -301,8 +309,9 @@ def bar_bytes(cfg: Config) -> int:
 
 
 def epi_bytes(cfg: Config, pass_cols=None) -> int:
-    """The epilogue buffers: per consumer warpgroup 64 rows x pass_cols (default cfg.pass_cols) bf16 (one pass)."""
-    if cfg.epi == "direct":
+    """The epilogue buffers: per consumer warpgroup 64 rows x pass_cols (default cfg.pass_cols) bf16 (one pass);
+    none for epi="ring" (they live in a stage) and "direct"."""
+    if cfg.epi in ("direct", "ring"):
         return 0
     return cfg.consumers * WG_M * (cfg.pass_cols if pass_cols is None else pass_cols) * 2
 
@@ -364,7 +373,7 @@ def _kernel(m: pg.Module, cfg: Config):
     k = m.entry(cfg.name, reqntid=cfg.threads, maxnreg=cfg.launch_regs)
     tmap_a = k.param_bytes("tmap_a", 128, align=64)
     tmap_b = k.param_bytes("tmap_b", 128, align=64)
-    tma_out = cfg.epi == "tma"
+    tma_out = cfg.epi in TMA_OUT
     tmap_c = k.param_bytes("tmap_c", 128, align=64) if tma_out else None
     pc = None if tma_out else k.param_ptr("c", align=16)
     pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
@@ -490,7 +499,7 @@ def _kernel(m: pg.Module, cfg: Config):
             first = 4 - NC
             with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 32 * first))):
                 _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), first), unit0, nunits, units, rank, tiles_n,
-                            mcs, tmap_c, mixed_tile)
+                            mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", cfg.regs[1])
@@ -516,8 +525,13 @@ def _kernel(m: pg.Module, cfg: Config):
         smem_epi = cfg.epi in ("smem", "smem_defer")
         defer = cfg.epi == "smem_defer"
         storer = cfg.epi in HANDOFF
+        ring_epi = cfg.epi == "ring"
         if smem_epi or storer:
-            epi = _epi_setup(k, k.mad(c, WG_M * cfg.pass_cols * 2, cbuf, mode="lo"), tid, warp, lane, boxes=tma_out)
+            # the warpgroup's buffer: its own region after the stages, or with epi="ring" its offset in
+            # the stage of a tile's last k-block (the stage's address is added tile by tile)
+            own = k.mul(c, WG_M * cfg.pass_cols * 2, mode="lo") if ring_epi else \
+                k.mad(c, WG_M * cfg.pass_cols * 2, cbuf, mode="lo")
+            epi = _epi_setup(k, own, tid, warp, lane, boxes=tma_out)
             wg_bar = k.add(c, 1)                          # named barrier of this warpgroup (0 is the CTA's)
             passes = cfg.passes
         if defer:
@@ -545,10 +559,16 @@ def _kernel(m: pg.Module, cfg: Config):
             k.mov(0, dst=pending)
             odd_passes = cfg.passes % 2 == 1
             epar = k.mov(0, type=pg.u32) if odd_passes else None
+            # epi="ring": the stage that holds the held pass's buffer (the previous tile's last)
+            hstage = k.reg(pg.u32, "c_hstage") if ring_epi else None
+
+            def at(stage):
+                """The epilogue addresses with the buffer in `stage` (epi="ring"), or as set up."""
+                return dict(epi, s_row_base=k.add(epi["s_row_base"], stage)) if ring_epi else epi
 
             def flush():
                 k.mbarrier_wait(e_empty, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
-                _epi_stmatrix(k, epi, held, 0)
+                _epi_stmatrix(k, at(hstage), held, 0)
                 # tma: every thread makes its stmatrix writes visible to the async proxy (the TMA
                 # engine) before the hand-off; the check also wants it before the next wgmma
                 _epi_fence(k)
@@ -647,7 +667,21 @@ def _kernel(m: pg.Module, cfg: Config):
             k.mov(ring.index, dst=prev)
             ring.advance()
         k.wgmma_wait_group(0)
-        if cfg.lag:
+        if ring_epi:
+            # the last k-block's stage becomes the buffers (the storers release it to the producer);
+            # the other consumers may still be reading it, so the tile's consumers meet first
+            # (barrier 4: the three of a 192-row tile, 5: the two of a 128-row one)
+            tstage = k.mad(prev, cfg.stage_bytes, base, mode="lo")
+            if mixed:
+                big_c = k.setp("lt", u, u1)
+                k.bar_sync(4, 3 * 128, guard=big_c)
+                k.bar_sync(5, 2 * 128, guard=k.not_(big_c))
+            else:
+                k.bar_sync(4, NC * 128)
+            epi_t = at(tstage)
+        elif smem_epi or storer:
+            epi_t = epi
+        if cfg.lag and not ring_epi:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
         if storer and not held_pass:
             # pass p: columns h of block j; each pass is one phase of the buffer's barriers. With an
@@ -660,7 +694,7 @@ def _kernel(m: pg.Module, cfg: Config):
                     p = j * cpb + h
                     # the buffer is free once the storer has finished the phase before this pass's
                     k.mbarrier_wait(e_empty, parity=_pass_parity(k, epar, p + 1), timeout_cycles=WAIT_LIMIT_CYCLES)
-                    _epi_stmatrix(k, epi, pairs, h, cols=cfg.pass_cols)
+                    _epi_stmatrix(k, epi_t, pairs, h, cols=cfg.pass_cols)
                     _epi_fence(k)
                     k.mbarrier_arrive(e_full)
             if odd_passes:
@@ -671,10 +705,12 @@ def _kernel(m: pg.Module, cfg: Config):
                     flush()
             pairs = _pack(k, acc, EPI_COLS) + _pack(k, acc, bn, held=held, start=EPI_COLS // 8)
             k.mbarrier_wait(e_empty, parity=1, timeout_cycles=WAIT_LIMIT_CYCLES)
-            _epi_stmatrix(k, epi, pairs, 0)
+            _epi_stmatrix(k, epi_t, pairs, 0)
             _epi_fence(k)
             k.mbarrier_arrive(e_full)
             k.mov(1, dst=pending)
+            if ring_epi:
+                k.mov(tstage, dst=hstage)
         elif smem_epi:
             pairs = _pack(k, acc, bn)
             if defer:
@@ -856,15 +892,24 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     k.place(done)
 
 
-def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c, mixed_tile=None):
+def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c, mixed_tile=None,
+                ring=None):
     """epi="tma": one thread stores consumer sc's buffer for every pass of every tile of this CTA (the
     consumers' tile order): wait for the buffer to be full (the consumers fenced their stmatrix
     writes for the async proxy), one TMA store per 64 x 64 box (rows and columns past M and N are
     clipped by the TMA unit), commit, wait until the boxes have been read, and release the buffer.
     The last stores are waited for completely before the thread leaves. bm=192 (mixed_tile): consumer
-    2 has no rows in a 128-row tile, so its storer skips those tiles."""
+    2 has no rows in a 128-row tile, so its storer skips those tiles. epi="ring" (ring = (stage base,
+    k-blocks per tile)): the buffer is in the stage of the tile's last k-block (the storer counts the
+    ring's k-blocks like the consumers), and after the last pass's read the storer also arrives on
+    that stage's empty barrier in the consumer's place."""
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
-    buf = k.mad(sc, WG_M * pc * 2, cbuf, mode="lo")
+    own = k.mul(sc, WG_M * pc * 2, mode="lo")
+    if ring is not None:
+        sbase, nk = ring
+        sidx = k.mov(0, type=pg.u32)                        # the ring index of the tile's first k-block
+    else:
+        buf = k.add(own, cbuf)
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
     e_empty = k.add(e_full, 8 * cfg.consumers)
     epar = k.mov(0, type=pg.u32) if cfg.passes % 2 else None
@@ -884,6 +929,9 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     # with bk=32 the whole row; bm=256: whole blocks)
     row0 = k.add(tile_row, k.mul(sc, cfg.blocks * WG_M, mode="lo"))
     cpb = bn // pc
+    if ring is not None:
+        last = k.rem(k.add(sidx, k.sub(nk, 1)), S)
+        buf = k.add(k.mad(last, cfg.stage_bytes, sbase, mode="lo"), own)
     for p in range(cfg.passes):
         j, h = divmod(p, cpb)
         row = k.add(row0, j * WG_M) if j else row0
@@ -894,10 +942,14 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
         k.cp_async_bulk_commit_group()
         k.cp_async_bulk_wait_group(0, read=True)           # the buffer may be written again
         k.mbarrier_arrive(e_empty)
+        if ring is not None and p == cfg.passes - 1:
+            _release(k, bars, None, last, S, guard=None)      # the stage goes back to the producer
     if epar is not None:
         k.xor(epar, 1, dst=epar)
     if mixed_tile is not None:
         k.place(nxt)
+    if ring is not None:
+        k.rem(k.add(sidx, nk), S, dst=sidx)
     k.add(u, nunits, dst=u)
     k.bra(top)
     k.place(done)
@@ -930,7 +982,7 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
     whose 128-row tiles load two); with c (the output, needed for
     epi="tma", the default) also C's (M x N, 64 x 64 boxes, 128-byte swizzle)."""
     from ptxgen.tma import encode_tiled
-    if cfg.epi == "tma" and c is None:
+    if cfg.epi in TMA_OUT and c is None:
         raise ValueError(f"{cfg.name} writes C through a tensor map: pass c (the output) to tensor_maps")
     pa, pb = (int(x.data_ptr()) if hasattr(x, "data_ptr") else int(x) for x in (a, b))
     sw = cfg.k_swizzle
@@ -1052,7 +1104,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
         grid = max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
     if m_split is not None and cfg.bm != 192:
         raise ValueError(f"m_split is for bm=192 kernels, not {cfg.name}")
-    if cfg.epi == "tma":
+    if cfg.epi in TMA_OUT:
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
         pc = maps[2]

@@ -20,7 +20,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 3, bm=256, bn=192), h.Config("nn", 1, 3, bm=256, bn=192),
                        h.Config("nt", 1, 3, bm=192), h.Config("nn", 1, 3, bm=192),
                        h.Config("nt", 1, 4, bk=32, bm=192), h.Config("nt", 1, 3, bm=192, hold=0),
-                       h.Config("nt", 1, hold=0)]
+                       h.Config("nt", 1, hold=0), h.Config("nt", 1, 4, bm=192, epi="ring"),
+                       h.Config("nn", 1, 4, bm=192, epi="ring"), h.Config("nt", 1, 4, bm=192, epi="ring", hold=0)]
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +122,27 @@ def test_kernel_structure(module, cfg):
         assert body.count("barrier.cluster.wait") == 2
     else:
         assert "mapa" not in body and "barrier.cluster" not in body
+
+
+def test_ring_epilogue_lends_the_last_stage(module):
+    """epi="ring": four 56 KiB stages and no buffers of their own; the tile's consumers meet before
+    writing into the stage of its last k-block (three in a 192-row tile, two in a 128-row one), the
+    consumers release one stage fewer per tile, and each storer releases that stage after its last pass."""
+    cfg = h.Config("nt", 1, 4, bm=192, epi="ring")
+    tma = h.Config("nt", 1, 3, bm=192)
+    assert h.epi_bytes(cfg) == 0 and h.smem_bytes(cfg) == 4 * cfg.stage_bytes + h.bar_bytes(cfg) + 1024 <= 227 * 1024
+    assert cfg.passes == 2 and cfg.split_hold
+    body, plain = (_body(module.emit().text, c.name) for c in (cfg, tma))
+    assert re.search(r"@%p\d+ bar\.sync 4, 384;", body) and re.search(r"@%p\d+ bar\.sync 5, 256;", body)
+    assert "bar.sync 4" not in plain
+    # the storer's release: an arrive on a stage's empty barrier right after the read wait of pass 1
+    assert len(re.findall(r"cp\.async\.bulk\.wait_group\.read 0;\n\s*mbarrier\.arrive\.shared\.b64 [^\n]*\n"
+                          r"(?:\s*[^\n]*\n){1,4}?\s*mbarrier\.arrive\.shared\.b64", body)) == 1
+    arrives = body.count("mbarrier.arrive.shared.b64")
+    assert arrives == plain.count("mbarrier.arrive.shared.b64")      # one consumer release moved to the storer
+    for kw, msg in ((dict(bm=128), "bm = 192"), (dict(bm=192, bk=32), "bk = 64"), (dict(bm=192, lag=0), "lag 1")):
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            h.Config("nt", 1, 4, epi="ring", **kw).check()
 
 
 def test_lints_clean(module):
@@ -257,20 +279,22 @@ def test_matches_float64_reference(module, cfg):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("epi", ["tma", "ring"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
                                             (1000, 1000, 520, 1152), (200, 264, 64, 192)],
                          ids=["4096-split_for", "1000-all128", "1000-mixed", "1000-all192", "200-mixed"])
-def test_bm192_row_splits_match_float64(module, layout, m, n, k, split):
+def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     """bm=192 with its rows split between 192-row and 128-row tiles in several ways (split_for's
-    choice for 4096^2 mixes both) matches a float64 reference."""
+    choice for 4096^2 mixes both) matches a float64 reference, with its own epilogue buffers and
+    with them in the ring (epi="ring")."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     from ptxgen.runtime import get_context, load_module
     ctx = get_context()
     if ctx.arch != "sm_90a":
         pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
-    cfg = h.Config(layout, 1, 3, bm=192)
+    cfg = h.Config(layout, 1, 3, bm=192) if epi == "tma" else h.Config(layout, 1, 4, bm=192, epi="ring")
     f = h.prepare(load_module(module.emit()), cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:
