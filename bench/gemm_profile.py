@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _gpu import gpu_or_reason, hopper_kind  # noqa: E402
 
-KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m256", "ampere")
+KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m192ring", "hopper-m256", "ampere")
 
 
 def main(argv=None) -> int:
@@ -68,6 +68,7 @@ def main(argv=None) -> int:
 
     hopper_cfgs = {"hopper": (h.Config("nt", 1), None), "hopper-m192": (h.Config("nt", 1, 3, bm=192), None),
                    "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), None),
+                   "hopper-m192ring": (h.Config("nt", 1, 4, bm=192, epi="ring"), None),
                    "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None), **extra}
     calls = {}
     want = list(dict.fromkeys(hopper_cfgs[x][0] for x in kinds if x in hopper_cfgs))

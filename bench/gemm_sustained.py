@@ -19,8 +19,10 @@ that multicast B (a third less L2-to-SM traffic per FLOP), hopper-m256 the 256 x
 192 x 256 block tile of three consumer warpgroups (the same bytes per FLOP; rows split between 192-
 and 128-row tiles by gemm_hopper.split_for; a tile's second epilogue pass waits in registers through
 the first N part of the next tile's first k-block), hopper-m192h0 the same with both passes written at
-the tile's end (hold=0), hopper-m192k32 the same with 4 stages of K 32, which leaves room for a whole
-64 x 256 epilogue buffer per consumer (one pass a tile), and hopper:FIELDS any gemm_hopper Config on
+the tile's end (hold=0), hopper-m192ring the same with the epilogue buffers in the stage of a
+tile's last k-block (epi="ring", 4 stages instead of 3), hopper-m192k32 the same with 4 stages of
+K 32, which leaves room for a whole 64 x 256 epilogue buffer per consumer (one pass a tile), and
+hopper:FIELDS any gemm_hopper Config on
 its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with
 @SPLIT after them a bm=192 kernel's m_split instead of split_for's choice;
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
@@ -42,7 +44,7 @@ from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
 KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
-         "hopper-m192h0", "hopper-m192k32", "ampere", "ampere-pers")
+         "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "ampere", "ampere-pers")
 
 
 def main(argv=None) -> int:
@@ -88,6 +90,7 @@ def main(argv=None) -> int:
                     "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None, True),
                     "hopper-m192": (h.Config("nt", 1, 3, bm=192), None, True),
                     "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), None, True),
+                    "hopper-m192ring": (h.Config("nt", 1, 4, bm=192, epi="ring"), None, True),
                     "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), None, True), **extra}
     if hopper_ok:
         cfgs = list(dict.fromkeys(c_ for c_, _, _ in hopper_kinds.values()))

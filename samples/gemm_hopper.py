@@ -51,8 +51,14 @@ m64n128k16 a k-step, since ptxas checks every instruction against the 128-regist
 its rows are split at a kernel parameter m_split: 192-row tiles before it, 128-row tiles from it on (in
 which consumer 2 only keeps the ring's count and A comes as two of its three 64-row TMA boxes), and
 `split_for` picks the split that keeps the busiest CTA's rows lowest, e.g. 4096 = 16 x 192 + 8 x 128
-with 128 CTAs of 2 + 1 tiles. bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS;
-bench/LOG.md says what each one measured.
+with 128 CTAs of 2 + 1 tiles. A bm=192 consumer's 160 registers cannot hold a pass beside its 128
+accumulators, so the held pass is written inside the next tile's first k-block, after that k-block's
+first m64n128k16 part and before the second part's accumulators come to life (`split_hold`; hold=0
+writes both passes at the tile's end). epi="ring" (bm=192) puts the epilogue buffers in the stage of
+the tile's last k-block, which the storers hand back to the producer after the last pass, so the ring
+has four stages instead of three (the 128-row tiles otherwise have only two k-blocks of load lead).
+bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
+measured.
 
 Shape requirements: K and N multiples of 8 (TMA needs 16-byte row strides), M >= 1; ragged edges are
 zero-filled by TMA and masked in the epilogue. `check_shape` names a broken one.
