@@ -134,6 +134,9 @@ class Config:
                             # the last epilogue pass of a tile waits in 32 registers and is written
                             # during the next tile's first k-blocks (see `held`); 0: every pass at
                             # the tile's end
+    lead: int = 0           # bm=192: at most this many stages loaded ahead of the consumers in a
+                            # 192-row tile (StageRing.wait_released); 0: as many as the ring has.
+                            # 128-row tiles always use the whole ring
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -157,7 +160,7 @@ class Config:
         return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
                 + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.bm == BM else f"_m{self.bm}")
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
-                + ("_h0" if self.can_hold and not self.hold else ""))
+                + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else ""))
 
     @property
     def nsplit(self) -> int:
@@ -205,6 +208,10 @@ class Config:
             raise ValueError("lag must be 0 or 1, stages >= 2 and group >= 1")
         if isinstance(self.hold, bool) or self.hold not in (0, 1):
             raise ValueError(f"hold must be 0 or 1, not {self.hold!r}")
+        if isinstance(self.lead, bool) or not isinstance(self.lead, int) or not 0 <= self.lead < self.stages \
+                or (self.lead and self.bm != 192):
+            raise ValueError(f"lead = {self.lead!r} must be 0, or for bm=192 a stage count from 1 to stages - 1 "
+                             f"= {self.stages - 1}")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -457,6 +464,9 @@ def _kernel(m: pg.Module, cfg: Config):
                 tx = cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
+                if cfg.lead:
+                    with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
+                        ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
                 ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
                 full = ring.addr(bars, 8)
                 k.mbarrier_arrive_expect_tx(full, tx)

@@ -49,7 +49,9 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
                                     (h.Config("nt", 1, hold=0), 136), (h.Config("nt", 1, 4, bm=192, epi="ring"), 456),
                                     (h.Config("nn", 1, 4, bm=192, epi="ring"), 136),
                                     (h.Config("nt", 1, 4, bm=192, epi="ring"), 40),
-                                    (h.Config("nt", 1, 4, bm=192, epi="ring", hold=0), 456)],
+                                    (h.Config("nt", 1, 4, bm=192, epi="ring", hold=0), 456),
+                                    (h.Config("nt", 1, 4, bm=192, epi="ring", lead=3), 456),
+                                    (h.Config("nn", 1, 4, bm=192, epi="ring", lead=2), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps

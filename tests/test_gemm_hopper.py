@@ -21,7 +21,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 3, bm=192), h.Config("nn", 1, 3, bm=192),
                        h.Config("nt", 1, 4, bk=32, bm=192), h.Config("nt", 1, 3, bm=192, hold=0),
                        h.Config("nt", 1, hold=0), h.Config("nt", 1, 4, bm=192, epi="ring"),
-                       h.Config("nn", 1, 4, bm=192, epi="ring"), h.Config("nt", 1, 4, bm=192, epi="ring", hold=0)]
+                       h.Config("nn", 1, 4, bm=192, epi="ring"), h.Config("nt", 1, 4, bm=192, epi="ring", hold=0),
+                       h.Config("nt", 1, 4, bm=192, epi="ring", lead=3)]
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +68,9 @@ def test_kernel_structure(module, cfg):
     # pass; bm=192: consumer 2 also waits for the stages of a 128-row tile it sits out
     whole = not cfg.held
     assert cfg.held == (cfg.hold == 1 and (cfg.bm == 128 or (cfg.bm == 192 and cfg.bk == 64)))
+    # (lead: the producer also waits, in a 192-row tile, for the release `lead` stages back)
     assert body.count("mbarrier.try_wait.parity.shared.b64") == \
-        2 + cfg.split_hold + (cfg.bm == 192) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
+        2 + cfg.split_hold + (cfg.bm == 192) + (cfg.lead > 0) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
     # the consumers: bk/16 wgmma per k-block, m64 block and N part (twice with split_hold: the first
     # k-block has its own copy), fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
@@ -215,8 +217,10 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192") == h.Config("nt", 1, 3, bm=192)
     assert h.Config.parse("nn:2") == h.Config("nn", 2)
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:0").name.endswith("_m192_h0")
-    for bad, msg in (("", "1 to 10"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1", "1 to 10"), ("nt:1:4:1:8:64:256:tma:128:2", "hold")):
+    assert h.Config.parse("nt:1:4:1:8:64:256:ring:192:1:3") == h.Config("nt", 1, 4, bm=192, epi="ring", lead=3)
+    for bad, msg in (("", "1 to 11"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1", "1 to 11"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
+                     ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
         with pytest.raises(ValueError, match=re.escape(msg)):
             h.Config.parse(bad)
 

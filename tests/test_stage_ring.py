@@ -185,6 +185,85 @@ def pipeline_module(stages: int, *, producer_flip: bool = True, timeout_cycles=N
     return m
 
 
+def lead_module(stages: int, back: int):
+    """pipeline_module's ring with the producer's wait as ring.wait_released(empty, back); the producer
+    also counts the items it has loaded in shared memory, and the consumer writes, per item, that count
+    as it saw it before releasing the item (out[2i + 1]) next to the item's value (out[2i])."""
+    m = pg.Module("sm_90a")
+    k = m.entry("ring_lead", reqntid=64)
+    pout, pitems = k.param_ptr("out", pg.u32), k.param("items", pg.u32)
+    out = k.cvta(k.ld_param(pout), "global", to=True)
+    items = k.ld_param(pitems)
+    data = k.mov(k.shared("data", 4 * stages, align=4), type=pg.u32)
+    count = k.mov(k.shared("count", 4, align=4), type=pg.u32)
+    full = k.mov(k.shared("bars", 16 * stages, align=8), type=pg.u32)
+    empty = k.add(full, 8 * stages)
+    tid = k.tid.x
+    with k.if_(k.setp("eq", tid, 0)):
+        for s in range(stages):
+            k.mbarrier_init(k.add(full, 8 * s), 1)
+            k.mbarrier_init(k.add(empty, 8 * s), 1)
+        k.st(count, 0, pg.u32, space="shared")
+    k.fence_mbarrier_init()
+    k.bar_sync(0)
+    ring = k.stage_ring(stages)
+    leader = k.setp("eq", k.and_(tid, 31), 0)
+    role = k.if_else(k.setp("eq", k.shr(tid, 5), 0))
+    with role.then():
+        with k.if_(leader):
+            with k.for_range(0, items, name="item") as i:
+                ring.wait_released(empty, back)
+                k.st(ring.addr(data, 4), k.mad(i, 3, 7, mode="lo"), space="shared")
+                k.st(count, k.add(i, 1), pg.u32, space="shared")
+                k.mbarrier_arrive(ring.addr(full, 8))
+                ring.advance()
+    with role.otherwise():
+        with k.if_(leader):
+            with k.for_range(0, items, name="item") as i:
+                ring.wait(full)
+                v = k.ld(ring.addr(data, 4), pg.u32, space="shared")
+                o = k.add(out, k.mul(i, 8, mode="wide"))
+                k.st(o, v)
+                k.st(pg.mem(o, 4), k.ld(count, pg.u32, space="shared"))
+                k.mbarrier_arrive(ring.addr(empty, 8))
+                ring.advance()
+    k.ret()
+    return m
+
+
+@pytest.mark.parametrize("stages,back", [(4, 1), (4, 2), (4, 3), (4, 4), (3, 2), (1, 1)])
+def test_wait_released_caps_the_lead(stages, back):
+    """The producer never runs more than `back` items ahead of the consumer's releases: while item i
+    is being consumed at most items 0 .. i + back - 1 have been loaded; the executor runs the producer
+    as far as its waits let it, so the cap is reached."""
+    items = 11
+    out = np.full(2 * items, 0xDEADBEEF, np.uint32)
+    run_kernel(lead_module(stages, back), "ring_lead", grid=(1,), block=(64,), args=[Buffer(out), np.uint32(items)])
+    values, seen = out[0::2].tolist(), out[1::2].tolist()
+    assert values == [3 * i + 7 for i in range(items)]
+    ahead = [c - i for i, c in enumerate(seen)]
+    assert all(1 <= a <= back for a in ahead), ahead
+    assert max(ahead) == back, ahead
+
+
+def test_wait_released_text():
+    m = pg.Module("sm_90a")
+    k = m.entry("k")
+    ring = k.stage_ring(4)
+    n = len(k.fn.body)
+    ring.wait_released(64, 3)
+    body = texts(k, n)
+    assert body[:4] == ["setp.ge.u32 %p0, %stage, 3;", "sub.u32 %r0, %stage, 3;", "add.u32 %r1, %stage, 1;",
+                        "selp.u32 %r2, %r0, %r1, %p0;"]
+    assert any(t.startswith("mbarrier.try_wait.parity.shared.b64") for t in body)
+    n = len(k.fn.body)
+    ring.wait_released(64, 4)                     # the whole ring: wait(flip=True)
+    assert texts(k, n)[:2] == ["mad.lo.u32 %r6, %stage, 8, 64;", "xor.b32 %r7, %stage_phase, 1;"]
+    for bad in (0, 5, True, 2.0):
+        raises("PTX-E-BUILD", f"StageRing.wait_released: back must be an int from 1 to 4 (the ring's stages), "
+               f"not {bad!r}", here(), lambda: ring.wait_released(64, bad))
+
+
 @pytest.mark.parametrize("timeout_cycles", [None, 1 << 40])
 def test_pipeline_lints_clean(timeout_cycles, tmp_path, capsys):
     m = pipeline_module(3, timeout_cycles=timeout_cycles)

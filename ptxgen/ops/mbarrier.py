@@ -230,6 +230,33 @@ class StageRing:
         k.mbarrier_wait(a, parity=parity, timeout_cycles=timeout_cycles)
         return a
 
+    def wait_released(self, bars, back: int, *, timeout_cycles: Optional[int] = None) -> Reg:
+        """Producer side: wait until the stage use `back` positions before the current one (1 <= back <=
+        stages) has been released, i.e. its "empty" barrier has completed that use's phase. Returns the
+        address of the barrier waited on.
+
+        back == stages is `wait(bars, flip=True)` (the slot about to be refilled); a smaller back keeps at
+        most `back` stages loaded ahead of the consumer however many the ring has: the stage is
+        (index - back) mod stages, and the parity `phase ^ 1` when that wraps below 0 (the use was in
+        the ring's previous round), else `phase`; uses before the first (index < back in round 0) wait
+        on parity 1, which a fresh barrier satisfies at once.
+        """
+        from ..builder import _err
+        if isinstance(back, bool) or not isinstance(back, int) or not 1 <= back <= self.stages:
+            raise _err(f"StageRing.wait_released: back must be an int from 1 to {self.stages} (the ring's "
+                       f"stages), not {back!r}")
+        _check_timeout(timeout_cycles)
+        self._u32(bars, "bars")
+        k = self.builder
+        if back == self.stages:
+            return self.wait(bars, flip=True, timeout_cycles=timeout_cycles)
+        same = k.setp("ge", self.index, back)                 # the use was in this round of the ring
+        stage = k.selp(k.sub(self.index, back), k.add(self.index, self.stages - back), same, type=u32)
+        a = k.mad(stage, 8, bars, mode="lo")
+        parity = k.selp(self.phase, k.xor(self.phase, 1), same, type=u32)
+        k.mbarrier_wait(a, parity=parity, timeout_cycles=timeout_cycles)
+        return a
+
     @staticmethod
     def _u32(x, what: str) -> None:
         """Refuse what cannot be a u32 operand here, naming the ring's argument rather than mad's slot."""
