@@ -637,7 +637,6 @@ def _kernel(m: pg.Module, cfg: Config):
                         k.mov(0.0, dst=r)
 
         all_parts = range(cfg.nsplit)
-        has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
         if cfg.split_hold:
             # k-block 0 on its own (K >= 1, so every tile has one): N part 0 into freshly zeroed
             # accumulators, the held pass of the previous tile to the buffer while those wgmma run,
@@ -662,6 +661,7 @@ def _kernel(m: pg.Module, cfg: Config):
         else:
             zero(all_parts)
             kb0 = 0
+        has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
         with k.for_range(kb0, nk, name="kb") as kb:
             da, db = stage_descs()
             k.wgmma_fence()
@@ -920,12 +920,12 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     ring's k-blocks like the consumers), and after the last pass's read the storer also arrives on
     that stage's empty barrier in the consumer's place."""
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
-    own = k.mul(sc, WG_M * pc * 2, mode="lo")
     if ring is not None:
+        own = k.mul(sc, WG_M * pc * 2, mode="lo")           # the buffer's offset in a stage
         sbase, nk = ring
         sidx = k.mov(0, type=pg.u32)                        # the ring index of the tile's first k-block
     else:
-        buf = k.add(own, cbuf)
+        buf = k.mad(sc, WG_M * pc * 2, cbuf, mode="lo")
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
     e_empty = k.add(e_full, 8 * cfg.consumers)
     epar = k.mov(0, type=pg.u32) if cfg.passes % 2 else None
