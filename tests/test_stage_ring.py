@@ -143,9 +143,12 @@ def test_three_stage_ring_seven_advances():
 
 
 # ----------------------------------------------------------------------------------------------- pipeline
-def pipeline_module(stages: int, *, producer_flip: bool = True, timeout_cycles=None):
+def pipeline_module(stages: int, *, producer_flip: bool = True, timeout_cycles=None, back=None):
     """Warp 0's lane 0 produces `items` (a parameter) values into a ring of one-word stages, warp 1's lane 0
-    consumes them: full barriers (count 1) at `bars`, empty barriers (count 1) at `bars + 8*stages`."""
+    consumes them: full barriers (count 1) at `bars`, empty barriers (count 1) at `bars + 8*stages`.
+    With `back`, the producer waits with ring.wait_released(empty, back) and also counts the items it
+    has loaded in shared memory; the consumer then writes, per item, the item's value (out[2i]) and that
+    count as it saw it before releasing the item (out[2i + 1])."""
     m = pg.Module("sm_90a")
     k = m.entry("ring_pipe", reqntid=64)
     pout, pitems = k.param_ptr("out", pg.u32), k.param("items", pg.u32)
@@ -153,6 +156,7 @@ def pipeline_module(stages: int, *, producer_flip: bool = True, timeout_cycles=N
     items = k.ld_param(pitems)
     data_v = k.shared("data", 4 * stages, align=4)
     bars_v = k.shared("bars", 16 * stages, align=8)
+    count = None if back is None else k.mov(k.shared("count", 4, align=4), type=pg.u32)
     data = k.mov(data_v, type=pg.u32)
     full = k.mov(bars_v, type=pg.u32)
     empty = k.add(full, 8 * stages)
@@ -161,6 +165,8 @@ def pipeline_module(stages: int, *, producer_flip: bool = True, timeout_cycles=N
         for s in range(stages):
             k.mbarrier_init(k.add(full, 8 * s), 1)
             k.mbarrier_init(k.add(empty, 8 * s), 1)
+        if count is not None:
+            k.st(count, 0, pg.u32, space="shared")
     k.fence_mbarrier_init()
     k.bar_sync(0)
     ring = k.stage_ring(stages)
@@ -169,8 +175,13 @@ def pipeline_module(stages: int, *, producer_flip: bool = True, timeout_cycles=N
     with role.then():
         with k.if_(leader):
             with k.for_range(0, items, name="item") as i:
-                ring.wait(empty, flip=producer_flip, timeout_cycles=timeout_cycles)
+                if back is None:
+                    ring.wait(empty, flip=producer_flip, timeout_cycles=timeout_cycles)
+                else:
+                    ring.wait_released(empty, back, timeout_cycles=timeout_cycles)
                 k.st(ring.addr(data, 4), k.mad(i, 3, 7, mode="lo"), space="shared")
+                if count is not None:
+                    k.st(count, k.add(i, 1), pg.u32, space="shared")
                 k.mbarrier_arrive(ring.addr(full, 8))
                 ring.advance()
     with role.otherwise():
@@ -178,53 +189,10 @@ def pipeline_module(stages: int, *, producer_flip: bool = True, timeout_cycles=N
             with k.for_range(0, items, name="item") as i:
                 ring.wait(full, timeout_cycles=timeout_cycles)
                 v = k.ld(ring.addr(data, 4), pg.u32, space="shared")
-                k.st(k.add(out, k.mul(i, 4, mode="wide")), v)
-                k.mbarrier_arrive(ring.addr(empty, 8))
-                ring.advance()
-    k.ret()
-    return m
-
-
-def lead_module(stages: int, back: int):
-    """pipeline_module's ring with the producer's wait as ring.wait_released(empty, back); the producer
-    also counts the items it has loaded in shared memory, and the consumer writes, per item, that count
-    as it saw it before releasing the item (out[2i + 1]) next to the item's value (out[2i])."""
-    m = pg.Module("sm_90a")
-    k = m.entry("ring_lead", reqntid=64)
-    pout, pitems = k.param_ptr("out", pg.u32), k.param("items", pg.u32)
-    out = k.cvta(k.ld_param(pout), "global", to=True)
-    items = k.ld_param(pitems)
-    data = k.mov(k.shared("data", 4 * stages, align=4), type=pg.u32)
-    count = k.mov(k.shared("count", 4, align=4), type=pg.u32)
-    full = k.mov(k.shared("bars", 16 * stages, align=8), type=pg.u32)
-    empty = k.add(full, 8 * stages)
-    tid = k.tid.x
-    with k.if_(k.setp("eq", tid, 0)):
-        for s in range(stages):
-            k.mbarrier_init(k.add(full, 8 * s), 1)
-            k.mbarrier_init(k.add(empty, 8 * s), 1)
-        k.st(count, 0, pg.u32, space="shared")
-    k.fence_mbarrier_init()
-    k.bar_sync(0)
-    ring = k.stage_ring(stages)
-    leader = k.setp("eq", k.and_(tid, 31), 0)
-    role = k.if_else(k.setp("eq", k.shr(tid, 5), 0))
-    with role.then():
-        with k.if_(leader):
-            with k.for_range(0, items, name="item") as i:
-                ring.wait_released(empty, back)
-                k.st(ring.addr(data, 4), k.mad(i, 3, 7, mode="lo"), space="shared")
-                k.st(count, k.add(i, 1), pg.u32, space="shared")
-                k.mbarrier_arrive(ring.addr(full, 8))
-                ring.advance()
-    with role.otherwise():
-        with k.if_(leader):
-            with k.for_range(0, items, name="item") as i:
-                ring.wait(full)
-                v = k.ld(ring.addr(data, 4), pg.u32, space="shared")
-                o = k.add(out, k.mul(i, 8, mode="wide"))
+                o = k.add(out, k.mul(i, 4 if count is None else 8, mode="wide"))
                 k.st(o, v)
-                k.st(pg.mem(o, 4), k.ld(count, pg.u32, space="shared"))
+                if count is not None:
+                    k.st(pg.mem(o, 4), k.ld(count, pg.u32, space="shared"))
                 k.mbarrier_arrive(ring.addr(empty, 8))
                 ring.advance()
     k.ret()
@@ -238,7 +206,8 @@ def test_wait_released_caps_the_lead(stages, back):
     as far as its waits let it, so the cap is reached."""
     items = 11
     out = np.full(2 * items, 0xDEADBEEF, np.uint32)
-    run_kernel(lead_module(stages, back), "ring_lead", grid=(1,), block=(64,), args=[Buffer(out), np.uint32(items)])
+    run_kernel(pipeline_module(stages, back=back), "ring_pipe", grid=(1,), block=(64,),
+               args=[Buffer(out), np.uint32(items)])
     values, seen = out[0::2].tolist(), out[1::2].tolist()
     assert values == [3 * i + 7 for i in range(items)]
     ahead = [c - i for i, c in enumerate(seen)]
@@ -293,10 +262,13 @@ def test_producer_without_flip_waits_forever():
 
 @pytest.mark.ptxas
 @pytest.mark.parametrize("timeout_cycles", [None, 1 << 40])
-def test_pipeline_assembles_for_sm_90a(timeout_cycles):
+@pytest.mark.parametrize("back", [None, 2])
+def test_pipeline_assembles_for_sm_90a(timeout_cycles, back):
     from ptxgen.ptxas import assemble
-    res = assemble(pipeline_module(4, timeout_cycles=timeout_cycles).emit(), "sm_90a", cache=False)
-    assert res.cubin
+    m = pipeline_module(4, timeout_cycles=timeout_cycles, back=back)
+    assert [str(d) for d in L.lint_ptx(m.emit().text, "ring_pipe.ptx")] == []
+    res = assemble(m.emit(), "sm_90a", cache=False)
+    assert res.cubin and not res.warnings
 
 
 # ----------------------------------------------------------------------------------------------- errors
