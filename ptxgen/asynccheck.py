@@ -52,6 +52,15 @@ ASYNC_CODES: Dict[str, Tuple[str, str, str]] = {
         "no fence.proxy.async on some path in between",
         "st.shared.b32 [%r1], %r2; bar.sync 0; wgmma.mma_async ... %rd1, %rd2, ...;",
         "st.shared.b32 [%r1], %r2; fence.proxy.async.shared::cta; bar.sync 0; wgmma.mma_async ...;"),
+    "PTX-W-PROXY-PUBLISH": (
+        "(warning) shared memory written through the generic proxy is handed to other threads by an "
+        "mbarrier.arrive with no fence.proxy.async in between on some path, while the function reads shared "
+        "memory through the async proxy (a TMA/bulk store, wgmma) after an mbarrier wait: the waiting thread's "
+        "async-proxy read may miss the writes, since the barrier orders only the generic proxy",
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {...}; mbarrier.arrive.shared.b64 %rd1, [bar];\n"
+        "// another thread: mbarrier.try_wait...; cp.async.bulk.tensor.2d.global.shared::cta... [%r1];",
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {...}; fence.proxy.async.shared::cta; "
+        "mbarrier.arrive.shared.b64 %rd1, [bar];"),
     "PTX-W-MBAR-INIT-FENCE": (
         "(warning) an mbarrier initialised by mbarrier.init is used (arrive, wait, expect_tx, TMA completion) "
         "with no fence.mbarrier_init, fence.proxy.async or barrier in between on some path",
@@ -594,9 +603,67 @@ def _check_proxy(blocks, report, fn=None):
         return (dirty, init)
 
     states = _solve(blocks, (empty, 0), transfer, join)
+    published = []                  # (arrive, its unfenced writes {key: first line}) for PTX-W-PROXY-PUBLISH
     for b, st in zip(blocks, states):
         if st is not None:
             transfer(b, st, report)
+            dirty = st[0]
+            for ins in b.instrs:
+                op = ins.opcode
+                if _proxy_fence(op):
+                    dirty = empty
+                if _shared_generic_write(op):
+                    addr = next((o for o in ins.operands if type(o) is Addr), None)
+                    keys = _address_keys(addr, orig, extern)
+                    for k in (keys if keys is not None else (None,)):
+                        dirty = dirty.set(k, _line(ins) or -1)
+                if op.startswith("mbarrier.arrive") and dirty:
+                    published.append((ins, dirty))
+    if published and consumers:
+        _check_publish(blocks, published, orig, extern, report)
+
+
+def _check_publish(blocks, published, orig, extern, report):
+    """PTX-W-PROXY-PUBLISH: generic-proxy writes still unfenced at an mbarrier.arrive, where some path reads
+    shared memory through the async proxy after an mbarrier wait (the other side of such a hand-off) from
+    the same shared symbol (or one not traced to a symbol)."""
+    def transfer(b, waited, rep):
+        for ins in b.instrs:
+            op = ins.opcode
+            if op.startswith("mbarrier.") and any(w in op for w in _WAIT_KINDS):
+                waited = True
+            elif waited and rep is not None and _async_shared_read(op) is not None:
+                rep(ins)
+        return waited
+
+    readers = []
+    states = _solve(blocks, False, transfer, lambda a, b: a or b)
+    for b, st in zip(blocks, states):
+        if st is not None:
+            transfer(b, st, readers.append)
+    if not readers:
+        return
+    read_keys = set()
+    for ins in readers:
+        for o in _async_read_operands(ins):
+            read_keys.add(_address_keys(o, orig, extern))
+    seen = set()
+    for ins, dirty in published:
+        if id(ins) in seen:
+            continue
+        hit = [v for k, v in dirty.items()
+               if k is None or None in read_keys or any(k in r for r in read_keys if r is not None)]
+        if not hit:
+            continue
+        seen.add(id(ins))
+        first = min(hit, key=lambda v: (v < 0, v))
+        reader = min((r for r in readers), key=lambda r: _line(r) or 0)
+        where = f" (line {_line(reader)})" if _line(reader) else ""
+        report("PTX-W-PROXY-PUBLISH", ins,
+               f"mbarrier.arrive hands over shared memory written by generic-proxy stores"
+               f"{f' (line {first})' if first > 0 else ''} with no fence.proxy.async in between on some path; "
+               f"{_async_shared_read(reader.opcode)} after an mbarrier wait{where} may read it without seeing them",
+               ("insert fence.proxy.async.shared::cta after the stores, before the arrive",))
 
 
 def _mbar_use(op: str) -> bool:

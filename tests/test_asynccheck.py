@@ -60,6 +60,7 @@ FIXES = {
                                          "\tret;")],
     "proxy_st_then_wgmma.ptx": [("L_skip:\n\tbar.sync 0;", "L_skip:\n\tfence.proxy.async.shared::cta;\n\tbar.sync 0;")],
     "proxy_tma_store.ptx": [("\tbar.sync 0;", "\tfence.proxy.async.shared::cta;\n\tbar.sync 0;")],
+    "proxy_publish.ptx": [("\tmov.u32 %r7, 0;\n\tmbarrier.arrive", "\tfence.proxy.async.shared::cta;\n\tmbarrier.arrive")],
     "mbar_init_no_fence.ptx": [("L_init_done:\n", "\tfence.mbarrier_init.release.cluster;\nL_init_done:\n"
                                                   "\tbar.sync 0;\n")],
     "mbar_uninit.ptx": [("\tmbarrier.arrive.shared.b64 %rd1, [%r1];  // <- PTX-W-MBAR-UNINIT\n"

@@ -147,6 +147,27 @@ def test_ring_epilogue_lends_the_last_stage(module):
             h.Config("nt", 1, 4, epi="ring", **kw).check()
 
 
+@pytest.mark.parametrize("cfg", [h.Config("nt", 1), h.Config("nt", 1, 3, bm=192), h.Config("nt", 1, 4, bm=192, epi="ring")],
+                         ids=lambda c: c.name)
+def test_lint_catches_a_missing_fence_in_the_hand_off(cfg, monkeypatch):
+    """Without the fence.proxy.async between the consumers' stmatrix and their mbarrier.arrive, the storer
+    thread's TMA store (after its mbarrier wait) may read stale shared memory: PTX-W-PROXY-PUBLISH names
+    the arrive of every hand-off."""
+    from ptxgen.lint import lint_ptx
+    monkeypatch.setattr(h, "_epi_fence", lambda k: None)
+    m = h.build("sm_90a", [cfg])
+    assert any(d.code == "PTX-W-PROXY-PUBLISH" for d in m.check_async())
+    text = m.emit().text
+    lines = text.split("\n")
+    found = [d for d in lint_ptx(text) if d.code == "PTX-W-PROXY-PUBLISH"]
+    handoffs = len(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16[^\n]*\n\s*mbarrier\.arrive\.shared\.b64", text))
+    assert handoffs >= 2
+    at = {d.loc.line for d in found}
+    for i, line in enumerate(lines, 1):
+        if "mbarrier.arrive.shared.b64" in line and "stmatrix" in lines[i - 2]:
+            assert i in at, (i, line)
+
+
 def test_lints_clean(module):
     from ptxgen.lint import lint_ptx
     diags = lint_ptx(module.emit().text)
