@@ -28,3 +28,20 @@ def hopper_kind(text: str):
     if not split.isdigit() or int(split) % 192 or cfg.bm != 192:
         raise ValueError(f"{text!r}: @SPLIT is a row count (a multiple of 192) for bm=192 kernels only")
     return cfg, int(split)
+
+
+def parse_kinds(ap, text: str, known):
+    """--kernels: (the kinds in order, {each hopper:FIELDS[@SPLIT] kind: (Config, m_split)}); anything else
+    unknown, or a bad hopper: kind, ends the program through ap.error."""
+    kinds = text.split(",")
+    bad = [x for x in kinds if x not in known and not x.startswith("hopper:")]
+    if bad:
+        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(known)}, or hopper:FIELDS[@SPLIT]")
+    extra = {}
+    for x in kinds:
+        if x.startswith("hopper:"):
+            try:
+                extra[x] = hopper_kind(x)
+            except ValueError as e:
+                ap.error(str(e))
+    return kinds, extra

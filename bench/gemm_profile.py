@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason, hopper_kind  # noqa: E402
+from _gpu import gpu_or_reason, parse_kinds  # noqa: E402
 
 KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m192ring", "hopper-m256", "ampere")
 
@@ -35,17 +35,7 @@ def main(argv=None) -> int:
                          "(a gemm_hopper Config's fields, as Config.parse takes them, and for bm=192 an m_split); "
                          "all nt (C = A @ B^T)")
     args = ap.parse_args(argv)
-    kinds = args.kernels.split(",")
-    bad = [x for x in kinds if x not in KINDS and not x.startswith("hopper:")]
-    if bad:
-        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}, or hopper:FIELDS[@SPLIT]")
-    extra = {}
-    for x in kinds:
-        if x.startswith("hopper:"):
-            try:
-                extra[x] = hopper_kind(x)
-            except ValueError as e:
-                ap.error(str(e))
+    kinds, extra = parse_kinds(ap, args.kernels, KINDS)
     try:
         m, n, k = (int(v) for v in args.size.split("x"))
     except ValueError:

@@ -39,7 +39,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason, hopper_kind  # noqa: E402
+from _gpu import gpu_or_reason, parse_kinds  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
@@ -55,18 +55,9 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default=",".join(KINDS),
                     help=f"comma-separated, from {', '.join(KINDS)}, or hopper:FIELDS[@SPLIT] (any gemm_hopper Config)")
     args = ap.parse_args(argv)
-    kinds = args.kernels.split(",")
-    bad = [x for x in kinds if x not in KINDS and not x.startswith("hopper:")]
-    if bad:
-        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(KINDS)}, or hopper:FIELDS[@SPLIT]")
+    kinds, extra = parse_kinds(ap, args.kernels, KINDS)
+    extra = {x: (cfg, split, True) for x, (cfg, split) in extra.items()}     # on the balanced grid
     import gemm_hopper as h
-    extra = {}
-    for x in kinds:
-        if x.startswith("hopper:"):
-            try:
-                extra[x] = (*hopper_kind(x), True)
-            except ValueError as e:
-                ap.error(str(e))
     if args.seconds <= 0 or args.warm < 0:
         ap.error("--seconds must be > 0 and --warm >= 0")
     try:
