@@ -565,6 +565,7 @@ def _check_proxy(blocks, report, fn=None):
         return (d, min(x for x in (a[1], b[1]) if x) if (a[1] or b[1]) else 0)
 
     empty = _Frozen()
+    published = []                  # (arrive, its unfenced writes {key: first line}) for PTX-W-PROXY-PUBLISH
 
     def transfer(b, state, rep):
         dirty, init = state
@@ -593,6 +594,8 @@ def _check_proxy(blocks, report, fn=None):
                         f"stores{f' (line {first})' if first > 0 else ''} with no fence.proxy.async in between on "
                         "some path", ("insert fence.proxy.async.shared::cta after the stores (and a barrier if "
                                       "other threads wrote them)",))
+            if dirty and rep is not None and op.startswith("mbarrier.arrive"):
+                published.append((ins, dirty))
             if op.startswith("mbarrier.init"):
                 init = _line(ins) or -1
             elif init and rep is not None and _mbar_use(op):
@@ -603,22 +606,9 @@ def _check_proxy(blocks, report, fn=None):
         return (dirty, init)
 
     states = _solve(blocks, (empty, 0), transfer, join)
-    published = []                  # (arrive, its unfenced writes {key: first line}) for PTX-W-PROXY-PUBLISH
     for b, st in zip(blocks, states):
         if st is not None:
             transfer(b, st, report)
-            dirty = st[0]
-            for ins in b.instrs:
-                op = ins.opcode
-                if _proxy_fence(op):
-                    dirty = empty
-                if _shared_generic_write(op):
-                    addr = next((o for o in ins.operands if type(o) is Addr), None)
-                    keys = _address_keys(addr, orig, extern)
-                    for k in (keys if keys is not None else (None,)):
-                        dirty = dirty.set(k, _line(ins) or -1)
-                if op.startswith("mbarrier.arrive") and dirty:
-                    published.append((ins, dirty))
     if published and consumers:
         _check_publish(blocks, published, orig, extern, report)
 
@@ -647,17 +637,13 @@ def _check_publish(blocks, published, orig, extern, report):
     for ins in readers:
         for o in _async_read_operands(ins):
             read_keys.add(_address_keys(o, orig, extern))
-    seen = set()
-    for ins, dirty in published:
-        if id(ins) in seen:
-            continue
+    reader = min(readers, key=lambda r: _line(r) or 0)
+    for ins, dirty in published:        # the reporting pass visits each instruction once
         hit = [v for k, v in dirty.items()
                if k is None or None in read_keys or any(k in r for r in read_keys if r is not None)]
         if not hit:
             continue
-        seen.add(id(ins))
         first = min(hit, key=lambda v: (v < 0, v))
-        reader = min((r for r in readers), key=lambda r: _line(r) or 0)
         where = f" (line {_line(reader)})" if _line(reader) else ""
         report("PTX-W-PROXY-PUBLISH", ins,
                f"mbarrier.arrive hands over shared memory written by generic-proxy stores"
