@@ -18,7 +18,7 @@ turns into an ExecutionError.
 
 Modelled: mov (special registers, symbol addresses, vector pack/unpack), add sub mul (lo/hi/wide) mad
 fma div rem min max neg abs not and or xor shl shr setp selp cvt cvta, ld/st (global, shared, param,
-generic; .v2/.v4), bra, ret/exit, bar.sync/barrier.sync, shfl.sync, ldmatrix, stmatrix, mma.sync
+generic; .v2/.v4), atom/red (integer, and .add.f32/.f64; threads applied in order), bra, ret/exit, bar.sync/barrier.sync, shfl.sync, ldmatrix, stmatrix, mma.sync
 (any shape and type that ptxgen.layout maps: f16 bf16 tf32 f64 s8 u8 inputs), cp.async (done at once)
 with commit/wait, and fences/membar (no-ops: memory is sequentially consistent here). Everything else
 raises UnsupportedInstructionError with the instruction's source location.
@@ -46,8 +46,7 @@ not modelled. The copies happen when issued, so commit_group/wait_group are no-o
 
 wgmma.mma_async also takes A in registers (the fragment of ptxgen.layout's wgmma A map).
 
-Not modelled: wgmma with transposed (MN-major) operands, clusters, calls, .local memory,
-atomics. Exited threads no longer count towards bar.sync. Floating-point fma is computed in float64
+Not modelled: wgmma with transposed (MN-major) operands, clusters, calls, .local memory. Exited threads no longer count towards bar.sync. Floating-point fma is computed in float64
 and rounded to the result type; for .f32 the product is exact, so only a rare double-rounding tie can
 differ from the hardware. mma.sync and wgmma accumulate in float64, so results can differ from the
 tensor core's in the last bits.
@@ -1033,6 +1032,68 @@ class _Executor:
             vals = np.stack([to_bits(r(cta, idx), t).astype(udt) for r in rs], axis=1)
             self._store(space, addr(cta, idx), np.ascontiguousarray(vals).view(np.uint8).reshape(idx.size, -1), cta)
         return body, False
+
+    _ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
+
+    def _op_atom(self, ins, mods, red: bool = False):
+        """atom / red on global, shared or generic addresses: the threads at the instruction apply their
+        operation one after another in thread order (one legal serialisation); atom returns each
+        thread's old value. Integer (.b/.u/.s 32 and 64) operations, and .add on .f32/.f64."""
+        space, _, t = self._ldst_form(mods)
+        op = next((m for m in mods if m in self._ATOM_OPS), None)
+        kind, bits = _tinfo(t)
+        if op is None or bits not in (32, 64) or (kind == "f" and op != "add") or kind == "pred" \
+                or any(m.startswith(("v2", "v4", "v8", "noftz")) for m in mods):
+            raise _Unsupported(f"{ins.opcode}: only integer .b/.u/.s 32/64-bit atomics and .add.f32/.f64 are modelled")
+        if red:
+            (a, b), d, c = ins.operands, None, None
+        else:
+            d, a, b, *rest = ins.operands
+            c = rest[0] if rest else None
+        space, addr = self._address(a, space)
+        rb = self._reader(b, t)
+        rc = self._reader(c, t) if c is not None else None
+        w = self._writer(d, t) if d is not None else None
+        nb = bits // 8
+        udt = _INT_DTYPES[bits][0]
+        mask = (1 << bits) - 1
+
+        def apply(old, x, y):
+            if kind == "f":
+                return old + x
+            if op == "add":
+                return (int(old) + int(x)) & mask
+            if op in ("min", "max"):
+                return (min if op == "min" else max)(old, x)
+            if op == "inc":
+                return 0 if old >= x else old + 1
+            if op == "dec":
+                return x if old == 0 or old > x else old - 1
+            if op in ("and", "or", "xor"):
+                o, v = int(old) & mask, int(x) & mask
+                return o & v if op == "and" else o | v if op == "or" else o ^ v
+            if op == "exch":
+                return x
+            return y if old == x else old                                     # cas
+
+        def body(cta, idx):
+            ads, xs = addr(cta, idx), rb(cta, idx)
+            ys = rc(cta, idx) if rc is not None else xs
+            olds = np.zeros(idx.size, dtype=np.uint64)
+            for i in range(idx.size):
+                sel = np.array([i])
+                raw = self._load(space, ads[sel], nb, cta)
+                old = bits_to(np.ascontiguousarray(raw).view(udt).reshape(-1).astype(np.uint64), t)[0]
+                new = np.asarray([apply(old, xs[i], ys[i])])
+                olds[i] = to_bits(np.asarray([old]), t)[0]
+                self._store(space, ads[sel], np.ascontiguousarray(to_bits(new, t).astype(udt)).view(np.uint8)
+                            .reshape(1, nb), cta)
+            if w is not None:
+                w(cta, idx, bits_to(olds, t))
+        return body, False
+
+    def _op_red(self, ins, mods):
+        return self._op_atom(ins, mods, red=True)
 
     def _op_bra(self, ins, mods):
         (target,) = ins.operands

@@ -196,9 +196,70 @@ def _one(body: str, block=32, args=None):
 
 def test_unsupported_instruction_names_it_and_its_line():
     with pytest.raises(UnsupportedInstructionError) as e:
-        _one("atom.global.add.u32 %r9, [%rd5], 1;")
-    assert "atom" in str(e.value) and e.value.loc is not None and e.value.loc.line == 20
-    assert "atom.global.add.u32" in e.value.instr
+        _one("popc.b32 %r9, %r1;")
+    assert "popc" in str(e.value) and e.value.loc is not None and e.value.loc.line == 20
+    assert "popc.b32" in e.value.instr
+    with pytest.raises(UnsupportedInstructionError, match="atomics"):
+        _one("atom.global.add.noftz.f16 %rs1, [%rd5], %rs1;")
+
+
+_ATOM_KERNEL = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry atoms(.param .u64 pc, .param .u64 pold)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .reg .f32 %f<3>;
+    .shared .align 4 .b32 sh[1];
+    ld.param.u64 %rd1, [pc];
+    ld.param.u64 %rd2, [pold];
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd3, %r0, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    setp.eq.u32 %p0, %r0, 0;
+    @%p0 st.shared.u32 [sh], 100;
+    bar.sync 0;
+    atom.global.add.u32 %r1, [%rd1], 1;             // counter[0]: tickets 0 .. n-1
+    st.global.u32 [%rd4], %r1;
+    sub.s32 %r2, 20, %r0;
+    atom.global.min.s32 %r3, [%rd1+4], %r2;         // counter[1]: min(7, 20 - tid)
+    add.u32 %r9, %r0, 1;
+    atom.global.cas.b32 %r4, [%rd1+8], 0, %r9;      // counter[2]: the first thread's tid + 1 wins
+    red.release.gpu.global.add.u32 [%rd1+12], %r0;  // counter[3]: sum of tids
+    atom.relaxed.gpu.global.inc.u32 %r5, [%rd1+16], 4;   // counter[4]: wraps at 4
+    cvt.rn.f32.u32 %f1, %r0;
+    atom.global.add.f32 %f2, [%rd1+20], %f1;        // counter[5]: sum of tids as f32
+    atom.shared.add.u32 %r6, [sh], %r0;             // sh: 100 + sum of tids
+    atom.global.exch.b32 %r7, [%rd1+24], %r0;       // counter[6]: the last thread's tid
+    mov.u64 %rd5, 0x100000000;
+    atom.global.add.u64 %rd6, [%rd1+32], %rd5;      // counter[8..9]: n << 32
+    bar.sync 0;
+    @%p0 ld.shared.u32 %r8, [sh];
+    @%p0 st.global.u32 [%rd1+28], %r8;
+    ret;
+}
+"""
+
+
+def test_atomics_apply_thread_by_thread():
+    n = 64
+    counters = np.zeros(10, np.uint32)
+    counters[1] = 7
+    old = np.full(n, 0xFFFFFFFF, np.uint32)
+    bc, bo = Buffer(counters), Buffer(old)
+    run_kernel(_ATOM_KERNEL, "atoms", grid=(1,), block=(n,), args=[bc, bo])
+    c = bc.array
+    assert sorted(bo.array.tolist()) == list(range(n))            # each thread got its own ticket
+    assert c[0] == n
+    assert c[1].view(np.int32) == min(7, 20 - (n - 1))
+    assert c[2] == 1 and c[3] == n * (n - 1) // 2
+    assert c[4] == n % 5                                            # inc wraps to 0 after reaching 4
+    assert c[5].view(np.float32) == n * (n - 1) / 2
+    assert c[6] == n - 1 and c[7] == 100 + n * (n - 1) // 2
+    assert c[8:10].view(np.uint64)[0] == n << 32
 
 
 def test_out_of_bounds_store_is_a_memory_fault():
