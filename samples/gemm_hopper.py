@@ -65,6 +65,7 @@ zero-filled by TMA and masked in the epilogue. `check_shape` names a broken one.
 
     python3 samples/gemm_hopper.py [--no-run]
 """
+import contextlib
 import functools
 import os
 import sys
@@ -137,6 +138,17 @@ class Config:
     lead: int = 0           # bm=192: at most this many stages loaded ahead of the consumers in a
                             # 192-row tile (StageRing.wait_released); 0: as many as the ring has.
                             # 128-row tiles always use the whole ring
+    mix: int = 0            # bm=192: 0 visits the 192-row tiles first and the 128-row tiles after
+                            # them; 1 interleaves the two kinds evenly over the unit order
+                            # (`_unit_kind`), so the CTAs of a round are not all in 128-row tiles,
+                            # which draw more operand bytes per clock
+    sync: int = 0           # every `sync` k-blocks of a tile (from its first) the producer threads of
+                            # all CTAs meet at a grid barrier (`_grid_barrier`) before loading on, so
+                            # the CTAs that share A and B panels ask L2 for them at nearly the same
+                            # time (L2's request coalescer then serves them with one read); CTAs out
+                            # of tiles keep arriving until the last round is done. Needs every CTA
+                            # resident at once (the persistent grid is) and a zeroed 8-byte counter
+                            # (`launch` keeps one per kernel). 0: no barrier
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -160,7 +172,8 @@ class Config:
         return (f"gemm_hopper_{self.layout}_c{self.cluster}_s{self.stages}_l{self.lag}_g{self.group}_k{self.bk}"
                 + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.bm == BM else f"_m{self.bm}")
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
-                + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else ""))
+                + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
+                + ("_mix" if self.mix else "") + (f"_sync{self.sync}" if self.sync else ""))
 
     @property
     def nsplit(self) -> int:
@@ -212,6 +225,10 @@ class Config:
                 or (self.lead and self.bm != 192):
             raise ValueError(f"lead = {self.lead!r} must be 0, or for bm=192 a stage count from 1 to stages - 1 "
                              f"= {self.stages - 1}")
+        if isinstance(self.mix, bool) or self.mix not in (0, 1) or (self.mix and self.bm != 192):
+            raise ValueError(f"mix = {self.mix!r} must be 0, or 1 for bm=192 (interleaved 192- and 128-row tiles)")
+        if isinstance(self.sync, bool) or not isinstance(self.sync, int) or not 0 <= self.sync <= 1 << 20:
+            raise ValueError(f"sync = {self.sync!r} must be 0 (no grid barrier) or a k-block count up to 2^20")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -370,12 +387,30 @@ def _div_const(k, x, c: int):
     return k.shr(x, c.bit_length() - 1) if c & (c - 1) == 0 else k.div(x, c)
 
 
-def _mixed_tile(k, u, u1, tm1, tm2, split, tiles_n, group: int):
-    """bm=192: (first row, block column, is-192-row predicate) of work unit u. Units below u1 are the
-    192-row tiles of the rows before `split` (tm1 block rows), the others the 128-row tiles from `split` on
-    (tm2 block rows); each range is visited in raster groups like `_tile`."""
-    big = k.setp("lt", u, u1)
-    mb, nb = _tile(k, k.selp(u, k.sub(u, u1), big), None, tiles_n, k.selp(tm1, tm2, big), 1, group)
+def _unit_kind(k, u, u1, units, mix: int):
+    """bm=192: (is-192-row predicate, index among the units of its kind) of work unit u, with u1 of
+    the `units` in 192-row tiles. mix=0: units below u1 are the 192-row tiles, the rest the 128-row
+    ones. mix=1: the u2 = units - u1 128-row tiles are spread evenly over the order: unit u is the
+    s(u)-th 128-row tile when s(u + 1) > s(u), with s(u) = floor(u * u2 / units), and otherwise the
+    (u - s(u))-th 192-row tile (a bijection, since s steps by at most one from s(0) = 0 to s(units) = u2)."""
+    if not mix:
+        big = k.setp("lt", u, u1)
+        return big, k.selp(u, k.sub(u, u1), big)
+    u2 = k.sub(units, u1)
+    total = k.cvt(units, pg.u64, pg.u32)
+    prod = k.mul(u, u2, mode="wide")                          # < 2^64: no overflow for any u32 counts
+    s0 = k.cvt(k.div(prod, total), pg.u32, pg.u64)
+    s1 = k.cvt(k.div(k.add(prod, k.cvt(u2, pg.u64, pg.u32)), total), pg.u32, pg.u64)
+    big = k.setp("eq", s0, s1)
+    return big, k.selp(k.sub(u, s0), s0, big)
+
+
+def _mixed_tile(k, u, u1, units, mix, tm1, tm2, split, tiles_n, group: int):
+    """bm=192: (first row, block column, is-192-row predicate) of work unit u (`_unit_kind` says which
+    kind it is). The 192-row tiles cover the rows before `split` (tm1 block rows), the 128-row tiles
+    those from `split` on (tm2 block rows); each kind is visited in raster groups like `_tile`."""
+    big, idx = _unit_kind(k, u, u1, units, mix)
+    mb, nb = _tile(k, idx, None, tiles_n, k.selp(tm1, tm2, big), 1, group)
     return k.selp(k.mul(mb, 192, mode="lo"), k.mad(mb, 128, split, mode="lo"), big), nb, big
 
 
@@ -393,6 +428,8 @@ def _kernel(m: pg.Module, cfg: Config):
     mixed = cfg.bm == 192
     # bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
     psplit = k.param("m_split", pg.u32) if mixed else None
+    # sync: the grid barrier's counter (arrivals) and generation, two u32 in global memory
+    pctr = k.param_ptr("sync_ctr", align=8) if cfg.sync else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
     M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
@@ -431,7 +468,7 @@ def _kernel(m: pg.Module, cfg: Config):
         tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
         u1 = k.mul(tm1, tiles_n, mode="lo")
         units = k.mad(tm2, tiles_n, u1, mode="lo")
-        mixed_tile = (u1, tm1, tm2, split, tiles_n, cfg.group)
+        mixed_tile = (u1, units, cfg.mix, tm1, tm2, split, tiles_n, cfg.group)
         mcs = None
     else:
         tiles_m = _div_const(k, k.add(M, cfg.bm - 1), cfg.bm)
@@ -451,9 +488,17 @@ def _kernel(m: pg.Module, cfg: Config):
         k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
+            if cfg.sync:
+                # every CTA walks as many rounds as the busiest (the last ones without a tile), so each
+                # arrives at every barrier; gen0: the generation before this launch's first barrier
+                ulimit = k.mad(k.div(k.add(units, k.sub(nunits, 1)), nunits), nunits, unit0, mode="lo")
+                ctr = k.cvta(k.ld_param(pctr), "global", to=True)
+                gen = k.add(ctr, 4, type=pg.u64)
+                gen0 = k.ld(gen, pg.u32, sem="relaxed", scope="gpu")
+                passed = k.mov(0, type=pg.u32)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
-            k.bra(done, guard=k.setp("ge", u, units))
+            k.bra(done, guard=k.setp("ge", u, ulimit if cfg.sync else units))
             if mixed:
                 row_a, nb, big = _mixed_tile(k, u, *mixed_tile)
                 # a 128-row tile loads two of the three 64-row boxes of A
@@ -464,43 +509,20 @@ def _kernel(m: pg.Module, cfg: Config):
                 tx = cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
-                if cfg.lead:
-                    with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
-                        ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
-                ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
-                full = ring.addr(bars, 8)
-                k.mbarrier_arrive_expect_tx(full, tx)
-                stage = ring.addr(base, cfg.stage_bytes)
-                kx = k.shl(kb, bk.bit_length() - 1)
-                if mixed:
-                    for i in range(NC):
-                        k.cp_async_bulk_tensor(k.add(stage, i * WG_M * bk * 2) if i else stage, tmap_a,
-                                               [kx, k.add(row_a, i * WG_M) if i else row_a], mbarrier=full,
-                                               guard=big if i == NC - 1 else None)
-                else:
-                    k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
-                b_base = k.add(stage, cfg.a_stage)
-                mask = (1 << cl) - 1 if cl > 1 else None
-                if cfg.layout == "nt":
-                    rows = bn // cl                       # each CTA loads its share of the B rows
-                    if cl > 1:
-                        dst = k.mad(rank, rows * bk * 2, b_base, mode="lo")
-                        y = k.mad(rank, rows, col_b, mode="lo")
-                    else:
-                        dst, y = b_base, col_b
-                    k.cp_async_bulk_tensor(dst, tmap_b, [kx, y], mbarrier=full, multicast_mask=mask)
-                else:
-                    panels = bn // PANEL_N // cl          # each CTA loads its share of the 64-column panels
-                    for p in range(panels):
-                        if cl > 1:
-                            pidx = k.mad(rank, panels, p, mode="lo")
-                            dst = k.mad(pidx, PANEL_N * bk * 2, b_base, mode="lo")
-                            x = k.mad(pidx, PANEL_N, col_b, mode="lo")
-                        else:
-                            dst = k.add(b_base, p * PANEL_N * bk * 2)
-                            x = k.add(col_b, p * PANEL_N)
-                        k.cp_async_bulk_tensor(dst, tmap_b, [x, kx], mbarrier=full, multicast_mask=mask)
-                ring.advance()
+                if cfg.sync:
+                    with k.if_(k.setp("eq", k.rem(kb, cfg.sync), 0)):
+                        _grid_barrier(k, ctr, gen, gen0, passed)
+                with k.if_(k.setp("lt", u, units)) if cfg.sync else contextlib.nullcontext():
+                    if cfg.lead:
+                        with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
+                            ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
+                    ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
+                    full = ring.addr(bars, 8)
+                    k.mbarrier_arrive_expect_tx(full, tx)
+                    stage = ring.addr(base, cfg.stage_bytes)
+                    kx = k.shl(kb, bk.bit_length() - 1)
+                    _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big if mixed else None, rank)
+                    ring.advance()
             k.add(u, nunits, dst=u)
             k.bra(top)
             k.place(done)
@@ -597,7 +619,11 @@ def _kernel(m: pg.Module, cfg: Config):
         if mixed:
             # a 128-row tile has no rows for consumer 2: it only keeps the ring's count, waiting for
             # each stage and releasing it at once (the empty barriers expect all three consumers)
-            idle = k.setp("ge", u, u1, bool_op="and", c=k.setp("eq", c, NC - 1))
+            if cfg.mix:
+                big_c = _unit_kind(k, u, u1, units, cfg.mix)[0]
+                idle = k.setp("eq", c, NC - 1, bool_op="and", c=k.not_(big_c))
+            else:
+                idle = k.setp("ge", u, u1, bool_op="and", c=k.setp("eq", c, NC - 1))
             skip = k.new_label("c_next")
             with k.if_(idle):
                 if cfg.split_hold:
@@ -689,7 +715,8 @@ def _kernel(m: pg.Module, cfg: Config):
             # (barrier 4: the three of a 192-row tile, 5: the two of a 128-row one)
             tstage = k.mad(prev, cfg.stage_bytes, base, mode="lo")
             if mixed:
-                big_c = k.setp("lt", u, u1)
+                if not cfg.mix:
+                    big_c = k.setp("lt", u, u1)
                 k.bar_sync(4, 3 * 128, guard=big_c)
                 k.bar_sync(5, 2 * 128, guard=k.not_(big_c))
             else:
@@ -762,6 +789,62 @@ def _kernel(m: pg.Module, cfg: Config):
         k.barrier_cluster_wait(acquire=True, aligned=False)
     k.ret()
     return k
+
+
+def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank):
+    """The TMA loads of one k-block (K offset kx) into `stage`, completing on the mbarrier `full`: A's
+    rows from row_a (bm=192: three 64-row boxes, the third only in a 192-row tile, `big`), then B's
+    columns from col_b (with a cluster, this CTA's share, multicast to both CTAs)."""
+    bk, bn, cl = cfg.bk, cfg.bn, cfg.cluster
+    mask = (1 << cl) - 1 if cl > 1 else None
+    if big is not None:
+        nc = cfg.consumers
+        for i in range(nc):
+            k.cp_async_bulk_tensor(k.add(stage, i * WG_M * bk * 2) if i else stage, tmap_a,
+                                   [kx, k.add(row_a, i * WG_M) if i else row_a], mbarrier=full,
+                                   guard=big if i == nc - 1 else None)
+    else:
+        k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
+    b_base = k.add(stage, cfg.a_stage)
+    if cfg.layout == "nt":
+        rows = bn // cl                                   # each CTA loads its share of the B rows
+        if cl > 1:
+            dst = k.mad(rank, rows * bk * 2, b_base, mode="lo")
+            y = k.mad(rank, rows, col_b, mode="lo")
+        else:
+            dst, y = b_base, col_b
+        k.cp_async_bulk_tensor(dst, tmap_b, [kx, y], mbarrier=full, multicast_mask=mask)
+    else:
+        panels = bn // PANEL_N // cl                      # each CTA loads its share of the 64-column panels
+        for p in range(panels):
+            if cl > 1:
+                pidx = k.mad(rank, panels, p, mode="lo")
+                dst = k.mad(pidx, PANEL_N * bk * 2, b_base, mode="lo")
+                x = k.mad(pidx, PANEL_N, col_b, mode="lo")
+            else:
+                dst = k.add(b_base, p * PANEL_N * bk * 2)
+                x = k.add(col_b, p * PANEL_N)
+            k.cp_async_bulk_tensor(dst, tmap_b, [x, kx], mbarrier=full, multicast_mask=mask)
+
+
+def _grid_barrier(k, ctr, gen, gen0, passed):
+    """One thread per CTA: wait until every CTA of the grid has arrived. The last to arrive (its ticket
+    from the counter at `ctr` is nctaid - 1) puts the counter back to 0 and bumps the generation at `gen`
+    with release semantics; the others spin (acquire loads) until the generation has moved `passed` + 1
+    past gen0, the one seen before the launch's first barrier. The counter is 0 again after every
+    barrier, so one counter serves every launch and grid size. Traps after WAIT_LIMIT_CYCLES."""
+    ticket = k.atom("add", ctr, 1, type=pg.u32)
+    with k.if_(k.setp("eq", ticket, k.sub(k.nctaid.x, 1))):
+        k.st(ctr, 0, pg.u32, sem="relaxed", scope="gpu")
+        k.red("add", gen, 1, type=pg.u32, sem="release", scope="gpu")
+    k.add(passed, 1, dst=passed)
+    t0 = k.sreg("%clock64")
+    spin, ok = k.label("grid_wait"), k.new_label("grid_done")
+    seen = k.ld(gen, pg.u32, sem="acquire", scope="gpu")
+    k.bra(ok, guard=k.setp("ge", k.sub(seen, gen0), passed))
+    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), WAIT_LIMIT_CYCLES))
+    k.bra(spin)
+    k.place(ok)
 
 
 def _release(k, bars, peer_bars, s, S: int, guard):
@@ -1023,11 +1106,26 @@ def resident_ctas(f, cfg: Config, sm_count: int) -> int:
     return f.max_active_clusters((cfg.cluster, 1, 1), (cfg.threads,), smem_bytes(cfg)) * cfg.cluster
 
 
-def _makespan(u1: int, units: int, grid: int) -> int:
-    """Rows of the busiest CTA when `grid` CTAs take units c, c + grid, ... of `units`, the first u1
-    of 192 rows and the rest of 128. CTA c's counts ceil((X - c) / grid) change only where c passes
-    X mod grid, so the loads are constant between c = 0, u1 mod grid and units mod grid: the
-    busiest CTA is one of those three."""
+def unit_kinds(u1: int, units: int, mix: int = 0):
+    """Python's copy of the kernel's `_unit_kind`: a bool array, True where unit u is a 192-row tile."""
+    u = np.arange(units, dtype=np.int64)
+    if not mix:
+        return u < u1
+    u2 = units - u1
+    return (u + 1) * u2 // units == u * u2 // units
+
+
+def _makespan(u1: int, units: int, grid: int, mix: int = 0) -> int:
+    """Rows of the busiest CTA when `grid` CTAs take units c, c + grid, ... of `units`, u1 of them of 192
+    rows and the rest of 128 (`unit_kinds` says which). mix=0: the first u1 are the 192-row ones; CTA
+    c's counts ceil((X - c) / grid) change only where c passes X mod grid, so the loads are constant
+    between c = 0, u1 mod grid and units mod grid: the busiest CTA is one of those three. mix=1: a
+    walk over the units."""
+    if mix:
+        if units == 0:
+            return 0
+        rows = np.where(unit_kinds(u1, units, mix), 192, 128)
+        return int(np.bincount(np.arange(units) % grid, weights=rows, minlength=grid).max())
     worst = 0
     for c in {0, u1 % grid, units % grid}:
         if c < min(grid, units):
@@ -1042,19 +1140,20 @@ def _split_units(m: int, split: int, tiles_n: int):
     return u1, u1 + -(-max(0, m - split) // 128) * tiles_n
 
 
-def _grid_for_split(m: int, split: int, tiles_n: int, ctas: int):
+def _grid_for_split(m: int, split: int, tiles_n: int, ctas: int, mix: int = 0):
     """(busiest CTA's rows, grid): the fewest CTAs, at most `ctas`, that reach the least busiest-CTA rows."""
     u1, units = _split_units(m, split, tiles_n)
-    return min((_makespan(u1, units, g), g) for g in range(1, min(ctas, units) + 1))
+    return min((_makespan(u1, units, g, mix), g) for g in range(1, min(ctas, units) + 1))
 
 
 @functools.lru_cache(maxsize=256)
-def split_for(m: int, n: int, ctas: int, bn: int = BN):
+def split_for(m: int, n: int, ctas: int, bn: int = BN, mix: int = 0):
     """bm=192: (m_split, grid). Rows before m_split (a multiple of 192) go in 192-row tiles, the rest
     in 128-row tiles; the choice minimises the busiest CTA's rows under a persistent grid of at most
     `ctas` CTAs, then takes as many rows as it can in 192-row tiles (fewer operand bytes per FLOP),
-    then the fewest CTAs. 4096 x 4096 on 132 SMs: 16 x 192 + 8 x 128 rows, 128 CTAs of two 192-row
-    tiles and one 128-row tile: as many rows each as 128 x 256 tiles give, 3/4 of them in 192-row tiles.
+    then the fewest CTAs (mix: the unit order of Config.mix). 4096 x 4096 on 132 SMs: 16 x 192 + 8 x 128
+    rows, 128 CTAs of two 192-row tiles and one 128-row tile: as many rows each as 128 x 256 tiles
+    give, 3/4 of them in 192-row tiles.
     The splits tried keep at most 2 * ctas block rows of 128 (trading two 192-row block rows for three
     128-row ones is as fine as the balance gets), so the search stays small for any M."""
     if isinstance(ctas, bool) or not isinstance(ctas, int) or ctas < 1:
@@ -1063,7 +1162,7 @@ def split_for(m: int, n: int, ctas: int, bn: int = BN):
     top = -(-m // 192)
     best = None
     for a in range(max(0, top - 2 * ctas), top + 1):
-        span, grid = _grid_for_split(m, 192 * a, tiles_n, ctas)
+        span, grid = _grid_for_split(m, 192 * a, tiles_n, ctas, mix)
         key = (span, -min(192 * a, m), grid)
         if best is None or key < best[0]:
             best = (key, 192 * a, grid)
@@ -1077,12 +1176,24 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     instead of 16 SMs idle for the last round. The critical path is the same; under the board's
     power limit the idle SMs leave the busy ones a higher clock (bench/LOG.md). bm=192: split_for's."""
     if cfg.bm == 192:
-        return split_for(m, n, ctas, cfg.bn)[1]
+        return split_for(m, n, ctas, cfg.bn, cfg.mix)[1]
     tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
     units = -(-tiles_m // cfg.cluster) * tiles_n
     slots = max(1, ctas // cfg.cluster)
     rounds = -(-units // slots)
     return -(-units // rounds) * cfg.cluster
+
+
+def sync_counter(f) -> int:
+    """The device address of the grid barrier's 8-byte counter (Config.sync) for kernel `f`: allocated
+    zeroed on first use and kept with the kernel; each launch leaves it zeroed again (launches of one
+    kernel must not overlap, e.g. in different streams)."""
+    buf = getattr(f, "_gemm_sync_counter", None)
+    if buf is None:
+        from ptxgen.runtime import DeviceBuffer
+        buf = DeviceBuffer.zeros(8, context=f.module.context)
+        f._gemm_sync_counter = buf
+    return buf.ptr
 
 
 def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True,
@@ -1101,7 +1212,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     if cfg.bm == 192:
         tiles_n = -(-n // cfg.bn)
         if m_split is None:
-            split, grid = split_for(m, n, ctas, cfg.bn)
+            split, grid = split_for(m, n, ctas, cfg.bn, cfg.mix)
         else:
             last = 192 * -(-m // 192)
             if isinstance(m_split, bool) or not isinstance(m_split, (int, np.integer)) or m_split < 0 \
@@ -1109,7 +1220,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
                 raise ValueError(f"m_split = {m_split!r} must be a multiple of 192 from 0 to {last} "
                                  f"(the end of M = {m}'s last 192-row block)")
             split = int(m_split)
-            grid = _grid_for_split(m, split, tiles_n, ctas)[1]
+            grid = _grid_for_split(m, split, tiles_n, ctas, cfg.mix)[1]
         if not balanced:
             grid = max(1, min(_split_units(m, split, tiles_n)[1], ctas))
         extra = [np.uint32(split)]
@@ -1124,6 +1235,8 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
         pc = maps[2]
+    if cfg.sync:
+        extra.append(np.uint64(sync_counter(f)))
     f.launch((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
              shared_bytes=smem_bytes(cfg), stream=stream,
              cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)

@@ -16,7 +16,7 @@ from _samples import load_sample
 h = load_sample("gemm_hopper")
 
 
-def _run(cfg, m, n, k, seed=0, m_split=None):
+def _run(cfg, m, n, k, seed=0, m_split=None, counter=None):
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
@@ -26,12 +26,13 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
     ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
     tb = tensor_map(bb, box=(cfg.bn, cfg.bk) if cfg.layout == "nt" else (cfg.bk, h.PANEL_N),
                     swizzle=cfg.k_swizzle if cfg.layout == "nt" else "128B", dtype="bf16")
+    counter = Buffer(np.zeros(2, np.uint32)) if counter is None else counter   # sync: count, generation
     t0 = time.perf_counter()
     bc = Buffer(c)
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16") if cfg.epi in h.TMA_OUT else bc
     run_kernel(mod, cfg.name, grid=(1,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
                args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)]
-               + ([np.uint32(m_split)] if cfg.bm == 192 else []))
+               + ([np.uint32(m_split)] if cfg.bm == 192 else []) + ([counter] if cfg.sync else []))
     secs = time.perf_counter() - t0
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)
@@ -51,7 +52,10 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
                                     (h.Config("nt", 1, 4, bm=192, epi="ring"), 40),
                                     (h.Config("nt", 1, 4, bm=192, epi="ring", hold=0), 456),
                                     (h.Config("nt", 1, 4, bm=192, epi="ring", lead=3), 456),
-                                    (h.Config("nn", 1, 4, bm=192, epi="ring", lead=2), 136)],
+                                    (h.Config("nn", 1, 4, bm=192, epi="ring", lead=2), 136),
+                                    (h.Config("nn", 1, 3, bm=192, mix=1), 136),
+                                    (h.Config("nt", 1, 4, bm=192, epi="ring", mix=1), 456),
+                                    (h.Config("nt", 1, 3, bm=192, sync=4), 456), (h.Config("nn", 1, sync=1), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -62,7 +66,8 @@ def test_whole_kernel_matches_numpy(cfg, k):
     # tile's first k-block (K = 40: a tile of that k-block alone), with hold=0 both halves at each
     # tile's end, or with bk=32 the whole row in one pass whose barrier parity alternates from tile to
     # tile; hold=0 also for the 128 x 256 tile; epi="ring": the buffers in the stage of a tile's last
-    # k-block, which the storers hand back to the producer)
+    # k-block, which the storers hand back to the producer; mix interleaves bm=192's 192-row and
+    # 128-row tiles over the unit order)
     got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
@@ -73,12 +78,12 @@ def test_whole_kernel_matches_numpy(cfg, k):
 
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, m_split", [(300, 0), (300, 384), (420, 192), (64, 0)])
-@pytest.mark.parametrize("epi", ["tma", "ring"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix"])
 def test_bm192_tile_splits(layout, m, m_split, epi):
     # bm=192 with rows below m_split in 192-row tiles and the rest in 128-row tiles (in which consumer 2
     # and its storer sit out): all 128 (3 block rows, the last ragged), all 192 (2 block rows, the last
     # ragged), 192 + two 128-row tiles (the last ragged), and a lone ragged 128-row tile
-    cfg = h.Config(layout, 1, 3, bm=192) if epi == "tma" else h.Config(layout, 1, 4, bm=192, epi="ring")
+    cfg = h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix")) if epi != "ring" else h.Config(layout, 1, 4, bm=192, epi="ring")
     got, ref, _ = _run(cfg, m, 264, 200, seed=m + m_split, m_split=m_split)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
@@ -134,3 +139,44 @@ def test_split_for_refuses_no_ctas():
 def test_cluster_variant_is_reported_unsupported():
     with pytest.raises(UnsupportedInstructionError, match="barrier.cluster|mapa|cluster"):
         _run(h.Config("nt", 2), 128, 256, 64)
+
+
+def test_mixed_unit_order_is_a_bijection_that_spreads_the_128_row_tiles():
+    # the kernel's unit -> (kind, index) map with mix=1, replayed in Python: every tile of each kind once,
+    # and in any run of units the 128-row tiles come at most one more than their share
+    for u1, units in [(256, 384), (0, 7), (7, 7), (3, 9), (1066, 1088), (5, 1000)]:
+        big = h.unit_kinds(u1, units, 1)
+        assert int(big.sum()) == u1
+        u2 = units - u1
+        small_before = np.concatenate([[0], np.cumsum(~big)])
+        for w in (x for x in (1, 3, 128) if x <= units):
+            runs = small_before[w:] - small_before[:-w]
+            assert runs.max() <= -(-w * u2 // units) and runs.min() >= w * u2 // units
+    # 4096^2 on 128 CTAs: every CTA gets two 192-row tiles and one 128-row tile either way, and with
+    # mix a third of each round's CTAs are in 128-row tiles instead of all of the last round's
+    big = h.unit_kinds(256, 384, 1)
+    per_cta = big.reshape(3, 128).sum(axis=0)
+    assert (per_cta == 2).all() and h._makespan(256, 384, 128, 1) == 512
+    assert [int((~big[r * 128:(r + 1) * 128]).sum()) for r in range(3)] == [42, 43, 43]
+    assert [int((~h.unit_kinds(256, 384)[r * 128:(r + 1) * 128]).sum()) for r in range(3)] == [0, 0, 128]
+
+
+def test_mixed_makespan_matches_a_walk():
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        units = int(rng.integers(1, 300))
+        u1, grid = int(rng.integers(0, units + 1)), int(rng.integers(1, 140))
+        big = h.unit_kinds(u1, units, 1)
+        walk = max(sum(192 if big[u] else 128 for u in range(c, units, grid)) for c in range(min(grid, units)))
+        assert h._makespan(u1, units, grid, 1) == walk
+
+
+@pytest.mark.parametrize("sync, barriers", [(4, 2), (3, 3), (8, 1), (100, 1)])
+def test_sync_meets_at_every_barrier_and_leaves_the_counter_zeroed(sync, barriers):
+    # 300 x 520 with m_split 192: 2 block rows x 3 block columns = 6 tiles of 8 k-blocks for the one CTA;
+    # a barrier at k-blocks 0, sync, 2 sync, ... of each: the generation counts them, the count is back at 0
+    counter = Buffer(np.array([0, 0xFFFFFFF0], np.uint32))   # the generation wraps on the way
+    got, ref, _ = _run(h.Config("nt", 1, 3, bm=192, sync=sync), 300, 520, 456, m_split=192, counter=counter)
+    assert not np.isnan(got).any()
+    assert np.abs(got - ref).max() <= 0.05 * np.abs(ref).max()
+    assert counter.array[0] == 0 and counter.array[1] == (0xFFFFFFF0 + 6 * barriers) % 2 ** 32
