@@ -57,6 +57,8 @@ first m64n128k16 part and before the second part's accumulators come to life (`s
 writes both passes at the tile's end). epi="ring" (bm=192) puts the epilogue buffers in the stage of
 the tile's last k-block, which the storers hand back to the producer after the last pass, so the ring
 has four stages instead of three (the 128-row tiles otherwise have only two k-blocks of load lead).
+`mix=1` interleaves the 128-row tiles with the 192-row ones over the work order instead of leaving them
+for the last round.
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -65,7 +67,6 @@ zero-filled by TMA and masked in the epilogue. `check_shape` names a broken one.
 
     python3 samples/gemm_hopper.py [--no-run]
 """
-import contextlib
 import functools
 import os
 import sys
@@ -142,13 +143,6 @@ class Config:
                             # them; 1 interleaves the two kinds evenly over the unit order
                             # (`_unit_kind`), so the CTAs of a round are not all in 128-row tiles,
                             # which draw more operand bytes per clock
-    sync: int = 0           # every `sync` k-blocks of a tile (from its first) the producer threads of
-                            # all CTAs meet at a grid barrier (`_grid_barrier`) before loading on, so
-                            # the CTAs that share A and B panels ask L2 for them at nearly the same
-                            # time (L2's request coalescer then serves them with one read); CTAs out
-                            # of tiles keep arriving until the last round is done. Needs every CTA
-                            # resident at once (the persistent grid is) and a zeroed 8-byte counter
-                            # (`launch` keeps one per kernel). 0: no barrier
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -173,7 +167,7 @@ class Config:
                 + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.bm == BM else f"_m{self.bm}")
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
-                + ("_mix" if self.mix else "") + (f"_sync{self.sync}" if self.sync else ""))
+                + ("_mix" if self.mix else ""))
 
     @property
     def nsplit(self) -> int:
@@ -227,8 +221,6 @@ class Config:
                              f"= {self.stages - 1}")
         if isinstance(self.mix, bool) or self.mix not in (0, 1) or (self.mix and self.bm != 192):
             raise ValueError(f"mix = {self.mix!r} must be 0, or 1 for bm=192 (interleaved 192- and 128-row tiles)")
-        if isinstance(self.sync, bool) or not isinstance(self.sync, int) or not 0 <= self.sync <= 1 << 20:
-            raise ValueError(f"sync = {self.sync!r} must be 0 (no grid barrier) or a k-block count up to 2^20")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -428,8 +420,6 @@ def _kernel(m: pg.Module, cfg: Config):
     mixed = cfg.bm == 192
     # bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
     psplit = k.param("m_split", pg.u32) if mixed else None
-    # sync: the grid barrier's counter (arrivals) and generation, two u32 in global memory
-    pctr = k.param_ptr("sync_ctr", align=8) if cfg.sync else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
     M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
@@ -488,17 +478,9 @@ def _kernel(m: pg.Module, cfg: Config):
         k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
-            if cfg.sync:
-                # every CTA walks as many rounds as the busiest (the last ones without a tile), so each
-                # arrives at every barrier; gen0: the generation before this launch's first barrier
-                ulimit = k.mad(k.div(k.add(units, k.sub(nunits, 1)), nunits), nunits, unit0, mode="lo")
-                ctr = k.cvta(k.ld_param(pctr), "global", to=True)
-                gen = k.add(ctr, 4, type=pg.u64)
-                gen0 = k.ld(gen, pg.u32, sem="relaxed", scope="gpu")
-                passed = k.mov(0, type=pg.u32)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
-            k.bra(done, guard=k.setp("ge", u, ulimit if cfg.sync else units))
+            k.bra(done, guard=k.setp("ge", u, units))
             if mixed:
                 row_a, nb, big = _mixed_tile(k, u, *mixed_tile)
                 # a 128-row tile loads two of the three 64-row boxes of A
@@ -509,20 +491,16 @@ def _kernel(m: pg.Module, cfg: Config):
                 tx = cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
-                if cfg.sync:
-                    with k.if_(k.setp("eq", k.rem(kb, cfg.sync), 0)):
-                        _grid_barrier(k, ctr, gen, gen0, passed)
-                with k.if_(k.setp("lt", u, units)) if cfg.sync else contextlib.nullcontext():
-                    if cfg.lead:
-                        with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
-                            ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
-                    ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
-                    full = ring.addr(bars, 8)
-                    k.mbarrier_arrive_expect_tx(full, tx)
-                    stage = ring.addr(base, cfg.stage_bytes)
-                    kx = k.shl(kb, bk.bit_length() - 1)
-                    _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big if mixed else None, rank)
-                    ring.advance()
+                if cfg.lead:
+                    with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
+                        ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
+                ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
+                full = ring.addr(bars, 8)
+                k.mbarrier_arrive_expect_tx(full, tx)
+                stage = ring.addr(base, cfg.stage_bytes)
+                kx = k.shl(kb, bk.bit_length() - 1)
+                _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big if mixed else None, rank)
+                ring.advance()
             k.add(u, nunits, dst=u)
             k.bra(top)
             k.place(done)
@@ -825,26 +803,6 @@ def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, b
                 dst = k.add(b_base, p * PANEL_N * bk * 2)
                 x = k.add(col_b, p * PANEL_N)
             k.cp_async_bulk_tensor(dst, tmap_b, [x, kx], mbarrier=full, multicast_mask=mask)
-
-
-def _grid_barrier(k, ctr, gen, gen0, passed):
-    """One thread per CTA: wait until every CTA of the grid has arrived. The last to arrive (its ticket
-    from the counter at `ctr` is nctaid - 1) puts the counter back to 0 and bumps the generation at `gen`
-    with release semantics; the others spin (acquire loads) until the generation has moved `passed` + 1
-    past gen0, the one seen before the launch's first barrier. The counter is 0 again after every
-    barrier, so one counter serves every launch and grid size. Traps after WAIT_LIMIT_CYCLES."""
-    ticket = k.atom("add", ctr, 1, type=pg.u32)
-    with k.if_(k.setp("eq", ticket, k.sub(k.nctaid.x, 1))):
-        k.st(ctr, 0, pg.u32, sem="relaxed", scope="gpu")
-        k.red("add", gen, 1, type=pg.u32, sem="release", scope="gpu")
-    k.add(passed, 1, dst=passed)
-    t0 = k.sreg("%clock64")
-    spin, ok = k.label("grid_wait"), k.new_label("grid_done")
-    seen = k.ld(gen, pg.u32, sem="acquire", scope="gpu")
-    k.bra(ok, guard=k.setp("ge", k.sub(seen, gen0), passed))
-    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), WAIT_LIMIT_CYCLES))
-    k.bra(spin)
-    k.place(ok)
 
 
 def _release(k, bars, peer_bars, s, S: int, guard):
@@ -1184,18 +1142,6 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     return -(-units // rounds) * cfg.cluster
 
 
-def sync_counter(f) -> int:
-    """The device address of the grid barrier's 8-byte counter (Config.sync) for kernel `f`: allocated
-    zeroed on first use and kept with the kernel; each launch leaves it zeroed again (launches of one
-    kernel must not overlap, e.g. in different streams)."""
-    buf = getattr(f, "_gemm_sync_counter", None)
-    if buf is None:
-        from ptxgen.runtime import DeviceBuffer
-        buf = DeviceBuffer.zeros(8, context=f.module.context)
-        f._gemm_sync_counter = buf
-    return buf.ptr
-
-
 def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True,
            m_split=None) -> None:
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;
@@ -1235,8 +1181,6 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
         pc = maps[2]
-    if cfg.sync:
-        extra.append(np.uint64(sync_counter(f)))
     f.launch((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
              shared_bytes=smem_bytes(cfg), stream=stream,
              cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)

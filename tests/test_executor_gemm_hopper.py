@@ -16,7 +16,7 @@ from _samples import load_sample
 h = load_sample("gemm_hopper")
 
 
-def _run(cfg, m, n, k, seed=0, m_split=None, counter=None):
+def _run(cfg, m, n, k, seed=0, m_split=None):
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
@@ -26,13 +26,12 @@ def _run(cfg, m, n, k, seed=0, m_split=None, counter=None):
     ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
     tb = tensor_map(bb, box=(cfg.bn, cfg.bk) if cfg.layout == "nt" else (cfg.bk, h.PANEL_N),
                     swizzle=cfg.k_swizzle if cfg.layout == "nt" else "128B", dtype="bf16")
-    counter = Buffer(np.zeros(2, np.uint32)) if counter is None else counter   # sync: count, generation
     t0 = time.perf_counter()
     bc = Buffer(c)
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16") if cfg.epi in h.TMA_OUT else bc
     run_kernel(mod, cfg.name, grid=(1,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
                args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)]
-               + ([np.uint32(m_split)] if cfg.bm == 192 else []) + ([counter] if cfg.sync else []))
+               + ([np.uint32(m_split)] if cfg.bm == 192 else []))
     secs = time.perf_counter() - t0
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)
@@ -54,8 +53,7 @@ def _run(cfg, m, n, k, seed=0, m_split=None, counter=None):
                                     (h.Config("nt", 1, 4, bm=192, epi="ring", lead=3), 456),
                                     (h.Config("nn", 1, 4, bm=192, epi="ring", lead=2), 136),
                                     (h.Config("nn", 1, 3, bm=192, mix=1), 136),
-                                    (h.Config("nt", 1, 4, bm=192, epi="ring", mix=1), 456),
-                                    (h.Config("nt", 1, 3, bm=192, sync=4), 456), (h.Config("nn", 1, sync=1), 136)],
+                                    (h.Config("nt", 1, 4, bm=192, epi="ring", mix=1), 456),],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -170,13 +168,3 @@ def test_mixed_makespan_matches_a_walk():
         walk = max(sum(192 if big[u] else 128 for u in range(c, units, grid)) for c in range(min(grid, units)))
         assert h._makespan(u1, units, grid, 1) == walk
 
-
-@pytest.mark.parametrize("sync, barriers", [(4, 2), (3, 3), (8, 1), (100, 1)])
-def test_sync_meets_at_every_barrier_and_leaves_the_counter_zeroed(sync, barriers):
-    # 300 x 520 with m_split 192: 2 block rows x 3 block columns = 6 tiles of 8 k-blocks for the one CTA;
-    # a barrier at k-blocks 0, sync, 2 sync, ... of each: the generation counts them, the count is back at 0
-    counter = Buffer(np.array([0, 0xFFFFFFF0], np.uint32))   # the generation wraps on the way
-    got, ref, _ = _run(h.Config("nt", 1, 3, bm=192, sync=sync), 300, 520, 456, m_split=192, counter=counter)
-    assert not np.isnan(got).any()
-    assert np.abs(got - ref).max() <= 0.05 * np.abs(ref).max()
-    assert counter.array[0] == 0 and counter.array[1] == (0xFFFFFFF0 + 6 * barriers) % 2 ** 32

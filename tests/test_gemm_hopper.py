@@ -23,9 +23,7 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, hold=0), h.Config("nt", 1, 4, bm=192, epi="ring"),
                        h.Config("nn", 1, 4, bm=192, epi="ring"), h.Config("nt", 1, 4, bm=192, epi="ring", hold=0),
                        h.Config("nt", 1, 4, bm=192, epi="ring", lead=3), h.Config("nt", 1, 3, bm=192, mix=1),
-                       h.Config("nn", 1, 3, bm=192, mix=1), h.Config("nn", 1, 4, bm=192, epi="ring", mix=1),
-                       h.Config("nt", 1, 3, bm=192, sync=1), h.Config("nt", 1, 3, bm=192, sync=16),
-                       h.Config("nn", 2, sync=4)]
+                       h.Config("nn", 1, 3, bm=192, mix=1), h.Config("nn", 1, 4, bm=192, epi="ring", mix=1),]
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +56,6 @@ def test_kernel_structure(module, cfg):
         assert len(re.findall(r"@%p\d+ cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", body)) == 1
     else:
         assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
-    # sync: one grid barrier in the producer (an atomic ticket, the last arriver's reset and release,
-    # an acquire spin on the generation), and the counter as the last parameter
-    assert body.count("atom.global.add.u32") == body.count("red.release.gpu.global.add.u32") == (cfg.sync > 0)
-    assert body.count("ld.acquire.gpu.global.u32") == (cfg.sync > 0)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
                        r"(\.multicast::cluster)?", body)
     per_stage_b = 1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N // cfg.cluster
@@ -247,10 +241,8 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:0").name.endswith("_m192_h0")
     assert h.Config.parse("nt:1:4:1:8:64:256:ring:192:1:3") == h.Config("nt", 1, 4, bm=192, epi="ring", lead=3)
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:1") == h.Config("nt", 1, 3, bm=192, mix=1)
-    assert h.Config.parse("nn:2:4:1:8:64:256:tma:128:1:0:0:8") == h.Config("nn", 2, sync=8)
-    for bad, msg in (("", "1 to 13"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:0", "1 to 13"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:x", "sync must be"),
-                     ("nt:1:4:1:8:64:256:tma:128:1:0:0:2000000", "sync = 2000000"),
+    for bad, msg in (("", "1 to 12"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0", "1 to 12"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
         with pytest.raises(ValueError, match=re.escape(msg)):
@@ -315,7 +307,7 @@ def test_matches_float64_reference(module, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "sync"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
                                             (1000, 1000, 520, 1152), (200, 264, 64, 192)],
@@ -323,9 +315,7 @@ def test_matches_float64_reference(module, cfg):
 def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     """bm=192 with its rows split between 192-row and 128-row tiles in several ways (split_for's
     choice for 4096^2 mixes both) matches a float64 reference, with its own epilogue buffers, with
-    them in the ring (epi="ring"), with the two kinds of tile interleaved (mix=1), and with the
-    producers meeting at a grid barrier every 16 k-blocks (sync=16), after which the barrier's counter
-    is zero again and its generation has moved by the number of barriers."""
+    them in the ring (epi="ring"), and with the two kinds of tile interleaved (mix=1)."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     from ptxgen.runtime import get_context, load_module
@@ -333,7 +323,7 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     if ctx.arch != "sm_90a":
         pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
-        h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), sync=16 if epi == "sync" else 0)
+        h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"))
     f = h.prepare(load_module(module.emit()), cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:
@@ -343,12 +333,6 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     torch.cuda.synchronize()
     got = c.double()
     assert bool(torch.isfinite(got).all()), "unwritten elements"
-    if cfg.sync:
-        count, generation = f._gemm_sync_counter.to_numpy((2,), np.uint32)
-        tn = -(-n // 256)
-        sp, grid = (split, h._grid_for_split(m, split, tn, ctas)[1]) if split is not None else h.split_for(m, n, ctas)
-        units = h._split_units(m, sp, tn)[1]
-        assert count == 0 and generation == -(-units // grid) * -(-(-(-k // 64)) // cfg.sync)
     rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
     assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
 
