@@ -44,12 +44,13 @@ the elements inside the tensor. Element strides follow the driver documentation 
 elements per dimension, dimension 0 unstrided); interleaved maps, im2col, multicast and reductions are
 not modelled. The copies happen when issued, so commit_group/wait_group are no-ops.
 
-wgmma.mma_async also takes A in registers (the fragment of ptxgen.layout's wgmma A map).
+wgmma.mma_async also takes A in registers (the fragment of ptxgen.layout's wgmma A map), and 16-bit
+operands MN-major (the transpose bit) from swizzled layouts.
 
-Not modelled: wgmma with transposed (MN-major) operands, clusters, calls, .local memory. Exited threads no longer count towards bar.sync. Floating-point fma is computed in float64
-and rounded to the result type; for .f32 the product is exact, so only a rare double-rounding tie can
-differ from the hardware. mma.sync and wgmma accumulate in float64, so results can differ from the
-tensor core's in the last bits.
+Not modelled: MN-major wgmma operands without swizzle, clusters, calls, .local memory. Exited threads
+no longer count towards bar.sync. Floating-point fma is computed in float64 and rounded to the result
+type; for .f32 the product is exact, so only a rare double-rounding tie can differ from the hardware.
+mma.sync and wgmma accumulate in float64, so results can differ from the tensor core's in the last bits.
 """
 from __future__ import annotations
 
