@@ -18,10 +18,12 @@ turns into an ExecutionError.
 
 Modelled: mov (special registers, symbol addresses, vector pack/unpack), add sub mul (lo/hi/wide) mad
 fma div rem min max neg abs not and or xor shl shr setp selp cvt cvta, ld/st (global, shared, param,
-generic; .v2/.v4), atom/red (integer, and .add.f32/.f64; threads applied in order), bra, ret/exit, bar.sync/barrier.sync, shfl.sync, ldmatrix, stmatrix, mma.sync
-(any shape and type that ptxgen.layout maps: f16 bf16 tf32 f64 s8 u8 inputs), cp.async (done at once)
-with commit/wait, and fences/membar (no-ops: memory is sequentially consistent here). Everything else
-raises UnsupportedInstructionError with the instruction's source location.
+generic; .v2/.v4), atom/red (integer, and .add.f32/.f64; threads applied in order), createpolicy (an
+opaque 0: caches are not modelled, so cache hints change nothing), bra, ret/exit,
+bar.sync/barrier.sync, shfl.sync, ldmatrix, stmatrix, mma.sync (any shape and type that
+ptxgen.layout maps: f16 bf16 tf32 f64 s8 u8 inputs), cp.async (done at once) with commit/wait, and
+fences/membar (no-ops: memory is sequentially consistent here). Everything else raises
+UnsupportedInstructionError with the instruction's source location.
 
 wgmma.mma_async m64nNk16 (.f16/.bf16 -> .f32, A and B K-major from descriptors, no swizzle or
 32B/64B/128B swizzle, or A in registers) is computed when issued; its fence/commit/wait are no-ops.
@@ -1134,6 +1136,15 @@ class _Executor:
 
     def _noop(self, ins, mods):
         return (lambda cta, idx: None), False
+
+    def _op_createpolicy(self, ins, mods):
+        """An L2 eviction policy is opaque and caches are not modelled: the register gets 0, and the
+        `.L2::cache_hint` operand of the copies that take it changes nothing."""
+        w = self._writer(ins.operands[0], "b64")
+
+        def body(cta, idx):
+            w(cta, idx, np.zeros(idx.size, np.uint64))
+        return body, False
 
     _op_membar = _noop
     _op_fence = _noop

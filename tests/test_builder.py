@@ -555,3 +555,33 @@ def test_mbarrier_wait_loops_and_traps_after_the_timeout():
     for bad in (0, -5, 1.5, True):
         with pytest.raises(BuildError, match="timeout_cycles"):
             k.mbarrier_wait(bar, parity=0, timeout_cycles=bad)
+
+
+# ----------------------------------------------------------------------------------------------- createpolicy
+def test_createpolicy_text_and_refusals():
+    m, k = kernel("sm_80", version="7.4")
+    p = k.createpolicy("evict_last", secondary="evict_first", fraction=0.5)
+    assert p.type is b64 and last(k) == f"createpolicy.fractional.L2::evict_last.L2::evict_first.b64 {p}, 0f3F000000;"
+    k.createpolicy()
+    assert last(k).startswith("createpolicy.fractional.L2::evict_normal.b64 %rd")
+    g = k.reg(u64)
+    q = k.createpolicy("evict_first", range=(g, 1024, 4096))
+    assert last(k) == f"createpolicy.range.global.L2::evict_first.b64 {q}, [{g}], 1024, 4096;"
+    raises(LegalityError, "PTX-E-MODIFIER", "createpolicy: primary must be one of evict_last, evict_normal, "
+           "evict_first, evict_unchanged, not 'keep'", here(), lambda: k.createpolicy("keep"))
+    raises(LegalityError, "PTX-E-MODIFIER", "createpolicy: secondary must be one of evict_first, evict_unchanged, "
+           "not 'evict_last'", here(), lambda: k.createpolicy(secondary="evict_last"))
+    raises(LegalityError, "PTX-E-OPERANDS", "createpolicy: fraction must be a number in (0, 1], not 0", here() + 1,
+           lambda: k.createpolicy(fraction=0))
+    raises(LegalityError, "PTX-E-OPERANDS", "createpolicy: fraction must be a number in (0, 1], not 1.5", here() + 1,
+           lambda: k.createpolicy(fraction=1.5))
+    raises(BuildError, "PTX-E-OPERANDS", "createpolicy: a range policy takes no fraction", here() + 1,
+           lambda: k.createpolicy(fraction=0.5, range=(g, 1, 2)))
+    raises(BuildError, "PTX-E-OPERANDS", "createpolicy: range must be (address, primary_size, total_size)", here() + 1,
+           lambda: k.createpolicy(range=(g, 1)))
+    _, k73 = kernel("sm_80", version="7.3")
+    raises(LegalityError, "PTX-E-VERSION", "createpolicy needs PTX ISA 7.4 (module .version is 7.3)", here() + 1,
+           lambda: k73.createpolicy())
+    _, k75 = kernel("sm_75")
+    raises(LegalityError, "PTX-E-TARGET", "createpolicy needs target sm_80 (module target is sm_75)", here() + 1,
+           lambda: k75.createpolicy())

@@ -471,6 +471,20 @@ for t in (b128,):
 probe("cvt e4m3x2 @ 8.1", "cvt.rn.satfinite.e4m3x2.f32 %rs1, %f2, %f3;",
       lambda k, e: k.cvt(e.r(f32), e4m3x2, f32, b=e.r(f32), rnd="rn", satfinite=True), version="8.1")
 
+# createpolicy: every priority pair, fractions at and past the (0, 1] bounds, the range form
+for _pri in ("evict_last", "evict_normal", "evict_first", "evict_unchanged"):
+    for _sec in (None, "evict_first", "evict_unchanged", "evict_last"):
+        _prio = f".L2::{_pri}" + (f".L2::{_sec}" if _sec else "")
+        probe(f"createpolicy{_prio}", f"createpolicy.fractional{_prio}.b64 %rd1;",
+              lambda k, e, p=_pri, s=_sec: k.createpolicy(p, secondary=s))
+for _frac in (1.0, 0.5, 0.001, 0.0, 1.5, -0.5):
+    probe(f"createpolicy fraction {_frac}", f"createpolicy.fractional.L2::evict_first.b64 %rd1, {_frac!r};",
+          lambda k, e, f=_frac: k.createpolicy("evict_first", fraction=f))
+probe("createpolicy.range", "createpolicy.range.global.L2::evict_last.L2::evict_first.b64 %rd1, [%rd0], 1024, 4096;",
+      lambda k, e: k.createpolicy("evict_last", secondary="evict_first", range=(e.g, 1024, 4096)))
+probe("createpolicy.range, registers", "createpolicy.range.global.L2::evict_first.b64 %rd1, [%rd0], %r1, %r2;",
+      lambda k, e: k.createpolicy("evict_first", range=(e.g, e.r(u32), e.r(u32))))
+
 
 # Forms whose ptxas 13.0 verdict cannot be trusted: ptxas parses them but crashes (SIGSEGV) compiling them
 # or a sibling form in ordinary kernels (see test_ptxas_crashes_behind_the_builder_refusals). The builder

@@ -5,8 +5,8 @@ from typing import Optional, Sequence
 
 from .. import legality
 from ..errors import LegalityError
-from ..ir import Param, Reg, RegArray, Var
-from ..types import b16, s32, u32
+from ..ir import Imm, Param, Reg, RegArray, Var
+from ..types import b16, b64, f32, s32, u32
 from .checked import CheckedOps
 from .operands import TensorRef
 
@@ -16,7 +16,52 @@ _SPACES = {"shared::cluster", "shared::cta", "global"}
 
 
 class AsyncCopyOps(CheckedOps):
-    """Mixin of FunctionBuilder: cp.async*, cp.async.bulk*, cp.async.bulk.tensor*, prefetch.tensor."""
+    """Mixin of FunctionBuilder: cp.async*, cp.async.bulk*, cp.async.bulk.tensor*, prefetch.tensor, and
+    createpolicy (the L2 eviction policies their `.L2::cache_hint` forms take)."""
+
+    # ------------------------------------------------------------------------------------ createpolicy
+    _PRIMARY = ("evict_last", "evict_normal", "evict_first", "evict_unchanged")
+    _SECONDARY = ("evict_first", "evict_unchanged")
+
+    def createpolicy(self, primary: str = "evict_normal", *, secondary: Optional[str] = None,
+                     fraction: Optional[float] = None, range=None, dst=None, guard=None) -> Reg:
+        """An L2 eviction policy (an opaque .b64 register) for the `cache_policy=` of ld/st and the bulk and
+        tensor copies: `createpolicy.fractional.L2::primary{.L2::secondary}.b64 policy{, fraction};` (the
+        fraction of the accessed lines, in (0, 1], that get the primary priority; default 1), or with
+        range=(addr, primary_size, total_size) `createpolicy.range.global...b64 policy, [addr], primary_size,
+        total_size;`. primary: evict_last, evict_normal, evict_first or evict_unchanged; secondary (for the
+        rest): evict_first or evict_unchanged. sm_80, PTX ISA 7.4."""
+        from ..builder import _err
+        self._need("sm_80", (7, 4), "createpolicy")
+        if primary not in self._PRIMARY:
+            raise _err(f"createpolicy: primary must be one of {', '.join(self._PRIMARY)}, not {primary!r}",
+                       legality.CODE_MODIFIER, cls=LegalityError)
+        if secondary is not None and secondary not in self._SECONDARY:
+            raise _err(f"createpolicy: secondary must be one of {', '.join(self._SECONDARY)}, not {secondary!r}",
+                       legality.CODE_MODIFIER, cls=LegalityError)
+        prio = f".L2::{primary}" + (f".L2::{secondary}" if secondary is not None else "")
+        d = self._dst(dst, b64)
+        if range is not None:
+            if fraction is not None:
+                raise _err("createpolicy: a range policy takes no fraction", legality.CODE_OPERANDS)
+            try:
+                addr, primary_size, total_size = range
+            except (TypeError, ValueError):
+                raise _err("createpolicy: range must be (address, primary_size, total_size)",
+                           legality.CODE_OPERANDS) from None
+            ops = (self._address_operand(addr, "createpolicy range address"),
+                   self._reg_or_imm(primary_size, u32, "primary_size"), self._reg_or_imm(total_size, u32, "total_size"))
+            self._emit(f"createpolicy.range.global{prio}.b64", (d,) + ops, guard)
+            return d
+        if fraction is None:
+            self._emit(f"createpolicy.fractional{prio}.b64", (d,), guard)
+            return d
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+            # ptxas: "value ... out of range, expected to be in range (0.000000 .. 1.000000]"
+            raise _err(f"createpolicy: fraction must be a number in (0, 1], not {fraction!r}", legality.CODE_OPERANDS,
+                       cls=LegalityError)
+        self._emit(f"createpolicy.fractional{prio}.b64", (d, Imm(float(fraction), f32)), guard)
+        return d
 
     # ------------------------------------------------------------------------------------ cp.async
     def cp_async(self, dst, src, size: int, *, cache: Optional[str] = None, src_size=None,
