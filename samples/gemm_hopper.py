@@ -105,6 +105,12 @@ TMA_OUT = ("tma", "ring")            # epilogues that write C with TMA stores (C
 STORER_DEFER_KB = 3                  # epi="tma"/"storer": the k-block of the next tile that writes the last pass
 DEFAULT_EPI = "tma"                  # Config.epi's default; its kernel names carry no epilogue suffix
 EPI_COLS = 128                       # smem epilogue: columns of C per pass (a 64 x 128 bf16 buffer per warpgroup)
+# Config.l2: the L2 eviction priority (createpolicy) given to the loads of A, of B and to the stores of C;
+# "auto" for A: evict_first where a raster group's tiles all run in one round, no hint elsewhere
+L2_HINTS = {"none": (None, None, None), "c": (None, None, "evict_first"),
+            "bc": (None, "evict_last", "evict_first"), "abc": ("evict_first", "evict_last", "evict_first"),
+            "an": ("evict_normal", None, "evict_first"), "auto": ("auto", None, "evict_first")}
+DEFAULT_L2 = "auto"                  # Config.l2's default; its kernel names carry no l2 suffix
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,15 @@ class Config:
                             # them; 1 interleaves the two kinds evenly over the unit order
                             # (`_unit_kind`), so the CTAs of a round are not all in 128-row tiles,
                             # which draw more operand bytes per clock
+    l2: str = "auto"        # L2 eviction hints (L2_HINTS, `.L2::cache_hint` with a createpolicy):
+                            # "auto" (the default): C's TMA stores evict_first (C is not read again),
+                            # and A's loads evict_first where a round's rows of A are not read again
+                            # (a raster group's tiles all run in one round: group * tiles_n <= CTAs,
+                            # decided at run time), A without a hint elsewhere; "none": no hints;
+                            # "c": only C's; "bc": C's and B's loads evict_last (every round of tiles
+                            # reads all of B again); "abc": also A's loads evict_first everywhere;
+                            # "an": C's and A's loads evict_normal. C's hint needs a TMA-store
+                            # epilogue (epi "tma" or "ring"); the others write C without it
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -167,7 +182,7 @@ class Config:
                 + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.bm == BM else f"_m{self.bm}")
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
-                + ("_mix" if self.mix else ""))
+                + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}"))
 
     @property
     def nsplit(self) -> int:
@@ -221,6 +236,8 @@ class Config:
                              f"= {self.stages - 1}")
         if isinstance(self.mix, bool) or self.mix not in (0, 1) or (self.mix and self.bm != 192):
             raise ValueError(f"mix = {self.mix!r} must be 0, or 1 for bm=192 (interleaved 192- and 128-row tiles)")
+        if self.l2 not in L2_HINTS:
+            raise ValueError(f"l2 = {self.l2!r} must be one of {', '.join(L2_HINTS)}")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -478,6 +495,13 @@ def _kernel(m: pg.Module, cfg: Config):
         k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
+            hint_a, hint_b, _ = L2_HINTS[cfg.l2]
+            pols = tuple(None if h in (None, "auto") else k.createpolicy(h) for h in (hint_a, hint_b))
+            if hint_a == "auto":
+                # a raster group's tiles all run in one round: its rows of A are not read again after it
+                # (A's loads are then issued in two predicated copies, with and without the hint)
+                once = k.setp("le", k.mul(tiles_n, cfg.group, mode="lo"), nunits)
+                pols = ((k.createpolicy("evict_first"), once), pols[1])
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
             k.bra(done, guard=k.setp("ge", u, units))
@@ -499,7 +523,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 k.mbarrier_arrive_expect_tx(full, tx)
                 stage = ring.addr(base, cfg.stage_bytes)
                 kx = k.shl(kb, bk.bit_length() - 1)
-                _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big if mixed else None, rank)
+                _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big if mixed else None, rank, pols)
                 ring.advance()
             k.add(u, nunits, dst=u)
             k.bra(top)
@@ -769,20 +793,32 @@ def _kernel(m: pg.Module, cfg: Config):
     return k
 
 
-def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank):
+def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank, pols=(None, None)):
     """The TMA loads of one k-block (K offset kx) into `stage`, completing on the mbarrier `full`: A's
     rows from row_a (bm=192: three 64-row boxes, the third only in a 192-row tile, `big`), then B's
-    columns from col_b (with a cluster, this CTA's share, multicast to both CTAs)."""
+    columns from col_b (with a cluster, this CTA's share, multicast to both CTAs); pols: the L2 cache
+    policies of A's and B's loads (None: no hint; for A also (policy, predicate): the hint only where the
+    predicate holds, each A copy issued twice under complementary guards)."""
     bk, bn, cl = cfg.bk, cfg.bn, cfg.cluster
+    pol_a, pol_b = pols
     mask = (1 << cl) - 1 if cl > 1 else None
+
+    def load_a(dst, coords, guard=None):
+        if not isinstance(pol_a, tuple):
+            k.cp_async_bulk_tensor(dst, tmap_a, coords, mbarrier=full, guard=guard, cache_policy=pol_a)
+            return
+        pol, when = pol_a
+        for g, hint in ((when, pol), (k.not_(when), None)):
+            k.cp_async_bulk_tensor(dst, tmap_a, coords, mbarrier=full, guard=g if guard is None else k.and_(guard, g),
+                                   cache_policy=hint)
+
     if big is not None:
         nc = cfg.consumers
         for i in range(nc):
-            k.cp_async_bulk_tensor(k.add(stage, i * WG_M * bk * 2) if i else stage, tmap_a,
-                                   [kx, k.add(row_a, i * WG_M) if i else row_a], mbarrier=full,
-                                   guard=big if i == nc - 1 else None)
+            load_a(k.add(stage, i * WG_M * bk * 2) if i else stage, [kx, k.add(row_a, i * WG_M) if i else row_a],
+                   guard=big if i == nc - 1 else None)
     else:
-        k.cp_async_bulk_tensor(stage, tmap_a, [kx, row_a], mbarrier=full)
+        load_a(stage, [kx, row_a])
     b_base = k.add(stage, cfg.a_stage)
     if cfg.layout == "nt":
         rows = bn // cl                                   # each CTA loads its share of the B rows
@@ -791,7 +827,7 @@ def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, b
             y = k.mad(rank, rows, col_b, mode="lo")
         else:
             dst, y = b_base, col_b
-        k.cp_async_bulk_tensor(dst, tmap_b, [kx, y], mbarrier=full, multicast_mask=mask)
+        k.cp_async_bulk_tensor(dst, tmap_b, [kx, y], mbarrier=full, multicast_mask=mask, cache_policy=pol_b)
     else:
         panels = bn // PANEL_N // cl                      # each CTA loads its share of the 64-column panels
         for p in range(panels):
@@ -802,7 +838,7 @@ def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, b
             else:
                 dst = k.add(b_base, p * PANEL_N * bk * 2)
                 x = k.add(col_b, p * PANEL_N)
-            k.cp_async_bulk_tensor(dst, tmap_b, [x, kx], mbarrier=full, multicast_mask=mask)
+            k.cp_async_bulk_tensor(dst, tmap_b, [x, kx], mbarrier=full, multicast_mask=mask, cache_policy=pol_b)
 
 
 def _release(k, bars, peer_bars, s, S: int, guard):
@@ -970,6 +1006,8 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     e_full = k.add(bars, k.shl(k.add(sc, 2 * S), 3))
     e_empty = k.add(e_full, 8 * cfg.consumers)
     epar = k.mov(0, type=pg.u32) if cfg.passes % 2 else None
+    hint_c = L2_HINTS[cfg.l2][2]
+    pol_c = None if hint_c is None else k.createpolicy(hint_c)
     u = k.mov(unit0, type=pg.u32)
     top, done = k.new_label("t_tile"), k.new_label("t_done")
     k.place(top)
@@ -995,7 +1033,8 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
         k.mbarrier_wait(e_full, parity=_pass_parity(k, epar, p), timeout_cycles=WAIT_LIMIT_CYCLES)
         for bx in range(pc // TMA_BOX):
             col = k.mad(nb, bn, h * pc + bx * TMA_BOX, mode="lo")
-            k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store")
+            k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store",
+                                   cache_policy=pol_c)
         k.cp_async_bulk_commit_group()
         k.cp_async_bulk_wait_group(0, read=True)           # the buffer may be written again
         k.mbarrier_arrive(e_empty)

@@ -53,7 +53,9 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
                                     (h.Config("nt", 1, 4, bm=192, epi="ring", lead=3), 456),
                                     (h.Config("nn", 1, 4, bm=192, epi="ring", lead=2), 136),
                                     (h.Config("nn", 1, 3, bm=192, mix=1), 136),
-                                    (h.Config("nt", 1, 4, bm=192, epi="ring", mix=1), 456),],
+                                    (h.Config("nt", 1, 4, bm=192, epi="ring", mix=1), 456),
+                                    (h.Config("nt", 1, 3, bm=192, l2="abc"), 456), (h.Config("nn", 1, l2="bc"), 136),
+                                    (h.Config("nt", 1, l2="auto"), 456)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -65,7 +67,7 @@ def test_whole_kernel_matches_numpy(cfg, k):
     # tile's end, or with bk=32 the whole row in one pass whose barrier parity alternates from tile to
     # tile; hold=0 also for the 128 x 256 tile; epi="ring": the buffers in the stage of a tile's last
     # k-block, which the storers hand back to the producer; mix interleaves bm=192's 192-row and
-    # 128-row tiles over the unit order)
+    # 128-row tiles over the unit order; l2's cache hints change nothing here)
     got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

@@ -23,7 +23,11 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, hold=0), h.Config("nt", 1, 4, bm=192, epi="ring"),
                        h.Config("nn", 1, 4, bm=192, epi="ring"), h.Config("nt", 1, 4, bm=192, epi="ring", hold=0),
                        h.Config("nt", 1, 4, bm=192, epi="ring", lead=3), h.Config("nt", 1, 3, bm=192, mix=1),
-                       h.Config("nn", 1, 3, bm=192, mix=1), h.Config("nn", 1, 4, bm=192, epi="ring", mix=1),]
+                       h.Config("nn", 1, 3, bm=192, mix=1), h.Config("nn", 1, 4, bm=192, epi="ring", mix=1),
+                       h.Config("nt", 1, 3, bm=192, l2="abc"), h.Config("nn", 2, l2="bc"),
+                       h.Config("nt", 1, 4, bm=192, epi="ring", l2="c"), h.Config("nt", 1, l2="none"),
+                       h.Config("nn", 2, l2="none"), h.Config("nt", 1, 3, bm=192, l2="none"),
+                       h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an")]
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +57,33 @@ def test_kernel_structure(module, cfg):
         # a whole stage, or a 128-row tile's (two of the three 64-row boxes of A), chosen per tile
         assert re.search(rf"selp\.u32 (%r\d+), {cfg.stage_bytes}, {cfg.stage_bytes - 64 * cfg.bk * 2}, %p\d+;", body)
         assert re.search(r"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], %r\d+;", body)
-        assert len(re.findall(r"@%p\d+ cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", body)) == 1
+        assert len(re.findall(r"@%p\d+ cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", body)) == \
+            (2 * cfg.bm // cfg.a_box if cfg.l2 == "auto" else 1)          # (auto: every A box, twice)
     else:
         assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
                        r"(\.multicast::cluster)?", body)
     per_stage_b = 1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N // cfg.cluster
-    assert len(loads) == cfg.bm // cfg.a_box + per_stage_b
+    assert len(loads) == (2 if cfg.l2 == "auto" else 1) * cfg.bm // cfg.a_box + per_stage_b
+    # l2: one createpolicy per hinted operand (in the producer thread, and in each storer for C), and
+    # every copy of that operand carries it
+    hint_a, hint_b, hint_c = h.L2_HINTS[cfg.l2]
+    if cfg.epi not in h.TMA_OUT:
+        hint_c = None                                    # C's hint rides on the TMA stores only
+    hinted = re.findall(r"cp\.async\.bulk\.tensor\.2d\.[^ ]*\.L2::cache_hint \[", body)
+    n_stores = cfg.passes * cfg.pass_cols // h.TMA_BOX if cfg.epi in h.TMA_OUT else 0
+    assert len(hinted) == (cfg.bm // cfg.a_box if hint_a else 0) + (per_stage_b if hint_b else 0) + \
+        (n_stores if hint_c else 0)
+    for hint in {hint_a, hint_b, hint_c} - {None, "auto"} | ({"evict_first"} if hint_a == "auto" else set()):
+        assert f"createpolicy.fractional.L2::{hint}.b64" in body
+    assert body.count("createpolicy") == sum(x is not None for x in (hint_a, hint_b, hint_c))
+    if hint_a == "auto":
+        # each A box twice, under complementary predicates: with the hint where a raster group fits in
+        # a round, and without it
+        a_loads = re.findall(r"@(!?)%p\d+ cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier"
+                             r"::complete_tx::bytes(\.L2::cache_hint)? \[%r\d+\], \[%rd\d+, \{%r\d+, %r\d+\}\], \[%r\d+\]", body)
+        assert len(a_loads) == 2 * (cfg.bm // cfg.a_box)
+        assert sum(1 for _, hinted_ in a_loads if hinted_) == cfg.bm // cfg.a_box
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
     # producer: empty; consumer: full (split_hold: also in the first k-block, written on its own);
     # storer: the buffer's full barrier once per pass, and the consumer its empty barrier before pass 0
@@ -104,7 +128,7 @@ def test_kernel_structure(module, cfg):
         else:
             # one thread TMA-stores a pass's 64 x 64 boxes, waits for their reads before freeing the
             # buffer, and for completion before it leaves; nothing goes through st.global
-            stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group \[", body)
+            stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group(?:\.L2::cache_hint)? \[", body)
             assert len(stores) == cfg.passes * cfg.pass_cols // h.TMA_BOX and "st.global" not in body
             assert "cp.async.bulk.wait_group.read 0;" in body and "cp.async.bulk.wait_group 0;" in body
             assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)
@@ -241,9 +265,10 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:0").name.endswith("_m192_h0")
     assert h.Config.parse("nt:1:4:1:8:64:256:ring:192:1:3") == h.Config("nt", 1, 4, bm=192, epi="ring", lead=3)
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:1") == h.Config("nt", 1, 3, bm=192, mix=1)
-    for bad, msg in (("", "1 to 12"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0", "1 to 12"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
-                     ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
+    assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:0:abc") == h.Config("nt", 1, 3, bm=192, l2="abc")
+    for bad, msg in (("", "1 to 13"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:x", "1 to 13"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
+                     ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
         with pytest.raises(ValueError, match=re.escape(msg)):
             h.Config.parse(bad)
