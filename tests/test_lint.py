@@ -90,6 +90,31 @@ def test_examples_agree_with_ptxas(code, tmp_path):
     assert gen_cases.run_ptxas(good)["rc"] == 0, code
 
 
+_FRACTIONS = ["1.0", "0.5", "0f3F800000", "1e-30", "%f1", "0.0", "1.5", "-0.5", "0f00000000", "0f3F800001", "1"]
+
+
+def _createpolicy_module(frac):
+    return module(f"createpolicy.fractional.L2::evict_first.b64 %rd1, {frac};\nst.global.u64 [%rd0], %rd1;",
+                  head_extra="", decls=DECLS)
+
+
+@pytest.mark.parametrize("frac", _FRACTIONS)
+def test_createpolicy_fraction_range(frac):
+    # ptxas: "value ... out of range, expected to be in range (0.000000 .. 1.000000]"; an integer literal
+    # draws "Arguments mismatch" (PTX-E-TYPE here); a register is taken as it is
+    cs = codes(_createpolicy_module(frac))
+    want = [] if frac in ("1.0", "0.5", "0f3F800000", "1e-30", "%f1") else \
+        ["PTX-E-TYPE"] if frac == "1" else ["PTX-E-OPERANDS"]
+    assert cs == want, (frac, cs)
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("frac", _FRACTIONS)
+def test_createpolicy_fraction_agrees_with_ptxas(frac):
+    text = _createpolicy_module(frac)
+    assert (gen_cases.run_ptxas(text)["rc"] == 0) == (codes(text) == []), frac
+
+
 def test_every_code_is_documented_and_exercised():
     for code in L.CODES:
         assert f"| {code} |" in L.__doc__
