@@ -946,11 +946,10 @@ class _FnCheck:
                 ctx.add("PTX-E-TYPE", f"createpolicy.fractional: the fraction {v} is an integer literal; it takes "
                                       "a floating-point one", _tok_loc(ctx, loc, 1), (f"write {float(v)!r}",),
                         len(str(v)))
-            elif not isinstance(v, (int, float)) or not 0 < v <= 1:
-                text = frac.text if type(frac) is FloatImm else str(v)
-                ctx.add("PTX-E-OPERANDS", f"createpolicy.fractional: the fraction {text} is out of range (0, 1]",
+            elif not 0 < v <= 1:                         # (a NaN fails the comparison too)
+                ctx.add("PTX-E-OPERANDS", f"createpolicy.fractional: the fraction {frac.text} is out of range (0, 1]",
                         _tok_loc(ctx, loc, 1), ("the fraction of the accessed lines that get the primary "
-                                                "priority: greater than 0, at most 1.0",), len(text))
+                                                "priority: greater than 0, at most 1.0",), len(frac.text))
         if op.wide_addr and ctx.address_size == 64:
             self.generic_addresses(ins, op, loc)
         if op.base in _MEMORY_OPS and op.space != "?":

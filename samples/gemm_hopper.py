@@ -496,12 +496,14 @@ def _kernel(m: pg.Module, cfg: Config):
         with k.if_(leader):
             k.mov(unit0, dst=u)
             hint_a, hint_b, _ = L2_HINTS[cfg.l2]
-            pols = tuple(None if h in (None, "auto") else k.createpolicy(h) for h in (hint_a, hint_b))
             if hint_a == "auto":
                 # a raster group's tiles all run in one round: its rows of A are not read again after it
                 # (A's loads are then issued in two predicated copies, with and without the hint)
                 once = k.setp("le", k.mul(tiles_n, cfg.group, mode="lo"), nunits)
-                pols = ((k.createpolicy("evict_first"), once), pols[1])
+                pol_a = (k.createpolicy("evict_first"), once)
+            else:
+                pol_a = None if hint_a is None else k.createpolicy(hint_a)
+            pols = (pol_a, None if hint_b is None else k.createpolicy(hint_b))
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
             k.bra(done, guard=k.setp("ge", u, units))
