@@ -30,18 +30,42 @@ def hopper_kind(text: str):
     return cfg, int(split)
 
 
+def ampere_kind(text: str):
+    """An "ampere:FIELDS" (one CTA per tile) or "ampere-pers:FIELDS" (gemm_ampere's persistent grid)
+    kernel kind: (gemm_ampere Tile, persistent). FIELDS are Tile's fields in order, colon-separated
+    (e.g. 256:64:3:8:smem:1); fields left out keep Tile's defaults. Raises ValueError naming what is
+    wrong."""
+    import gemm_ampere as g
+    head, sep, fields = text.partition(":")
+    if head not in ("ampere", "ampere-pers") or not sep or not fields:
+        raise ValueError(f"{text!r} is not ampere:FIELDS or ampere-pers:FIELDS")
+    vals = [int(x) if x.isdigit() else x for x in fields.split(":")]
+    try:
+        tile = g.Tile(*vals)
+    except TypeError:
+        raise ValueError(f"{text!r}: a Tile has at most {len(g.Tile.__dataclass_fields__)} fields "
+                         f"({', '.join(g.Tile.__dataclass_fields__)})") from None
+    tile.check()
+    return tile, head == "ampere-pers"
+
+
 def parse_kinds(ap, text: str, known):
-    """--kernels: (the kinds in order, {each hopper:FIELDS[@SPLIT] kind: (Config, m_split)}); anything else
-    unknown, or a bad hopper: kind, ends the program through ap.error."""
+    """--kernels: (the kinds in order, {each hopper:FIELDS[@SPLIT] kind: (Config, m_split)},
+    {each ampere:FIELDS or ampere-pers:FIELDS kind: (Tile, persistent)}); anything else unknown, or a
+    bad hopper: or ampere: kind, ends the program through ap.error."""
     kinds = text.split(",")
-    bad = [x for x in kinds if x not in known and not x.startswith("hopper:")]
+    prefixes = ("hopper:", "ampere:", "ampere-pers:")
+    bad = [x for x in kinds if x not in known and not x.startswith(prefixes)]
     if bad:
-        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(known)}, or hopper:FIELDS[@SPLIT]")
-    extra = {}
+        ap.error(f"unknown kernel(s) {', '.join(bad)}; choose from {', '.join(known)}, hopper:FIELDS[@SPLIT], "
+                 "ampere:FIELDS or ampere-pers:FIELDS")
+    hopper, ampere = {}, {}
     for x in kinds:
-        if x.startswith("hopper:"):
-            try:
-                extra[x] = hopper_kind(x)
-            except ValueError as e:
-                ap.error(str(e))
-    return kinds, extra
+        try:
+            if x.startswith("hopper:"):
+                hopper[x] = hopper_kind(x)
+            elif x.startswith(prefixes):
+                ampere[x] = ampere_kind(x)
+        except ValueError as e:
+            ap.error(str(e))
+    return kinds, hopper, ampere

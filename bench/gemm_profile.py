@@ -31,11 +31,12 @@ def main(argv=None) -> int:
     ap.add_argument("--size", default="6144x6144x6144", help="MxNxK (default %(default)s)")
     ap.add_argument("--launches", type=int, default=2, help="launches of each kernel (default %(default)s)")
     ap.add_argument("--kernels", default="cublas,hopper,ampere",
-                    help=f"comma-separated, from {', '.join(KINDS)} (default %(default)s), or hopper:FIELDS[@SPLIT] "
-                         "(a gemm_hopper Config's fields, as Config.parse takes them, and for bm=192 an m_split); "
-                         "all nt (C = A @ B^T)")
+                    help=f"comma-separated, from {', '.join(KINDS)} (default %(default)s), hopper:FIELDS[@SPLIT] "
+                         "(a gemm_hopper Config's fields, as Config.parse takes them, and for bm=192 an m_split), "
+                         "or ampere:FIELDS / ampere-pers:FIELDS (a gemm_ampere Tile's fields in order, one CTA per "
+                         "tile / the persistent grid); all nt (C = A @ B^T)")
     args = ap.parse_args(argv)
-    kinds, extra = parse_kinds(ap, args.kernels, KINDS)
+    kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS)
     try:
         m, n, k = (int(v) for v in args.size.split("x"))
     except ValueError:
@@ -78,6 +79,10 @@ def main(argv=None) -> int:
         amod = load_module(g.build(ctx.arch).emit())
         fa = g.prepare(amod, "nt")
         calls["ampere"] = lambda: g.launch(fa, a, bt, c, m, n, k)
+    for kind, (tile, pers) in ampere_extra.items():
+        ft = g.prepare(load_module(g.build(ctx.arch, tile).emit()), "nt", tile)
+        calls[kind] = (lambda ft=ft, tile=tile, pers=pers:
+                       g.launch(ft, a, bt, c, m, n, k, tile, ctas=ctx.sm_count * tile.min_blocks if pers else None))
     if "cublas" in kinds:
         calls["cublas"] = lambda: torch.matmul(a, bt.t(), out=c)
 

@@ -25,7 +25,9 @@ K 32, which leaves room for a whole 64 x 256 epilogue buffer per consumer (one p
 hopper:FIELDS any gemm_hopper Config on
 its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with
 @SPLIT after them a bm=192 kernel's m_split instead of split_for's choice;
-ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid.
+ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid,
+and ampere:FIELDS / ampere-pers:FIELDS any gemm_ampere Tile (its fields in order, e.g.
+ampere-pers:256:64:3:8:smem:1) on those grids.
 Per-call CUDA-event times over the window give the median; input sets rotate.
 """
 import argparse
@@ -53,9 +55,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=2.0, help="timed window per kernel (default 2)")
     ap.add_argument("--warm", type=float, default=1.0, help="untimed run-up per kernel (default 1)")
     ap.add_argument("--kernels", default=",".join(KINDS),
-                    help=f"comma-separated, from {', '.join(KINDS)}, or hopper:FIELDS[@SPLIT] (any gemm_hopper Config)")
+                    help=f"comma-separated, from {', '.join(KINDS)}, hopper:FIELDS[@SPLIT] (any gemm_hopper Config), "
+                         "or ampere:FIELDS / ampere-pers:FIELDS (any gemm_ampere Tile, one CTA per tile / persistent)")
     args = ap.parse_args(argv)
-    kinds, extra = parse_kinds(ap, args.kernels, KINDS)
+    kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS)
     extra = {x: (cfg, split, True) for x, (cfg, split) in extra.items()}     # on the balanced grid
     import gemm_hopper as h
     if args.seconds <= 0 or args.warm < 0:
@@ -89,6 +92,8 @@ def main(argv=None) -> int:
         funcs = {c_: h.prepare(hmod, c_) for c_ in cfgs}
         slots = {c_: h.resident_ctas(f_, c_, ctx.sm_count) for c_, f_ in funcs.items()}
     fa = g.prepare(load_module(g.build(ctx.arch).emit()), "nt")
+    ampere_funcs = {kind: (g.prepare(load_module(g.build(ctx.arch, tile).emit()), "nt", tile), tile, pers)
+                    for kind, (tile, pers) in ampere_extra.items()}
     sampler = Sampler()
     rows = []
     try:
@@ -100,6 +105,9 @@ def main(argv=None) -> int:
             calls = {"cublas": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i]),
                      "ampere": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k),
                      "ampere-pers": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k, ctas=ctx.sm_count)}
+            for kind, (ft, tile, pers) in ampere_funcs.items():
+                calls[kind] = lambda i, ft=ft, tile=tile, pers=pers: g.launch(
+                    ft, A[i], BT[i], C[i], m, n, k, tile, ctas=ctx.sm_count * tile.min_blocks if pers else None)
             if hopper_ok:
                 maps = {c_: [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)] for c_ in cfgs}
                 for kind, (c_, split, balanced) in hopper_kinds.items():

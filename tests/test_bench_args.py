@@ -1,0 +1,49 @@
+"""The kernel kinds the GEMM benchmarks take on the command line (bench/_gpu.py): hopper:FIELDS[@SPLIT],
+ampere:FIELDS and ampere-pers:FIELDS name a configuration, and a bad one ends with a message naming it."""
+import argparse
+
+import pytest
+
+from _samples import SAMPLES_DIR, load_bench
+
+gpu = load_bench("_gpu")
+
+
+@pytest.fixture(autouse=True)
+def _samples_importable(monkeypatch):
+    # the bench scripts put samples/ on sys.path before they parse their arguments
+    monkeypatch.syspath_prepend(SAMPLES_DIR)
+
+
+@pytest.fixture
+def g():
+    import gemm_ampere
+    return gemm_ampere
+
+
+def test_ampere_kinds_name_a_tile_and_its_grid(g):
+    tile, pers = gpu.ampere_kind("ampere-pers:256:64:3:8:smem:1")
+    assert (tile.bn, tile.bk, tile.stages, tile.warps, tile.epi, tile.min_blocks, pers) == (256, 64, 3, 8, "smem", 1, True)
+    tile, pers = gpu.ampere_kind("ampere:128:32")
+    assert (tile.bn, tile.bk, tile.stages, pers) == (128, 32, g.Tile().stages, False)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("ampere", "is not ampere:FIELDS"), ("ampere:", "is not ampere:FIELDS"), ("amper:256", "is not ampere:FIELDS"),
+    ("ampere:256:32:4:8:smem:1:x", "at most 6 fields"), ("ampere:192", "tile options")])
+def test_bad_ampere_kinds_say_what_is_wrong(text, match):
+    with pytest.raises(ValueError, match=match):
+        gpu.ampere_kind(text)
+
+
+def test_parse_kinds_splits_the_kinds_and_rejects_unknown_ones(capsys):
+    ap = argparse.ArgumentParser(prog="bench")
+    kinds, hopper, ampere = gpu.parse_kinds(ap, "cublas,hopper:nt:1:3:1:8:64:256:tma:192,ampere-pers:256:64:3",
+                                            ("cublas",))
+    assert kinds[0] == "cublas" and list(hopper) == [kinds[1]] and list(ampere) == [kinds[2]]
+    assert hopper[kinds[1]][0].bm == 192 and ampere[kinds[2]][0].bk == 64
+    for bad in ("cublas,nope", "ampere:7"):
+        with pytest.raises(SystemExit):
+            gpu.parse_kinds(ap, bad, ("cublas",))
+    err = capsys.readouterr().err
+    assert "unknown kernel(s) nope" in err and "tile options" in err
