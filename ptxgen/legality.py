@@ -41,7 +41,7 @@ __all__ = [
     "check", "parse", "covers", "forms", "signatures", "bind", "fragment_regs", "requirement",
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
-    "CODE_MODIFIER",
+    "CODE_MODIFIER", "CODE_MISCOMPILE",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -52,6 +52,9 @@ CODE_TARGET = "PTX-E-TARGET"
 CODE_VERSION = "PTX-E-VERSION"
 CODE_UNKNOWN = "PTX-E-UNKNOWN"
 CODE_MODIFIER = "PTX-E-MODIFIER"
+# legal PTX that ptxas turns into a kernel that fails at run time: a warning in the linter, and the builder
+# refuses to emit it
+CODE_MISCOMPILE = "PTX-W-MISCOMPILE"
 
 # field (grammar placeholder) -> (how a message names it, diagnostic code)
 _FIELDS = {
@@ -1066,6 +1069,8 @@ def _gate(opcode: str, f: Form, target: Optional[Target], version: Optional[PtxV
                 out.append(_diag(CODE_TARGET, f"{what} needs target {n.target_text()} (module target is {target})",
                                  (f"`{opcode}`",)))
                 break
+    if target is not None:
+        out.extend(_miscompiles(f, target))
     if version is not None:
         worst = max(range(len(needs)), key=lambda k: needs[k].version)
         n, w = needs[worst], why[worst]
@@ -1075,6 +1080,24 @@ def _gate(opcode: str, f: Form, target: Optional[Target], version: Optional[PtxV
                                            f"{version_str(version)})",
                              (f"create the module with version='{version_str(n.version)}' or later",)))
     return out
+
+
+def _miscompiles(f: Form, target: Target) -> List[Diagnostic]:
+    """Legal forms that CUDA 13.0's ptxas (and the driver's JIT) compile into a kernel that fails.
+
+    cp.async{.ca,.cg}...L2::cache_hint for sm_90 and later: the LDGSTS it emits names its cache-policy
+    descriptor in a uniform register that nothing writes, whatever produced the policy (createpolicy, a
+    constant) and whether or not a src-size is given; the warp stops with an illegal instruction
+    (CUDA_ERROR_ILLEGAL_INSTRUCTION). Measured on an H200 (sm_90a), also for a module whose .target is
+    sm_80 when the driver JIT-compiles it for the H200 (tests/test_gpu_miscompile.py)."""
+    if f.rule == "cp_async" and f.has(".L2::cache_hint") and target.satisfies("sm_90"):
+        return [_diag(CODE_MISCOMPILE,
+                      f"cp.async with .L2::cache_hint is legal, but ptxas (CUDA 13.0) compiles it for {target} into an "
+                      "LDGSTS whose cache-policy register is never written: the kernel stops with an illegal "
+                      "instruction (CUDA_ERROR_ILLEGAL_INSTRUCTION)",
+                      ("drop .L2::cache_hint and the policy operand, or load with cp.async.bulk.tensor or "
+                       "ld.global.L2::cache_hint (+ st.shared), whose policies work",), severity="warning")]
+    return []
 
 
 def signatures(opcode: str) -> List[Signature]:

@@ -71,6 +71,10 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                         ".version 6.0\n.target sm_80", ".version 7.0\n.target sm_80"),
     "PTX-W-DIRECTIVE": ("(warning) a performance directive ptxas takes but no launch can meet",
                         ".maxntid 2048, 1, 1", ".maxntid 1024, 1, 1"),
+    "PTX-W-MISCOMPILE": ("(warning) legal PTX that ptxas (CUDA 13.0) compiles into a kernel that fails at run time "
+                         "(ptxgen.legality)",
+                         ".target sm_90a ... cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;",
+                         ".target sm_90a ... cp.async.cg.shared.global [%r1], [%rd1], 16;"),
     "PTX-E-INTERNAL": ("a bug in ptxgen's own checks (please report it); the file may well be fine", "-", "-"),
 }
 CODES.update(ASYNC_CODES)  # the async-protocol checks over each function's CFG (ptxgen.asynccheck)

@@ -119,8 +119,67 @@ def test_every_code_is_documented_and_exercised():
     for code in L.CODES:
         assert f"| {code} |" in L.__doc__
     # the async-protocol codes are exercised by tests/test_asynccheck.py (tests/async/*.ptx)
-    exercised = set(EXAMPLES) | {"PTX-W-UNUSED-LABEL", "PTX-W-DIRECTIVE", "PTX-E-INTERNAL"} | set(ASYNC_CODES)
+    exercised = set(EXAMPLES) | {"PTX-W-UNUSED-LABEL", "PTX-W-DIRECTIVE", "PTX-W-MISCOMPILE", "PTX-E-INTERNAL"} \
+        | set(ASYNC_CODES)
     assert set(L.CODES) <= exercised
+
+
+_HINTED_CP_ASYNC = "cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;"
+
+
+def _cp_async_module(copy, target="sm_90a"):
+    return module(f"createpolicy.fractional.L2::evict_first.b64 %rd2;\n{copy}\ncp.async.wait_all;", target=target)
+
+
+@pytest.mark.parametrize("copy", [_HINTED_CP_ASYNC, "cp.async.ca.shared.global.L2::cache_hint [%r1], [%rd1], 8, %r2, %rd2;",
+                                  "@%p1 cp.async.cg.shared.global.L2::cache_hint.L2::128B [%r1], [%rd1], 16, %rd2;"])
+def test_hinted_cp_async_on_sm90_is_a_miscompile_warning(copy):
+    """ptxas takes cp.async with .L2::cache_hint for sm_90a, but the kernel traps (tests/test_gpu_miscompile.py)."""
+    text = _cp_async_module(copy)
+    ds = L.lint_ptx(text, "t.ptx")
+    assert [(d.code, d.severity) for d in ds] == [("PTX-W-MISCOMPILE", "warning")]
+    line = text.split("\n")[ds[0].loc.line - 1]
+    assert line[ds[0].loc.col - 1:].startswith("cp.async"), "points at the opcode"
+    assert "illegal instruction" in ds[0].message and "drop .L2::cache_hint" in ds[0].notes[0]
+    # the same module for sm_80 (A100) is fine, unless linted for the sm_90 GPU that will JIT it
+    assert L.lint_ptx(_cp_async_module(copy, "sm_80"), "t.ptx") == []
+    assert [d.code for d in L.lint_ptx(_cp_async_module(copy, "sm_80"), "t.ptx", "sm_90a")] == ["PTX-W-MISCOMPILE"]
+
+
+@pytest.mark.parametrize("copy", ["cp.async.cg.shared.global [%r1], [%rd1], 16;",
+                                  "ld.global.L2::cache_hint.v4.u32 {%r4, %r5, %r6, %r7}, [%rd1], %rd2;",
+                                  "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                                  ".L2::cache_hint [%r1], [%rd1, {%r2, %r3}], [%r4], %rd2;"])
+def test_other_hinted_copies_draw_no_miscompile_warning(copy):
+    assert L.lint_ptx(_cp_async_module(copy), "t.ptx") == []
+
+
+@pytest.mark.ptxas
+def test_ptxas_accepts_the_hinted_cp_async_it_miscompiles():
+    # a warning, not an error: ptxas assembles it without a word
+    got = gen_cases.run_ptxas(_cp_async_module(_HINTED_CP_ASYNC))
+    assert got["rc"] == 0, got
+
+
+def test_builder_refuses_hinted_cp_async_for_sm90_only():
+    import ptxgen as pg
+    from ptxgen.errors import LegalityError
+
+    def kernel(target):
+        m = pg.Module(target)
+        k = m.entry("k")
+        return m, k, k.createpolicy("evict_first"), k.mov(0, type=pg.u32), k.mov(0, type=pg.u64)
+
+    m, k, pol, dst, src = kernel("sm_80")
+    k.cp_async(dst, src, 16, cache_policy=pol)
+    assert "cp.async.cg.shared.global.L2::cache_hint" in m.emit().text
+    m, k, pol, dst, src = kernel("sm_90a")
+    k.cp_async(dst, src, 16)                                   # no hint: fine
+    k.cp_async_bulk_prefetch(src, 128, cache_policy=pol)       # the bulk forms take their policy
+    with pytest.raises(LegalityError) as e:
+        k.cp_async(dst, src, 16, cache_policy=pol)
+    assert e.value.code == "PTX-W-MISCOMPILE" and "illegal instruction" in str(e.value)
+    assert ".L2::cache_hint" not in m.emit().text.split("cp.async.bulk.prefetch")[0]
 
 
 def test_unused_label_is_a_warning():

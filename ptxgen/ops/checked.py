@@ -43,7 +43,8 @@ class CheckedOps:
 
     def _raise_diags(self, diags) -> None:
         from ..builder import _err
-        errs = [d for d in diags if d.severity == "error"]
+        # the builder never emits what ptxas is known to miscompile (legality.CODE_MISCOMPILE)
+        errs = [d for d in diags if d.severity == "error" or d.code == legality.CODE_MISCOMPILE]
         if errs:
             d = errs[0]
             notes = tuple(d.notes) + tuple(f"also: {e.message}" for e in errs[1:])
