@@ -55,7 +55,8 @@ class BuildError(PtxgenError):
 
 
 class LegalityError(BuildError):
-    """An instruction form that ptxas would reject (shape, type, target, PTX version...)."""
+    """An instruction form that ptxas would reject (shape, type, target, PTX version...), or one that it is
+    known to miscompile (code PTX-W-MISCOMPILE)."""
 
 
 class _LogError(PtxgenError):

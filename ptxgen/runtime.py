@@ -448,17 +448,49 @@ class Module:
         return f"<Module {name} via {self.via}>"
 
 
+# the opcode of a cp.async (not .bulk) with an L2 cache hint, at the start of an instruction
+_HINTED_CP_ASYNC = re.compile(r"^[ \t]*(?:@!?%?[\w$.]+[ \t]+)?(cp\.async\.c[ag]\.[\w:.]*\.L2::cache_hint[\w:.]*)",
+                              re.M)
+
+
+def check_miscompiles(ptx: Union[PtxText, str], arch: str) -> None:
+    """Raise LegalityError (code PTX-W-MISCOMPILE, at the PTX line and the Python line that built it) when
+    the PTX holds an instruction that the toolchain miscompiles for `arch`, the GPU's target (see
+    ptxgen.legality's CODE_MISCOMPILE): a module written for sm_80 still traps when it is compiled for an
+    sm_90 GPU. load_module calls it unless check=False."""
+    from . import legality
+    from .errors import LegalityError
+    from .target import Target
+    from .errors import TargetError
+    ptx = _as_ptx(ptx)
+    try:
+        target = Target.parse(arch)
+    except ValueError as e:
+        raise TargetError(str(e)) from None
+    for m in _HINTED_CP_ASYNC.finditer(ptx.text):
+        diags = [d for d in legality.check(m.group(1), None, target) if d.code == legality.CODE_MISCOMPILE]
+        if diags:
+            line = ptx.text.count("\n", 0, m.start(1)) + 1
+            d = diags[0]
+            raise LegalityError(f"{ptx.name} line {line}: {d.message}", ptx.source_of(line), d.code,
+                                d.notes + ("load_module(..., check=False) loads it anyway",))
+
+
 def load_module(ptx: Union[PtxText, str], target: Optional[str] = None, use_ptxas: bool = True, *,
-                device: int = 0, opt_level: Optional[int] = None, cache: bool = True) -> Module:
+                device: int = 0, opt_level: Optional[int] = None, cache: bool = True, check: bool = True) -> Module:
     """Load PTX: assemble with ptxas for the device's arch and cuModuleLoadData the cubin, else JIT it.
 
     ptxas is used when found and `use_ptxas`; `target` defaults to the device's exact arch
     (Context.arch, e.g. sm_90a on cc 9.0). Falls back to the driver's JIT when ptxas is absent,
     too old for the PTX or the GPU, or its cubin does not load. A PTX error found by ptxas
     raises AssemblyError (mapped to the user's lines) rather than being retried by the JIT.
+    With `check`, PTX that the toolchain is known to miscompile for this GPU (check_miscompiles) raises
+    LegalityError instead of loading a kernel that would stop with an illegal instruction.
     """
     ptx = _as_ptx(ptx)
     ctx = get_context(device)
+    if check:
+        check_miscompiles(ptx, target or ctx.arch)
     if use_ptxas:
         from .ptxas import assemble, check_target, find_ptxas
         if find_ptxas() is not None:

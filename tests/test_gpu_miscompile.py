@@ -2,7 +2,8 @@
 .L2::cache_hint stops an sm_90 kernel with an illegal instruction, whatever made the policy and whatever the
 module's .target, while the same copy without the hint, and ld.global.L2::cache_hint, move the data.
 
-Each probe runs in its own process: an illegal instruction leaves the CUDA context unusable."""
+Each probe runs in its own process (load_module(check=False): by default it refuses the hinted copies):
+an illegal instruction leaves the CUDA context unusable."""
 import os
 import subprocess
 import sys
@@ -46,7 +47,7 @@ _RUN = r"""
 import sys
 import numpy as np
 from ptxgen.runtime import DeviceBuffer, load_module
-f = load_module(sys.stdin.read()).function("probe")
+f = load_module(sys.stdin.read(), check=False).function("probe")
 x = np.random.default_rng(0).integers(0, 2**32, 512, dtype=np.uint32)
 din, dout = DeviceBuffer.from_numpy(x), DeviceBuffer.zeros(512, np.uint32)
 f.launch((1,), (128,), [din, dout], shared_bytes=2048)
@@ -82,9 +83,14 @@ def test_hinted_cp_async_traps_on_sm90(name):
         pytest.skip(f"the miscompile was measured on sm_90; this GPU is {arch}")
     target, copy, want = PROBES[name]
     text = _PTX.replace("TARGET", target).replace("COPY", copy)
-    # the linter, told the GPU's target, warns exactly where the run traps
+    # the linter, told the GPU's target, warns exactly where the run traps, and load_module refuses it
+    from ptxgen.errors import LegalityError
+    from ptxgen.runtime import load_module
     warned = [d.code for d in lint_ptx(text, name, arch)] == ["PTX-W-MISCOMPILE"]
     assert warned == (want == "ILLEGAL"), lint_ptx(text, name, arch)
+    if want == "ILLEGAL":
+        with pytest.raises(LegalityError, match="illegal instruction"):
+            load_module(text)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, "-c", _RUN], input=text, capture_output=True, text=True, env=env,
                        timeout=120)

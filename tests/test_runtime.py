@@ -1,5 +1,6 @@
 """ptxgen.runtime: no-driver behaviour and argument packing everywhere; loading and launching on a GPU (`gpu`)."""
 import ctypes
+import re
 import struct
 import subprocess
 import sys
@@ -558,3 +559,37 @@ def test_tensor_whose_array_interface_raises_is_passed_through_dlpack(monkeypatc
     monkeypatch.setattr(R, "_dlpack_pointer", lambda obj, index: 0xABC000)
     blob, what = R._arg_bytes(Bf16Like(), 0)
     assert struct.unpack("<Q", blob)[0] == 0xABC000
+
+
+def _hinted_copy_module(target):
+    import ptxgen as pg
+    m = pg.Module(target)
+    k = m.entry("k")
+    pol = k.createpolicy("evict_first")
+    dst, src = k.mov(0, type=pg.u32), k.mov(0, type=pg.u64)
+    k.cp_async(dst, src, 16)
+    k.cp_async(dst, src, 16, cache_policy=pol)    # the builder takes it for sm_80 (line below)
+    line = sys._getframe().f_lineno - 1
+    k.cp_async_wait_all()
+    return m.emit(), line
+
+
+def test_check_miscompiles_refuses_a_hinted_cp_async_for_an_sm90_gpu():
+    from ptxgen.errors import LegalityError, TargetError
+    from ptxgen.runtime import check_miscompiles
+    ptx, line = _hinted_copy_module("sm_80")
+    check_miscompiles(ptx, "sm_80")                 # fine where the GPU is an A100
+    with pytest.raises(LegalityError) as e:
+        check_miscompiles(ptx, "sm_90a")             # the driver would compile it for the H100/H200
+    assert e.value.code == "PTX-W-MISCOMPILE" and "illegal instruction" in e.value.message
+    # the message names the PTX line, and loc the Python line that built it
+    ptx_line = int(re.search(r"line (\d+):", e.value.message).group(1))
+    assert ".L2::cache_hint" in ptx.line(ptx_line)
+    assert e.value.loc is not None and e.value.loc.line == line and e.value.loc.file.endswith("test_runtime.py")
+    assert any("check=False" in n for n in e.value.notes)
+    # only cp.async's hinted form: plain copies, bulk/tensor copies and comments pass
+    check_miscompiles(str(ptx).replace(".L2::cache_hint", ""), "sm_90a")
+    check_miscompiles("// cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;\n"
+                      "cp.async.bulk.prefetch.L2.global.L2::cache_hint [%rd1], 64, %rd2;\n", "sm_90a")
+    with pytest.raises(TargetError):
+        check_miscompiles(ptx, "sm_9000x")
