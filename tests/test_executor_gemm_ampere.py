@@ -43,6 +43,16 @@ def test_kernel_matches_numpy(layout, tile, shape):
     assert (err <= tol).all(), f"{int((err > tol).sum())} elements differ"
 
 
+@pytest.mark.parametrize("group", [1, 2, 16])
+def test_raster_group_covers_every_tile_once(group):
+    # 3 x 3 tiles on 2 persistent CTAs: a group of 2 block rows leaves a partial group of 1 at the bottom,
+    # 16 is taller than the matrix
+    tile = g.Tile(128, 32, 3, epi="smem", group=group)
+    got, ref = _run("nt", 300, 384, 40, tile, grid=g.persistent_grid(300, 384, 2, tile))
+    assert not np.isnan(got).any(), "elements left unwritten"
+    assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(40)).all()
+
+
 @pytest.mark.parametrize("layout", ["nn", "nt"])
 def test_persistent_ctas_walk_several_tiles(layout):
     # 2 CTAs for 6 tiles: each runs the prologue, k-loop and epilogue three times over one ring

@@ -143,7 +143,8 @@ def test_assembles_without_spills(target, tile):
 
 
 @pytest.mark.parametrize("tile", [g.Tile(bn=192), g.Tile(bk=16), g.Tile(stages=1), g.Tile(stages=9),
-                                  g.Tile(256, warps=4), g.Tile(epi="tma"), g.Tile(min_blocks=3)], ids=str)
+                                  g.Tile(256, warps=4), g.Tile(epi="tma"), g.Tile(min_blocks=3),
+                                  g.Tile(group=0), g.Tile(group=65), g.Tile(group=True), g.Tile(group=2.0)], ids=str)
 def test_build_rejects_tile_options_it_cannot_make(tile):
     with pytest.raises(ValueError, match="tile options"):
         g.build("sm_90a", tile)
@@ -160,7 +161,8 @@ def test_smem_bytes_follow_the_tile():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("tile", [g.Tile(), g.TILE, g.Tile(256, 32, 4), g.Tile(256, 64, 3), g.Tile(256, 64, 4),
-                                  g.Tile(128, 32, 2, epi="smem"), g.Tile(128, 32, 4, 4, "smem", 2)],
+                                  g.Tile(128, 32, 2, epi="smem"), g.Tile(128, 32, 4, 4, "smem", 2),
+                                  g.Tile(256, 32, 4, epi="smem"), g.Tile(256, 32, 4, epi="smem", group=3)],
                          ids=lambda t: t.name)
 @pytest.mark.parametrize("layout", ["nn", "nt"])
 def test_gemm_matches_reference_on_gpu(layout, tile):
