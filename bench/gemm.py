@@ -26,12 +26,12 @@ from _gpu import gpu_or_reason  # noqa: E402
 
 SIZES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (8192, 2048, 16384)]
 SETS = 3            # input sets rotated per call
-# gemm_ampere tiles as Tile fields (bn, bk, stages, warps, epi, min_blocks): "ampere" times the
-# sample's default tile, "ampere-all" every one of AMPERE_ALL; GEMM_AMPERE_CONFIGS="256:32:4:8:smem:1,..."
+# gemm_ampere tiles as Tile fields (bn, bk, stages, warps, epi, min_blocks[, group]): "ampere" times the
+# sample's default tile, "ampere-all" every one of AMPERE_ALL; GEMM_AMPERE_CONFIGS="256:32:4:8:smem:1:16,..."
 # overrides both
 AMPERE_ALL = [(128, 32, 4, 8, "direct", 1), (128, 32, 4, 8, "direct", 2), (256, 32, 4, 8, "direct", 1),
               (256, 64, 3, 8, "direct", 1), (256, 64, 4, 8, "direct", 1), (256, 32, 4, 8, "smem", 1),
-              (128, 32, 4, 4, "smem", 2)]
+              (256, 32, 4, 8, "smem", 1, 16), (128, 32, 4, 4, "smem", 2)]
 
 
 def main(argv=None) -> int:
@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default="hopper,ampere",
                     help="comma-separated: hopper (every gemm_hopper config; GEMM_HOPPER_CONFIGS="
                          "'nt:1:4:1:8:64:256:tma[:256],...', Config's fields in order, picks others), ampere (gemm_ampere's default tile), ampere-all "
-                         "(every tile of AMPERE_ALL; GEMM_AMPERE_CONFIGS='256:32:4:8:smem:1,...' picks others)")
+                         "(every tile of AMPERE_ALL; GEMM_AMPERE_CONFIGS='256:32:4:8:smem:1:16,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
     ap.add_argument("--ampere-grid", default="tiles", choices=("tiles", "persistent", "both"),
                     help="gemm_ampere launch: one CTA per tile, a persistent grid (gemm_ampere.persistent_grid), "

@@ -30,7 +30,8 @@ def test_ampere_kinds_name_a_tile_and_its_grid(g):
 
 @pytest.mark.parametrize("text, match", [
     ("ampere", "is not ampere:FIELDS"), ("ampere:", "is not ampere:FIELDS"), ("amper:256", "is not ampere:FIELDS"),
-    ("ampere:256:32:4:8:smem:1:x", "at most 6 fields"), ("ampere:192", "tile options")])
+    ("ampere:256:32:4:8:smem:1:16:x", "at most 7 fields"), ("ampere:256:32:4:8:smem:1:x", "tile options"),
+    ("ampere:192", "tile options")])
 def test_bad_ampere_kinds_say_what_is_wrong(text, match):
     with pytest.raises(ValueError, match=match):
         gpu.ampere_kind(text)
