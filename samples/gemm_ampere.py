@@ -21,7 +21,10 @@ Structure (the Ampere recipe, all built through ptxgen's builder), for a `Tile`:
 - ragged edges: rows/columns past M, N and k-columns past K are zero-filled by `cp.async` with
   src-size 0, and the epilogue's stores are predicated;
 - epilogue: `epi="smem"` (default) stages the bf16 block tile in the idle ring and writes C with
-  16-byte stores of whole row segments; `epi="direct"` stores 4-byte pairs from the accumulators.
+  16-byte stores of whole row segments; `epi="direct"` stores 4-byte pairs from the accumulators;
+- `overlap=True`: a persistent CTA issues its next tile's first stages right after the k-loop, before
+  the epilogue (which then stages C in a buffer of its own after the ring), so the copies' latency
+  hides behind the epilogue.
 
 `build(target, tile)`, `prepare(module, layout, tile)` and `launch(..., tile)` take the same Tile;
 `Tile.check` names an option the generator cannot build. bench/gemm.py measures tiles against
@@ -47,6 +50,7 @@ BM = 128                           # block rows; WARPS_M = 2 warp rows of 64
 WARPS_M = 2
 MI = 64 // 16                      # mma tiles per warp along M (each warp owns 64 rows)
 GROUP_M = 8                        # block raster (Tile.group's default): 8 M-tiles share the B panels they read
+MAX_SMEM = 227 * 1024              # dynamic shared memory a CTA can have on sm_90 (163 KiB on sm_80)
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,9 @@ class Tile:
     the accumulators) or "smem" (the block tile staged in the ring, 16-byte coalesced stores);
     min_blocks: `.minnctapersm` (2 caps an 8-warp build at 128 registers, with spills); group: the block
     rows a raster group spans (consecutive tiles walk `group` block rows down one block column before the
-    next column, so a round of resident CTAs shares its panels of A and B in L2)."""
+    next column, so a round of resident CTAs shares its panels of A and B in L2); overlap: a persistent
+    CTA issues the cp.async of its next tile's first stages before the epilogue of the current one
+    (epi="smem" then stages C in 64 KiB of its own after the ring instead of in the ring)."""
     bn: int = 128
     bk: int = 32
     stages: int = 4
@@ -67,6 +73,7 @@ class Tile:
     epi: str = "direct"
     min_blocks: int = 1
     group: int = GROUP_M
+    overlap: bool = False
 
     @property
     def threads(self) -> int:
@@ -79,23 +86,30 @@ class Tile:
 
     @property
     def smem_bytes(self) -> int:
-        """The stage ring, and at least the 128 x bn bf16 tile the smem epilogue stages in it."""
-        return max(self.stages * (BM + self.bn) * self.bk * 2, BM * self.bn * 2)
+        """The stage ring, and the 128 x bn bf16 tile the smem epilogue stages (in the ring, or after it
+        with overlap)."""
+        ring, c_tile = self.stages * (BM + self.bn) * self.bk * 2, BM * self.bn * 2
+        if self.epi == "smem" and self.overlap:
+            return ring + c_tile
+        return max(ring, c_tile)
 
     @property
     def name(self) -> str:
         return f"128x{self.bn}x{self.bk}_s{self.stages}_w{self.warps}_{self.epi}" + \
-            ("" if self.min_blocks == 1 else f"_b{self.min_blocks}") + ("" if self.group == GROUP_M else f"_g{self.group}")
+            ("" if self.min_blocks == 1 else f"_b{self.min_blocks}") + ("" if self.group == GROUP_M else f"_g{self.group}") + \
+            ("_ov" if self.overlap else "")
 
     def check(self) -> "Tile":
         """Raise ValueError naming what the generator cannot build."""
         ok = (self.bn in (128, 256) and self.bk in (32, 64) and isinstance(self.stages, int)
               and 2 <= self.stages <= 8 and self.warps in (4, 8) and self.wn in (32, 64)
               and self.epi in ("direct", "smem") and self.min_blocks in (1, 2)
-              and isinstance(self.group, int) and not isinstance(self.group, bool) and 1 <= self.group <= 64)
+              and isinstance(self.group, int) and not isinstance(self.group, bool) and 1 <= self.group <= 64
+              and self.overlap in (False, True) and self.smem_bytes <= MAX_SMEM)
         if not ok:
             raise ValueError(f"tile options: bn in (128, 256), bk in (32, 64), stages in 2..8, warps in (4, 8) "
-                             f"with at most 64 columns a warp, epi 'direct' or 'smem', min_blocks 1 or 2, group 1..64; "
+                             f"with at most 64 columns a warp, epi 'direct' or 'smem', min_blocks 1 or 2, group 1..64, "
+                             f"overlap False or True, at most {MAX_SMEM} bytes of shared memory; "
                              f"got {self}")
         return self
 
@@ -184,7 +198,9 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     k.mov(k.ctaid.x, dst=u)
     n_units = k.mul(k.shr(k.add(M, BM - 1), 7), k.shr(k.add(N, BN - 1), bn_log2), mode="lo")
     tile_top, tile_done = k.new_label("tile"), k.new_label("tiles_done")
-    k.place(tile_top)
+    ov = tile.overlap
+    if not ov:
+        k.place(tile_top)
     k.bra(tile_done, guard=k.setp("ge", u, n_units))
 
     def raster():
@@ -203,8 +219,6 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
         tile_m = k.add(first_m, k.rem(in_group, gsize))
         tile_n = k.div(in_group, gsize)
         return k.shl(tile_m, 7), k.shl(tile_n, bn_log2)
-
-    m0, n0 = raster()
 
     # ---- cp.async producers: each thread copies 16-byte chunks of A and B per k-tile, a fixed
     # number of rows apart. Registers are tight, so a thread keeps one 32-bit byte offset per operand
@@ -226,20 +240,30 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
                              k.shl(k.and_(tid, cpr - 1), 4)))
         return ptr, klim, left, so, per_pass, nrows // per_pass   # pass i: + i*per_pass*kbytes = 4096*i
 
-    a_ptr, a_klim, a_left, a_soff, a_rpp, a_passes = kmajor_loader(m0, M, BM)
-    if b_trans:
-        b_ptr, b_klim, b_left, b_soff, b_rpp, b_passes = kmajor_loader(n0, N, BN)
-    else:
-        # K x N tile, BK rows x 2*BN bytes: with 16 chunks a row (BN=128) thread t takes k-row
-        # t/16 (and +16), chunk t%16; with 32 (BN=256) k-row t/32 (and +8, +16, ...), chunk t%32
-        cpr = BN // 8
-        b_rows_per_pass = THREADS // cpr
-        b_krow = k.shr(tid, cpr.bit_length() - 1)
-        bcol = k.add(n0, k.shl(k.and_(tid, cpr - 1), 3))
-        b_klim = k.selp(k.sub(K, b_krow, type=pg.s32), 0, k.setp("lt", bcol, N))
-        b_ptr = k.shl(k.mad(b_krow, N, bcol, mode="lo"), 1)
-        b_soff = _swz256(k, k.add(k.shl(b_krow, b_row_log2), k.shl(k.and_(tid, cpr - 1), 4)), b_row_log2)
-    b_soff = k.add(b_soff, A_TILE)
+    def loaders():
+        """The copy state of unit u's tile: A's (and B's) kmajor_loader tuples, or for B of nn
+        (ptr, k limit, smem offset, rows per pass). The first entries of each depend on the tile."""
+        m0, n0 = raster()
+        a = kmajor_loader(m0, M, BM)
+        if b_trans:
+            b = kmajor_loader(n0, N, BN)
+            b_soff = b[3]
+        else:
+            # K x N tile, BK rows x 2*BN bytes: with 16 chunks a row (BN=128) thread t takes k-row
+            # t/16 (and +16), chunk t%16; with 32 (BN=256) k-row t/32 (and +8, +16, ...), chunk t%32
+            cpr = BN // 8
+            b_rows_per_pass = THREADS // cpr
+            b_krow = k.shr(tid, cpr.bit_length() - 1)
+            bcol = k.add(n0, k.shl(k.and_(tid, cpr - 1), 3))
+            b_klim = k.selp(k.sub(K, b_krow, type=pg.s32), 0, k.setp("lt", bcol, N))
+            b_ptr = k.shl(k.mad(b_krow, N, bcol, mode="lo"), 1)
+            b_soff = _swz256(k, k.add(k.shl(b_krow, b_row_log2), k.shl(k.and_(tid, cpr - 1), 4)), b_row_log2)
+            b = (b_ptr, b_klim, None, None, b_rows_per_pass, None)
+        b_soff = k.add(b_soff, A_TILE)
+        return a, b, b_soff
+
+    (a_ptr, a_klim, a_left, a_soff, a_rpp, a_passes), (b_ptr, b_klim, b_left, _, b_rpp, b_passes), b_soff = loaders()
+    b_rows_per_pass = b_rpp
 
     def chunk(off, second_stride, ok, dst_off, pbase):
         """One 16-byte cp.async from byte offset `off` (+ second_stride) of the matrix at pbase."""
@@ -275,6 +299,14 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
                       pg.mem(dst, (b_rows_per_pass << b_row_log2) * i), pb)
             k.add(b_ptr, k.mul(k.ld_param(pn), BK * 2, mode="lo"), dst=b_ptr)
         k.cp_async_commit_group()
+
+    def prologue():
+        for s_ in range(STAGES - 1):
+            issue_tile(k.mov(s_ * BK, type=pg.u32), k.mov(s_ * STAGE_BYTES, type=pg.u32))
+
+    if ov:
+        prologue()
+        k.place(tile_top)
 
     # ---- ldmatrix consumers: per-lane swizzled offsets inside a stage, for k-step 0
     wm = k.shr(warp, WARPS_N.bit_length() - 1)            # warp row 0..1
@@ -348,9 +380,10 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
             return k.and_(nxt, SMEM_BYTES - 1)
         return k.selp(k.sub(nxt, SMEM_BYTES), nxt, k.setp("ge", nxt, SMEM_BYTES))
 
-    # ---- prologue: STAGES-1 tiles in flight (tiles past K are zero-filled, and never read)
-    for s_ in range(STAGES - 1):
-        issue_tile(k.mov(s_ * BK, type=pg.u32), k.mov(s_ * STAGE_BYTES, type=pg.u32))
+    # ---- prologue: STAGES-1 tiles in flight (tiles past K are zero-filled, and never read); with
+    # overlap the previous tile's end issued them
+    if not ov:
+        prologue()
     rd = k.mov(0, type=pg.u32)
     k.cp_async_wait_group(STAGES - 2)
     k.bar_sync(0)
@@ -381,20 +414,37 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     k.add(kt_base, BK, dst=kt_base)
     k.bra(top, guard=k.setp("lt", kt_base, k.add(k.ld_param(pk), (STAGES - 1) * BK)))
     k.cp_async_wait_all()
+    if ov:
+        # every warp is done reading the ring: the next tile's first stages go in now, while this
+        # tile's epilogue runs (C is staged after the ring)
+        k.bar_sync(0)
 
     # ---- epilogue: lane l holds rows l/4 (+8), columns (l%4)*2 + {0,1} of each 16 x 8 tile
     m0, n0 = raster()
     M, N = k.ld_param(pm), k.ld_param(pn)
     wm, wn = k.shr(warp, WARPS_N.bit_length() - 1), k.and_(warp, WARPS_N - 1)
+    if ov:
+        k.add(u, k.nctaid.x, dst=u)
+        with k.if_(k.setp("lt", u, n_units)):
+            (a2, b2, _) = loaders()
+            for old, new in zip((a_ptr, a_klim, a_left, b_ptr, b_klim, b_left), a2[:3] + b2[:3]):
+                if old is not None:
+                    k.mov(new, dst=old)
+            prologue()
     if tile.epi == "smem":
-        _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile)
+        _epilogue_smem(k, acc, k.add(sbase, SMEM_BYTES) if ov else sbase, gc, M, N, m0, n0, tid, lane, wm, wn,
+                       tile, lead_bar=not ov)
     else:
         _epilogue_direct(k, acc, gc, M, N, m0, n0, lane, wm, wn, tile)
-    # the next tile's prologue refills the ring that slow warps may still read (the staged C tile,
-    # or the last k-tile's fragments)
-    k.bar_sync(0)
-    k.add(u, k.nctaid.x, dst=u)
-    k.bra(tile_top)
+    if ov:
+        # the staged C tile is next written a whole k-loop (and its barriers) later
+        k.bra(tile_top, guard=k.setp("lt", u, n_units))
+    else:
+        # the next tile's prologue refills the ring that slow warps may still read (the staged C tile,
+        # or the last k-tile's fragments)
+        k.bar_sync(0)
+        k.add(u, k.nctaid.x, dst=u)
+        k.bra(tile_top)
     k.place(tile_done)
     k.ret()
 
@@ -418,7 +468,7 @@ def _epilogue_direct(k, acc, gc, M, N, m0, n0, lane, wm, wn, tile: Tile):
                 k.st(k.add(rbase, k.mul(col, 2, mode="wide")), v, pg.b32, guard=ok)
 
 
-def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile: Tile):
+def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile: Tile, lead_bar: bool = True):
     """epi="smem": the whole 128 x BN bf16 block tile goes through the (now idle) stage ring, so C is
     written with 16-byte stores of whole 2*BN-byte row segments instead of 4-byte pairs. Rows of the
     staging tile are 2*BN bytes; 16-byte chunks are XOR-swizzled with row % 8, so both the 4-byte
@@ -427,7 +477,8 @@ def _epilogue_smem(k, acc, sbase, gc, M, N, m0, n0, tid, lane, wm, wn, tile: Til
     BN, THREADS, NI = tile.bn, tile.threads, tile.wn // 8
     row_bytes = 2 * BN
     chunks = BN // 8                                      # 16-byte chunks per row
-    k.bar_sync(0)                                         # every warp is done reading the ring
+    if lead_bar:
+        k.bar_sync(0)                                     # every warp is done reading the ring
     r = k.shr(lane, 2)                                     # rows r and r + 8 of each 16 x 8 tile
     wrow = k.add(k.shl(wm, 6), r)
     wchunk = k.mul(wn, NI, mode="lo")                      # the warp's first chunk (NI of them)

@@ -34,6 +34,7 @@ def _run(layout, m, n, k, tile, seed=0, grid=None):
     (g.TILE, (200, 264, 72)),                            # the default tile
     (g.Tile(128, 32, 4, 4, "smem", 2), (136, 264, 104)),  # 4 warps (2 x 2), two CTAs per SM
     (g.Tile(128, 64, 3, 4), (130, 128, 200)),
+    (g.Tile(256, 32, 4, epi="smem", group=16, overlap=True), (200, 264, 72)),   # one CTA a tile, overlap
 ], ids=lambda t: t.name if isinstance(t, g.Tile) else "x".join(map(str, t)))
 def test_kernel_matches_numpy(layout, tile, shape):
     got, ref = _run(layout, *shape, tile)
@@ -53,10 +54,13 @@ def test_raster_group_covers_every_tile_once(group):
     assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(40)).all()
 
 
+@pytest.mark.parametrize("overlap", [False, True], ids=["", "overlap"])
+@pytest.mark.parametrize("epi", ["smem", "direct"])
 @pytest.mark.parametrize("layout", ["nn", "nt"])
-def test_persistent_ctas_walk_several_tiles(layout):
-    # 2 CTAs for 6 tiles: each runs the prologue, k-loop and epilogue three times over one ring
-    tile = g.Tile(128, 32, 3, epi="smem")
+def test_persistent_ctas_walk_several_tiles(layout, epi, overlap):
+    # 2 CTAs for 6 tiles: each runs the prologue, k-loop and epilogue three times over one ring (with
+    # overlap, a tile's prologue is issued before the previous tile's epilogue)
+    tile = g.Tile(128, 32, 3, epi=epi, overlap=overlap)
     got, ref = _run(layout, 260, 384, 72, tile, grid=g.persistent_grid(260, 384, 2, tile))
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

@@ -12,7 +12,9 @@ g = load_sample("gemm_ampere")
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("tile", [g.Tile(), g.Tile(128, 64, 3), g.TILE, g.Tile(128, 32, 3, 4)], ids=lambda t: t.name)
+@pytest.mark.parametrize("tile", [g.Tile(), g.Tile(128, 64, 3), g.TILE, g.Tile(128, 32, 3, 4),
+                                  g.Tile(256, 32, 4, epi="smem", overlap=True), g.Tile(overlap=True)],
+                         ids=lambda t: t.name)
 def test_ptx_has_the_pipeline_pieces(target, tile):
     text = g.build(target, tile).emit().text
     stages, bk = tile.stages, tile.bk
@@ -28,8 +30,14 @@ def test_ptx_has_the_pipeline_pieces(target, tile):
         # 4 x wn/8 mma tiles per warp, bk/16 k-steps per k-tile, in the loop body (prologue has none)
         assert body.count("mma.sync.aligned") == g.MI * tile.wn // 8 * (bk // 16)
         # one barrier per k-tile, plus the prologue's, the smem epilogue's two, and one before the
-        # next tile of a persistent CTA refills the ring
-        assert body.count("bar.sync 0;") == 3 + (2 if tile.epi == "smem" else 0)
+        # next tile of a persistent CTA refills the ring; with overlap the one after the k-loop lets the
+        # next tile's prologue in before the epilogue, whose C tile has its own buffer (one barrier)
+        if tile.overlap:
+            assert body.count("bar.sync 0;") == 3 + (1 if tile.epi == "smem" else 0)
+            # the prologue is issued before the first tile and again before each further tile's epilogue
+            assert body.count("cp.async.commit_group;") == 2 * (stages - 1) + 1
+        else:
+            assert body.count("bar.sync 0;") == 3 + (2 if tile.epi == "smem" else 0)
     nn = text.split(f".entry {g.KERNELS['nn']}(")[1]
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in nn.split("\n}\n")[0]
     nt = text.split(f".entry {g.KERNELS['nt']}(")[1].split("\n}\n")[0]
@@ -144,7 +152,8 @@ def test_assembles_without_spills(target, tile):
 
 @pytest.mark.parametrize("tile", [g.Tile(bn=192), g.Tile(bk=16), g.Tile(stages=1), g.Tile(stages=9),
                                   g.Tile(256, warps=4), g.Tile(epi="tma"), g.Tile(min_blocks=3),
-                                  g.Tile(group=0), g.Tile(group=65), g.Tile(group=True), g.Tile(group=2.0)], ids=str)
+                                  g.Tile(group=0), g.Tile(group=65), g.Tile(group=True), g.Tile(group=2.0),
+                                  g.Tile(overlap=2), g.Tile(256, 64, 4, epi="smem", overlap=True)], ids=str)
 def test_build_rejects_tile_options_it_cannot_make(tile):
     with pytest.raises(ValueError, match="tile options"):
         g.build("sm_90a", tile)
@@ -157,12 +166,16 @@ def test_smem_bytes_follow_the_tile():
     assert g.Tile(256, 64, 3).smem_bytes == 3 * (128 + 256) * 64 * 2 == 147456   # fits A100's 163 KiB
     assert g.Tile(256, 64, 4).smem_bytes == 196608                               # Hopper only (227 KiB)
     assert g.Tile(256, 32, 2, epi="smem").smem_bytes == 128 * 256 * 2            # the staged C tile
+    assert g.Tile(256, 32, 4, epi="smem", overlap=True).smem_bytes == 4 * 24576 + 65536   # C after the ring
+    assert g.Tile(256, 32, 4, overlap=True).smem_bytes == 4 * 24576                      # direct: no staging
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("tile", [g.Tile(), g.TILE, g.Tile(256, 32, 4), g.Tile(256, 64, 3), g.Tile(256, 64, 4),
                                   g.Tile(128, 32, 2, epi="smem"), g.Tile(128, 32, 4, 4, "smem", 2),
-                                  g.Tile(256, 32, 4, epi="smem"), g.Tile(256, 32, 4, epi="smem", group=3)],
+                                  g.Tile(256, 32, 4, epi="smem"), g.Tile(256, 32, 4, epi="smem", group=3),
+                                  g.Tile(256, 32, 4, epi="smem", group=16, overlap=True),
+                                  g.Tile(256, 32, 4, group=16, overlap=True)],
                          ids=lambda t: t.name)
 @pytest.mark.parametrize("layout", ["nn", "nt"])
 def test_gemm_matches_reference_on_gpu(layout, tile):
