@@ -24,7 +24,8 @@ Structure (the Ampere recipe, all built through ptxgen's builder), for a `Tile`:
   16-byte stores of whole row segments; `epi="direct"` stores 4-byte pairs from the accumulators;
 - `overlap=True`: a persistent CTA issues its next tile's first stages right after the k-loop, before
   the epilogue (which then stages C in a buffer of its own after the ring), so the copies' latency
-  hides behind the epilogue.
+  hides behind the epilogue. Measured 0-1.7 % slower under sustained load on the H200 (it runs at a
+  lower clock at the power limit; bench/LOG.md round 7), so the default tile does not use it.
 
 `build(target, tile)`, `prepare(module, layout, tile)` and `launch(..., tile)` take the same Tile;
 `Tile.check` names an option the generator cannot build. bench/gemm.py measures tiles against
