@@ -49,6 +49,17 @@ def ampere_kind(text: str):
     return tile, head == "ampere-pers"
 
 
+def ampere_kernels(arch: str, kinds):
+    """{kind: (nt Function, Tile, persistent)} for {kind: (Tile, persistent)}: one module per distinct Tile."""
+    import gemm_ampere as g
+    from ptxgen.runtime import load_module
+    funcs = {}
+    for tile, _ in kinds.values():
+        if tile not in funcs:
+            funcs[tile] = g.prepare(load_module(g.build(arch, tile).emit()), "nt", tile)
+    return {kind: (funcs[tile], tile, pers) for kind, (tile, pers) in kinds.items()}
+
+
 def parse_kinds(ap, text: str, known):
     """--kernels: (the kinds in order, {each hopper:FIELDS[@SPLIT] kind: (Config, m_split)},
     {each ampere:FIELDS or ampere-pers:FIELDS kind: (Tile, persistent)}); anything else unknown, or a

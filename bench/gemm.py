@@ -80,7 +80,8 @@ def main(argv=None) -> int:
         ptx = g.build(target, tile).emit()
         res = assemble(ptx, target)
         mod = load_module(ptx)
-        grids = {"tiles": [None], "persistent": [sms * tile.min_blocks], "both": [None, sms * tile.min_blocks]}
+        slots = g.resident_ctas(sms, tile)
+        grids = {"tiles": [None], "persistent": [slots], "both": [None, slots]}
         for layout in ("nn", "nt"):
             f = g.prepare(mod, layout, tile)
             r = res.resources[g.KERNELS[layout]]

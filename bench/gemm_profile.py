@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason, parse_kinds  # noqa: E402
+from _gpu import ampere_kernels, gpu_or_reason, parse_kinds  # noqa: E402
 
 KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m192ring", "hopper-m256", "ampere")
 
@@ -75,14 +75,11 @@ def main(argv=None) -> int:
                 maps = h.tensor_maps(cfg, a, bt, m, n, k, c=c)
                 calls[kind] = (lambda f=f, cfg=cfg, maps=maps, split=split:
                                h.launch(f, cfg, maps, c, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count), m_split=split))
-    if "ampere" in kinds:
-        amod = load_module(g.build(ctx.arch).emit())
-        fa = g.prepare(amod, "nt")
-        calls["ampere"] = lambda: g.launch(fa, a, bt, c, m, n, k)
-    for kind, (tile, pers) in ampere_extra.items():
-        ft = g.prepare(load_module(g.build(ctx.arch, tile).emit()), "nt", tile)
-        calls[kind] = (lambda ft=ft, tile=tile, pers=pers:
-                       g.launch(ft, a, bt, c, m, n, k, tile, ctas=ctx.sm_count * tile.min_blocks if pers else None))
+    ampere_kinds = {"ampere": (g.TILE, False), **ampere_extra}
+    ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds})
+    for kind, (ft, tile, pers) in ampere_funcs.items():
+        ctas = g.resident_ctas(ctx.sm_count, tile) if pers else None
+        calls[kind] = lambda ft=ft, tile=tile, ctas=ctas: g.launch(ft, a, bt, c, m, n, k, tile, ctas=ctas)
     if "cublas" in kinds:
         calls["cublas"] = lambda: torch.matmul(a, bt.t(), out=c)
 

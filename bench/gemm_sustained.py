@@ -42,7 +42,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason, parse_kinds  # noqa: E402
+from _gpu import ampere_kernels, gpu_or_reason, parse_kinds  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
@@ -92,9 +92,8 @@ def main(argv=None) -> int:
         hmod = load_module(h.build("sm_90a", cfgs).emit())
         funcs = {c_: h.prepare(hmod, c_) for c_ in cfgs}
         slots = {c_: h.resident_ctas(f_, c_, ctx.sm_count) for c_, f_ in funcs.items()}
-    fa = g.prepare(load_module(g.build(ctx.arch).emit()), "nt")
-    ampere_funcs = {kind: (g.prepare(load_module(g.build(ctx.arch, tile).emit()), "nt", tile), tile, pers)
-                    for kind, (tile, pers) in ampere_extra.items()}
+    ampere_kinds = {"ampere": (g.TILE, False), "ampere-pers": (g.TILE, True), **ampere_extra}
+    ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds})
     sampler = Sampler()
     rows = []
     try:
@@ -103,12 +102,11 @@ def main(argv=None) -> int:
             A = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
             BT = [torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
             C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(SETS)]
-            calls = {"cublas": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i]),
-                     "ampere": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k),
-                     "ampere-pers": lambda i: g.launch(fa, A[i], BT[i], C[i], m, n, k, ctas=ctx.sm_count)}
+            calls = {"cublas": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i])}
             for kind, (ft, tile, pers) in ampere_funcs.items():
-                calls[kind] = lambda i, ft=ft, tile=tile, pers=pers: g.launch(
-                    ft, A[i], BT[i], C[i], m, n, k, tile, ctas=ctx.sm_count * tile.min_blocks if pers else None)
+                ctas = g.resident_ctas(ctx.sm_count, tile) if pers else None
+                calls[kind] = lambda i, ft=ft, tile=tile, ctas=ctas: g.launch(ft, A[i], BT[i], C[i], m, n, k, tile,
+                                                                             ctas=ctas)
             if hopper_ok:
                 maps = {c_: [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)] for c_ in cfgs}
                 for kind, (c_, split, balanced) in hopper_kinds.items():

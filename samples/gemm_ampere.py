@@ -96,9 +96,9 @@ class Tile:
 
     @property
     def name(self) -> str:
-        return f"128x{self.bn}x{self.bk}_s{self.stages}_w{self.warps}_{self.epi}" + \
-            ("" if self.min_blocks == 1 else f"_b{self.min_blocks}") + ("" if self.group == GROUP_M else f"_g{self.group}") + \
-            ("_ov" if self.overlap else "")
+        return (f"128x{self.bn}x{self.bk}_s{self.stages}_w{self.warps}_{self.epi}"
+                + ("" if self.min_blocks == 1 else f"_b{self.min_blocks}")
+                + ("" if self.group == GROUP_M else f"_g{self.group}") + ("_ov" if self.overlap else ""))
 
     def check(self) -> "Tile":
         """Raise ValueError naming what the generator cannot build."""
@@ -138,6 +138,12 @@ def check_shape(m: int, n: int, k: int) -> None:
 def grid_for(m: int, n: int, tile: Tile = TILE) -> tuple:
     """One CTA per block tile."""
     return (((m + BM - 1) // BM) * ((n + tile.bn - 1) // tile.bn),)
+
+
+def resident_ctas(sm_count: int, tile: Tile = TILE) -> int:
+    """The CTA slots resident at once on sm_count SMs (tile.min_blocks each): launch's `ctas` for a
+    persistent grid."""
+    return sm_count * tile.min_blocks
 
 
 def persistent_grid(m: int, n: int, ctas: int, tile: Tile = TILE) -> tuple:
@@ -264,7 +270,6 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
         return a, b, b_soff
 
     (a_ptr, a_klim, a_left, a_soff, a_rpp, a_passes), (b_ptr, b_klim, b_left, _, b_rpp, b_passes), b_soff = loaders()
-    b_rows_per_pass = b_rpp
 
     def chunk(off, second_stride, ok, dst_off, pbase):
         """One 16-byte cp.async from byte offset `off` (+ second_stride) of the matrix at pbase."""
@@ -293,11 +298,11 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
             k.add(ptr, kbytes, dst=ptr)
         if not b_trans:
             dst = k.add(sw, b_soff)
-            for i in range(BK // b_rows_per_pass):
-                kr = kt_base if i == 0 else k.add(kt_base, b_rows_per_pass * i)
-                stride = None if i == 0 else k.mul(k.ld_param(pn), b_rows_per_pass * 2 * i, mode="lo")
+            for i in range(BK // b_rpp):
+                kr = kt_base if i == 0 else k.add(kt_base, b_rpp * i)
+                stride = None if i == 0 else k.mul(k.ld_param(pn), b_rpp * 2 * i, mode="lo")
                 chunk(b_ptr, stride, k.setp("lt", kr, b_klim, type=pg.s32),
-                      pg.mem(dst, (b_rows_per_pass << b_row_log2) * i), pb)
+                      pg.mem(dst, (b_rpp << b_row_log2) * i), pb)
             k.add(b_ptr, k.mul(k.ld_param(pn), BK * 2, mode="lo"), dst=b_ptr)
         k.cp_async_commit_group()
 

@@ -126,6 +126,11 @@ def test_persistent_grid_keeps_the_rounds_with_the_fewest_ctas(m, n, ctas, want)
         g.persistent_grid(m, n, 0)
 
 
+def test_resident_ctas_count_min_blocks_per_sm():
+    assert g.resident_ctas(132) == 132 * g.TILE.min_blocks == 132
+    assert g.resident_ctas(132, g.Tile(128, 32, 4, 4, "smem", 2)) == 264
+
+
 def test_grid_covers_ragged_sizes():
     assert g.grid_for(1000, 1000, g.Tile()) == (8 * 8,)
     assert g.grid_for(1, 8) == (1,)
