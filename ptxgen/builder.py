@@ -1407,6 +1407,14 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             raise _err("barrier.arrive needs a thread count")
         self._bar("barrier.arrive.aligned" if aligned else "barrier.arrive", barrier, count, guard)
 
+    def bar_warp_sync(self, membermask=0xFFFFFFFF, *, guard=None):
+        """`bar.warp.sync membermask;`: the warp's threads named in membermask meet here, and their memory
+        accesses before it are ordered before those after it (e.g. before one lane arrives for the warp)."""
+        if isinstance(membermask, int) and not isinstance(membermask, bool) and not 0 < membermask <= 0xFFFFFFFF:
+            raise _err(f"bar.warp.sync membermask must be a nonzero 32-bit lane mask, not {membermask:#x}",
+                       cls=LegalityError)
+        self._emit("bar.warp.sync", (self._src(membermask, b32, "membermask"),), guard)
+
     def _bar(self, opcode, barrier, count, guard):
         if isinstance(barrier, int) and not 0 <= barrier <= 15:
             raise _err(f"barrier id must be 0..15, not {barrier}", cls=LegalityError)

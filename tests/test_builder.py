@@ -557,6 +557,35 @@ def test_mbarrier_wait_loops_and_traps_after_the_timeout():
             k.mbarrier_wait(bar, parity=0, timeout_cycles=bad)
 
 
+
+def test_mbarrier_wait_spins_on_test_wait_before_sm90():
+    # sm_80-sm_89 have mbarrier.test_wait but not try_wait; the wait loop uses what the target has
+    # (tests/test_gemm_ampere.py assembles an sm_80 kernel that waits this way)
+    for target, op in (("sm_80", "mbarrier.test_wait.parity"), ("sm_86", "mbarrier.test_wait.parity"),
+                       ("sm_90a", "mbarrier.try_wait.parity")):
+        m = pg.Module(target=target)
+        k = m.entry("w")
+        bar = k.shared("bar", 8, align=8)
+        k.mbarrier_init(bar, 1)
+        k.mbarrier_arrive(bar)
+        n = len(k.fn.body)
+        k.mbarrier_wait(bar, parity=0)
+        got = texts(k, n)
+        assert got[0].startswith(op + ".shared.b64 ") and got[1].startswith("@!%p")
+
+
+def test_bar_warp_sync_takes_a_nonzero_lane_mask():
+    m, k = kernel()
+    k.bar_warp_sync()
+    assert last(k) == "bar.warp.sync 4294967295;"
+    k.bar_warp_sync(0x0000FFFF)
+    assert last(k) == "bar.warp.sync 65535;"
+    k.bar_warp_sync(k.reg(u32))
+    assert last(k).startswith("bar.warp.sync %r")
+    for bad in (0, 1 << 32, -2):
+        with pytest.raises(BuildError, match="membermask"):
+            k.bar_warp_sync(bad)
+
 # ----------------------------------------------------------------------------------------------- createpolicy
 def test_createpolicy_text_and_refusals():
     m, k = kernel("sm_80", version="7.4")

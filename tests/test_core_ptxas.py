@@ -440,6 +440,10 @@ for op, bar, cnt in itertools.product(("bar_sync", "barrier_sync", "bar_arrive",
     probe(f"{text} {ops}", f"{text} {ops};",
           lambda k, e, op=op, bar=bar, cnt=cnt: getattr(k, op)(e.r(u32) if bar == "reg" else bar,
                                                               e.r(u32) if cnt == "reg" else cnt))
+for mask in (0xFFFFFFFF, 0x0000FFFF, "reg"):
+    ops = "%r1" if mask == "reg" else str(mask)
+    probe(f"bar.warp.sync {ops}", f"bar.warp.sync {ops};",
+          lambda k, e, mask=mask: k.bar_warp_sync(e.r(u32) if mask == "reg" else mask))
 probe("barrier.sync (unaligned)", "barrier.sync 1, 64;", lambda k, e: k.barrier_sync(1, 64, aligned=False))
 probe("barrier.arrive (unaligned)", "barrier.arrive 1, 64;", lambda k, e: k.barrier_arrive(1, 64, aligned=False))
 for level in ("cta", "gl", "sys", "gpu"):

@@ -126,12 +126,16 @@ class MbarrierOps(CheckedOps):
 
     def mbarrier_wait(self, addr, *, parity, timeout_cycles: Optional[int] = None, space: str = "shared") -> None:
         """Wait until the phase of the barrier at `addr` with parity `parity` has completed: a loop around
-        `mbarrier.try_wait.parity`. With `timeout_cycles` the loop traps once that many %clock64 cycles
-        have passed, so a wait that can never complete ends the launch with an error instead of a hang."""
+        `mbarrier.try_wait.parity` (sm_90 and later; `mbarrier.test_wait.parity` on sm_80-sm_89, which
+        have no try_wait). With `timeout_cycles` the loop traps once that many %clock64 cycles have
+        passed, so a wait that can never complete ends the launch with an error instead of a hang."""
         _check_timeout(timeout_cycles)
         t0 = self.sreg("%clock64") if timeout_cycles is not None else None
         top = self.label("mbar_wait")
-        done = self.mbarrier_try_wait(addr, parity=parity, space=space)
+        if self.target.satisfies("sm_90"):
+            done = self.mbarrier_try_wait(addr, parity=parity, space=space)
+        else:
+            done = self.mbarrier_test_wait(addr, parity=parity, space=space)
         if t0 is None:
             self.bra(top, guard=~done)
             return
