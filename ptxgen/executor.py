@@ -20,8 +20,9 @@ Modelled: mov (special registers, symbol addresses, vector pack/unpack), add sub
 fma div rem min max neg abs not and or xor shl shr setp selp cvt cvta, ld/st (global, shared, param,
 generic; .v2/.v4), atom/red (integer, and .add.f32/.f64; threads applied in order), createpolicy (an
 opaque 0: caches are not modelled, so cache hints change nothing), bra, ret/exit,
-bar.sync/barrier.sync, shfl.sync, ldmatrix, stmatrix, mma.sync (any shape and type that
-ptxgen.layout maps: f16 bf16 tf32 f64 s8 u8 inputs), cp.async (done at once) with commit/wait, and
+bar.sync/barrier.sync, bar.warp.sync, shfl.sync, ldmatrix, stmatrix, mma.sync (any shape and type that
+ptxgen.layout maps: f16 bf16 tf32 f64 s8 u8 inputs), cp.async (done at once) with commit/wait and
+cp.async.mbarrier.arrive{.noinc} (arrives at once), and
 fences/membar (no-ops: memory is sequentially consistent here). Everything else raises
 UnsupportedInstructionError with the instruction's source location.
 
@@ -309,6 +310,13 @@ class _Cta:
     bar_id: np.ndarray
     bar_count: np.ndarray
     mbarriers: Dict[int, "_Mbarrier"] = field(default_factory=dict)
+
+
+# bar_count markers of threads delayed at an mbarrier.test_wait (bar_id names the barrier): still delayed,
+# and released to see the barrier as it is
+_TEST_WAIT, _GIVE_UP = -1, -2
+# bar_id of threads at bar.warp.sync: _WARP_SYNC - warp (mbarrier waits use -address-1, barriers 0..15)
+_WARP_SYNC = -(1 << 40)
 
 
 @dataclass
@@ -628,6 +636,17 @@ class _Executor:
         waiting = np.nonzero(cta.waiting)[0]
         live = int(cta.live.sum())
         for b in np.unique(cta.bar_id[waiting]):
+            if b <= _WARP_SYNC:
+                at = waiting[cta.bar_id[waiting] == b]
+                warp = int(_WARP_SYNC - b)
+                lanes = np.arange(32 * warp, min(32 * warp + 32, cta.nthreads))
+                mask = int(cta.bar_count[at[0]])
+                need = lanes[cta.live[lanes] & (((mask >> (lanes % 32)) & 1) == 1)]
+                if np.isin(need, at).all():
+                    cta.waiting[at] = False
+                    cta.pc[at] += 1
+                    return
+                continue
             if b < 0:
                 continue  # threads parked on an mbarrier wake when its phase completes
             at = waiting[cta.bar_id[waiting] == b]
@@ -636,18 +655,26 @@ class _Executor:
                 cta.waiting[at] = False
                 cta.pc[at] += 1
                 return
+        tests = waiting[cta.bar_count[waiting] == _TEST_WAIT]
+        if tests.size:
+            # nothing else can run: the delayed mbarrier.test_waits go ahead and return false
+            cta.waiting[tests] = False
+            cta.bar_count[tests] = _GIVE_UP
+            return
         pcs = sorted(set(int(p) for p in cta.pc[waiting]))
         loc, text = self._where(pcs[0])
         exited = cta.nthreads - live
-        parked = sorted({int(-b - 1) for b in cta.bar_id[waiting] if b < 0})
+        parked = sorted({int(-b - 1) for b in cta.bar_id[waiting] if _WARP_SYNC < b < 0})
         if parked:
             states = "; ".join(cta.mbarriers[a].describe(a) for a in parked if a in cta.mbarriers)
             raise DeadlockError(
                 f"deadlock: {waiting.size} live threads wait (bar.sync or mbarrier.try_wait) and none can "
                 f"proceed; {states}; {exited} threads exited", loc, text, waiting)
+        where = ", ".join(f"bar.warp.sync of warp {_WARP_SYNC - b}" if b <= _WARP_SYNC else f"barrier {b}"
+                          for b in sorted(set(int(b) for b in cta.bar_id[waiting])))
         raise DeadlockError(
             f"deadlock: {waiting.size} live threads wait at barriers that cannot complete "
-            f"(barrier ids {sorted(set(int(b) for b in cta.bar_id[waiting]))}, {exited} threads exited)",
+            f"({where}; {exited} threads exited)",
             loc, text, waiting)
 
     # ---------------------------------------------------------------- compiling instructions
@@ -1119,9 +1146,25 @@ class _Executor:
 
     _op_exit = _op_ret
 
+    def _op_bar_warp(self, ins):
+        """bar.warp.sync mask: the threads wait until every live thread of their warp named in the mask is there."""
+        rmask = self._reader(ins.operands[0], "u32")
+
+        def body(cta, idx):
+            masks = rmask(cta, idx).astype(np.int64)
+            lanes = idx % 32
+            if ((masks >> lanes) & 1 == 0).any():
+                raise _ExecFail("bar.warp.sync: the executing thread's lane is not in membermask")
+            cta.waiting[idx] = True
+            cta.bar_id[idx] = _WARP_SYNC - idx // 32
+            cta.bar_count[idx] = masks
+        return body, True
+
     def _op_bar(self, ins, mods):
+        if mods == ["warp", "sync"]:
+            return self._op_bar_warp(ins)
         if mods and mods[0] not in ("sync", "cta") or "arrive" in mods or "red" in mods:
-            raise _Unsupported(f"{ins.opcode} is not modelled (bar.sync / barrier.sync only)")
+            raise _Unsupported(f"{ins.opcode} is not modelled (bar.sync / barrier.sync / bar.warp.sync only)")
         ops = ins.operands
         rid = self._reader(ops[0], "u32") if ops else None
         rcount = self._reader(ops[1], "u32") if len(ops) > 1 else None
@@ -1160,7 +1203,7 @@ class _Executor:
         if len(mods) > 1 and mods[1] == "bulk":
             return self._op_cp_bulk(ins, mods[2:])
         if "mbarrier" in mods:
-            raise _Unsupported(f"{ins.opcode} is not modelled")
+            return self._op_cp_async_mbarrier(ins, mods)
         dst, src, size, *rest = ins.operands
         _, wa = self._address(dst, "shared")
         _, ra = self._address(src, "global")
@@ -1179,6 +1222,26 @@ class _Executor:
                     data[j, :keep[j]] = self._bytes("global", int(src_addr[j]), int(keep[j]), cta)
             self._store("shared", wa(cta, idx), data, cta)
         return body, False
+
+    def _op_cp_async_mbarrier(self, ins, mods):
+        """cp.async.mbarrier.arrive{.noinc} [mbar]: this thread's cp.asyncs are done when issued, so the
+        arrive-on happens now. With .noinc it counts against the barrier's expected arrivals; without, the
+        pending count is raised by one first, so the two cancel."""
+        _, addr = self._address(ins.operands[0], "shared")
+        noinc = "noinc" in mods
+
+        def arrive(cta, idx):
+            for ad in addr(cta, idx):
+                mb = cta.mbarriers.get(int(ad))
+                if mb is None:
+                    raise _ExecFail(f"mbarrier at shared {int(ad):#x} was not initialized (mbarrier.init)")
+                if not noinc:
+                    continue
+                mb.pending -= 1
+                if mb.pending < 0:
+                    raise _ExecFail(f"more arrivals than expected: {mb.describe(int(ad))}")
+                self._maybe_complete(cta, int(ad), mb)
+        return arrive, False
 
     # ---------------------------------------------------------------- bulk copies and TMA
     def _op_cp_bulk(self, ins, mods):
@@ -1551,7 +1614,7 @@ class _Executor:
             _, addr = self._address(a, "shared")
             rs = self._reader(st, "u32" if parity else "b64")
             wd = self._writer(d, "pred")
-            park = kind == "try_wait"
+            test = kind == "test_wait"
 
             def wait(cta, idx):
                 ads = addr(cta, idx)
@@ -1563,14 +1626,22 @@ class _Executor:
                         raise _ExecFail(f"mbarrier at shared {int(ad):#x} was not initialized (mbarrier.init)")
                     # the phase of parity p (or the one the token names) is complete once the barrier moved past it
                     done[j] = (mb.phase & 1) != (int(sv[j]) & 1) if parity else mb.phase > int(sv[j])
-                if park and not done.all():
-                    # a false try_wait is only ever retried: park the threads until the phase completes
-                    stay = idx[~done]
+                # a false try_wait is only ever retried: park the threads until the phase completes. A test_wait
+                # that would be false is delayed the same way (a legal schedule, and a spin loop around it then
+                # cannot starve the threads that complete the phase), until no other thread can run: then it
+                # returns false (_GIVE_UP)
+                fail = ~done
+                if test:
+                    fail &= cta.bar_count[idx] != _GIVE_UP
+                    cta.bar_count[idx[cta.bar_count[idx] == _GIVE_UP]] = 0
+                stay = idx[fail]
+                if stay.size:
                     cta.waiting[stay] = True
-                    cta.bar_id[stay] = -ads[~done].astype(np.int64) - 1
-                go = idx[done] if park else idx
+                    cta.bar_id[stay] = -ads[fail].astype(np.int64) - 1
+                    cta.bar_count[stay] = _TEST_WAIT if test else 0
+                go = idx[~fail]
                 if go.size:
-                    wd(cta, go, done[done] if park else done)
+                    wd(cta, go, done[~fail])
                     cta.pc[go] += 1
             return wait, True
         raise _Unsupported(f"{ins.opcode} is not modelled")

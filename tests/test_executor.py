@@ -420,6 +420,123 @@ def test_mbarrier_that_never_completes_reports_its_phase():
     assert e.value.loc.line == 25 and len(e.value.threads) == 32
 
 
+
+def _cp_async_mbarrier_kernel(count: int, noinc: bool) -> str:
+    """Warp 1 cp.asyncs 16 bytes a lane into shared memory and arrives on the barrier when its copies land
+    (cp.async.mbarrier.arrive); warp 0 waits on phase 0 and copies the shared words out."""
+    return f"""
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry cpmb(.param .u64 pin, .param .u64 pout)
+{{
+    .shared .align 8 .b64 bar;
+    .shared .align 16 .b32 data[128];
+    .reg .pred %p<3>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<10>;
+    ld.param.u64 %rd0, [pin];
+    ld.param.u64 %rd1, [pout];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, bar;
+    mov.u32 %r2, data;
+    and.b32 %r3, %r0, 31;
+    shl.b32 %r4, %r3, 4;
+    add.u32 %r5, %r2, %r4;
+    setp.eq.u32 %p0, %r0, 0;
+    @%p0 mbarrier.init.shared.b64 [%r1], {count};
+    bar.sync 0;
+    setp.ge.u32 %p1, %r0, 32;
+    @%p1 bra $producer;
+$wait:
+    mbarrier.test_wait.parity.shared.b64 %p2, [%r1], 0;
+    @!%p2 bra $wait;
+    ld.shared.v4.u32 {{%r6, %r7, %r8, %r9}}, [%r5];
+    cvt.u64.u32 %rd2, %r4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.v4.u32 [%rd3], {{%r6, %r7, %r8, %r9}};
+    ret;
+$producer:
+    cvt.u64.u32 %rd4, %r4;
+    add.u64 %rd5, %rd0, %rd4;
+    cp.async.cg.shared.global [%r5], [%rd5], 16;
+    cp.async.mbarrier.arrive{'.noinc' if noinc else ''}.shared.b64 [%r1];
+    {'' if noinc else 'mbarrier.arrive.shared.b64 %rd6, [%r1];'}
+    ret;
+}}
+"""
+
+
+def test_cp_async_mbarrier_arrive_completes_the_phase_with_noinc_and_cancels_without():
+    # warp 0 spins on mbarrier.test_wait before warp 1 (later in the code) has copied: the executor delays
+    # the failing test_wait instead of letting the spin starve the producer
+    src = np.arange(128, dtype=np.uint32) * 7 + 1
+    # .noinc: the 32 copying lanes are the barrier's 32 expected arrivals
+    out = np.zeros(128, np.uint32)
+    run_kernel(_cp_async_mbarrier_kernel(32, True), "cpmb", grid=(1,), block=(64,), args=[Buffer(src), Buffer(out)])
+    assert (out == src).all()
+    # without .noinc the async arrive is balanced by its own increment: the 32 plain arrives complete it
+    out = np.zeros(128, np.uint32)
+    run_kernel(_cp_async_mbarrier_kernel(32, False), "cpmb", grid=(1,), block=(64,), args=[Buffer(src), Buffer(out)])
+    assert (out == src).all()
+
+
+def _warp_sync_kernel(second: str) -> str:
+    """Lanes 0-15 of a warp branch off and write shared words, lanes 16-31 wait at bar.warp.sync first;
+    after the meeting every lane reads the word of lane (l + 16) % 32. `second` is what lanes 0-15 run
+    where they meet the others."""
+    return f"""
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry ws(.param .u64 pout)
+{{
+    .shared .align 4 .b32 data[32];
+    .reg .pred %p<3>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<10>;
+    ld.param.u64 %rd1, [pout];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r2, data;
+    shl.b32 %r4, %r0, 2;
+    add.u32 %r5, %r2, %r4;
+    setp.lt.u32 %p1, %r0, 16;
+    @%p1 bra $low;
+    mul.lo.u32 %r7, %r0, 5;
+    st.shared.u32 [%r5], %r7;
+    bar.warp.sync -1;
+    bra $read;
+$low:
+    mul.lo.u32 %r7, %r0, 3;
+    st.shared.u32 [%r5], %r7;
+    {second}
+$read:
+    add.u32 %r8, %r0, 16;
+    and.b32 %r8, %r8, 31;
+    shl.b32 %r8, %r8, 2;
+    add.u32 %r8, %r2, %r8;
+    ld.shared.u32 %r6, [%r8];
+    mul.wide.u32 %rd2, %r0, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r6;
+    ret;
+}}
+"""
+
+
+def test_bar_warp_sync_joins_lanes_that_arrive_at_different_instructions():
+    out = np.zeros(32, np.uint32)
+    run_kernel(_warp_sync_kernel("bar.warp.sync -1;"), "ws", grid=(1,), block=(32,), args=[Buffer(out)])
+    lane = np.arange(32)
+    src = (lane + 16) % 32
+    assert (out == np.where(src < 16, 3 * src, 5 * src)).all()
+
+
+def test_bar_warp_sync_that_cannot_complete_is_a_deadlock():
+    with pytest.raises(DeadlockError, match="bar.warp.sync of warp 0") as e:
+        run_kernel(_warp_sync_kernel("bar.sync 0;"), "ws", grid=(1,), block=(32,), args=[Buffer(np.zeros(32, np.uint32))])
+    assert len(e.value.threads) == 32
+
 # ------------------------------------------------------------------------------------------------ mma.sync forms
 
 def _elem_bits(x: np.ndarray, t: str) -> np.ndarray:
