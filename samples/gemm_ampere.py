@@ -22,6 +22,12 @@ Structure (the Ampere recipe, all built through ptxgen's builder), for a `Tile`:
   src-size 0, and the epilogue's stores are predicated;
 - epilogue: `epi="smem"` (default) stages the bf16 block tile in the idle ring and writes C with
   16-byte stores of whole row segments; `epi="direct"` stores 4-byte pairs from the accumulators;
+- `sync="mbar"`: instead of `cp.async.wait_group` and a bar.sync per k-tile, each stage has a "full"
+  mbarrier (every thread's `cp.async.mbarrier.arrive.noinc`) and an "empty" one (every thread's
+  `mbarrier.arrive` once it has read the stage), so warps wait only for their data and for the stage
+  they refill (`lag` k-tiles of slack); it runs on sm_80 (mbarrier.test_wait) and sm_90 (try_wait),
+  and measured 8-14 % slower on the H200 than the barrier (28 % more instructions a k-tile, and the
+  waits' loops split ptxas' scheduling blocks; bench/LOG.md round 8);
 - `overlap=True`: a persistent CTA issues its next tile's first stages right after the k-loop, before
   the epilogue (which then stages C in a buffer of its own after the ring), so the copies' latency
   hides behind the epilogue. Measured 0-1.7 % slower under sustained load on the H200 (it runs at a
@@ -66,7 +72,14 @@ class Tile:
     rows a raster group spans (consecutive tiles walk `group` block rows down one block column before the
     next column, so a round of resident CTAs shares its panels of A and B in L2); overlap: a persistent
     CTA issues the cp.async of its next tile's first stages before the epilogue of the current one
-    (epi="smem" then stages C in 64 KiB of its own after the ring instead of in the ring)."""
+    (epi="smem" then stages C in 64 KiB of its own after the ring instead of in the ring); sync: "bar"
+    (cp.async.wait_group and a bar.sync before each k-tile is read) or "mbar" (each stage has a "full"
+    mbarrier that every thread's cp.async.mbarrier.arrive completes and an "empty" one on which every
+    thread arrives once it has read the stage, so warps wait only for the data they
+    read and for the release of the stage they refill; measured 8-14 % slower on the H200, see
+    bench/LOG.md round 8); lag (mbar only): how many k-tiles after its last read a stage is refilled
+    (0: the next k-tile, as with bar; each step of lag lets warps drift one k-tile further apart and
+    leaves one fewer k-tile in flight)."""
     bn: int = 128
     bk: int = 32
     stages: int = 4
@@ -75,6 +88,8 @@ class Tile:
     min_blocks: int = 1
     group: int = GROUP_M
     overlap: bool = False
+    sync: str = "bar"
+    lag: int = 0
 
     @property
     def threads(self) -> int:
@@ -86,19 +101,40 @@ class Tile:
         return self.bn // (self.warps // WARPS_M)
 
     @property
-    def smem_bytes(self) -> int:
-        """The stage ring, and the 128 x bn bf16 tile the smem epilogue stages (in the ring, or after it
-        with overlap)."""
-        ring, c_tile = self.stages * (BM + self.bn) * self.bk * 2, BM * self.bn * 2
+    def stage_bytes(self) -> int:
+        return (BM + self.bn) * self.bk * 2
+
+    @property
+    def bar_offset(self) -> int:
+        """Where the mbarriers of sync="mbar" start: after the ring and the staged C tile."""
+        ring, c_tile = self.stages * self.stage_bytes, BM * self.bn * 2
         if self.epi == "smem" and self.overlap:
             return ring + c_tile
         return max(ring, c_tile)
 
     @property
+    def bar_bytes(self) -> int:
+        """The full and empty mbarriers of sync="mbar". A stage's barriers sit at its ring offset shifted
+        right (8 bytes per 2**tz of offset, tz the trailing zero bits of the stage size), so the kernel
+        finds them with one shift: 8 * stages * (stage size >> tz) bytes for each kind."""
+        if self.sync == "bar":
+            return 0
+        sb = self.stage_bytes
+        odd = sb >> ((sb & -sb).bit_length() - 1)
+        return 2 * 8 * self.stages * odd
+
+    @property
+    def smem_bytes(self) -> int:
+        """The stage ring, the 128 x bn bf16 tile the smem epilogue stages (in the ring, or after it
+        with overlap), and the mbarriers of sync="mbar"."""
+        return self.bar_offset + self.bar_bytes
+
+    @property
     def name(self) -> str:
         return (f"128x{self.bn}x{self.bk}_s{self.stages}_w{self.warps}_{self.epi}"
                 + ("" if self.min_blocks == 1 else f"_b{self.min_blocks}")
-                + ("" if self.group == GROUP_M else f"_g{self.group}") + ("_ov" if self.overlap else ""))
+                + ("" if self.group == GROUP_M else f"_g{self.group}") + ("_ov" if self.overlap else "")
+                + ("" if self.sync == "bar" else f"_mbar{self.lag}"))
 
     def check(self) -> "Tile":
         """Raise ValueError naming what the generator cannot build."""
@@ -106,11 +142,15 @@ class Tile:
               and 2 <= self.stages <= 8 and self.warps in (4, 8) and self.wn in (32, 64)
               and self.epi in ("direct", "smem") and self.min_blocks in (1, 2)
               and isinstance(self.group, int) and not isinstance(self.group, bool) and 1 <= self.group <= 64
-              and self.overlap in (False, True) and self.smem_bytes <= MAX_SMEM)
+              and self.overlap in (False, True) and self.sync in ("bar", "mbar")
+              and isinstance(self.lag, int) and not isinstance(self.lag, bool)
+              and (self.lag == 0 if self.sync == "bar" else 0 <= self.lag <= self.stages - 2 and not self.overlap)
+              and self.smem_bytes <= MAX_SMEM)
         if not ok:
             raise ValueError(f"tile options: bn in (128, 256), bk in (32, 64), stages in 2..8, warps in (4, 8) "
                              f"with at most 64 columns a warp, epi 'direct' or 'smem', min_blocks 1 or 2, group 1..64, "
-                             f"overlap False or True, at most {MAX_SMEM} bytes of shared memory; "
+                             f"overlap False or True, sync 'bar' (lag 0) or 'mbar' (lag 0..stages-2, no overlap), "
+                             f"at most {MAX_SMEM} bytes of shared memory; "
                              f"got {self}")
         return self
 
@@ -206,6 +246,29 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     n_units = k.mul(k.shr(k.add(M, BM - 1), 7), k.shr(k.add(N, BN - 1), bn_log2), mode="lo")
     tile_top, tile_done = k.new_label("tile"), k.new_label("tiles_done")
     ov = tile.overlap
+    MB = tile.sync == "mbar"
+    # k-tiles in flight ahead of the one computed: a stage is refilled `lag` k-tiles after its last read
+    D = STAGES - 1 - tile.lag
+    if MB:
+        TZ = (STAGE_BYTES & -STAGE_BYTES).bit_length() - 1
+        FULL, EMPTY = tile.bar_offset, tile.bar_offset + tile.bar_bytes // 2
+        with k.if_(k.setp("eq", tid, 0)):
+            for s_ in range(STAGES):
+                off = (s_ * STAGE_BYTES) >> (TZ - 3)
+                k.mbarrier_init(pg.mem(sbase, FULL + off), THREADS)    # every thread's cp.async arrival
+                k.mbarrier_init(pg.mem(sbase, EMPTY + off), THREADS)   # every thread done reading
+        k.bar_sync(0)
+        # the parity each thread waits for next, one bit per stage (bit = stage offset >> TZ): full
+        # barriers from phase 0, empty ones from the phase before (a fresh stage is free)
+        fmask = k.mov(0, type=pg.u32)
+        emask = k.mov(0xFFFFFFFF, type=pg.u32)
+
+        def bar_wait(off, base):
+            """Wait for the next phase of the stage-at-`off`'s barrier at `base`, and flip its bit."""
+            mask = fmask if base == FULL else emask
+            bit = k.shr(off, TZ)
+            k.mbarrier_wait(k.add(k.add(sbase, base), k.shr(off, TZ - 3)), parity=k.and_(k.shr(mask, bit), 1))
+            k.xor(mask, k.shl(k.mov(1, type=pg.u32), bit), dst=mask)
     if not ov:
         k.place(tile_top)
     k.bra(tile_done, guard=k.setp("ge", u, n_units))
@@ -283,7 +346,13 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
         k.cp_async(dst_off, src, 16, src_size=size)
 
     def issue_tile(kt_base, wr):
-        """cp.async one k-tile (its first k-column in kt_base) into the stage at byte offset wr."""
+        """cp.async one k-tile (its first k-column in kt_base) into the stage at byte offset wr. With
+        mbarriers a k-tile past K is not loaded (nobody would consume its phase), and the stage is
+        first waited free."""
+        if MB:
+            skip = k.new_label("no_load")
+            k.bra(skip, guard=k.setp("ge", kt_base, k.ld_param(pk)))
+            bar_wait(wr, EMPTY)
         sw = k.add(sbase, wr)
         groups = [(a_ptr, a_klim, a_left, a_soff, a_rpp, a_passes, pa)]
         if b_trans:
@@ -304,10 +373,14 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
                 chunk(b_ptr, stride, k.setp("lt", kr, b_klim, type=pg.s32),
                       pg.mem(dst, (b_rpp << b_row_log2) * i), pb)
             k.add(b_ptr, k.mul(k.ld_param(pn), BK * 2, mode="lo"), dst=b_ptr)
-        k.cp_async_commit_group()
+        if MB:
+            k.cp_async_mbarrier_arrive(k.add(k.add(sbase, FULL), k.shr(wr, TZ - 3)), noinc=True)
+            k.place(skip)
+        else:
+            k.cp_async_commit_group()
 
     def prologue():
-        for s_ in range(STAGES - 1):
+        for s_ in range(D):
             issue_tile(k.mov(s_ * BK, type=pg.u32), k.mov(s_ * STAGE_BYTES, type=pg.u32))
 
     if ov:
@@ -391,17 +464,47 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     if not ov:
         prologue()
     rd = k.mov(0, type=pg.u32)
-    k.cp_async_wait_group(STAGES - 2)
-    k.bar_sync(0)
+    if MB:
+        bar_wait(rd, FULL)
+    else:
+        k.cp_async_wait_group(STAGES - 2)
+        k.bar_sync(0)
     cur = load_frags(rd, 0)
 
     # the loop counter is the first k-column of the tile being loaded (STAGES-1 tiles ahead of the
     # one computed), so it runs ceil(K / BK) times (K >= 1); the write stage is derived from the
     # read stage. A hand-built loop rather than for_range: its bound is re-read from the parameter
     # at the bottom (a constant-bank operand for ptxas) instead of holding a register all loop long
-    kt_base = k.mov((STAGES - 1) * BK, type=pg.u32)
+    kt_base = k.mov(D * BK, type=pg.u32)
     top = k.label("ktile")
     for ks in range(KS):
+        if MB:
+            # ptxas schedules within a branch-free block, and each wait is a loop: so a step's ldmatrix
+            # for the next step and its mma.sync stay together after any wait, where they interleave
+            if ks == KS - 1:
+                # tile kt+1 (if there is one: kt_base is tile kt+D's first k-column) must have landed
+                # before its step 0 is read, alongside this tile's last step
+                no_next = k.new_label("last_ktile")
+                k.bra(no_next, guard=k.setp("ge", kt_base, k.add(k.ld_param(pk), (D - 1) * BK)))
+                bar_wait(stage_after(rd, 1), FULL)
+                k.place(no_next)
+                done = k.add(k.add(sbase, EMPTY), k.shr(rd, TZ - 3))
+                k.mov(stage_after(rd, 1), dst=rd)
+                nxt = load_frags(rd, 0)
+            else:
+                nxt = load_frags(rd, ks + 1)
+            mmas(cur)
+            if ks == 0:
+                # the stage refilled now held tile kt-1-lag; issue_tile waits for its release
+                issue_tile(kt_base, stage_after(rd, D))
+            if ks == KS - 1:
+                # this tile's fragments are all read: every thread releases its stage (its own
+                # ldmatrix reads are what its arrival orders; one lane a warp after bar.warp.sync
+                # measured the same speed, and compute-sanitizer's racecheck does not see that
+                # bar.warp.sync orders the other lanes' reads before the arrival)
+                k.mbarrier_arrive(done)
+            cur = nxt
+            continue
         if ks < KS - 1:
             nxt = load_frags(rd, ks + 1)
         else:
@@ -414,11 +517,11 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
         if ks == 0:
             # the stage written now held tile kt-1, which every warp finished reading before the
             # barrier at the end of the previous iteration
-            issue_tile(kt_base, stage_after(rd, STAGES - 1))
+            issue_tile(kt_base, stage_after(rd, D))
         mmas(cur)
         cur = nxt
     k.add(kt_base, BK, dst=kt_base)
-    k.bra(top, guard=k.setp("lt", kt_base, k.add(k.ld_param(pk), (STAGES - 1) * BK)))
+    k.bra(top, guard=k.setp("lt", kt_base, k.add(k.ld_param(pk), D * BK)))
     k.cp_async_wait_all()
     if ov:
         # every warp is done reading the ring: the next tile's first stages go in now, while this

@@ -11,8 +11,8 @@ from _samples import load_sample
 g = load_sample("gemm_ampere")
 
 
-def _run(layout, m, n, k, tile, seed=0, grid=None):
-    mod = g.build("sm_90a", tile)
+def _run(layout, m, n, k, tile, seed=0, grid=None, target="sm_90a"):
+    mod = g.build(target, tile)
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
     b = to_bf16_bits(rng.standard_normal((k, n) if layout == "nn" else (n, k)).astype(np.float32))
@@ -35,6 +35,11 @@ def _run(layout, m, n, k, tile, seed=0, grid=None):
     (g.Tile(128, 32, 4, 4, "smem", 2), (136, 264, 104)),  # 4 warps (2 x 2), two CTAs per SM
     (g.Tile(128, 64, 3, 4), (130, 128, 200)),
     (g.Tile(256, 32, 4, epi="smem", group=16, overlap=True), (200, 264, 72)),   # one CTA a tile, overlap
+    # mbarrier stages: 3 k-tiles through 4 stages (the loads past K are skipped), 13 through 5 with lag 1
+    # (two k-tiles in flight while a stage waits for its release), one partial k-tile with lag 2
+    (g.Tile(256, 32, 4, epi="smem", group=16, sync="mbar"), (200, 264, 72)),
+    (g.Tile(256, 32, 5, epi="smem", sync="mbar", lag=1), (130, 264, 400)),
+    (g.Tile(128, 64, 4, sync="mbar", lag=2), (72, 136, 24)),
 ], ids=lambda t: t.name if isinstance(t, g.Tile) else "x".join(map(str, t)))
 def test_kernel_matches_numpy(layout, tile, shape):
     got, ref = _run(layout, *shape, tile)
@@ -65,3 +70,16 @@ def test_persistent_ctas_walk_several_tiles(layout, epi, overlap):
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
     assert (err <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(72)).all()
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("lag", [0, 1])
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_mbarrier_ring_keeps_its_phases_across_persistent_tiles(layout, lag, target):
+    # 2 CTAs for 6 tiles of 4 k-tiles through 3 stages: each CTA's stages see 4 uses a tile, so a stage's
+    # phase parity differs between the tiles a CTA runs; sm_80 waits with mbarrier.test_wait, sm_90a with
+    # try_wait. A parity or arrival count that is off stalls the run (or fails on more arrivals than expected)
+    tile = g.Tile(128, 32, 3, epi="smem", sync="mbar", lag=lag)
+    got, ref = _run(layout, 260, 384, 104, tile, grid=g.persistent_grid(260, 384, 2, tile), target=target)
+    assert not np.isnan(got).any(), "elements left unwritten"
+    assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(104)).all()

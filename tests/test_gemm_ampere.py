@@ -11,6 +11,11 @@ from _samples import load_sample
 g = load_sample("gemm_ampere")
 
 
+MBAR_TILES = [g.Tile(256, 32, 4, epi="smem", group=16, sync="mbar"), g.Tile(256, 32, 5, epi="smem", group=16,
+                                                                           sync="mbar", lag=1),
+              g.Tile(256, 64, 3, sync="mbar", lag=1)]
+
+
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("tile", [g.Tile(), g.Tile(128, 64, 3), g.TILE, g.Tile(128, 32, 3, 4),
                                   g.Tile(256, 32, 4, epi="smem", overlap=True), g.Tile(overlap=True)],
@@ -42,6 +47,27 @@ def test_ptx_has_the_pipeline_pieces(target, tile):
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in nn.split("\n}\n")[0]
     nt = text.split(f".entry {g.KERNELS['nt']}(")[1].split("\n}\n")[0]
     assert ".trans" not in nt
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("tile", MBAR_TILES, ids=lambda t: t.name)
+def test_mbarrier_ring_replaces_the_per_ktile_barrier(target, tile):
+    text = g.build(target, tile).emit().text
+    wait = "mbarrier.try_wait.parity" if target == "sm_90a" else "mbarrier.test_wait.parity"
+    for name in g.KERNELS.values():
+        body = text.split(f".entry {name}(")[1].split("\n}\n")[0]
+        assert "cp.async.wait_group" not in body and "cp.async.commit_group" not in body
+        # a full and an empty barrier a stage, initialised once for the CTA's whole life
+        assert body.count("mbarrier.init.shared.b64") == 2 * tile.stages
+        # the copies of the prologue (stages-1-lag k-tiles) and of the k-loop each complete a full barrier
+        assert body.count("cp.async.mbarrier.arrive.noinc.shared.b64") == tile.stages - tile.lag
+        # waits: full before k-tile 0 and before each next k-tile; empty before each issue
+        assert body.count(wait) == 2 + (tile.stages - tile.lag)
+        assert "mbarrier.try_wait" not in body if target == "sm_80" else "mbarrier.test_wait" not in body
+        # a stage released once a k-tile, by every thread
+        assert len(re.findall(r"\n\s*mbarrier\.arrive\.shared\.b64 ", body)) == 1
+        # bar.sync only around the barriers' init, the smem epilogue and the refill of the next tile
+        assert body.count("bar.sync 0;") == 2 + (2 if tile.epi == "smem" else 0)
 
 
 @pytest.mark.parametrize("bn", [128, 256])
@@ -141,7 +167,7 @@ def test_grid_covers_ragged_sizes():
 @pytest.mark.ptxas
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("tile", [g.Tile(), g.TILE, g.Tile(256, 32, 4), g.Tile(256, 64, 3), g.Tile(128, 64, 4),
-                                  g.Tile(128, 32, 4, 4, "smem", 2)], ids=lambda t: t.name)
+                                  g.Tile(128, 32, 4, 4, "smem", 2)] + MBAR_TILES, ids=lambda t: t.name)
 def test_assembles_without_spills(target, tile):
     from ptxgen.ptxas import assemble
     res = assemble(g.build(target, tile).emit(), target)
@@ -158,7 +184,10 @@ def test_assembles_without_spills(target, tile):
 @pytest.mark.parametrize("tile", [g.Tile(bn=192), g.Tile(bk=16), g.Tile(stages=1), g.Tile(stages=9),
                                   g.Tile(256, warps=4), g.Tile(epi="tma"), g.Tile(min_blocks=3),
                                   g.Tile(group=0), g.Tile(group=65), g.Tile(group=True), g.Tile(group=2.0),
-                                  g.Tile(overlap=2), g.Tile(256, 64, 4, epi="smem", overlap=True)], ids=str)
+                                  g.Tile(overlap=2), g.Tile(256, 64, 4, epi="smem", overlap=True),
+                                  g.Tile(lag=1), g.Tile(sync="mbar", lag=3), g.Tile(sync="mbar", lag=-1),
+                                  g.Tile(sync="mbar", lag=True), g.Tile(sync="wait"),
+                                  g.Tile(sync="mbar", overlap=True)], ids=str)
 def test_build_rejects_tile_options_it_cannot_make(tile):
     with pytest.raises(ValueError, match="tile options"):
         g.build("sm_90a", tile)
@@ -173,6 +202,9 @@ def test_smem_bytes_follow_the_tile():
     assert g.Tile(256, 32, 2, epi="smem").smem_bytes == 128 * 256 * 2            # the staged C tile
     assert g.Tile(256, 32, 4, epi="smem", overlap=True).smem_bytes == 4 * 24576 + 65536   # C after the ring
     assert g.Tile(256, 32, 4, overlap=True).smem_bytes == 4 * 24576                      # direct: no staging
+    # mbarriers after the ring: 24 KiB stages = 3 * 2^13, so stage s's pair sits 24 * s bytes in
+    assert g.Tile(256, 32, 4, sync="mbar").smem_bytes == 4 * 24576 + 2 * 8 * 4 * 3
+    assert g.Tile(128, 32, 4, sync="mbar").smem_bytes == 4 * 16384 + 2 * 8 * 4
 
 
 @pytest.mark.gpu
@@ -180,13 +212,24 @@ def test_smem_bytes_follow_the_tile():
                                   g.Tile(128, 32, 2, epi="smem"), g.Tile(128, 32, 4, 4, "smem", 2),
                                   g.Tile(256, 32, 4, epi="smem"), g.Tile(256, 32, 4, epi="smem", group=3),
                                   g.Tile(256, 32, 4, epi="smem", group=16, overlap=True),
-                                  g.Tile(256, 32, 4, group=16, overlap=True)],
+                                  g.Tile(256, 32, 4, group=16, overlap=True)] + MBAR_TILES,
                          ids=lambda t: t.name)
 @pytest.mark.parametrize("layout", ["nn", "nt"])
 def test_gemm_matches_reference_on_gpu(layout, tile):
+    _gpu_check(layout, tile, None)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tile", MBAR_TILES[:2], ids=lambda t: t.name)
+def test_sm80_mbarrier_build_matches_reference_on_gpu(tile):
+    # the sm_80 build waits with mbarrier.test_wait (sm_80 has no try_wait); the driver JIT-compiles it
+    _gpu_check("nt", tile, "sm_80")
+
+
+def _gpu_check(layout, tile, target):
     torch = pytest.importorskip("torch")
     from ptxgen.runtime import get_context, load_module
-    target = get_context().arch
+    target = target or get_context().arch
     f = g.prepare(load_module(g.build(target, tile).emit()), layout, tile)
     rng = np.random.default_rng(1234)
     for (m, n, k) in [(1, 8, 8), (128, 128, 32), (130, 136, 40), (200, 264, 296), (333, 128, 1000),
