@@ -174,7 +174,7 @@ def main(argv=None) -> int:
         for label, (ms, err, ref_ms) in results.items():
             rows.append({"size": f"{m}x{n}x{k}", "kernel": label, "ms": ms, "tflops": flops / ms / 1e9,
                          "cublas_tflops": flops / ref_ms / 1e9, "vs_cublas": ref_ms / ms, "rel_fro_err": err})
-        del A, B, BT, C, ref
+        A = B = BT = C = ref = None   # the lambdas above close over these names: drop the tensors, not the names
         torch.cuda.empty_cache()
 
     print(f"\nbf16 GEMM on {ctx.name} ({target}), median of {args.iters} CUDA-event timings after "

@@ -149,7 +149,7 @@ def main(argv=None) -> int:
                 rows.append(dict(size=f"{m}x{n}x{k}", kernel=kind, calls=n_calls, ms=ms, tflops=flops / ms / 1e9,
                                  err=err, clk=clk))
                 del ref
-            del A, BT, C
+            A = BT = C = None   # release this size's tensors (the call table's lambdas close over the names)
             torch.cuda.empty_cache()
     finally:
         sampler.stop()

@@ -12,17 +12,17 @@ from __future__ import annotations
 import contextlib
 import keyword
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 from . import isa_core as C
-from .diag import SourceLoc, caller_loc
+from .diag import caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import Target, parse_version, version_str
 from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, e4m3x2, e5m2x2, f16, f16x2, f32, f64, get_type,
-                    compatible, pred, s16, s32, s64, tf32, u8, u16, u32, u64)
+                    compatible, pred, s16, s32, s64, tf32, u16, u32, u64)
 
 __all__ = ["Module", "KernelBuilder", "FunctionBuilder", "SPECIAL_REGS", "mem"]
 
@@ -677,7 +677,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             self._own(r)
         bits = sum(r.type.bits for r in parts)
         if len({r.type.bits for r in parts}) != 1 or bits not in (32, 64, 128):
-            raise _err(f"pack: parts of equal size adding to 32/64/128 bits expected, got "
+            raise _err("pack: parts of equal size adding to 32/64/128 bits expected, got "
                        + ", ".join(r.type.name for r in parts), "PTX-E-TYPE")
         ty = self._type(type) if type is not None else {32: b32, 64: b64, 128: get_type("b128")}[bits]
         d = self._dst(dst, ty)

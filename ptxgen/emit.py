@@ -7,7 +7,6 @@ from .diag import SourceLoc
 from .ir import Function, Instr, LabelDef, Module, Pragma, Raw
 from .linemap import PtxText
 from .target import version_str
-from .types import get_type
 
 __all__ = ["emit_module", "emit_function_decls"]
 
