@@ -155,9 +155,11 @@ class Tile:
         return self
 
 
-# the default build: the fastest measured on the H200 (bench/LOG.md); 96 KiB of shared memory and
-# 232 registers, so it also runs on A100. Raster groups of 16 block rows: a round of 128 CTAs covers
-# 16 x 8 tiles (2048 rows of A, 2048 columns of B) instead of 8 x 16 (1024 and 4096), 20 % fewer DRAM reads
+# the default build (bench/LOG.md); 96 KiB of shared memory and 232 registers, so it also runs on A100.
+# Raster groups of 16 block rows: a round of 128 CTAs covers 16 x 8 tiles (2048 rows of A, 2048 columns
+# of B) instead of 8 x 16 (1024 and 4096), 20 % fewer DRAM reads. Tile(256, 64, 3, epi="smem", group=16)
+# (144 KiB, also within A100's limit) measured 2.5-4.5 % faster under sustained load (LOG round 8) and
+# is the candidate to replace it once its GPU tests and compute-sanitizer runs are done
 TILE = Tile(bn=256, epi="smem", group=16)
 KERNELS = {"nn": "gemm_bf16_nn", "nt": "gemm_bf16_nt"}
 

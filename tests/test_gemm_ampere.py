@@ -167,7 +167,8 @@ def test_grid_covers_ragged_sizes():
 @pytest.mark.ptxas
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("tile", [g.Tile(), g.TILE, g.Tile(256, 32, 4), g.Tile(256, 64, 3), g.Tile(128, 64, 4),
-                                  g.Tile(128, 32, 4, 4, "smem", 2)] + MBAR_TILES, ids=lambda t: t.name)
+                                  g.Tile(128, 32, 4, 4, "smem", 2), g.Tile(256, 64, 3, epi="smem", group=16)]
+                         + MBAR_TILES, ids=lambda t: t.name)
 def test_assembles_without_spills(target, tile):
     from ptxgen.ptxas import assemble
     res = assemble(g.build(target, tile).emit(), target)
@@ -212,7 +213,8 @@ def test_smem_bytes_follow_the_tile():
                                   g.Tile(128, 32, 2, epi="smem"), g.Tile(128, 32, 4, 4, "smem", 2),
                                   g.Tile(256, 32, 4, epi="smem"), g.Tile(256, 32, 4, epi="smem", group=3),
                                   g.Tile(256, 32, 4, epi="smem", group=16, overlap=True),
-                                  g.Tile(256, 32, 4, group=16, overlap=True)] + MBAR_TILES,
+                                  g.Tile(256, 32, 4, group=16, overlap=True), g.Tile(256, 64, 3, epi="smem", group=16)]
+                         + MBAR_TILES,
                          ids=lambda t: t.name)
 @pytest.mark.parametrize("layout", ["nn", "nt"])
 def test_gemm_matches_reference_on_gpu(layout, tile):
