@@ -39,14 +39,7 @@ def ampere_kind(text: str):
     head, sep, fields = text.partition(":")
     if head not in ("ampere", "ampere-pers") or not sep or not fields:
         raise ValueError(f"{text!r} is not ampere:FIELDS or ampere-pers:FIELDS")
-    vals = [int(x) if x.isdigit() else x for x in fields.split(":")]
-    try:
-        tile = g.Tile(*vals)
-    except TypeError:
-        raise ValueError(f"{text!r}: a Tile has at most {len(g.Tile.__dataclass_fields__)} fields "
-                         f"({', '.join(g.Tile.__dataclass_fields__)})") from None
-    tile.check()
-    return tile, head == "ampere-pers"
+    return g.Tile.parse(fields), head == "ampere-pers"
 
 
 def ampere_kernels(arch: str, kinds):

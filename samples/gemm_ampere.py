@@ -41,6 +41,9 @@ Shape requirements: any M; N and K multiples of 8 (each row starts 16-byte align
 cp.async needs); pointers 16-byte aligned. `check_shape` says which one is broken.
 
     python3 samples/gemm_ampere.py [--target sm_80] [--no-run]
+
+GEMM_AMPERE_TILE=FIELDS (Tile.parse: its fields in order, colon-separated, e.g. 256:64:3:8:smem:1:16)
+builds, checks and runs that Tile instead of the default.
 """
 import os
 import sys
@@ -90,6 +93,30 @@ class Tile:
     overlap: bool = False
     sync: str = "bar"
     lag: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "Tile":
+        """A Tile from its fields in order, colon-separated ("256:64:3:8:smem:1:16"); trailing fields keep
+        their defaults; overlap is 0 or 1. Raises ValueError naming what is wrong."""
+        import dataclasses
+        fields = dataclasses.fields(cls)
+        parts = text.split(":") if isinstance(text, str) and text else []
+        if not parts or len(parts) > len(fields):
+            raise ValueError(f"{text!r}: expected 1 to {len(fields)} colon-separated tile fields "
+                             f"({':'.join(f.name for f in fields)})")
+        values = {}
+        for f, part in zip(fields, parts):
+            if isinstance(f.default, bool):
+                if part not in ("0", "1"):
+                    raise ValueError(f"{text!r}: {f.name} must be 0 or 1, not {part!r}")
+                values[f.name] = part == "1"
+            elif isinstance(f.default, int):
+                if not part.isdigit():
+                    raise ValueError(f"{text!r}: {f.name} must be a whole number, not {part!r}")
+                values[f.name] = int(part)
+            else:
+                values[f.name] = part
+        return cls(**values).check()
 
     @property
     def threads(self) -> int:
@@ -664,25 +691,37 @@ CHECK_SIZES = [(1000, 1000, 1000), (128, 128, 32), (1, 8, 8), (130, 136, 40), (2
 QUICK_SIZES = [(128, 128, 32), (1, 8, 8), (130, 136, 40), (257, 520, 264)]
 
 
-def run(module, rng):
+def run(module, rng, tile: Tile = TILE):
     import torch
     checks = []
     sizes = QUICK_SIZES if os.environ.get("PTXGEN_SAMPLE_QUICK") == "1" else CHECK_SIZES
     for variant in ("nn", "nt"):
-        f = prepare(module, variant)
+        f = prepare(module, variant, tile)
         for (m, n, kk) in sizes:
             a, b, ref, c = bf16_gemm_case(variant, m, n, kk, rng.integers(2**31))
-            launch(f, a, b, c, m, n, kk)
+            launch(f, a, b, c, m, n, kk, tile)
             torch.cuda.synchronize()
             checks.append(check_bf16_gemm(f"{variant} {m}x{n}x{kk}", c, ref, kk))
         # the same kernel as a persistent grid of 4 CTAs looping over the tiles
         m, n, kk = sizes[-1]
         a, b, ref, c = bf16_gemm_case(variant, m, n, kk, rng.integers(2**31))
-        launch(f, a, b, c, m, n, kk, ctas=4)
+        launch(f, a, b, c, m, n, kk, tile, ctas=4)
         torch.cuda.synchronize()
         checks.append(check_bf16_gemm(f"{variant} {m}x{n}x{kk}, 4 persistent CTAs", c, ref, kk))
     return checks
 
 
+def _main() -> int:
+    tile = TILE
+    if os.environ.get("GEMM_AMPERE_TILE"):
+        try:
+            tile = Tile.parse(os.environ["GEMM_AMPERE_TILE"])
+        except ValueError as e:
+            print(f"gemm_bf16: GEMM_AMPERE_TILE: {e}", file=sys.stderr)
+            return 2
+        print(f"gemm_bf16: tile {tile.name} (GEMM_AMPERE_TILE)")
+    return main("gemm_bf16", lambda target: build(target, tile), lambda module, rng: run(module, rng, tile))
+
+
 if __name__ == "__main__":
-    sys.exit(main("gemm_bf16", build, run))
+    sys.exit(_main())

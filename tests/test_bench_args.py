@@ -30,7 +30,8 @@ def test_ampere_kinds_name_a_tile_and_its_grid(g):
 
 @pytest.mark.parametrize("text, match", [
     ("ampere", "is not ampere:FIELDS"), ("ampere:", "is not ampere:FIELDS"), ("amper:256", "is not ampere:FIELDS"),
-    ("ampere:256:32:4:8:smem:1:x", "tile options"), ("ampere:192", "tile options")])
+    ("ampere:256:32:4:8:smem:1:x", "group must be a whole number"), ("ampere:192", "tile options"),
+    ("ampere:256:32:4:8:smem:1:16:2", "overlap must be 0 or 1")])
 def test_bad_ampere_kinds_say_what_is_wrong(text, match):
     with pytest.raises(ValueError, match=match):
         gpu.ampere_kind(text)
@@ -38,7 +39,7 @@ def test_bad_ampere_kinds_say_what_is_wrong(text, match):
 
 def test_an_ampere_kind_with_a_field_too_many_says_how_many_there_are(g):
     n = len(g.Tile.__dataclass_fields__)
-    with pytest.raises(ValueError, match=f"at most {n} fields"):
+    with pytest.raises(ValueError, match=f"expected 1 to {n} colon-separated tile fields"):
         gpu.ampere_kind("ampere:" + ":".join(["256"] * (n + 1)))
 
 

@@ -249,3 +249,36 @@ def _gpu_check(layout, tile, target):
         err = (got - ref).abs()
         tol = 2.0 ** -8 * ref.abs() + 1e-3 * max(1.0, k ** 0.5)
         assert bool((err <= tol).all()), f"{m}x{n}x{k}: max abs err {err.max().item()}"
+
+
+def test_tile_parse_takes_the_fields_in_order():
+    assert g.Tile.parse("256:64:3:8:smem:1:16") == g.Tile(256, 64, 3, 8, "smem", 1, 16)
+    assert g.Tile.parse("256:32:4:8:smem:1:16:1") == g.Tile(256, 32, 4, 8, "smem", 1, 16, overlap=True)
+    assert g.Tile.parse("256:32:5:8:smem:1:16:0:mbar:1") == g.Tile(256, 32, 5, epi="smem", group=16, sync="mbar",
+                                                                    lag=1)
+    assert g.Tile.parse("128") == g.Tile()
+    n = len(g.Tile.__dataclass_fields__)
+    for bad, match in (("", "expected 1 to"), (":".join(["256"] * (n + 1)), f"expected 1 to {n}"),
+                       ("256:x", "bk must be a whole number"), ("256:32:4:8:smem:1:16:yes", "overlap must be 0 or 1"),
+                       ("192", "tile options"), ("256:32:4:8:tma", "tile options")):
+        with pytest.raises(ValueError, match=match):
+            g.Tile.parse(bad)
+
+
+@pytest.mark.parametrize("env, want", [("256:64:3:8:smem:1:16", "128x256x64_s3_w8_smem_g16"),
+                                       ("256:64:9", "GEMM_AMPERE_TILE: ")])
+def test_sample_takes_its_tile_from_the_environment(env, want, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from _samples import SAMPLES_DIR
+    r = subprocess.run([sys.executable, os.path.join(SAMPLES_DIR, "gemm_ampere.py"), "--no-run", "--out", str(tmp_path)],
+                       env=dict(os.environ, GEMM_AMPERE_TILE=env), capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert want in out, out
+    if env.endswith(":16"):
+        assert r.returncode == 0
+        # the emitted PTX is that tile's: 3 stages of 48 KiB, so the copy wait keeps one group pending
+        assert "cp.async.wait_group 1;" in (tmp_path / "gemm_bf16.ptx").read_text()
+    else:
+        assert r.returncode == 2 and "Traceback" not in out
