@@ -32,7 +32,9 @@ wgmma.mma_async m64nNk16 (.f16/.bf16 -> .f32, A and B K-major from descriptors, 
 mbarrier objects in shared memory (init, arrive, arrive.expect_tx, expect_tx, complete_tx, test_wait,
 try_wait, with tokens or .parity) keep their state beside shared memory; a try_wait that fails parks its
 threads until the phase completes, so a barrier nobody completes is reported as a DeadlockError with the
-mbarrier's phase and pending counts.
+mbarrier's phase and pending counts. A test_wait that would fail is delayed the same way, but only until
+no other thread can run; then it returns false (so a spin loop around it cannot starve the threads that
+complete the phase, and a test_wait that is only polled still goes on).
 
 TMA: cp.async.bulk.tensor.1d-.5d in tile mode, global -> shared::cluster/cta completing on an mbarrier
 (.mbarrier::complete_tx::bytes) and shared::cta -> global (.bulk_group), plus plain cp.async.bulk in both
