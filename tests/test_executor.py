@@ -537,6 +537,42 @@ def test_bar_warp_sync_that_cannot_complete_is_a_deadlock():
         run_kernel(_warp_sync_kernel("bar.sync 0;"), "ws", grid=(1,), block=(32,), args=[Buffer(np.zeros(32, np.uint32))])
     assert len(e.value.threads) == 32
 
+
+def test_a_polled_test_wait_returns_false_when_nothing_else_can_complete_the_phase():
+    # every thread polls the barrier once, arrives itself when it is not complete yet, then waits:
+    # the delayed test_wait must still return false rather than wait for arrivals that only come after it
+    ptx = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry poll(.param .u64 pout)
+{
+    .shared .align 8 .b64 bar;
+    .reg .pred %p<4>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [pout];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, bar;
+    setp.eq.u32 %p0, %r0, 0;
+    @%p0 mbarrier.init.shared.b64 [%r1], 32;
+    bar.sync 0;
+    mbarrier.test_wait.parity.shared.b64 %p1, [%r1], 0;
+    @!%p1 mbarrier.arrive.shared.b64 %rd2, [%r1];
+$w:
+    mbarrier.test_wait.parity.shared.b64 %p2, [%r1], 0;
+    @!%p2 bra $w;
+    selp.u32 %r2, 1, 0, %p1;
+    mul.wide.u32 %rd3, %r0, 4;
+    add.u64 %rd4, %rd1, %rd3;
+    st.global.u32 [%rd4], %r2;
+    ret;
+}
+"""
+    out = np.full(32, 7, np.uint32)
+    run_kernel(ptx, "poll", grid=(1,), block=(32,), args=[Buffer(out)])
+    assert (out == 0).all()
+
 # ------------------------------------------------------------------------------------------------ mma.sync forms
 
 def _elem_bits(x: np.ndarray, t: str) -> np.ndarray:
