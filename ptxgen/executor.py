@@ -1234,15 +1234,10 @@ class _Executor:
 
         def arrive(cta, idx):
             for ad in addr(cta, idx):
-                mb = cta.mbarriers.get(int(ad))
-                if mb is None:
-                    raise _ExecFail(f"mbarrier at shared {int(ad):#x} was not initialized (mbarrier.init)")
-                if not noinc:
-                    continue
-                mb.pending -= 1
-                if mb.pending < 0:
-                    raise _ExecFail(f"more arrivals than expected: {mb.describe(int(ad))}")
-                self._maybe_complete(cta, int(ad), mb)
+                mb = self._mbarrier_at(cta, int(ad))
+                if noinc:
+                    mb.pending -= 1
+                    self._settle(cta, int(ad), mb)
         return arrive, False
 
     # ---------------------------------------------------------------- bulk copies and TMA
@@ -1298,6 +1293,21 @@ class _Executor:
             raise _ExecFail(f"the copy completes on an mbarrier at shared {ad:#x} that was not initialized "
                             "(mbarrier.init)")
         mb.tx -= nbytes
+        self._maybe_complete(cta, ad, mb)
+
+    @staticmethod
+    def _mbarrier_at(cta, ad: int) -> "_Mbarrier":
+        """The mbarrier object at shared address `ad` (an instruction's operand)."""
+        mb = cta.mbarriers.get(ad)
+        if mb is None:
+            raise _ExecFail(f"mbarrier at shared {ad:#x} was not initialized (mbarrier.init)")
+        return mb
+
+    def _settle(self, cta, ad: int, mb: "_Mbarrier") -> None:
+        """After arrivals or transaction counts changed: too many arrivals are an error; a phase whose
+        arrivals and bytes are all in completes."""
+        if mb.pending < 0:
+            raise _ExecFail(f"more arrivals than expected: {mb.describe(ad)}")
         self._maybe_complete(cta, ad, mb)
 
     @staticmethod
@@ -1586,9 +1596,7 @@ class _Executor:
                 ns = rn(cta, idx) if rn else np.ones(idx.size, np.int64)
                 tokens = np.zeros(idx.size, np.uint64)
                 for j, ad in enumerate(ads):
-                    mb = cta.mbarriers.get(int(ad))
-                    if mb is None:
-                        raise _ExecFail(f"mbarrier at shared {int(ad):#x} was not initialized (mbarrier.init)")
+                    mb = self._mbarrier_at(cta, int(ad))
                     tokens[j] = mb.phase
                     n = int(ns[j])
                     if kind == "complete_tx":
@@ -1599,14 +1607,7 @@ class _Executor:
                         mb.pending -= 1 if expect or rn is None else n
                         if drop:
                             mb.expected -= 1
-                    if mb.pending < 0:
-                        raise _ExecFail(f"more arrivals than expected: {mb.describe(int(ad))}")
-                    if mb.pending == 0 and mb.tx == 0:
-                        mb.phase += 1
-                        mb.pending = mb.expected
-                        key = -int(ad) - 1
-                        woken = cta.waiting & (cta.bar_id == key)
-                        cta.waiting[woken] = False
+                    self._settle(cta, int(ad), mb)
                 if wd:
                     wd(cta, idx, tokens)
             return arrive, False
@@ -1623,9 +1624,7 @@ class _Executor:
                 sv = rs(cta, idx)
                 done = np.zeros(idx.size, bool)
                 for j, ad in enumerate(ads):
-                    mb = cta.mbarriers.get(int(ad))
-                    if mb is None:
-                        raise _ExecFail(f"mbarrier at shared {int(ad):#x} was not initialized (mbarrier.init)")
+                    mb = self._mbarrier_at(cta, int(ad))
                     # the phase of parity p (or the one the token names) is complete once the barrier moved past it
                     done[j] = (mb.phase & 1) != (int(sv[j]) & 1) if parity else mb.phase > int(sv[j])
                 # a false try_wait is only ever retried: park the threads until the phase completes. A test_wait
