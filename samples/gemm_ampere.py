@@ -292,11 +292,15 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
         fmask = k.mov(0, type=pg.u32)
         emask = k.mov(0xFFFFFFFF, type=pg.u32)
 
+        def bar_at(off, base):
+            """The address of the barrier (FULL or EMPTY `base`) of the stage at ring offset `off`."""
+            return k.add(k.add(sbase, base), k.shr(off, TZ - 3))
+
         def bar_wait(off, base):
             """Wait for the next phase of the stage-at-`off`'s barrier at `base`, and flip its bit."""
             mask = fmask if base == FULL else emask
             bit = k.shr(off, TZ)
-            k.mbarrier_wait(k.add(k.add(sbase, base), k.shr(off, TZ - 3)), parity=k.and_(k.shr(mask, bit), 1))
+            k.mbarrier_wait(bar_at(off, base), parity=k.and_(k.shr(mask, bit), 1))
             k.xor(mask, k.shl(k.mov(1, type=pg.u32), bit), dst=mask)
     if not ov:
         k.place(tile_top)
@@ -403,7 +407,7 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
                       pg.mem(dst, (b_rpp << b_row_log2) * i), pb)
             k.add(b_ptr, k.mul(k.ld_param(pn), BK * 2, mode="lo"), dst=b_ptr)
         if MB:
-            k.cp_async_mbarrier_arrive(k.add(k.add(sbase, FULL), k.shr(wr, TZ - 3)), noinc=True)
+            k.cp_async_mbarrier_arrive(bar_at(wr, FULL), noinc=True)
             k.place(skip)
         else:
             k.cp_async_commit_group()
@@ -517,7 +521,7 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
                 k.bra(no_next, guard=k.setp("ge", kt_base, k.add(k.ld_param(pk), (D - 1) * BK)))
                 bar_wait(stage_after(rd, 1), FULL)
                 k.place(no_next)
-                done = k.add(k.add(sbase, EMPTY), k.shr(rd, TZ - 3))
+                done = bar_at(rd, EMPTY)
                 k.mov(stage_after(rd, 1), dst=rd)
                 nxt = load_frags(rd, 0)
             else:
