@@ -16,7 +16,33 @@ import numpy as np
 from .errors import PtxgenError
 
 __all__ = ["SampleCheckError", "run_sample", "main", "to_bf16_bits", "from_bf16_bits", "assert_close",
-           "bf16_gemm_case", "check_bf16_gemm"]
+           "bf16_gemm_case", "check_bf16_gemm", "parse_fields"]
+
+
+def parse_fields(cls, text: str, noun: str = "fields"):
+    """`cls(...).check()` for a sample's configuration dataclass from its fields in order, colon-separated
+    (e.g. "256:64:3:8:smem"); trailing fields keep their defaults. A field whose default is a bool takes 0
+    or 1, an int a whole number, anything else the text as it is. Raises ValueError naming what is wrong
+    (`noun` names the fields in the message)."""
+    import dataclasses
+    fields = dataclasses.fields(cls)
+    parts = text.split(":") if isinstance(text, str) and text else []
+    if not parts or len(parts) > len(fields):
+        raise ValueError(f"{text!r}: expected 1 to {len(fields)} colon-separated {noun} "
+                         f"({':'.join(f.name for f in fields)})")
+    values = {}
+    for f, part in zip(fields, parts):
+        if isinstance(f.default, bool):
+            if part not in ("0", "1"):
+                raise ValueError(f"{text!r}: {f.name} must be 0 or 1, not {part!r}")
+            values[f.name] = part == "1"
+        elif isinstance(f.default, int):
+            if not part.isdigit():
+                raise ValueError(f"{text!r}: {f.name} must be a whole number, not {part!r}")
+            values[f.name] = int(part)
+        else:
+            values[f.name] = part
+    return cls(**values).check()
 
 
 class SampleCheckError(PtxgenError):

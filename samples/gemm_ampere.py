@@ -54,7 +54,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import ptxgen as pg  # noqa: E402
-from ptxgen.harness import bf16_gemm_case, check_bf16_gemm, main  # noqa: E402
+from ptxgen.harness import bf16_gemm_case, check_bf16_gemm, main, parse_fields  # noqa: E402
 
 BM = 128                           # block rows; WARPS_M = 2 warp rows of 64
 WARPS_M = 2
@@ -98,25 +98,7 @@ class Tile:
     def parse(cls, text: str) -> "Tile":
         """A Tile from its fields in order, colon-separated ("256:64:3:8:smem:1:16"); trailing fields keep
         their defaults; overlap is 0 or 1. Raises ValueError naming what is wrong."""
-        import dataclasses
-        fields = dataclasses.fields(cls)
-        parts = text.split(":") if isinstance(text, str) and text else []
-        if not parts or len(parts) > len(fields):
-            raise ValueError(f"{text!r}: expected 1 to {len(fields)} colon-separated tile fields "
-                             f"({':'.join(f.name for f in fields)})")
-        values = {}
-        for f, part in zip(fields, parts):
-            if isinstance(f.default, bool):
-                if part not in ("0", "1"):
-                    raise ValueError(f"{text!r}: {f.name} must be 0 or 1, not {part!r}")
-                values[f.name] = part == "1"
-            elif isinstance(f.default, int):
-                if not part.isdigit():
-                    raise ValueError(f"{text!r}: {f.name} must be a whole number, not {part!r}")
-                values[f.name] = int(part)
-            else:
-                values[f.name] = part
-        return cls(**values).check()
+        return parse_fields(cls, text, "tile fields")
 
     @property
     def threads(self) -> int:

@@ -77,7 +77,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import ptxgen as pg  # noqa: E402
-from ptxgen.harness import bf16_gemm_case, check_bf16_gemm, main  # noqa: E402
+from ptxgen.harness import bf16_gemm_case, check_bf16_gemm, main, parse_fields  # noqa: E402
 from ptxgen.ops.wgmma_desc import SmemTile  # noqa: E402
 
 BM, BN, BK = 128, 256, 64
@@ -163,18 +163,7 @@ class Config:
     def parse(cls, text: str) -> "Config":
         """A Config from its fields in order, colon-separated ("nt:1:3:1:8:64:256:tma:192"); trailing
         fields keep their defaults. Raises ValueError naming what is wrong."""
-        import dataclasses
-        fields = [f.name for f in dataclasses.fields(cls)]
-        parts = text.split(":")
-        if not text or len(parts) > len(fields):
-            raise ValueError(f"{text!r}: expected 1 to {len(fields)} colon-separated fields ({':'.join(fields)})")
-        values = {}
-        for name, part in zip(fields, parts):
-            want_int = isinstance(getattr(cls, name), int)
-            if want_int and not part.isdigit():
-                raise ValueError(f"{text!r}: {name} must be a whole number, not {part!r}")
-            values[name] = int(part) if want_int else part
-        return cls(**values).check()
+        return parse_fields(cls, text)
 
     @property
     def name(self) -> str:
