@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .diag import Diagnostic
-from .errors import (AssemblyError, CudaError, DeviceBufferError, JitError, LaunchConfigError,
+from .errors import (AssemblyError, CudaError, DeviceBufferError, JitError, LaunchConfigError, LegalityError,
                      NoDriverError, TargetError, UsageError)
 from .linemap import PtxText
 from .logmap import rewrite_log
@@ -459,9 +459,7 @@ def check_miscompiles(ptx: Union[PtxText, str], arch: str) -> None:
     ptxgen.legality's CODE_MISCOMPILE): a module written for sm_80 still traps when it is compiled for an
     sm_90 GPU. load_module calls it unless check=False."""
     from . import legality
-    from .errors import LegalityError
     from .target import Target
-    from .errors import TargetError
     ptx = _as_ptx(ptx)
     try:
         target = Target.parse(arch)

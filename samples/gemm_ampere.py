@@ -230,9 +230,8 @@ def _kernel(m: pg.Module, name: str, b_trans: bool, smem, tile: Tile):
     WN = tile.wn
     NI = WN // 8
     KS = BK // 16                                         # mma k-steps per k-tile
-    A_TILE = BM * BK * 2
-    B_TILE = BK * BN * 2
-    STAGE_BYTES = A_TILE + B_TILE
+    A_TILE = BM * BK * 2                                  # then the BK x BN (or BN x BK) B tile
+    STAGE_BYTES = tile.stage_bytes
     SMEM_BYTES = STAGES * STAGE_BYTES
     kbytes = BK * 2                                       # bytes per row of a K-contiguous tile
     bn_log2 = BN.bit_length() - 1
