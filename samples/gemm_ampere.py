@@ -8,7 +8,7 @@ Two kernels share one generator:
 
 Structure (the Ampere recipe, all built through ptxgen's builder), for a `Tile`:
 
-- block tile 128 x bn x bk (default 128 x 256 x 32), 8 warps as 2 (M) x 4 (N) (or 4 warps as 2 x 2),
+- block tile 128 x bn x bk (default 128 x 256 x 64), 8 warps as 2 (M) x 4 (N) (or 4 warps as 2 x 2),
   each warp 64 x 64 = 4 x 8 `mma.sync.m16n8k16` tiles (128 f32 accumulators per lane; 64 x 32 for
   bn=128 with 8 warps);
 - a `stages`-deep ring of shared-memory tiles filled with 16-byte `cp.async.cg`, one commit group per
@@ -164,12 +164,12 @@ class Tile:
         return self
 
 
-# the default build (bench/LOG.md); 96 KiB of shared memory and 232 registers, so it also runs on A100.
-# Raster groups of 16 block rows: a round of 128 CTAs covers 16 x 8 tiles (2048 rows of A, 2048 columns
-# of B) instead of 8 x 16 (1024 and 4096), 20 % fewer DRAM reads. Tile(256, 64, 3, epi="smem", group=16)
-# (144 KiB, also within A100's limit) measured 2.5-4.5 % faster under sustained load (LOG round 8) and
-# is the candidate to replace it once its GPU tests and compute-sanitizer runs are done
-TILE = Tile(bn=256, epi="smem", group=16)
+# the default build (bench/LOG.md rounds 7-9): 128 x 256 x 64 block tiles in 3 stages, 144 KiB of shared
+# memory and 234-238 registers, so it also runs on A100 (163 KiB). bk=64 halves the barriers, commit
+# groups and copy waits per mma.sync against bk=32 (2.5-4.5 % faster under sustained load, mostly from
+# a higher clock at the power limit). Raster groups of 16 block rows: a round of 128 CTAs covers
+# 16 x 8 tiles (2048 rows of A, 2048 columns of B) instead of 8 x 16 (1024 and 4096), 20 % fewer DRAM reads.
+TILE = Tile(bn=256, bk=64, stages=3, epi="smem", group=16)
 KERNELS = {"nn": "gemm_bf16_nn", "nt": "gemm_bf16_nt"}
 
 

@@ -31,8 +31,8 @@ def _run(layout, m, n, k, tile, seed=0, grid=None, target="sm_90a"):
     (g.Tile(256, 64, 3), (130, 264, 200)),               # 4 tiles, 4 k-tiles (the last partial): the ring wraps
     (g.Tile(128, 64, 4), (72, 128, 520)),                # 9 k-tiles through 4 stages
     (g.Tile(256, 32, 2, epi="smem"), (130, 264, 200)),   # the staged epilogue: a tile larger than the ring
-    (g.TILE, (200, 264, 72)),                            # the default tile
-    (g.Tile(256, 64, 3, epi="smem", group=16), (200, 264, 200)),   # bk=64 (4 k-steps a tile), C staged in the ring
+    (g.TILE, (200, 264, 200)),                           # the default (bk=64: 4 k-steps a tile), C staged in the ring
+    (g.Tile(256, 32, 4, epi="smem", group=16), (200, 264, 72)),   # the former default: bk=32, 4 stages
     (g.Tile(128, 32, 4, 4, "smem", 2), (136, 264, 104)),  # 4 warps (2 x 2), two CTAs per SM
     (g.Tile(128, 64, 3, 4), (130, 128, 200)),
     (g.Tile(256, 32, 4, epi="smem", group=16, overlap=True), (200, 264, 72)),   # one CTA a tile, overlap
