@@ -164,7 +164,7 @@ class Tile:
         return self
 
 
-# the default build (bench/LOG.md rounds 7-9): 128 x 256 x 64 block tiles in 3 stages, 144 KiB of shared
+# the default build (bench/LOG.md rounds 8-9): 128 x 256 x 64 block tiles in 3 stages, 144 KiB of shared
 # memory and 234-238 registers, so it also runs on A100 (163 KiB). bk=64 halves the barriers, commit
 # groups and copy waits per mma.sync against bk=32 (2.5-4.5 % faster under sustained load, mostly from
 # a higher clock at the power limit). Raster groups of 16 block rows: a round of 128 CTAs covers
