@@ -240,6 +240,11 @@ class Context:
         return self._attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
 
     @property
+    def l2_bytes(self) -> int:
+        """The L2 cache size in bytes (CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)."""
+        return self._attr("CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE")
+
+    @property
     def max_shared_per_block(self) -> int:
         return self._attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK")
 

@@ -368,6 +368,7 @@ def test_context_attributes(ctx):
     assert major >= 5 and ctx.sm_count > 0 and ctx.name
     assert ctx.max_shared_per_block_optin >= ctx.max_shared_per_block >= 48 * 1024
     assert ctx.arch.startswith(f"sm_{major}{minor}")
+    assert 2**18 <= ctx.l2_bytes <= 2**30     # 256 KiB to 1 GiB: a size in bytes, not in KiB or MiB
     assert R.get_context(0) is ctx
 
 
