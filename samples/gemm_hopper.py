@@ -1172,6 +1172,44 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     return -(-units // rounds) * cfg.cluster
 
 
+H100_L2_BYTES = 50 * 2**20               # H100 and H200 (Context.l2_bytes gives the device's own)
+
+
+def auto_configs(layout: str = "nt") -> tuple:
+    """The two configurations `choose` picks from: 128 x 256 tiles in raster groups of 8, and 192 x 256
+    tiles (three consumer warpgroups, 3 stages) in raster groups of 16."""
+    return (Config(layout, 1).check(), Config(layout, 1, 3, group=16, bm=192).check())
+
+
+def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes: int = H100_L2_BYTES) -> Config:
+    """The configuration for an M x N x K problem on `ctas` resident CTAs (one per SM) and an L2 of
+    `l2_bytes`, by the rule bench/LOG.md round 9 measured:
+
+    - 128 x 256 tiles in groups of 8 where one round of the balanced grid runs whole raster groups
+      (every tile of its block rows, so A's rows are not read again: Config.l2="auto" loads them
+      evict_first) and that round's operands (its block rows of A and all of B, K deep) fit in L2:
+      up to 4096^3 on an H200, where the 192-row tiles would also leave a quarter of the rows to
+      128-row tiles;
+    - otherwise 192 x 256 tiles in groups of 16. They move a fifth fewer operand bytes into the SMs
+      per FLOP, and a round of about 128 tiles in groups of 16 spans 16 block rows x 8 block columns
+      (3072 rows of A and 2048 of B) instead of 8 x 16 (1536 and 4096): 9 % fewer operand rows, and
+      fewer DRAM reads where the panels do not stay in L2.
+
+    Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
+    check_shape(m, n, k)
+    for name, v in (("ctas", ctas), ("l2_bytes", l2_bytes)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} = {v!r} must be a positive int")
+    small, large = auto_configs(layout)
+    tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
+    grid = grid_for(small, m, n, int(ctas))
+    if min(small.group, tiles_m) * tiles_n <= grid:
+        rows = min(tiles_m * small.bm, -(-grid // tiles_n) * small.bm, m)
+        if (rows + n) * k * 2 <= l2_bytes:
+            return small
+    return large
+
+
 def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True,
            m_split=None) -> None:
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;

@@ -27,7 +27,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 3, bm=192, l2="abc"), h.Config("nn", 2, l2="bc"),
                        h.Config("nt", 1, 4, bm=192, epi="ring", l2="c"), h.Config("nt", 1, l2="none"),
                        h.Config("nn", 2, l2="none"), h.Config("nt", 1, 3, bm=192, l2="none"),
-                       h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an")]
+                       h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an"),
+                       *h.auto_configs("nt")[1:], *h.auto_configs("nn")[1:]]
 
 
 @pytest.fixture(scope="module")
@@ -291,9 +292,47 @@ def test_check_shape_names_the_problem(shape, msg):
         h.check_shape(*shape)
 
 
+MIB = 2**20
+
+
+@pytest.mark.parametrize("m, n, k, want", [
+    # 128 x 256: a round of the balanced grid (128 CTAs) runs whole raster groups of 8 block rows, and
+    # their 1024 rows of A plus all of B stay in 50 MiB of L2 (40 MiB at 4096^3)
+    (4096, 4096, 4096, 128), (3072, 3072, 3072, 128), (2048, 2048, 2048, 128), (1000, 1000, 1000, 128),
+    (1, 8, 8, 128),
+    # K too deep for L2 (168 MB a round at K = 16384), or a group of 8 block rows needs more than one
+    # round (24 block columns at 6144): 192 x 256 in groups of 16
+    (4096, 4096, 16384, 192), (6144, 6144, 6144, 192), (8192, 8192, 8192, 192), (8192, 2048, 16384, 192),
+    (5120, 5120, 5120, 192), (8192, 4096, 8192, 192)])
+def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
+    cfg = h.choose(m, n, k, "nt", 132, 50 * MIB)
+    assert cfg.bm == want and cfg in h.auto_configs("nt")
+    assert cfg.group == (8 if want == 128 else 16)
+
+
+def test_choose_depends_on_the_l2_and_the_ctas():
+    small, large = h.auto_configs("nn")
+    assert h.choose(4096, 4096, 4096, "nn") == small                           # 50 MiB by default
+    assert h.choose(4096, 4096, 4096, "nn", l2_bytes=40 * MIB) == small       # 40 MiB exactly: fits
+    assert h.choose(4096, 4096, 4096, "nn", l2_bytes=40 * MIB - 1) == large
+    # 64 SMs: 8 rounds of 64 CTAs, so a group of 8 block rows x 16 columns spans two rounds
+    assert h.choose(4096, 4096, 4096, "nn", ctas=64) == large
+    # the round's rows of A and all of B, K deep, against the L2: exactly 50 MiB still fits
+    assert h.choose(4096, 4096, 5120, "nt") == h.auto_configs("nt")[0]
+    assert h.choose(4096, 4096, 5128, "nt") == h.auto_configs("nt")[1]
+
+
+@pytest.mark.parametrize("args, msg", [((0, 8, 8), "M = 0"), ((8, 12, 8), "multiples of 8"),
+                                       ((8, 8, 8, "tn"), "layout"), ((8, 8, 8, "nt", 0), "ctas = 0"),
+                                       ((8, 8, 8, "nt", 132, True), "l2_bytes = True")])
+def test_choose_refuses_bad_input(args, msg):
+    with pytest.raises(ValueError, match=msg):
+        h.choose(*args)
+
+
 def test_tile_raster_visits_every_tile_once():
     """The kernel's unit -> (block row, block column) map, replayed in Python, is a bijection."""
-    for tiles_m, tiles_n, cl, group in ((32, 16, 1, 8), (33, 5, 2, 8), (7, 9, 2, 16), (1, 1, 1, 8)):
+    for tiles_m, tiles_n, cl, group in ((32, 16, 1, 8), (33, 5, 2, 8), (7, 9, 2, 16), (1, 1, 1, 8), (43, 24, 1, 16)):
         mcs = -(-tiles_m // cl)
         seen = set()
         for u in range(mcs * tiles_n):
