@@ -26,6 +26,7 @@ from _gpu import gpu_or_reason  # noqa: E402
 
 SIZES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (8192, 2048, 16384)]
 SETS = 3            # input sets rotated per call
+KINDS = ("hopper", "hopper-auto", "ampere", "ampere-all")
 # gemm_ampere tiles as Tile fields (bn, bk, stages, warps, epi, min_blocks[, group]): "ampere" times the
 # sample's default tile, "ampere-all" every one of AMPERE_ALL; GEMM_AMPERE_CONFIGS="256:32:4:8:smem:1:16,..."
 # overrides both
@@ -41,13 +42,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--kernels", default="hopper,ampere",
                     help="comma-separated: hopper (every gemm_hopper config; GEMM_HOPPER_CONFIGS="
-                         "'nt:1:4:1:8:64:256:tma[:256],...', Config's fields in order, picks others), ampere (gemm_ampere's default tile), ampere-all "
+                         "'nt:1:4:1:8:64:256:tma[:256],...', Config's fields in order, picks others), hopper-auto "
+                         "(nt, the configuration gemm_hopper.choose picks for each size), ampere (gemm_ampere's default tile), ampere-all "
                          "(every tile of AMPERE_ALL; GEMM_AMPERE_CONFIGS='256:32:4:8:smem:1:16,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
     ap.add_argument("--ampere-grid", default="tiles", choices=("tiles", "persistent", "both"),
                     help="gemm_ampere launch: one CTA per tile, a persistent grid (gemm_ampere.persistent_grid), "
                          "or both (default %(default)s)")
     args = ap.parse_args(argv)
+    unknown = sorted(set(args.kernels.split(",")) - set(KINDS))
+    if unknown:
+        ap.error(f"--kernels: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
 
     import gemm_hopper as h
     try:
@@ -112,6 +117,23 @@ def main(argv=None) -> int:
             variants[label] = (run_h, cfg.layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
                   f"{h.smem_bytes(cfg)} B dynamic smem, {cfg.threads} threads, {ctas} resident CTAs")
+
+    if "hopper-auto" in kinds and target.startswith("sm_90"):
+        # one variant that runs, for each size, the configuration gemm_hopper.choose picks
+        autos = h.auto_configs("nt")
+        mod = load_module(h.build("sm_90a", list(autos)).emit())
+        auto_f = {cfg: h.prepare(mod, cfg) for cfg in autos}
+        auto_maps = {}
+
+        def run_auto(i, A, B, BT, C, m, n, k):
+            cfg = h.choose(m, n, k, "nt", sms, ctx.l2_bytes)
+            key = (cfg, i, m, n, k)
+            if key not in auto_maps:
+                auto_maps[key] = h.tensor_maps(cfg, A[i], BT[i], m, n, k, c=C[i])
+            h.launch(auto_f[cfg], cfg, auto_maps[key], C[i], m, n, k, h.resident_ctas(auto_f[cfg], cfg, sms))
+        variants["wgmma auto (gemm_hopper.choose)"] = (run_auto, "nt")
+        for (m, n, k) in sizes:
+            print(f"[choose] {m}x{n}x{k}: {h.choose(m, n, k, 'nt', sms, ctx.l2_bytes).name}")
 
     rows = []
     for (m, n, k) in sizes:

@@ -12,7 +12,8 @@ with the clock it gets).
            [--kernels cublas,hopper,hopper-full,ampere,ampere-pers]
 
 hopper is gemm_hopper's default nt kernel on its balanced persistent grid (the fewest CTAs that finish
-in the same number of rounds: 128 for the square sizes), hopper-full the same kernel on one CTA per SM,
+in the same number of rounds: 128 for the square sizes), hopper-auto the configuration
+gemm_hopper.choose picks for each size (named under the table), hopper-full the same kernel on one CTA per SM,
 hopper-storer the variant whose epilogue two producer warps copy out with 16-byte stores
 (epi="storer") instead of the default's TMA stores, hopper-c2 the default kernel in clusters of 2 CTAs
 that multicast B (a third less L2-to-SM traffic per FLOP), hopper-m256 the 256 x 192 block tile
@@ -46,7 +47,7 @@ from _gpu import ampere_kernels, gpu_or_reason, parse_kinds  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3
-KINDS = ("cublas", "hopper", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
+KINDS = ("cublas", "hopper", "hopper-auto", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
          "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "ampere", "ampere-pers")
 
 
@@ -88,7 +89,8 @@ def main(argv=None) -> int:
                     "hopper-m192ring": (h.Config("nt", 1, 4, bm=192, epi="ring"), None, True),
                     "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), None, True), **extra}
     if hopper_ok:
-        cfgs = list(dict.fromkeys(c_ for c_, _, _ in hopper_kinds.values()))
+        # hopper-auto: per size, the configuration gemm_hopper.choose picks from auto_configs
+        cfgs = list(dict.fromkeys([c_ for c_, _, _ in hopper_kinds.values()] + list(h.auto_configs("nt"))))
         hmod = load_module(h.build("sm_90a", cfgs).emit())
         funcs = {c_: h.prepare(hmod, c_) for c_ in cfgs}
         slots = {c_: h.resident_ctas(f_, c_, ctx.sm_count) for c_, f_ in funcs.items()}
@@ -96,6 +98,7 @@ def main(argv=None) -> int:
     ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds})
     sampler = Sampler()
     rows = []
+    chosen = {}     # size -> the configuration hopper-auto ran
     try:
         for (m, n, k) in sizes:
             gen = torch.Generator(device="cuda").manual_seed(m + n + k)
@@ -112,6 +115,9 @@ def main(argv=None) -> int:
                 for kind, (c_, split, balanced) in hopper_kinds.items():
                     calls[kind] = lambda i, c_=c_, split=split, balanced=balanced: h.launch(
                         funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced, m_split=split)
+                c_ = h.choose(m, n, k, "nt", ctx.sm_count, ctx.l2_bytes)
+                chosen[f"{m}x{n}x{k}"] = c_.name
+                calls["hopper-auto"] = lambda i, c_=c_: h.launch(funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_])
             flops = 2.0 * m * n * k
             for kind in kinds:
                 if kind not in calls:
@@ -176,6 +182,9 @@ def main(argv=None) -> int:
             clk = f"{mhz:7.0f} {watts:6.0f} {temp:4.0f} {r['tflops'] / (mhz / 1000):7.1f}"
         print(f"{r['size']:>16} {r['kernel']:<{width}} {r['calls']:6d} {r['ms']:7.3f} {r['tflops']:8.1f} {ratio} {clk} "
               f"{r['err']:9.2e}")
+    if "hopper-auto" in kinds and chosen:
+        print(f"hopper-auto (gemm_hopper.choose, L2 {ctx.l2_bytes / 2**20:g} MiB): "
+              + ", ".join(f"{size} {name}" for size, name in chosen.items()))
     return 0
 
 
