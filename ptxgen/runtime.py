@@ -790,12 +790,13 @@ def _cuda_binding_types():
     return getattr(driver, "CUdeviceptr", None), getattr(driver, "CUtensorMap", None)
 
 
-def _arg_bytes(x: Any, index: int) -> Tuple[bytes, str]:
-    """The bytes one kernel argument contributes, and a short description of it for messages."""
+def _arg_bytes(x: Any, index: int) -> Tuple[bytes, Callable[[], str]]:
+    """The bytes one kernel argument contributes, and a callable that describes it for messages (built
+    only when a message needs it: numpy's dtype.name alone costs microseconds on every launch)."""
     if isinstance(x, np.generic):  # before `float`: np.float64 is a subclass of Python float
         if x.dtype.kind == "O":
             raise LaunchConfigError(f"argument {index} is a numpy object scalar; pass a numeric numpy scalar")
-        return x.tobytes(), f"np.{x.dtype.name}"
+        return x.tobytes(), lambda: f"np.{x.dtype.name}"
     if isinstance(x, (bool, int, float, complex)):
         kind = type(x).__name__
         raise LaunchConfigError(
@@ -803,7 +804,7 @@ def _arg_bytes(x: Any, index: int) -> Tuple[bytes, str]:
             f"type of the kernel's .param: np.int32({x!r}), np.uint32, np.int64, np.uint64, np.float32({x!r}), "
             "np.float64 ...")
     if isinstance(x, DeviceBuffer):
-        return struct.pack("<Q", x.ptr), "a DeviceBuffer pointer"
+        return struct.pack("<Q", x.ptr), lambda: "a DeviceBuffer pointer"
     try:
         cai = getattr(x, "__cuda_array_interface__", None)
     except (TypeError, AttributeError, RuntimeError):
@@ -814,31 +815,31 @@ def _arg_bytes(x: Any, index: int) -> Tuple[bytes, str]:
             ptr = int(cai["data"][0] or 0)
         except (KeyError, TypeError, IndexError, ValueError):
             raise LaunchConfigError(f"argument {index}: malformed __cuda_array_interface__ {cai!r}") from None
-        return struct.pack("<Q", ptr), f"a device pointer ({type(x).__name__})"
+        return struct.pack("<Q", ptr), lambda: f"a device pointer ({type(x).__name__})"
     if isinstance(x, np.ndarray):
         if x.ndim == 0:
-            return x.tobytes(), f"a 0-d np.{x.dtype.name} array"
+            return x.tobytes(), lambda: f"a 0-d np.{x.dtype.name} array"
         if x.dtype == np.uint8:
-            return np.ascontiguousarray(x).tobytes(), f"a {x.nbytes}-byte uint8 array"
+            return np.ascontiguousarray(x).tobytes(), lambda: f"a {x.nbytes}-byte uint8 array"
         raise LaunchConfigError(
             f"argument {index} is a host numpy array of {x.dtype} {x.shape}; a kernel takes device "
             "pointers: copy it with DeviceBuffer.from_numpy(arr) (pass a by-value struct as bytes or a uint8 array)")
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
-        return struct.pack("<Q", _dlpack_pointer(x, index)), f"a device pointer ({type(x).__name__})"
+        return struct.pack("<Q", _dlpack_pointer(x, index)), lambda: f"a device pointer ({type(x).__name__})"
     if isinstance(x, (bytes, bytearray, memoryview)):
         b = bytes(x)
-        return b, f"a {len(b)}-byte blob"
+        return b, lambda: f"a {len(b)}-byte blob"
     from .tma import TensorMap
     if isinstance(x, TensorMap):
-        return x.raw, "a TensorMap (128 bytes)"
+        return x.raw, lambda: "a TensorMap (128 bytes)"
     if isinstance(x, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)):
         b = bytes(x)
-        return b, f"a {len(b)}-byte ctypes {type(x).__name__}"
+        return b, lambda: f"a {len(b)}-byte ctypes {type(x).__name__}"
     cu_ptr, cu_tmap = _cuda_binding_types()
     if cu_ptr is not None and isinstance(x, cu_ptr):
-        return struct.pack("<Q", int(x)), "a CUdeviceptr"
+        return struct.pack("<Q", int(x)), lambda: "a CUdeviceptr"
     if cu_tmap is not None and isinstance(x, cu_tmap):
-        return ctypes.string_at(x.getPtr(), 128), "a CUtensorMap (128 bytes)"
+        return ctypes.string_at(x.getPtr(), 128), lambda: "a CUtensorMap (128 bytes)"
     raise LaunchConfigError(
         f"argument {index} has type {type(x).__name__}, which cannot be passed to a kernel; pass numpy "
         "scalars (np.int32, np.float32 ...), DeviceBuffer or device arrays for pointers, and bytes / "
@@ -860,22 +861,24 @@ def pack_args(args: Sequence[Any], param_sizes: Optional[Sequence[int]] = None,
         if param_sizes is not None and i < len(param_sizes) and len(b) != param_sizes[i]:
             raise LaunchConfigError(
                 f"argument {i} of '{kernel}': the kernel's parameter is {param_sizes[i]} bytes but "
-                f"{desc} is {len(b)} bytes; pass {_suggest(param_sizes[i])}")
+                f"{desc()} is {len(b)} bytes; pass {_suggest(param_sizes[i])}")
         blobs.append(b)
     if param_sizes is not None and len(blobs) != len(param_sizes):
         raise LaunchConfigError(f"'{kernel}' takes {len(param_sizes)} parameter(s), {len(blobs)} given "
                                 f"(sizes in bytes: {list(param_sizes)})")
     if not blobs:
         return PackedArgs([], [], None, 0)
-    buffers = []
-    array = (ctypes.c_void_p * len(blobs))()
-    for i, b in enumerate(blobs):
-        # at least 8 zeroed bytes per slot: a driver reading a wider parameter than given
-        # (when sizes are unknown) then reads zeros, never past the buffer
-        buf = ctypes.create_string_buffer(b, max(len(b), 8))
-        buffers.append(buf)
-        array[i] = ctypes.addressof(buf)
-    return PackedArgs(blobs, buffers, array, ctypes.addressof(array))
+    # one zeroed buffer, a slot per argument at an 8-byte aligned offset, at least 8 bytes each: a
+    # driver reading a wider parameter than given (when sizes are unknown) then reads zeros, never
+    # past the buffer
+    slots = [b.ljust((max(len(b), 8) + 7) & ~7, b"\0") for b in blobs]
+    buf = ctypes.create_string_buffer(b"".join(slots))
+    addr, offsets = ctypes.addressof(buf), []
+    for sl in slots:
+        offsets.append(addr)
+        addr += len(sl)
+    array = (ctypes.c_void_p * len(blobs))(*offsets)
+    return PackedArgs(blobs, [buf], array, ctypes.addressof(array))
 
 
 def _stream_handle(stream):

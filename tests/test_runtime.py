@@ -292,6 +292,22 @@ def test_short_scalars_are_zero_padded_to_8_bytes():
     assert ctypes.string_at(arr[0], 8) == b"\x05" + b"\0" * 7
 
 
+def test_slots_are_8_byte_aligned_and_do_not_overlap():
+    blobs = [b"\x01\x02\x03", bytes(range(128)), np.int64(-2).tobytes(), b"\x07" * 9]
+    p = R.pack_args([np.frombuffer(b, np.uint8) for b in blobs])
+    arr = (ctypes.c_void_p * 4).from_address(p.address)
+    assert all(a % 8 == 0 for a in arr)
+    ends = [arr[i] + max(len(b), 8) for i, b in enumerate(blobs)]
+    assert all(ends[i] <= arr[i + 1] for i in range(3))
+    assert _slots(p) == blobs
+    assert ctypes.string_at(arr[3], 16) == b"\x07" * 9 + b"\0" * 7     # padded to the next 8 bytes
+
+
+def test_size_mismatch_names_the_argument_kind():
+    with pytest.raises(LaunchConfigError, match=r"argument 1 of 'k'.*4 bytes but np\.float64 is 8 bytes"):
+        R.pack_args([np.int32(0), np.float64(1.0)], [4, 4], "k")
+
+
 def test_no_args_is_a_null_array():
     assert R.pack_args([]).address == 0
     assert R.pack_args((), []).address == 0
