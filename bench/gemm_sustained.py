@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import ampere_kernels, gpu_or_reason, parse_kinds  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
-SETS = 3
+SETS = 3            # input sets rotated (--sets)
 KINDS = ("cublas", "hopper", "hopper-auto", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
          "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "ampere", "ampere-pers")
 
@@ -56,6 +56,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="4096x4096x4096,6144x6144x6144,8192x8192x8192,8192x2048x16384")
     ap.add_argument("--seconds", type=float, default=2.0, help="timed window per kernel (default 2)")
     ap.add_argument("--warm", type=float, default=1.0, help="untimed run-up per kernel (default 1)")
+    ap.add_argument("--sets", type=int, default=SETS,
+                    help=f"input sets rotated between calls (default {SETS}; 1 lets small operands stay in L2)")
     ap.add_argument("--kernels", default=",".join(KINDS),
                     help=f"comma-separated, from {', '.join(KINDS)}, hopper:FIELDS[@SPLIT] (any gemm_hopper Config), "
                          "or ampere:FIELDS / ampere-pers:FIELDS (any gemm_ampere Tile, one CTA per tile / persistent)")
@@ -65,6 +67,9 @@ def main(argv=None) -> int:
     import gemm_hopper as h
     if args.seconds <= 0 or args.warm < 0:
         ap.error("--seconds must be > 0 and --warm >= 0")
+    if args.sets < 1:
+        ap.error("--sets must be >= 1")
+    sets = args.sets
     try:
         sizes = [tuple(int(v) for v in t.split("x")) for t in args.sizes.split(",")]
         assert all(len(t) == 3 for t in sizes)
@@ -102,16 +107,16 @@ def main(argv=None) -> int:
     try:
         for (m, n, k) in sizes:
             gen = torch.Generator(device="cuda").manual_seed(m + n + k)
-            A = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
-            BT = [torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(SETS)]
-            C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(SETS)]
+            A = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(sets)]
+            BT = [torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(sets)]
+            C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
             calls = {"cublas": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i])}
             for kind, (ft, tile, pers) in ampere_funcs.items():
                 ctas = g.resident_ctas(ctx.sm_count, tile) if pers else None
                 calls[kind] = lambda i, ft=ft, tile=tile, ctas=ctas: g.launch(ft, A[i], BT[i], C[i], m, n, k, tile,
                                                                              ctas=ctas)
             if hopper_ok:
-                maps = {c_: [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(SETS)] for c_ in cfgs}
+                maps = {c_: [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(sets)] for c_ in cfgs}
                 for kind, (c_, split, balanced) in hopper_kinds.items():
                     calls[kind] = lambda i, c_=c_, split=split, balanced=balanced: h.launch(
                         funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced, m_split=split)
@@ -127,7 +132,7 @@ def main(argv=None) -> int:
                 t_end = time.time() + args.warm
                 i = 0
                 while time.time() < t_end:            # run-up: the clock settles for this kernel
-                    call(i % SETS)
+                    call(i % sets)
                     i += 1
                     if i % 20 == 0:
                         torch.cuda.synchronize()
@@ -140,15 +145,15 @@ def main(argv=None) -> int:
                 while time.time() - w0 < args.seconds:
                     for e0, e1 in evs:
                         e0.record()
-                        call(n_calls % SETS)
+                        call(n_calls % sets)
                         e1.record()
                         n_calls += 1
                     torch.cuda.synchronize()          # keeps the queue short, so the wall window is the GPU's
                     times += [e0.elapsed_time(e1) for e0, e1 in evs]
                 w1 = time.time()
                 ms = statistics.median(times)
-                # the last call wrote C[(n_calls - 1) % SETS]; check it against float32
-                j = (n_calls - 1) % SETS
+                # the last call wrote C[(n_calls - 1) % sets]; check it against float32
+                j = (n_calls - 1) % sets
                 ref = A[j].float() @ BT[j].float().t()
                 err = float(torch.linalg.norm(C[j].float() - ref) / torch.linalg.norm(ref))
                 clk = sampler.window(w0 + 0.2 * (w1 - w0), w1)
