@@ -1172,7 +1172,7 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     return -(-units // rounds) * cfg.cluster
 
 
-H100_L2_BYTES = 50 * 2**20               # H100 and H200 (Context.l2_bytes gives the device's own)
+H100_L2_BYTES = 50 * 2**20   # choose's default L2: the H100's; the H200 reports 60 MiB (pass Context.l2_bytes)
 
 
 def auto_configs(layout: str = "nt") -> tuple:
@@ -1188,8 +1188,8 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     - 128 x 256 tiles in groups of 8 where one round of the balanced grid runs whole raster groups
       (every tile of its block rows, so A's rows are not read again: Config.l2="auto" loads them
       evict_first) and that round's operands (its block rows of A and all of B, K deep) fit in L2:
-      up to 4096^3 on an H200, where the 192-row tiles would also leave a quarter of the rows to
-      128-row tiles;
+      up to 4096^3 on an H100 or H200 (40 MiB), where the 192-row tiles would also leave a quarter
+      of the rows to 128-row tiles;
     - otherwise 192 x 256 tiles in groups of 16. They move a fifth fewer operand bytes into the SMs
       per FLOP, and a round of about 128 tiles in groups of 16 spans 16 block rows x 8 block columns
       (3072 rows of A and 2048 of B) instead of 8 x 16 (1536 and 4096): 9 % fewer operand rows, and
