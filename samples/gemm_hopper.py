@@ -1190,6 +1190,9 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
       evict_first) and that round's operands (its block rows of A and all of B, K deep) fit in L2:
       up to 4096^3 on an H100 or H200 (40 MiB), where the 192-row tiles would also leave a quarter
       of the rows to 128-row tiles;
+    - 128 x 256 tiles also where split_for would put most rows in 128-row tiles (M too small for the
+      grid, e.g. 2048 x 2048 x 8192: one round of 128-row tiles), which the bm=192 kernel runs with
+      one of its three consumer warpgroups idle;
     - otherwise 192 x 256 tiles in groups of 16. They move a fifth fewer operand bytes into the SMs
       per FLOP, and a round of about 128 tiles in groups of 16 spans 16 block rows x 8 block columns
       (3072 rows of A and 2048 of B) instead of 8 x 16 (1536 and 4096): 9 % fewer operand rows, and
@@ -1207,6 +1210,9 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
         rows = min(tiles_m * small.bm, -(-grid // tiles_n) * small.bm, m)
         if (rows + n) * k * 2 <= l2_bytes:
             return small
+    split = split_for(m, n, int(ctas), large.bn, large.mix)[0]
+    if 2 * min(split, m) < m:
+        return small
     return large
 
 

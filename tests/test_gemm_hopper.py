@@ -303,7 +303,10 @@ MIB = 2**20
     # K too deep for L2 (168 MB a round at K = 16384), or a group of 8 block rows needs more than one
     # round (24 block columns at 6144): 192 x 256 in groups of 16
     (4096, 4096, 16384, 192), (6144, 6144, 6144, 192), (8192, 8192, 8192, 192), (8192, 2048, 16384, 192),
-    (5120, 5120, 5120, 192), (8192, 4096, 8192, 192)])
+    (5120, 5120, 5120, 192), (8192, 4096, 8192, 192),
+    # split_for would put every row in 128-row tiles (one round of them): the 128 x 256 kernel, whose
+    # operands do not fit in L2 here either
+    (2048, 2048, 8192, 128), (1024, 8192, 8192, 128), (8192, 1024, 8192, 128)])
 def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     cfg = h.choose(m, n, k, "nt", 132, 50 * MIB)
     assert cfg.bm == want and cfg in h.auto_configs("nt")
