@@ -40,6 +40,7 @@ __all__ = [
     "Function",
     "load_module",
     "launch",
+    "BoundLaunch",
     "pack_args",
     "PackedArgs",
     "normalize_dims",
@@ -645,6 +646,11 @@ class Function:
         """Launch this kernel; see `launch`."""
         launch(self, grid, block, args, shared_bytes=shared_bytes, stream=stream, cluster=cluster)
 
+    def bind(self, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (), shared_bytes: int = 0,
+             cluster: Optional[DimsLike] = None) -> "BoundLaunch":
+        """This launch checked and packed once: the BoundLaunch's call issues it (see BoundLaunch)."""
+        return BoundLaunch(self, grid, block, args, shared_bytes=shared_bytes, cluster=cluster)
+
     def max_active_clusters(self, cluster: DimsLike, block: DimsLike, shared_bytes: int = 0) -> int:
         """cuOccupancyMaxActiveClusters: how many clusters of this shape can be resident on the device at
         once (a persistent kernel launches no more than this many, or the rest wait for a second wave)."""
@@ -900,17 +906,14 @@ def _stream_handle(stream):
                             f"__cuda_stream__, got {type(stream).__name__}")
 
 
-def launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (), shared_bytes: int = 0,
-           stream=None, cluster: Optional[DimsLike] = None) -> None:
-    """cuLaunchKernel, or cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION when `cluster` is given.
-
-    Asynchronous: errors inside the kernel surface at the next synchronize(). Arguments: see pack_args.
-    """
+def _prepare_launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any], shared_bytes: int,
+                    cluster: Optional[DimsLike]):
+    """Every check a launch makes and its packed arguments: (grid, block, cluster, shared_bytes, PackedArgs).
+    Leaves the function's context current."""
     if not isinstance(func, Function):
         raise LaunchConfigError(f"func must be a Function (module.function(name)), got {type(func).__name__}")
     g, b, c = validate_launch_config(grid, block, shared_bytes, cluster)
     shared_bytes = int(shared_bytes)
-    d = _driver_module()
     func.module.context.make_current()
     if func.module.handle is None:
         raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
@@ -924,7 +927,14 @@ def launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] 
         raise LaunchConfigError(
             f"kernel '{func.name}' is allowed {func.max_dynamic_shared_bytes} bytes of dynamic shared memory, "
             f"{shared_bytes} asked; call function.set_max_dynamic_shared({shared_bytes}) first")
-    packed = pack_args(args, func.param_sizes(), func.name)
+    return g, b, c, shared_bytes, pack_args(args, func.param_sizes(), func.name)
+
+
+def _issue_launch(func: Function, g: Dim3, b: Dim3, c: Optional[Dim3], shared_bytes: int, packed: PackedArgs,
+                  stream) -> None:
+    """cuLaunchKernel (cuLaunchKernelEx with a cluster dimension) of a prepared launch; the function's
+    context must be current."""
+    d = _driver_module()
     h_stream = _stream_handle(stream)
     if c is None:
         check(d.cuLaunchKernel(func.handle, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes, h_stream,
@@ -941,6 +951,44 @@ def launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] 
     config.attrs = [attr]
     config.numAttrs = 1
     check(d.cuLaunchKernelEx(config, func.handle, packed.address, 0), "cuLaunchKernelEx")
+
+
+def launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (), shared_bytes: int = 0,
+           stream=None, cluster: Optional[DimsLike] = None) -> None:
+    """cuLaunchKernel, or cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION when `cluster` is given.
+
+    Asynchronous: errors inside the kernel surface at the next synchronize(). Arguments: see pack_args.
+    A launch repeated with the same arguments can skip the checks and the packing: Function.bind.
+    """
+    _issue_launch(func, *_prepare_launch(func, grid, block, args, shared_bytes, cluster), stream)
+
+
+class BoundLaunch:
+    """One kernel launch whose configuration is checked and whose arguments are packed once
+    (`Function.bind`); each call issues it again on `stream` (default: the legacy default stream) with
+    no per-call Python work beyond making the context current, for kernels short enough that the
+    checks and the packing of `launch` would cost as much as the kernel.
+
+    It holds on to `args`, so the Python objects stay alive; the device memory their pointers name
+    must stay allocated, and hold the same data layout, for as long as the launch may be issued."""
+
+    def __init__(self, func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (),
+                 shared_bytes: int = 0, cluster: Optional[DimsLike] = None):
+        self.func = func
+        self.grid, self.block, self.cluster, self.shared_bytes, self._packed = _prepare_launch(
+            func, grid, block, args, shared_bytes, cluster)
+        self.args = tuple(args)
+
+    def __call__(self, stream=None) -> None:
+        func = self.func
+        func.module.context.make_current()
+        if func.module.handle is None:
+            raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
+        _issue_launch(func, self.grid, self.block, self.cluster, self.shared_bytes, self._packed, stream)
+
+    def __repr__(self) -> str:
+        return (f"<BoundLaunch {self.func.name} grid={self.grid} block={self.block} shared={self.shared_bytes}"
+                + (f" cluster={self.cluster}" if self.cluster else "") + ">")
 
 
 # ---------------------------------------------------------------------------------------------

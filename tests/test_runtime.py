@@ -308,6 +308,79 @@ def test_size_mismatch_names_the_argument_kind():
         R.pack_args([np.int32(0), np.float64(1.0)], [4, 4], "k")
 
 
+class _RecordingDriver:
+    """Just enough of cuda.bindings.driver for launch and BoundLaunch: records each cuLaunchKernel with the
+    parameter bytes its void** array points at."""
+    def __init__(self):
+        from cuda.bindings import driver
+        self.CUfunction_attribute = driver.CUfunction_attribute
+        self.calls, self.current = [], 0
+
+    def cuCtxSetCurrent(self, handle):
+        self.current += 1
+        return (0,)
+
+    class CUstream:
+        def __init__(self, value=0):
+            self.value = int(value)
+
+        def __eq__(self, other):
+            return type(other) is type(self) and other.value == self.value
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        arr = (ctypes.c_void_p * 2).from_address(params)
+        self.calls.append(((gx, gy, gz), (bx, by, bz), shared, stream,
+                           ctypes.string_at(arr[0], 8), ctypes.string_at(arr[1], 4)))
+        return (0,)
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """(driver, Function) with a fake driver: a kernel of two parameters (8 and 4 bytes)."""
+    import types
+    drv = _RecordingDriver()
+    monkeypatch.setattr(R, "_driver_module", lambda: drv)
+    ctx = types.SimpleNamespace(make_current=lambda: R.check(drv.cuCtxSetCurrent(1), "cuCtxSetCurrent"))
+    mod = types.SimpleNamespace(context=ctx, handle=1)
+    f = R.Function(mod, "k", 7)
+    fa = drv.CUfunction_attribute
+    f._attrs = {int(fa.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK): 256,
+                int(fa.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): 49152,
+                int(fa.CU_FUNC_ATTRIBUTE_NUM_REGS): 32}
+    f._param_sizes = [8, 4]
+    return drv, f
+
+
+def test_bound_launch_issues_what_launch_issues(recorded, monkeypatch):
+    drv, f = recorded
+    args = [np.uint64(0xABCDEF00), np.uint32(7)]
+    R.launch(f, (3, 2), 128, args, shared_bytes=1024, stream=5)
+    packs = []
+    real_pack = R.pack_args
+    monkeypatch.setattr(R, "pack_args", lambda *a, **kw: packs.append(1) or real_pack(*a, **kw))
+    bound = f.bind((3, 2), 128, args, shared_bytes=1024)
+    for _ in range(3):
+        bound(stream=5)
+    assert len(packs) == 1                                  # packed once, at bind
+    assert drv.calls[1:] == [drv.calls[0]] * 3
+    assert drv.calls[0] == ((3, 2, 1), (128, 1, 1), 1024, drv.CUstream(5), struct.pack("<Q", 0xABCDEF00),
+                            struct.pack("<I", 7))
+    assert "grid=(3, 2, 1)" in repr(bound)
+
+
+def test_bind_checks_at_once_and_refuses_an_unloaded_module(recorded):
+    drv, f = recorded
+    with pytest.raises(LaunchConfigError, match="at most 256 threads per block"):
+        f.bind(1, 512, [np.uint64(0), np.uint32(0)])
+    with pytest.raises(LaunchConfigError, match="argument 1 of 'k'"):
+        f.bind(1, 32, [np.uint64(0), np.float64(0)])
+    bound = f.bind(1, 32, [np.uint64(0), np.uint32(0)])
+    f.module.handle = None
+    with pytest.raises(LaunchConfigError, match="unloaded"):
+        bound()
+    assert drv.calls == []
+
+
 def test_no_args_is_a_null_array():
     assert R.pack_args([]).address == 0
     assert R.pack_args((), []).address == 0
@@ -408,6 +481,21 @@ def test_jit_load_launch_matches_numpy(ctx):
     # the verbose JIT info log is empty when the driver's JIT cache (~/.nv/ComputeCache) answers
     if mod.info_log:
         assert mod.resources["add1"].registers > 0
+
+
+@pytest.mark.gpu
+def test_bound_launch_runs_the_kernel_each_call(ctx):
+    f = R.Module.load(ADD1).function("add1")
+    n = 1000
+    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    with R.DeviceBuffer.from_numpy(x) as d:
+        bound = f.bind((n + 255) // 256, 256, [d, np.uint32(n)])
+        ref = x.copy()
+        for _ in range(3):                     # add1 adds 1 in place: every call must run
+            bound()
+            ref = ref + np.float32(1)
+        ctx.synchronize()
+        np.testing.assert_array_equal(d.to_numpy(), ref)
 
 
 @pytest.mark.gpu
