@@ -906,6 +906,13 @@ def _stream_handle(stream):
                             f"__cuda_stream__, got {type(stream).__name__}")
 
 
+def _make_current(func: Function) -> None:
+    """Make the function's context current; LaunchConfigError if its module was unloaded."""
+    func.module.context.make_current()
+    if func.module.handle is None:
+        raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
+
+
 def _prepare_launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any], shared_bytes: int,
                     cluster: Optional[DimsLike]):
     """Every check a launch makes and its packed arguments: (grid, block, cluster, shared_bytes, PackedArgs).
@@ -914,9 +921,7 @@ def _prepare_launch(func: Function, grid: DimsLike, block: DimsLike, args: Seque
         raise LaunchConfigError(f"func must be a Function (module.function(name)), got {type(func).__name__}")
     g, b, c = validate_launch_config(grid, block, shared_bytes, cluster)
     shared_bytes = int(shared_bytes)
-    func.module.context.make_current()
-    if func.module.handle is None:
-        raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
+    _make_current(func)
     threads = b[0] * b[1] * b[2]
     if threads > func.max_threads_per_block:
         raise LaunchConfigError(
@@ -980,11 +985,8 @@ class BoundLaunch:
         self.args = tuple(args)
 
     def __call__(self, stream=None) -> None:
-        func = self.func
-        func.module.context.make_current()
-        if func.module.handle is None:
-            raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
-        _issue_launch(func, self.grid, self.block, self.cluster, self.shared_bytes, self._packed, stream)
+        _make_current(self.func)
+        _issue_launch(self.func, self.grid, self.block, self.cluster, self.shared_bytes, self._packed, stream)
 
     def __repr__(self) -> str:
         return (f"<BoundLaunch {self.func.name} grid={self.grid} block={self.block} shared={self.shared_bytes}"
