@@ -1207,7 +1207,7 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
     if min(small.group, tiles_m) * tiles_n <= grid:
-        rows = min(tiles_m * small.bm, -(-grid // tiles_n) * small.bm, m)
+        rows = min(-(-grid // tiles_n) * small.bm, m)     # the round's block rows of A
         if (rows + n) * k * 2 <= l2_bytes:
             return small
     split = split_for(m, n, int(ctas), large.bn, large.mix)[0]
