@@ -74,6 +74,7 @@ def main(argv=None) -> int:
     sizes = SIZES if args.sizes is None else [tuple(int(v) for v in t.split("x")) for t in args.sizes.split(",")]
     sms = ctx.sm_count
     variants = {}   # label -> (launch(i, A, B, BT, C, m, n, k) for input set i, layout)
+    map_caches = []  # per-variant tensor-map caches keyed by (input set, M, N, K), emptied after each size
     # gemm_ampere tiles as (min_blocks, bn, bk, stages)
     if os.environ.get("GEMM_AMPERE_CONFIGS"):
         ampere = [g.Tile(*(int(x) if x.isdigit() else x for x in c.split(":")))
@@ -108,6 +109,7 @@ def main(argv=None) -> int:
             r = res.resources[cfg.name]
             label = "wgmma " + cfg.name[len("gemm_hopper_"):].replace("_", " ")
             maps = {}
+            map_caches.append(maps)
 
             def run_h(i, A, B, BT, C, m, n, k, f=f, cfg=cfg, maps=maps, ctas=ctas):
                 key = (i, m, n, k)
@@ -126,6 +128,7 @@ def main(argv=None) -> int:
         auto_ctas = {cfg: h.resident_ctas(f, cfg, sms) for cfg, f in auto_f.items()}
         picks = {(m, n, k): h.choose(m, n, k, "nt", sms, ctx.l2_bytes) for (m, n, k) in sizes}   # outside the timing
         auto_maps = {}
+        map_caches.append(auto_maps)
 
         def run_auto(i, A, B, BT, C, m, n, k):
             cfg = picks[(m, n, k)]
@@ -199,6 +202,8 @@ def main(argv=None) -> int:
             rows.append({"size": f"{m}x{n}x{k}", "kernel": label, "ms": ms, "tflops": flops / ms / 1e9,
                          "cublas_tflops": flops / ref_ms / 1e9, "vs_cublas": ref_ms / ms, "rel_fro_err": err})
         A = B = BT = C = ref = None   # the lambdas above close over these names: drop the tensors, not the names
+        for cache in map_caches:      # the maps point into the tensors just dropped; a size named again re-encodes
+            cache.clear()
         torch.cuda.empty_cache()
 
     print(f"\nbf16 GEMM on {ctx.name} ({target}), median of {args.iters} CUDA-event timings after "
