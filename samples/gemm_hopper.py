@@ -58,7 +58,11 @@ writes both passes at the tile's end). epi="ring" (bm=192) puts the epilogue buf
 the tile's last k-block, which the storers hand back to the producer after the last pass, so the ring
 has four stages instead of three (the 128-row tiles otherwise have only two k-blocks of load lead).
 `mix=1` interleaves the 128-row tiles with the 192-row ones over the work order instead of leaving them
-for the last round.
+for the last round. `producer=0` (bm=192, `_kernel_inline`) drops the producer warpgroup: 384 threads
+of three consumer warpgroups at 168 registers, so each k-step is one whole m64n256k16 per warpgroup;
+one thread of consumer 2 issues the loads between its wgmma (waiting for each stage's release by all
+three), and each warpgroup TMA-stores its own two passes (held: the second during the next tile's
+first k-block, which then runs as two m64n128k16 halves).
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -158,6 +162,11 @@ class Config:
                             # reads all of B again); "abc": also A's loads evict_first everywhere;
                             # "an": C's and A's loads evict_normal. C's hint needs a TMA-store
                             # epilogue (epi "tma" or "ring"); the others write C without it
+    producer: int = 1       # 1: a producer warpgroup issues the loads (and, epi "tma", the stores);
+                            # 0 (bm=192, epi "tma" only): no producer warpgroup: 384 threads of three
+                            # consumer warpgroups at 168 registers, so each issues the whole
+                            # m64n256k16; one consumer thread issues the loads between its wgmma
+                            # and each warpgroup TMA-stores its own passes (`_kernel_inline`)
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -171,14 +180,16 @@ class Config:
                 + ("" if self.bn == BN else f"_n{self.bn}") + ("" if self.bm == BM else f"_m{self.bm}")
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
-                + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}"))
+                + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
+                + ("" if self.producer else "_p0"))
 
     @property
     def nsplit(self) -> int:
         """wgmma instructions across the tile's N per m64 block and k-step: bm=192 issues two
         m64n128k16 (ptxas checks each instruction against the launch budget of 128 registers a
-        thread, and m64n256k16 needs 154 even where setmaxnreg gives the consumers 160)."""
-        return 2 if self.bm == 192 else 1
+        thread, and m64n256k16 needs 154 even where setmaxnreg gives the consumers 160); without a
+        producer warpgroup (producer=0) the launch budget is 168 and the whole instruction fits."""
+        return 2 if self.bm == 192 and self.producer else 1
 
     @property
     def shape(self) -> str:
@@ -227,6 +238,12 @@ class Config:
             raise ValueError(f"mix = {self.mix!r} must be 0, or 1 for bm=192 (interleaved 192- and 128-row tiles)")
         if self.l2 not in L2_HINTS:
             raise ValueError(f"l2 = {self.l2!r} must be one of {', '.join(L2_HINTS)}")
+        if isinstance(self.producer, bool) or self.producer not in (0, 1):
+            raise ValueError(f"producer must be 0 or 1, not {self.producer!r}")
+        if not self.producer and (self.bm != 192 or self.epi != "tma" or self.lag != 1 or self.lead):
+            raise ValueError(f"producer=0 needs bm = 192, epi='tma', lag 1 and lead 0 (three consumer "
+                             f"warpgroups that load and store themselves), not bm = {self.bm}, epi={self.epi!r}, "
+                             f"lag {self.lag}, lead {self.lead}")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -251,13 +268,13 @@ class Config:
 
     @property
     def threads(self) -> int:
-        """Threads of a CTA: the producer warpgroup and the consumers."""
-        return 128 * (1 + self.consumers)
+        """Threads of a CTA: the producer warpgroup (unless producer=0) and the consumers."""
+        return 128 * (self.producer + self.consumers)
 
     @property
     def launch_regs(self) -> int:
         """Registers a thread at launch (.maxnreg): the register file shared by all threads."""
-        return LAUNCH_REGS_M192 if self.bm == 192 else LAUNCH_REGS
+        return LAUNCH_REGS_M192 if self.bm == 192 and self.producer else LAUNCH_REGS
 
     @property
     def blocks(self) -> int:
@@ -304,7 +321,10 @@ class Config:
 
     @property
     def regs(self):
-        """(producer, consumer) registers after setmaxnreg."""
+        """(producer, consumer) registers after setmaxnreg; producer=0: (None, the launch budget), no
+        setmaxnreg."""
+        if not self.producer:
+            return None, self.launch_regs
         return {BM: (PRODUCER_REGS, CONSUMER_REGS), 192: (PRODUCER_REGS_M192, CONSUMER_REGS_M192),
                 256: (PRODUCER_REGS_M256, CONSUMER_REGS_M256)}[self.bm]
 
@@ -332,8 +352,9 @@ def smem_bytes(cfg: Config, pass_cols=None) -> int:
 
 
 def bar_bytes(cfg: Config) -> int:
-    """2 mbarriers per stage (full, empty); epi="storer"/"tma" add a full/empty pair per epilogue buffer."""
-    return 16 * cfg.stages + (16 * cfg.consumers if cfg.epi in HANDOFF else 0)
+    """2 mbarriers per stage (full, empty); epi="storer"/"tma" add a full/empty pair per epilogue buffer
+    (not with producer=0, whose warpgroups store their own buffers)."""
+    return 16 * cfg.stages + (16 * cfg.consumers if cfg.epi in HANDOFF and cfg.producer else 0)
 
 
 def epi_bytes(cfg: Config, pass_cols=None) -> int:
@@ -414,6 +435,8 @@ def _mixed_tile(k, u, u1, units, mix, tm1, tm2, split, tiles_n, group: int):
 
 def _kernel(m: pg.Module, cfg: Config):
     cfg.check()
+    if not cfg.producer:
+        return _kernel_inline(m, cfg)
     S, cl = cfg.stages, cfg.cluster
     NC = cfg.consumers
     k = m.entry(cfg.name, reqntid=cfg.threads, maxnreg=cfg.launch_regs)
@@ -780,6 +803,240 @@ def _kernel(m: pg.Module, cfg: Config):
         # no CTA exits while its peer may still arrive on its barriers or multicast into it
         k.barrier_cluster_arrive(sem="release", aligned=False)
         k.barrier_cluster_wait(acquire=True, aligned=False)
+    k.ret()
+    return k
+
+
+def _kernel_inline(m: pg.Module, cfg: Config):
+    """producer=0: the bm=192 kernel without a producer warpgroup. 384 threads, three consumer
+    warpgroups at 168 registers, so each k-step is one whole m64n256k16 per warpgroup (no second read
+    of A from shared memory, see `Config.nsplit`). The loads come from one thread of consumer 2 (the
+    warpgroup that sits out the 128-row tiles): it fills the ring before the first tile, and each time
+    its warpgroup has released a stage it waits for that stage's "empty" barrier (all three releases)
+    and loads the next k-block into it, walking the tiles on its own copy of the unit and k-block
+    counters, S k-blocks ahead of the consumers. Each warpgroup writes its 64 x 256 piece in two
+    64 x 128 passes through its own buffer: stmatrix, a fence for the async proxy, and one thread's
+    TMA stores; before a pass overwrites the buffer that thread waits until the previous pass's
+    stores have read it. Nothing is held in registers across tiles (the 128 accumulators leave no
+    room), so a tile's second pass waits for the first's read."""
+    S, NC, bk, bn = cfg.stages, cfg.consumers, cfg.bk, cfg.bn
+    k = m.entry(cfg.name, reqntid=cfg.threads, maxnreg=cfg.launch_regs)
+    tmap_a = k.param_bytes("tmap_a", 128, align=64)
+    tmap_b = k.param_bytes("tmap_b", 128, align=64)
+    tmap_c = k.param_bytes("tmap_c", 128, align=64)
+    pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
+    psplit = k.param("m_split", pg.u32)
+    dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
+
+    M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
+    tid = k.tid.x
+    c = k.shr(tid, 7)                                     # consumer warpgroup 0 .. 2
+    lane = k.and_(tid, 31)
+    warp = k.and_(k.shr(tid, 5), 3)
+    base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
+    cbuf = k.add(base, S * cfg.stage_bytes)
+    bars = k.add(cbuf, epi_bytes(cfg))
+    empties = k.add(bars, 8 * S)
+    with k.if_(k.setp("eq", tid, 0)):
+        for s in range(S):
+            k.mbarrier_init(k.add(bars, 8 * s), 1)                 # full: the loading thread's arrive
+            k.mbarrier_init(k.add(empties, 8 * s), NC)             # empty: one release per warpgroup
+        k.fence_mbarrier_init()
+    k.bar_sync(0)
+    unit0, nunits = k.ctaid.x, k.nctaid.x
+
+    tiles_n = _div_const(k, k.add(N, bn - 1), bn)
+    split = k.ld_param(psplit)
+    tm1 = k.div(split, 192)
+    tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
+    u1 = k.mul(tm1, tiles_n, mode="lo")
+    units = k.mad(tm2, tiles_n, u1, mode="lo")
+    mixed_tile = (u1, units, cfg.mix, tm1, tm2, split, tiles_n, cfg.group)
+    nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)        # >= 1 (check_shape: K >= 1)
+
+    signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
+    loader = k.setp("eq", tid, 128 * (NC - 1))             # the thread that issues the loads
+    hint_a, hint_b, hint_c = L2_HINTS[cfg.l2]
+    if hint_a == "auto":
+        once = k.setp("le", k.mul(tiles_n, cfg.group, mode="lo"), nunits)
+        pol_a = (k.createpolicy("evict_first"), once)
+    else:
+        pol_a = None if hint_a is None else k.createpolicy(hint_a)
+    pols = (pol_a, None if hint_b is None else k.createpolicy(hint_b))
+    pol_c = None if hint_c is None else k.createpolicy(hint_c)
+
+    # the loading thread's position: its own walk of the ring and of the (unit, k-block) sequence
+    lring = k.stage_ring(S, name="lstage")
+    lu = k.mov(unit0, type=pg.u32)
+    lkb = k.mov(0, type=pg.u32)
+    # the loading thread's tile, kept from one k-block to the next: A's first row, B's first column,
+    # the bytes a stage expects and whether it is a 192-row tile
+    lrow, lcol, ltx = (k.reg(pg.u32, name) for name in ("l_row", "l_col", "l_tx"))
+    lbig = k.reg(pg.pred, "l_big")
+
+    def load_tile():
+        row_a, nb_l, big = _mixed_tile(k, lu, *mixed_tile)
+        k.mov(row_a, dst=lrow)
+        k.mul(nb_l, bn, mode="lo", dst=lcol)
+        k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32, dst=ltx)
+        k.mov(big, dst=lbig)
+
+    def load_next():
+        """The loading thread: the next k-block of its sequence into the next stage of its ring, once
+        all three warpgroups have released that stage (nothing past the last unit)."""
+        with k.if_(k.setp("lt", lu, units, bool_op="and", c=loader)):
+            lring.wait(empties, flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)
+            full = lring.addr(bars, 8)
+            k.mbarrier_arrive_expect_tx(full, ltx)
+            _load_stage(k, cfg, lring.addr(base, cfg.stage_bytes), full, tmap_a, tmap_b,
+                        k.shl(lkb, bk.bit_length() - 1), lrow, lcol, lbig, None, pols)
+            lring.advance()
+            k.add(lkb, 1, dst=lkb)
+            with k.if_(k.setp("eq", lkb, nk)):            # the next tile of the sequence
+                k.mov(0, dst=lkb)
+                k.add(lu, nunits, dst=lu)
+                load_tile()
+
+    with k.if_(loader):
+        load_tile()
+    for _ in range(S):                                    # fill the ring
+        load_next()
+
+    tile_a, tile_b = cfg.tiles()
+    desc_a0 = k.wgmma_descriptor(k.mad(c, WG_M * bk * 2, base, mode="lo"), tile_a)
+    desc_b0 = k.wgmma_descriptor(k.add(base, cfg.a_stage), tile_b)
+    frag = k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name="acc")
+    half = len(frag) // 2
+    halves = (pg.RegArray(frag[:half]), pg.RegArray(frag[half:]))   # columns 0-127 and 128-255
+    half_shape = f"m64n{bn // 2}k{K_STEP}"
+    own = k.mad(c, WG_M * cfg.pass_cols * 2, cbuf, mode="lo")   # this warpgroup's buffer
+    epi = _epi_setup(k, own, tid, warp, lane, boxes=True)
+    wg_bar = k.add(c, 1)                                  # named barrier of this warpgroup (0 is the CTA's)
+    ring = k.stage_ring(S)
+    prev = k.reg(pg.u32, "prev")
+    hold = cfg.held
+    if hold:
+        # the second pass of a tile waits in 32 registers until the next tile's first k-block
+        held = [(k.reg(pg.b32, f"c1_{j}"), k.reg(pg.b32, f"c1h_{j}")) for j in range(EPI_COLS // 8)]
+        pending = k.reg(pg.pred, "c_pending")
+        k.mov(0, dst=pending)
+        hrow, hcol = k.reg(pg.u32, "c_hrow"), k.reg(pg.u32, "c_hcol")
+
+    def write_pass(pairs, p: int, row, col0):
+        """Pass p (columns p * 128 ..) of `pairs` through the buffer: once the previous pass's stores
+        have read it, stmatrix, fence for the async proxy, and one thread's TMA stores from column col0."""
+        with k.if_(signal):
+            k.cp_async_bulk_wait_group(0, read=True)
+        k.bar_sync(wg_bar, 128)
+        _epi_stmatrix(k, epi, pairs, p)
+        _epi_fence(k)
+        k.bar_sync(wg_bar, 128)
+        with k.if_(signal):
+            for bx in range(EPI_COLS // TMA_BOX):
+                col = k.add(col0, bx * TMA_BOX) if bx else col0
+                k.cp_async_bulk_tensor(k.add(own, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row],
+                                       direction="store", cache_policy=pol_c)
+            k.cp_async_bulk_commit_group()
+
+    def flush():
+        write_pass(held, 0, hrow, hcol)
+        k.mov(0, dst=pending)
+
+    def mmas(da, db, d, shape, col_rows: int = 0):
+        """One k-block of wgmma into d; col_rows: B's first row (nt) or column (nn) for these columns."""
+        for step in range(bk // K_STEP):
+            a_off = tile_a.slice_offset(step) >> 4
+            b_off = (tile_b.slice_offset(step) + col_rows * bk * 2) >> 4
+            k.wgmma_mma_async(shape, d, k.add(da, a_off, type=pg.u64) if a_off else da,
+                              k.add(db, b_off, type=pg.u64) if b_off else db, dtype="f32", atype="bf16",
+                              btype="bf16", trans_b=1 if cfg.layout == "nn" else None)
+
+    def stage_descs():
+        ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)                     # full
+        soff = k.cvt(k.mul(ring.index, cfg.stage_bytes >> 4, mode="lo"), pg.u64, pg.u32)
+        return k.add(desc_a0, soff, type=pg.u64), k.add(desc_b0, soff, type=pg.u64)
+
+    u = k.mov(unit0, type=pg.u32)
+    top, done, nxt = k.new_label("c_tile"), k.new_label("c_done"), k.new_label("c_next")
+    k.place(top)
+    k.bra(done, guard=k.setp("ge", u, units))
+    tile_row, nb, big = _mixed_tile(k, u, *mixed_tile)
+    # a 128-row tile has no rows for consumer 2: it only keeps the ring's count (and loads)
+    idle = k.setp("eq", c, NC - 1, bool_op="and", c=k.not_(big))
+    with k.if_(idle):
+        if hold:
+            with k.if_(pending):                          # its pass held from a 192-row tile
+                flush()
+        with k.for_range(0, nk, name="kb_idle"):
+            ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)
+            _release(k, bars, None, ring.index, S, guard=signal)
+            ring.advance()
+            load_next()
+    k.bra(nxt, guard=idle)
+    if hold:
+        # k-block 0 (K >= 1: every tile has one) in two halves: columns 0-127 into zeroed
+        # accumulators, the held pass to the buffer while they run, then columns 128-255 (whose
+        # accumulators only come to life once the held registers are free)
+        da, db = stage_descs()
+        for r in halves[0]:
+            k.mov(0.0, dst=r)
+        k.wgmma_fence()
+        mmas(da, db, halves[0], half_shape)
+        k.wgmma_commit_group()
+        with k.if_(pending):
+            flush()
+        for r in halves[1]:
+            k.mov(0.0, dst=r)
+        k.wgmma_fence()
+        mmas(da, db, halves[1], half_shape, col_rows=bn // 2)
+        k.wgmma_commit_group()
+        k.mov(ring.index, dst=prev)
+        ring.advance()
+        kb0 = 1
+    else:
+        for r in frag:
+            k.mov(0.0, dst=r)
+        kb0 = 0
+    with k.for_range(kb0, nk, name="kb") as kb:
+        da, db = stage_descs()
+        k.wgmma_fence()
+        mmas(da, db, frag, cfg.shape)
+        k.wgmma_commit_group()
+        k.wgmma_wait_group(1)
+        # the previous k-block's stage has been read: release it, and (loading thread) refill it
+        if kb0:
+            _release(k, bars, None, prev, S, guard=signal)
+            load_next()
+        else:
+            with k.if_(k.setp("ne", kb, 0)):
+                _release(k, bars, None, prev, S, guard=signal)
+                load_next()
+        k.mov(ring.index, dst=prev)
+        ring.advance()
+    k.wgmma_wait_group(0)
+    _release(k, bars, None, prev, S, guard=signal)
+    load_next()
+    row = k.mad(c, WG_M, tile_row, mode="lo")
+    col0 = k.mul(nb, bn, mode="lo")
+    if hold:
+        write_pass(_pack(k, list(frag), EPI_COLS), 0, row, col0)
+        _pack(k, list(frag), bn, held=held, start=EPI_COLS // 8)
+        k.mov(row, dst=hrow)
+        k.add(col0, EPI_COLS, dst=hcol)
+        k.mov(1, dst=pending)
+    else:
+        pairs = _pack(k, list(frag), bn)
+        for p in range(bn // EPI_COLS):
+            write_pass(pairs, p, row, k.add(col0, p * EPI_COLS) if p else col0)
+    k.place(nxt)
+    k.add(u, nunits, dst=u)
+    k.bra(top)
+    k.place(done)
+    if hold:
+        with k.if_(pending):
+            flush()
+    with k.if_(signal):
+        k.cp_async_bulk_wait_group(0)                     # C is written before the thread exits
     k.ret()
     return k
 

@@ -29,6 +29,11 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nn", 2, l2="none"), h.Config("nt", 1, 3, bm=192, l2="none"),
                        h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an"),
                        *h.auto_configs("nt")[1:], *h.auto_configs("nn")[1:]]
+# bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
+P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
+              h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
+              h.Config("nt", 1, 3, bm=192, mix=1, l2="none", producer=0)]
+CONFIGS += P0_CONFIGS
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +45,7 @@ def _body(text, name):
     return text.split(f".entry {name}(")[1].split("\n}\n")[0]
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
+@pytest.mark.parametrize("cfg", [c for c in CONFIGS if c.producer], ids=lambda c: c.name)
 def test_kernel_structure(module, cfg):
     body = _body(module.emit().text, cfg.name)
     # one CTA = producer warpgroup + consumer warpgroups, registers moved between them
@@ -152,6 +157,60 @@ def test_kernel_structure(module, cfg):
         assert "mapa" not in body and "barrier.cluster" not in body
 
 
+@pytest.mark.parametrize("cfg", P0_CONFIGS, ids=lambda c: c.name)
+def test_inline_loads_kernel_structure(module, cfg):
+    """producer=0: 384 threads at 168 registers and no setmaxnreg; one whole m64n256k16 per k-step
+    (held: the first k-block of a tile as two m64n128k16 halves with the held pass written between
+    them); the ring's barriers expect one loading thread and three releases; the loads sit in the
+    ring fill (stages copies), the K loop, the tile's end and the loop of the 128-row tiles consumer
+    2 sits out, each after a wait on the stage's empty barrier; each warpgroup TMA-stores its passes
+    itself, each after its stores' read of the previous pass and a fence of its stmatrix writes
+    (held: pass 0 at the tile's end, pass 1 in the next tile's first k-block, before a sat-out tile,
+    or after the last tile)."""
+    body = _body(module.emit().text, cfg.name)
+    assert cfg.threads == 384 and cfg.launch_regs == 168 and cfg.nsplit == 1
+    assert cfg.held == (cfg.hold == 1)
+    assert ".reqntid 384" in body and ".maxnreg 168" in body and "setmaxnreg" not in body
+    assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages
+    assert len(re.findall(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)) == cfg.stages
+    assert len(re.findall(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 3;", body)) == cfg.stages
+    steps = cfg.bk // h.K_STEP
+    assert body.count("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") == steps
+    assert body.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == (2 * steps if cfg.held else 0)
+    assert body.count("wgmma.commit_group.sync.aligned;") == 1 + 2 * cfg.held
+    copies = cfg.stages + 3
+    per_copy = (2 if cfg.l2 == "auto" else 1) * 3 + (1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N)
+    loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier", body)
+    assert len(loads) == copies * per_copy
+    assert body.count("mbarrier.arrive.expect_tx.shared.b64") == copies
+    # waits: the loading thread's empty waits, the consumers' full waits (K loop, sat-out loop, and
+    # held: the first k-block)
+    assert body.count("mbarrier.try_wait.parity.shared.b64") == copies + 2 + cfg.held
+    # releases: the sat-out loop, the K loop (previous k-block), the tile's end
+    assert body.count("mbarrier.arrive.shared.b64") == 3
+    writes = 4 if cfg.held else 2
+    stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group(?:\.L2::cache_hint)? \[", body)
+    assert len(stores) == writes * h.EPI_COLS // h.TMA_BOX and "st.global" not in body
+    assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == writes * h.EPI_COLS // 16
+    assert body.count("cp.async.bulk.wait_group.read 0;") == writes and body.count("cp.async.bulk.wait_group 0;") == 1
+    for part in body.split("cp.async.bulk.wait_group.read 0;")[1:]:
+        assert part.index("stmatrix") < part.index("fence.proxy.async.shared::cta") < part.index("cp.async.bulk.tensor")
+    if cfg.held:
+        # the held pass goes out between the two halves of the first k-block
+        first = body.split("wgmma.commit_group.sync.aligned;")[1]
+        assert first.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == h.EPI_COLS // 16
+        assert first.count("wgmma.mma_async") == steps and first.index("stmatrix") < first.index("wgmma.fence")
+    assert h.bar_bytes(cfg) == 16 * cfg.stages and h.smem_bytes(cfg) <= 227 * 1024
+
+
+@pytest.mark.parametrize("kw, msg", [(dict(bm=128), "bm = 192"), (dict(bm=192, epi="ring", stages=4), "epi='tma'"),
+                                     (dict(bm=192, lag=0), "lag 0"), (dict(bm=192, producer=2), "producer must be")])
+def test_inline_loads_config_checks(kw, msg):
+    kw = {"producer": 0, **kw}
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        h.Config("nt", 1, kw.pop("stages", 3), **kw).check()
+
+
 def test_ring_epilogue_lends_the_last_stage(module):
     """epi="ring": four 56 KiB stages and no buffers of their own; the tile's consumers meet before
     writing into the stage of its last k-block (three in a 192-row tile, two in a 128-row one), the
@@ -208,7 +267,8 @@ def test_assembles_without_spills_or_warnings(module):
     assert not res.warnings, [str(w) for w in res.warnings]   # C7510/C7515 would be wgmma serialisation
     for cfg in CONFIGS:
         r = res.resources[cfg.name]
-        assert r.registers == cfg.launch_regs, (cfg.name, r.registers)
+        # setmaxnreg kernels are allocated the launch budget; producer=0 needs no more than it
+        assert r.registers == cfg.launch_regs if cfg.producer else r.registers <= cfg.launch_regs, (cfg.name, r.registers)
         assert r.spill_stores == 0 and r.spill_loads == 0, cfg.name
 
 
@@ -267,8 +327,9 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:4:1:8:64:256:ring:192:1:3") == h.Config("nt", 1, 4, bm=192, epi="ring", lead=3)
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:1") == h.Config("nt", 1, 3, bm=192, mix=1)
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:0:abc") == h.Config("nt", 1, 3, bm=192, l2="abc")
-    for bad, msg in (("", "1 to 13"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:x", "1 to 13"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
+    assert h.Config.parse("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0") == h.Config("nt", 1, 3, group=16, bm=192, producer=0)
+    for bad, msg in (("", "1 to 14"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:x", "1 to 14"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
         with pytest.raises(ValueError, match=re.escape(msg)):
@@ -374,7 +435,7 @@ def test_matches_float64_reference(module, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
                                             (1000, 1000, 520, 1152), (200, 264, 64, 192)],
@@ -382,7 +443,8 @@ def test_matches_float64_reference(module, cfg):
 def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     """bm=192 with its rows split between 192-row and 128-row tiles in several ways (split_for's
     choice for 4096^2 mixes both) matches a float64 reference, with its own epilogue buffers, with
-    them in the ring (epi="ring"), and with the two kinds of tile interleaved (mix=1)."""
+    them in the ring (epi="ring"), with the two kinds of tile interleaved (mix=1), and without a
+    producer warpgroup (producer=0)."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     from ptxgen.runtime import get_context, load_module
@@ -390,7 +452,7 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     if ctx.arch != "sm_90a":
         pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
-        h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"))
+        h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(epi != "p0"))
     f = h.prepare(load_module(module.emit()), cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:
