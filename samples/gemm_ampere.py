@@ -653,16 +653,28 @@ def prepare(module, variant: str = "nn", tile: Tile = TILE):
     return f
 
 
-def launch(f, a, b, c, m: int, n: int, k: int, tile: Tile = TILE, stream=None, ctas=None) -> None:
-    """C = A @ B (nn) or A @ B^T (nt); a, b, c: device buffers or tensors of bf16 (row-major).
-    ctas: None launches one CTA per tile; a count of resident CTA slots (SMs x CTAs per SM) launches
-    the fewest persistent CTAs that finish the tiles in the same number of rounds (persistent_grid)."""
+def _launch_config(a, b, c, m: int, n: int, k: int, tile: Tile, ctas):
+    """(grid, block, arguments, dynamic shared bytes) of one launch; see `launch`."""
     check_shape(m, n, k)
     # torch refuses __cuda_array_interface__ for bfloat16, so tensors go in as raw addresses
     ptrs = [np.uint64(x.data_ptr()) if hasattr(x, "data_ptr") else x for x in (a, b, c)]
     grid = grid_for(m, n, tile) if ctas is None else persistent_grid(m, n, ctas, tile)
-    f.launch(grid, (tile.threads,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)],
-             shared_bytes=tile.smem_bytes, stream=stream)
+    return grid, (tile.threads,), ptrs + [np.uint32(m), np.uint32(n), np.uint32(k)], tile.smem_bytes
+
+
+def launch(f, a, b, c, m: int, n: int, k: int, tile: Tile = TILE, stream=None, ctas=None) -> None:
+    """C = A @ B (nn) or A @ B^T (nt); a, b, c: device buffers or tensors of bf16 (row-major).
+    ctas: None launches one CTA per tile; a count of resident CTA slots (SMs x CTAs per SM) launches
+    the fewest persistent CTAs that finish the tiles in the same number of rounds (persistent_grid)."""
+    grid, block, args, shared = _launch_config(a, b, c, m, n, k, tile, ctas)
+    f.launch(grid, block, args, shared_bytes=shared, stream=stream)
+
+
+def bind(f, a, b, c, m: int, n: int, k: int, tile: Tile = TILE, ctas=None):
+    """The launch `launch` makes, checked and packed once: a ptxgen.runtime.BoundLaunch whose call
+    (with an optional stream) issues it again on the same buffers."""
+    grid, block, args, shared = _launch_config(a, b, c, m, n, k, tile, ctas)
+    return f.bind(grid, block, args, shared_bytes=shared)
 
 
 # sizes checked by run(): ragged edges in every dimension, a K of one partial tile, and pieces of the

@@ -1480,6 +1480,19 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     use instead of grid_for's fewest CTAs for the same number of rounds. bm=192: m_split (a multiple
     of 192; rows from it on go in 128-row tiles) defaults to split_for's choice; either way the
     balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be."""
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split)
+    f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster)
+
+
+def bind(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool = True, m_split=None):
+    """The launch `launch` makes, checked and packed once: a ptxgen.runtime.BoundLaunch whose call
+    (with an optional stream) issues it again on the same tensors and maps."""
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split)
+    return f.bind(grid, block, args, shared_bytes=shared, cluster=cluster)
+
+
+def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool, m_split):
+    """(grid, block, arguments, dynamic shared bytes, cluster) of one launch; see `launch`."""
     check_shape(m, n, k)
     pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
     extra = []
@@ -1512,9 +1525,8 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
         pc = maps[2]
-    f.launch((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
-             shared_bytes=smem_bytes(cfg), stream=stream,
-             cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
+    return ((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
+            smem_bytes(cfg), (cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
 
 
 # sizes checked by run(): ragged edges in every dimension (including a lone block row for a cluster

@@ -466,6 +466,63 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
 
 
+class _RecordingFunction:
+    """Stands in for a runtime Function: records what launch and bind are given."""
+
+    def __init__(self):
+        self.calls = []
+
+    def launch(self, *args, **kw):
+        self.calls.append(("launch", args, kw))
+
+    def bind(self, *args, **kw):
+        self.calls.append(("bind", args, kw))
+        return "bound"
+
+
+@pytest.mark.parametrize("cfg", [h.Config("nt", 1), h.Config("nn", 2), h.Config("nt", 1, 3, group=16, bm=192, producer=0)],
+                         ids=lambda c: c.name)
+def test_bind_makes_the_launch_that_launch_makes(cfg):
+    """bind checks and packs the grid, block, arguments, shared memory and cluster launch gives the
+    driver (only the stream is left to the bound call), and refuses what launch refuses."""
+    f = _RecordingFunction()
+    maps = (b"a" * 128, b"b" * 128, b"c" * 128)
+    h.launch(f, cfg, maps, 0, 4096, 4096, 512, 132)
+    assert h.bind(f, cfg, maps, 0, 4096, 4096, 512, 132) == "bound"
+    (_, la, lkw), (_, ba, bkw) = f.calls
+    assert repr(la) == repr(ba) and lkw.pop("stream") is None and lkw == bkw
+    assert la[0] == (h.grid_for(cfg, 4096, 4096, 132),) and la[1] == (cfg.threads,)
+    assert lkw["shared_bytes"] == h.smem_bytes(cfg) and lkw["cluster"] == ((2, 1, 1) if cfg.cluster == 2 else None)
+    with pytest.raises(ValueError, match="tensor_maps"):
+        h.bind(f, cfg, maps[:2], 0, 4096, 4096, 512, 132)
+    with pytest.raises(ValueError, match="multiples of 8"):
+        h.bind(f, cfg, maps, 0, 4096, 4090, 512, 132)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg", [h.Config("nt", 1), h.Config("nt", 1, 3, group=16, bm=192, producer=0)], ids=lambda c: c.name)
+def test_bound_launch_matches_float64_reference(module, cfg):
+    """A BoundLaunch from bind, issued twice (the output poisoned in between), writes the product both times."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    from ptxgen.runtime import get_context, load_module
+    ctx = get_context()
+    if ctx.arch != "sm_90a":
+        pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
+    f = h.prepare(load_module(module.emit()), cfg)
+    m, n, k = 1000, 1000, 520
+    a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, 4242)
+    bound = h.bind(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count))
+    for _ in range(2):
+        c.view(torch.int16).fill_(-1)                    # NaN poison
+        bound()
+        torch.cuda.synchronize()
+        got = c.double()
+        assert bool(torch.isfinite(got).all()), "unwritten elements"
+        rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+        assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
+
+
 def test_launch_refuses_a_bad_split():
     cfg = h.Config("nt", 1, 3, bm=192)
     maps = (b"a", b"b", b"c")
