@@ -1440,9 +1440,12 @@ def auto_configs(layout: str = "nt") -> tuple:
 
 def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes: int = H100_L2_BYTES) -> Config:
     """The configuration for an M x N x K problem on `ctas` resident CTAs (one per SM) and an L2 of
-    `l2_bytes`, by the rule bench/LOG.md round 9 measured:
+    `l2_bytes`, by the rule bench/LOG.md rounds 9-10 measured:
 
-    - 128 x 256 tiles in groups of 8 where one round of the balanced grid runs whole raster groups
+    - 192 x 256 tiles (groups of 16) wherever their balanced grid, with `split_for`'s mix of 192- and
+      128-row tiles, leaves the busiest CTA fewer rows than the 128 x 256 kernel's rounds do (3072^3
+      on 132 SMs: 192 + 128 rows against 3 x 128, 0.92-0.93x cuBLAS against 0.85x; 5120^3);
+    - otherwise 128 x 256 tiles in groups of 8 where one round of the balanced grid runs whole raster groups
       (every tile of its block rows, so A's rows are not read again: Config.l2="auto" loads them
       evict_first) and that round's operands (its block rows of A and all of B, K deep) fit in L2:
       up to 4096^3 on an H100 or H200 (40 MiB), where the 192-row tiles would also leave a quarter
@@ -1463,11 +1466,16 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     small, large = auto_configs(layout)
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
+    split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
+    # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
+    # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)
+    small_span = -(-tiles_m * tiles_n // grid) * small.bm
+    if _makespan(*_split_units(m, split, tiles_n), large_grid, large.mix) < small_span:
+        return large
     if min(small.group, tiles_m) * tiles_n <= grid:
         rows = min(-(-grid // tiles_n) * small.bm, m)     # the round's block rows of A
         if (rows + n) * k * 2 <= l2_bytes:
             return small
-    split = split_for(m, n, int(ctas), large.bn, large.mix)[0]
     if 2 * min(split, m) < m:
         return small
     return large

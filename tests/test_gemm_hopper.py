@@ -359,8 +359,10 @@ MIB = 2**20
 @pytest.mark.parametrize("m, n, k, want", [
     # 128 x 256: a round of the balanced grid (128 CTAs) runs whole raster groups of 8 block rows, and
     # their 1024 rows of A plus all of B stay in 50 MiB of L2 (40 MiB at 4096^3)
-    (4096, 4096, 4096, 128), (3072, 3072, 3072, 128), (2048, 2048, 2048, 128), (1000, 1000, 1000, 128),
-    (1, 8, 8, 128),
+    (4096, 4096, 4096, 128), (2048, 2048, 2048, 128), (1000, 1000, 1000, 128), (1, 8, 8, 128),
+    # ... unless the mixed 192- and 128-row tiles give the busiest CTA fewer rows: 3072^2 on 132 SMs is
+    # 3 rounds of 128 x 256 tiles (384 rows) but one 192-row and at most one 128-row tile (320 rows)
+    (3072, 3072, 3072, 192), (3072, 3072, 1024, 192),
     # K too deep for L2 (168 MB a round at K = 16384), or a group of 8 block rows needs more than one
     # round (24 block columns at 6144): 192 x 256 in groups of 16
     (4096, 4096, 16384, 192), (6144, 6144, 6144, 192), (8192, 8192, 8192, 192), (8192, 2048, 16384, 192),
