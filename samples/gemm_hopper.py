@@ -424,6 +424,17 @@ def _unit_kind(k, u, u1, units, mix: int):
     return big, k.selp(k.sub(u, s0), s0, big)
 
 
+def _mixed_units(k, cfg: Config, M, split, tiles_n):
+    """bm=192: the arguments `_mixed_tile` takes after the unit, (u1, units, mix, tm1, tm2, split,
+    tiles_n, group): units 0 .. u1-1 are the 192-row tiles of the rows before m_split (`split`, tm1
+    block rows), the rest the 128-row tiles from it on (tm2 block rows)."""
+    tm1 = k.div(split, 192)
+    tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
+    u1 = k.mul(tm1, tiles_n, mode="lo")
+    units = k.mad(tm2, tiles_n, u1, mode="lo")
+    return u1, units, cfg.mix, tm1, tm2, split, tiles_n, cfg.group
+
+
 def _mixed_tile(k, u, u1, units, mix, tm1, tm2, split, tiles_n, group: int):
     """bm=192: (first row, block column, is-192-row predicate) of work unit u (`_unit_kind` says which
     kind it is). The 192-row tiles cover the rows before `split` (tm1 block rows), the 128-row tiles
@@ -481,13 +492,8 @@ def _kernel(m: pg.Module, cfg: Config):
     bn = cfg.bn
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
     if mixed:
-        # units 0 .. u1-1: the 192-row tiles of the rows before m_split; then the 128-row tiles from it on
-        split = k.ld_param(psplit)
-        tm1 = k.div(split, 192)
-        tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
-        u1 = k.mul(tm1, tiles_n, mode="lo")
-        units = k.mad(tm2, tiles_n, u1, mode="lo")
-        mixed_tile = (u1, units, cfg.mix, tm1, tm2, split, tiles_n, cfg.group)
+        mixed_tile = _mixed_units(k, cfg, M, k.ld_param(psplit), tiles_n)
+        u1, units = mixed_tile[:2]
         mcs = None
     else:
         tiles_m = _div_const(k, k.add(M, cfg.bm - 1), cfg.bm)
@@ -507,15 +513,7 @@ def _kernel(m: pg.Module, cfg: Config):
         k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
-            hint_a, hint_b, _ = L2_HINTS[cfg.l2]
-            if hint_a == "auto":
-                # a raster group's tiles all run in one round: its rows of A are not read again after it
-                # (A's loads are then issued in two predicated copies, with and without the hint)
-                once = k.setp("le", k.mul(tiles_n, cfg.group, mode="lo"), nunits)
-                pol_a = (k.createpolicy("evict_first"), once)
-            else:
-                pol_a = None if hint_a is None else k.createpolicy(hint_a)
-            pols = (pol_a, None if hint_b is None else k.createpolicy(hint_b))
+            pols = _load_policies(k, cfg, tiles_n, nunits)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
             k.bra(done, guard=k.setp("ge", u, units))
@@ -846,23 +844,14 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     unit0, nunits = k.ctaid.x, k.nctaid.x
 
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
-    split = k.ld_param(psplit)
-    tm1 = k.div(split, 192)
-    tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
-    u1 = k.mul(tm1, tiles_n, mode="lo")
-    units = k.mad(tm2, tiles_n, u1, mode="lo")
-    mixed_tile = (u1, units, cfg.mix, tm1, tm2, split, tiles_n, cfg.group)
+    mixed_tile = _mixed_units(k, cfg, M, k.ld_param(psplit), tiles_n)
+    units = mixed_tile[1]
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)        # >= 1 (check_shape: K >= 1)
 
     signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
     loader = k.setp("eq", tid, 128 * (NC - 1))             # the thread that issues the loads
-    hint_a, hint_b, hint_c = L2_HINTS[cfg.l2]
-    if hint_a == "auto":
-        once = k.setp("le", k.mul(tiles_n, cfg.group, mode="lo"), nunits)
-        pol_a = (k.createpolicy("evict_first"), once)
-    else:
-        pol_a = None if hint_a is None else k.createpolicy(hint_a)
-    pols = (pol_a, None if hint_b is None else k.createpolicy(hint_b))
+    pols = _load_policies(k, cfg, tiles_n, nunits)
+    hint_c = L2_HINTS[cfg.l2][2]
     pol_c = None if hint_c is None else k.createpolicy(hint_c)
 
     # the loading thread's position: its own walk of the ring and of the (unit, k-block) sequence
@@ -1039,6 +1028,19 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         k.cp_async_bulk_wait_group(0)                     # C is written before the thread exits
     k.ret()
     return k
+
+
+def _load_policies(k, cfg: Config, tiles_n, nunits):
+    """The L2 cache policies of A's and B's loads for `_load_stage` (Config.l2). "auto" for A: where a
+    raster group's tiles all run in one round its rows of A are not read again after it, so A's loads
+    are issued in two predicated copies, evict_first where that holds and without a hint elsewhere."""
+    hint_a, hint_b, _ = L2_HINTS[cfg.l2]
+    if hint_a == "auto":
+        once = k.setp("le", k.mul(tiles_n, cfg.group, mode="lo"), nunits)
+        pol_a = (k.createpolicy("evict_first"), once)
+    else:
+        pol_a = None if hint_a is None else k.createpolicy(hint_a)
+    return pol_a, None if hint_b is None else k.createpolicy(hint_b)
 
 
 def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank, pols=(None, None)):

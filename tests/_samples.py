@@ -24,3 +24,18 @@ def load_sample(name):
 def load_bench(name):
     """bench/<name>.py as a fresh module."""
     return load_script(BENCH_DIR, name, "bench")
+
+
+class RecordingFunction:
+    """Stands in for a runtime Function in a sample's launch helpers: records what launch and bind
+    are given (bind returns the string "bound")."""
+
+    def __init__(self):
+        self.calls = []
+
+    def launch(self, *args, **kw):
+        self.calls.append(("launch", args, kw))
+
+    def bind(self, *args, **kw):
+        self.calls.append(("bind", args, kw))
+        return "bound"

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from _samples import load_sample
+from _samples import RecordingFunction, load_sample
 
 
 g = load_sample("gemm_ampere")
@@ -286,25 +286,11 @@ def test_sample_takes_its_tile_from_the_environment(env, want, tmp_path):
         assert r.returncode == 2 and "Traceback" not in out
 
 
-class _RecordingFunction:
-    """Stands in for a runtime Function: records what launch and bind are given."""
-
-    def __init__(self):
-        self.calls = []
-
-    def launch(self, *args, **kw):
-        self.calls.append(("launch", args, kw))
-
-    def bind(self, *args, **kw):
-        self.calls.append(("bind", args, kw))
-        return "bound"
-
-
 @pytest.mark.parametrize("ctas", [None, 132])
 def test_bind_makes_the_launch_that_launch_makes(ctas):
     """bind checks and packs the same grid, block, arguments and shared memory as launch (only the
     stream is left to the bound call), and refuses a bad shape the same way."""
-    f = _RecordingFunction()
+    f = RecordingFunction()
     g.launch(f, 0x1000, 0x2000, 0x3000, 1000, 520, 264, g.TILE, stream=None, ctas=ctas)
     assert g.bind(f, 0x1000, 0x2000, 0x3000, 1000, 520, 264, g.TILE, ctas=ctas) == "bound"
     (_, la, lkw), (_, ba, bkw) = f.calls

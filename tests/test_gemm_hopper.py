@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from _samples import load_sample
+from _samples import RecordingFunction, load_sample
 
 
 h = load_sample("gemm_hopper")
@@ -413,16 +413,21 @@ def test_tile_raster_visits_every_tile_once():
         assert seen == want
 
 
+def _sm90_kernel(module, cfg):
+    """(the loaded kernel of cfg, the context); skips unless the GPU is sm_90a."""
+    from ptxgen.runtime import get_context, load_module
+    ctx = get_context()
+    if ctx.arch != "sm_90a":
+        pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
+    return h.prepare(load_module(module.emit()), cfg), ctx
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
 def test_matches_float64_reference(module, cfg):
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
-    from ptxgen.runtime import get_context, load_module
-    ctx = get_context()
-    if ctx.arch != "sm_90a":
-        pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
-    f = h.prepare(load_module(module.emit()), cfg)
+    f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     assert ctas >= cfg.cluster
     rng = np.random.default_rng(7)
@@ -449,13 +454,9 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     producer warpgroup (producer=0)."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
-    from ptxgen.runtime import get_context, load_module
-    ctx = get_context()
-    if ctx.arch != "sm_90a":
-        pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
         h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(epi != "p0"))
-    f = h.prepare(load_module(module.emit()), cfg)
+    f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:
         assert h.split_for(m, n, ctas, mix=cfg.mix)[0] not in (0, 4224)    # both kinds of tile
@@ -468,26 +469,12 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
 
 
-class _RecordingFunction:
-    """Stands in for a runtime Function: records what launch and bind are given."""
-
-    def __init__(self):
-        self.calls = []
-
-    def launch(self, *args, **kw):
-        self.calls.append(("launch", args, kw))
-
-    def bind(self, *args, **kw):
-        self.calls.append(("bind", args, kw))
-        return "bound"
-
-
 @pytest.mark.parametrize("cfg", [h.Config("nt", 1), h.Config("nn", 2), h.Config("nt", 1, 3, group=16, bm=192, producer=0)],
                          ids=lambda c: c.name)
 def test_bind_makes_the_launch_that_launch_makes(cfg):
     """bind checks and packs the grid, block, arguments, shared memory and cluster launch gives the
     driver (only the stream is left to the bound call), and refuses what launch refuses."""
-    f = _RecordingFunction()
+    f = RecordingFunction()
     maps = (b"a" * 128, b"b" * 128, b"c" * 128)
     h.launch(f, cfg, maps, 0, 4096, 4096, 512, 132)
     assert h.bind(f, cfg, maps, 0, 4096, 4096, 512, 132) == "bound"
@@ -507,11 +494,7 @@ def test_bound_launch_matches_float64_reference(module, cfg):
     """A BoundLaunch from bind, issued twice (the output poisoned in between), writes the product both times."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
-    from ptxgen.runtime import get_context, load_module
-    ctx = get_context()
-    if ctx.arch != "sm_90a":
-        pytest.skip(f"needs an sm_90a GPU; this one is {ctx.arch}")
-    f = h.prepare(load_module(module.emit()), cfg)
+    f, ctx = _sm90_kernel(module, cfg)
     m, n, k = 1000, 1000, 520
     a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, 4242)
     bound = h.bind(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count))
