@@ -28,6 +28,8 @@ UnsupportedInstructionError with the instruction's source location.
 
 wgmma.mma_async m64nNk16 (.f16/.bf16 -> .f32, A and B K-major from descriptors, no swizzle or
 32B/64B/128B swizzle, or A in registers) is computed when issued; its fence/commit/wait are no-ops.
+Threads that reach a wgmma.mma_async before the rest of their warpgroup (e.g. while one lane of a warp
+still waits on an mbarrier in a branch) wait there until all 128 are at it, and then issue it together.
 
 mbarrier objects in shared memory (init, arrive, arrive.expect_tx, expect_tx, complete_tx, test_wait,
 try_wait, with tokens or .parity) keep their state beside shared memory; a try_wait that fails parks its
@@ -319,6 +321,8 @@ class _Cta:
 _TEST_WAIT, _GIVE_UP = -1, -2
 # bar_id of threads at bar.warp.sync: _WARP_SYNC - warp (mbarrier waits use -address-1, barriers 0..15)
 _WARP_SYNC = -(1 << 40)
+# bar_id of threads that reached a wgmma.mma_async before the rest of their warpgroup: _WG_SYNC - warpgroup
+_WG_SYNC = -(1 << 50)
 
 
 @dataclass
@@ -638,6 +642,14 @@ class _Executor:
         waiting = np.nonzero(cta.waiting)[0]
         live = int(cta.live.sum())
         for b in np.unique(cta.bar_id[waiting]):
+            if b <= _WG_SYNC:
+                # a wgmma's warpgroup: released, to issue it together, once all its 128 threads wait at it
+                at = waiting[cta.bar_id[waiting] == b]
+                g = int(_WG_SYNC - b)
+                if at.size == 128 and np.unique(cta.pc[at]).size == 1 and (at // 128 == g).all():
+                    cta.waiting[at] = False
+                    return
+                continue
             if b <= _WARP_SYNC:
                 at = waiting[cta.bar_id[waiting] == b]
                 warp = int(_WARP_SYNC - b)
@@ -666,6 +678,21 @@ class _Executor:
         pcs = sorted(set(int(p) for p in cta.pc[waiting]))
         loc, text = self._where(pcs[0])
         exited = cta.nthreads - live
+        stuck = sorted({int(_WG_SYNC - b) for b in cta.bar_id[waiting] if b <= _WG_SYNC})
+        if stuck:
+            g = stuck[0]
+            at = waiting[cta.bar_id[waiting] == _WG_SYNC - g]
+            pcs, counts = np.unique(cta.pc[at], return_counts=True)
+            main = int(pcs[np.argmax(counts)])
+            here = at[cta.pc[at] == main]
+            loc, text = self._where(main)
+            if pcs.size == 1:
+                why = f"only {here.size} reached it and the others cannot ({exited} threads exited)"
+            else:
+                why = (f"they wait at {pcs.size} different wgmma instructions ({here.size} at this one, "
+                       f"{at.size - here.size} elsewhere)")
+            raise ExecutionError(f"wgmma is .aligned: all 128 threads of warpgroup {g} must execute it together, "
+                                 f"but {why}", loc, text, here)
         parked = sorted({int(-b - 1) for b in cta.bar_id[waiting] if _WARP_SYNC < b < 0})
         if parked:
             states = "; ".join(cta.mbarriers[a].describe(a) for a in parked if a in cta.mbarriers)
@@ -1534,8 +1561,12 @@ class _Executor:
             for g in np.unique(wg):
                 th = idx[wg == g]
                 if th.size != 128:
-                    raise _ExecFail(f"wgmma is .aligned: all 128 threads of warpgroup {int(g)} must execute it "
-                                    f"together, but only {th.size} arrived")
+                    # .sync.aligned: these threads wait here for the rest of their warpgroup (released
+                    # together by _release_or_deadlock, which reports a warpgroup that never gathers)
+                    cta.waiting[th] = True
+                    cta.bar_id[th] = _WG_SYNC - int(g)
+                    continue
+                cta.pc[th] += 1
                 descs_b = rb(cta, th)
                 descs_a = descs_b if reg_a else ra(cta, th)
                 if (descs_a != descs_a[0]).any() or (descs_b != descs_b[0]).any():
@@ -1558,7 +1589,7 @@ class _Executor:
                 out = fd.scatter(D)
                 for i, w in enumerate(wd):
                     w(cta, th, out[:, i, 0])
-        return body, False
+        return body, True
 
     def _op_mbarrier(self, ins, mods):
         """mbarrier init/arrive(.expect_tx)/expect_tx/complete_tx/test_wait/try_wait on shared-memory objects."""

@@ -336,6 +336,54 @@ def test_wgmma_tile_sample_matches_numpy(n):
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)
 
 
+def _wgmma_tile_with_a_branch(before: str, after_mma: str = "", after_ret: str = ""):
+    """The n=64 wgmma_tile kernel's text with `before` inserted ahead of its wgmma.mma_async (a predicate
+    %pdl is declared for it), `after_mma` behind it, and `after_ret` between its ret and closing brace."""
+    w = load_sample("wgmma_tile")
+    name = w.kernel_name(64)
+    text = w.build().emit().text
+    head, rest = text.split(f".entry {name}(", 1)
+    body, tail = rest.split("\n}\n", 1)
+    body = body.replace("\t.reg .b32 %q, %q_1;\n", "\t.reg .b32 %q, %q_1;\n\t.reg .pred %pdl;\n", 1)
+    i = body.index("\twgmma.mma_async")
+    j = body.index("\n", i) + 1
+    body = body[:i] + before + body[i:j] + after_mma + body[j:]
+    assert body.rstrip().endswith("ret;")
+    return f"{head}.entry {name}({body}\n{after_ret}}}\n{tail}", name
+
+
+def test_wgmma_waits_for_a_lane_still_in_a_branch():
+    """Thread 0 takes a detour (placed after the kernel's ret, so the other 127 threads reach the wgmma
+    first) and comes back: the early threads wait at the wgmma, and the warpgroup issues it together."""
+    text, name = _wgmma_tile_with_a_branch(
+        "\tsetp.eq.u32 %pdl, %r0, 0;\n\t@%pdl bra $L_detour;\n$L_back:\n",
+        after_ret="$L_detour:\n\tadd.u32 %r29, %r29, 0;\n\tadd.u32 %r29, %r29, 0;\n\tbra $L_back;\n")
+    rng = np.random.default_rng(3)
+    a, b, ref = _wgmma_inputs(rng, 64)
+    c = np.full((64, 64), np.nan, np.float32)
+    run_kernel(text, name, grid=(1,), block=(128,), args=[Buffer(a), Buffer(b), Buffer(c)])
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("skip, want", [
+    # thread 0 skips the first wgmma and waits alone at the next one
+    ("after_mma", "they wait at 2 different wgmma instructions (127 at this one, 1 elsewhere)"),
+    # thread 0 skips to the ret: the other 127 wait at the wgmma for good
+    ("after_ret", "only 127 reached it and the others cannot (1 threads exited)")])
+def test_wgmma_that_one_thread_skips_is_an_error(skip, want):
+    """Thread 0 branches around a wgmma: reported at the wgmma where most of the warpgroup waits."""
+    where = {"after_mma": "$L_skip:\n"} if skip == "after_mma" else {"after_ret": "$L_skip:\n\tret;\n"}
+    text, name = _wgmma_tile_with_a_branch("\tsetp.eq.u32 %pdl, %r0, 0;\n\t@%pdl bra $L_skip;\n", **where)
+    rng = np.random.default_rng(4)
+    a, b, _ = _wgmma_inputs(rng, 64)
+    c = np.full((64, 64), np.nan, np.float32)
+    with pytest.raises(ExecutionError) as e:
+        run_kernel(text, name, grid=(1,), block=(128,), args=[Buffer(a), Buffer(b), Buffer(c)])
+    msg = str(e.value)
+    assert "all 128 threads of warpgroup 0 must execute it together" in msg and want in msg, msg
+    assert "wgmma.mma_async" in msg
+
+
 def test_wgmma_descriptor_addresses_follow_the_samples_swizzle():
     from ptxgen.executor import _operand_addresses
     w = load_sample("wgmma_tile")
