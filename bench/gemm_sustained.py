@@ -26,7 +26,8 @@ tile's last k-block (epi="ring", 4 stages instead of 3), hopper-m192k32 the same
 K 32, which leaves room for a whole 64 x 256 epilogue buffer per consumer (one pass a tile),
 hopper-p0 the 192 x 256 tile in raster groups of 16 without a producer warpgroup (producer=0: three
 consumer warpgroups of whole m64n256k16, one of whose threads issues the loads), hopper-p0h0 the same
-with both epilogue passes at the tile's end, and
+with both epilogue passes at the tile's end, hopper-p0n192 its 192 x 192 tiles (m64n192k16, one
+epilogue pass a tile), and
 hopper:FIELDS any gemm_hopper Config on
 its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with
 @SPLIT after them a bm=192 kernel's m_split instead of split_for's choice;
@@ -51,7 +52,8 @@ from gpuclock import Sampler  # noqa: E402
 
 SETS = 3            # input sets rotated (--sets)
 KINDS = ("cublas", "hopper", "hopper-auto", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
-         "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "hopper-p0", "hopper-p0h0", "ampere", "ampere-pers")
+         "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "hopper-p0", "hopper-p0h0", "hopper-p0n192", "ampere",
+         "ampere-pers")
 
 
 def main(argv=None) -> int:
@@ -97,7 +99,9 @@ def main(argv=None) -> int:
                     "hopper-m192ring": (h.Config("nt", 1, 4, bm=192, epi="ring"), None, True),
                     "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), None, True),
                     "hopper-p0": (h.Config("nt", 1, 3, group=16, bm=192, producer=0), None, True),
-                    "hopper-p0h0": (h.Config("nt", 1, 3, group=16, bm=192, hold=0, producer=0), None, True), **extra}
+                    "hopper-p0h0": (h.Config("nt", 1, 3, group=16, bm=192, hold=0, producer=0), None, True),
+                    "hopper-p0n192": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0), None, True),
+                    **extra}
     if hopper_ok:
         # hopper-auto: per size, the configuration gemm_hopper.choose picks from auto_configs
         cfgs = list(dict.fromkeys([c_ for c_, _, _ in hopper_kinds.values()] + list(h.auto_configs("nt"))))

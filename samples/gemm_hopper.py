@@ -62,7 +62,8 @@ for the last round. `producer=0` (bm=192, `_kernel_inline`) drops the producer w
 of three consumer warpgroups at 168 registers, so each k-step is one whole m64n256k16 per warpgroup;
 one thread of consumer 2 issues the loads between its wgmma (waiting for each stage's release by all
 three), and each warpgroup TMA-stores its own two passes (held: the second during the next tile's
-first k-block, which then runs as two m64n128k16 halves).
+first k-block, which then runs as two m64n128k16 halves); with bn=192 it makes 192 x 192 tiles of
+m64n192k16, written in one 64 x 192 pass per warpgroup.
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -220,9 +221,11 @@ class Config:
         if self.bm == 256 and (self.epi != "tma" or self.cluster != 1 or self.bn > 192):
             raise ValueError(f"bm = 256 needs epi='tma', cluster 1 and bn <= 192 (two m64 x bn accumulator "
                              f"blocks in 240 registers), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
-        if self.bm == 192 and (self.epi not in TMA_OUT or self.cluster != 1 or self.bn != 256):
+        if self.bm == 192 and (self.epi not in TMA_OUT or self.cluster != 1
+                               or self.bn not in ((192, 256) if not self.producer else (256,))):
             raise ValueError(f"bm = 192 needs epi='tma' or 'ring', cluster 1 and bn = 256 (three consumer warpgroups "
-                             f"of one m64 x 256 block), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
+                             f"of one m64 x 256 block; 192 too with producer=0), not epi={self.epi!r}, "
+                             f"cluster {self.cluster}, bn {self.bn}")
         if self.epi == "ring" and (self.bm != 192 or self.bk != 64 or self.lag != 1):
             raise ValueError(f"epi='ring' needs bm = 192, bk = 64 (a stage holds the three consumers' 64 x "
                              f"{EPI_COLS} buffers) and lag 1, not bm = {self.bm}, bk = {self.bk}, lag {self.lag}")
@@ -911,17 +914,19 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         k.mov(0, dst=pending)
         hrow, hcol = k.reg(pg.u32, "c_hrow"), k.reg(pg.u32, "c_hcol")
 
+    pc = cfg.pass_cols                                    # 128 (two passes a tile), or bn=192's whole row
+
     def write_pass(pairs, p: int, row, col0):
-        """Pass p (columns p * 128 ..) of `pairs` through the buffer: once the previous pass's stores
+        """Pass p (columns p * pc ..) of `pairs` through the buffer: once the previous pass's stores
         have read it, stmatrix, fence for the async proxy, and one thread's TMA stores from column col0."""
         with k.if_(signal):
             k.cp_async_bulk_wait_group(0, read=True)
         k.bar_sync(wg_bar, 128)
-        _epi_stmatrix(k, epi, pairs, p)
+        _epi_stmatrix(k, epi, pairs, p, cols=pc)
         _epi_fence(k)
         k.bar_sync(wg_bar, 128)
         with k.if_(signal):
-            for bx in range(EPI_COLS // TMA_BOX):
+            for bx in range(pc // TMA_BOX):
                 col = k.add(col0, bx * TMA_BOX) if bx else col0
                 k.cp_async_bulk_tensor(k.add(own, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row],
                                        direction="store", cache_policy=pol_c)
@@ -1015,8 +1020,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         k.mov(1, dst=pending)
     else:
         pairs = _pack(k, list(frag), bn)
-        for p in range(bn // EPI_COLS):
-            write_pass(pairs, p, row, k.add(col0, p * EPI_COLS) if p else col0)
+        for p in range(bn // pc):
+            write_pass(pairs, p, row, k.add(col0, p * pc) if p else col0)
     k.place(nxt)
     k.add(u, nunits, dst=u)
     k.bra(top)

@@ -60,7 +60,9 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
                                     (h.Config("nn", 1, 3, bm=192, producer=0), 136),
                                     (h.Config("nt", 1, 3, bm=192, producer=0), 40),
                                     (h.Config("nt", 1, 3, bm=192, hold=0, producer=0), 456),
-                                    (h.Config("nn", 1, 3, group=16, bm=192, mix=1, producer=0), 136)],
+                                    (h.Config("nn", 1, 3, group=16, bm=192, mix=1, producer=0), 136),
+                                    (h.Config("nt", 1, 3, bm=192, bn=192, producer=0), 456),
+                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -74,7 +76,8 @@ def test_whole_kernel_matches_numpy(cfg, k):
     # k-block, which the storers hand back to the producer; mix interleaves bm=192's 192-row and
     # 128-row tiles over the unit order; l2's cache hints change nothing here; producer=0: no producer
     # warpgroup, one consumer thread loads the ring and each warpgroup TMA-stores its own passes, the
-    # second held into the next tile's first k-block, which then runs as two m64n128k16 halves)
+    # second held into the next tile's first k-block, which then runs as two m64n128k16 halves; with
+    # bn=192, 192 x 192 tiles of m64n192k16 written in one pass)
     got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
@@ -85,13 +88,13 @@ def test_whole_kernel_matches_numpy(cfg, k):
 
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, m_split", [(300, 0), (300, 384), (420, 192), (64, 0)])
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192"])
 def test_bm192_tile_splits(layout, m, m_split, epi):
     # bm=192 with rows below m_split in 192-row tiles and the rest in 128-row tiles (in which consumer 2
     # and its storer sit out): all 128 (3 block rows, the last ragged), all 192 (2 block rows, the last
     # ragged), 192 + two 128-row tiles (the last ragged), and a lone ragged 128-row tile
-    cfg = h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(epi != "p0")) if epi != "ring" \
-        else h.Config(layout, 1, 4, bm=192, epi="ring")
+    cfg = h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(not epi.startswith("p0")),
+                   bn=192 if epi == "p0n192" else 256) if epi != "ring" else h.Config(layout, 1, 4, bm=192, epi="ring")
     got, ref, _ = _run(cfg, m, 264, 200, seed=m + m_split, m_split=m_split)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

@@ -32,7 +32,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
-              h.Config("nt", 1, 3, bm=192, mix=1, l2="none", producer=0)]
+              h.Config("nt", 1, 3, bm=192, mix=1, l2="none", producer=0),
+              h.Config("nt", 1, 3, bm=192, bn=192, producer=0), h.Config("nn", 1, 3, bm=192, bn=192, producer=0)]
 CONFIGS += P0_CONFIGS
 
 
@@ -169,14 +170,13 @@ def test_inline_loads_kernel_structure(module, cfg):
     or after the last tile)."""
     body = _body(module.emit().text, cfg.name)
     assert cfg.threads == 384 and cfg.launch_regs == 168 and cfg.nsplit == 1
-    assert cfg.held == (cfg.hold == 1)
     assert ".reqntid 384" in body and ".maxnreg 168" in body and "setmaxnreg" not in body
     assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages
     assert len(re.findall(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)) == cfg.stages
     assert len(re.findall(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 3;", body)) == cfg.stages
     steps = cfg.bk // h.K_STEP
-    assert body.count("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") == steps
-    assert body.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == (2 * steps if cfg.held else 0)
+    assert body.count(f"wgmma.mma_async.sync.aligned.m64n{cfg.bn}k16.f32.bf16.bf16") == steps
+    assert body.count(f"wgmma.mma_async.sync.aligned.m64n{cfg.bn // 2}k16.f32.bf16.bf16") == (2 * steps if cfg.held else 0)
     assert body.count("wgmma.commit_group.sync.aligned;") == 1 + 2 * cfg.held
     copies = cfg.stages + 3
     per_copy = (2 if cfg.l2 == "auto" else 1) * 3 + (1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N)
@@ -188,10 +188,12 @@ def test_inline_loads_kernel_structure(module, cfg):
     assert body.count("mbarrier.try_wait.parity.shared.b64") == copies + 2 + cfg.held
     # releases: the sat-out loop, the K loop (previous k-block), the tile's end
     assert body.count("mbarrier.arrive.shared.b64") == 3
-    writes = 4 if cfg.held else 2
+    # bn=256: two 64 x 128 passes a tile (held: written in four places); bn=192: one 64 x 192 pass
+    writes = 4 if cfg.held else cfg.passes
+    assert cfg.passes * cfg.pass_cols == cfg.bn and cfg.held == (cfg.hold == 1 and cfg.bn == 256)
     stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group(?:\.L2::cache_hint)? \[", body)
-    assert len(stores) == writes * h.EPI_COLS // h.TMA_BOX and "st.global" not in body
-    assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == writes * h.EPI_COLS // 16
+    assert len(stores) == writes * cfg.pass_cols // h.TMA_BOX and "st.global" not in body
+    assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == writes * cfg.pass_cols // 16
     assert body.count("cp.async.bulk.wait_group.read 0;") == writes and body.count("cp.async.bulk.wait_group 0;") == 1
     for part in body.split("cp.async.bulk.wait_group.read 0;")[1:]:
         assert part.index("stmatrix") < part.index("fence.proxy.async.shared::cta") < part.index("cp.async.bulk.tensor")
@@ -204,7 +206,8 @@ def test_inline_loads_kernel_structure(module, cfg):
 
 
 @pytest.mark.parametrize("kw, msg", [(dict(bm=128), "bm = 192"), (dict(bm=192, epi="ring", stages=4), "epi='tma'"),
-                                     (dict(bm=192, lag=0), "lag 0"), (dict(bm=192, producer=2), "producer must be")])
+                                     (dict(bm=192, lag=0), "lag 0"), (dict(bm=192, producer=2), "producer must be"),
+                                     (dict(bm=192, bn=128), "bn 128"), (dict(bm=192, bn=192, producer=1), "bn 192")])
 def test_inline_loads_config_checks(kw, msg):
     kw = {"producer": 0, **kw}
     with pytest.raises(ValueError, match=re.escape(msg)):
@@ -442,7 +445,7 @@ def test_matches_float64_reference(module, cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
                                             (1000, 1000, 520, 1152), (200, 264, 64, 192)],
@@ -455,11 +458,12 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
-        h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(epi != "p0"))
+        h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(not epi.startswith("p0")),
+                 bn=192 if epi == "p0n192" else 256)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:
-        assert h.split_for(m, n, ctas, mix=cfg.mix)[0] not in (0, 4224)    # both kinds of tile
+        assert h.split_for(m, n, ctas, cfg.bn, cfg.mix)[0] not in (0, 4224)    # both kinds of tile
     a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + (split or 0)).integers(2 ** 31))
     h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, m_split=split)   # c: NaN poison
     torch.cuda.synchronize()
