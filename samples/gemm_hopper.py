@@ -596,10 +596,11 @@ def _kernel(m: pg.Module, cfg: Config):
             k.mov(0, dst=pending)
             pmb, pnb = k.reg(pg.u32, "c_mb"), k.reg(pg.u32, "c_nb")
 
-            def flush():
+            def flush_deferred():
                 _epi_copy_out(k, epi, passes - 1, gc, M, N, pmb, pnb, c, bn)
                 k.bar_sync(wg_bar, 128)
                 k.mov(0, dst=pending)
+            flush = flush_deferred
         held_pass = cfg.held
         if storer:
             # pass 0 of a tile goes to the buffer at its end; pass 1 waits in registers and is written
@@ -621,7 +622,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 """The epilogue addresses with the buffer in `stage` (epi="ring"), or as set up."""
                 return dict(epi, s_row_base=k.add(epi["s_row_base"], stage)) if ring_epi else epi
 
-            def flush():
+            def flush_held():
                 k.mbarrier_wait(e_empty, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
                 _epi_stmatrix(k, at(hstage), held, 0)
                 # tma: every thread makes its stmatrix writes visible to the async proxy (the TMA
@@ -629,6 +630,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 _epi_fence(k)
                 k.mbarrier_arrive(e_full)
                 k.mov(0, dst=pending)
+            flush = flush_held
         k.mov(unit0, dst=u)
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         k.place(top)
