@@ -820,8 +820,10 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     counters, S k-blocks ahead of the consumers. Each warpgroup writes its 64 x 256 piece in two
     64 x 128 passes through its own buffer: stmatrix, a fence for the async proxy, and one thread's
     TMA stores; before a pass overwrites the buffer that thread waits until the previous pass's
-    stores have read it. Nothing is held in registers across tiles (the 128 accumulators leave no
-    room), so a tile's second pass waits for the first's read."""
+    stores have read it. Held (hold=1): the second pass waits in 32 registers and is written during
+    the next tile's first k-block, which runs as two m64n128k16 halves so that only half of the 128
+    accumulators are live beside it; hold=0 writes both passes at the tile's end. bn=192 (192 x 192
+    tiles of m64n192k16) writes its 64 x 192 piece in one pass."""
     S, NC, bk, bn = cfg.stages, cfg.consumers, cfg.bk, cfg.bn
     k = m.entry(cfg.name, reqntid=cfg.threads, maxnreg=cfg.launch_regs)
     tmap_a = k.param_bytes("tmap_a", 128, align=64)
@@ -901,7 +903,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     desc_b0 = k.wgmma_descriptor(k.add(base, cfg.a_stage), tile_b)
     frag = k.wgmma_fragment("d", cfg.shape, dtype="f32", atype="bf16", name="acc")
     half = len(frag) // 2
-    halves = (pg.RegArray(frag[:half]), pg.RegArray(frag[half:]))   # columns 0-127 and 128-255
+    halves = (pg.RegArray(frag[:half]), pg.RegArray(frag[half:]))   # the left and right column halves
     half_shape = f"m64n{bn // 2}k{K_STEP}"
     own = k.mad(c, WG_M * cfg.pass_cols * 2, cbuf, mode="lo")   # this warpgroup's buffer
     epi = _epi_setup(k, own, tid, warp, lane, boxes=True)
