@@ -121,7 +121,11 @@ def main(argv=None) -> int:
                 key = (i, m, n, k)
                 if key not in bound:  # tensor maps and the launch are made once per input set (bind), outside the timing
                     maps = h.tensor_maps(cfg, A[i], (B if cfg.layout == "nn" else BT)[i], m, n, k, c=C[i])
-                    bound[key] = h.bind(f, cfg, maps, C[i], m, n, k, ctas)
+                    # stream-K (Config.sk): a zeroed workspace per input set, kept with the launch
+                    ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8,
+                                     device="cuda") if cfg.sk else None
+                    bound[key] = h.bind(f, cfg, maps, C[i], m, n, k, ctas, workspace=ws)
+                    bound[key].workspace = ws
                 bound[key]()
             variants[label] = (run_h, cfg.layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "

@@ -27,7 +27,8 @@ K 32, which leaves room for a whole 64 x 256 epilogue buffer per consumer (one p
 hopper-p0 the 192 x 256 tile in raster groups of 16 without a producer warpgroup (producer=0: three
 consumer warpgroups of whole m64n256k16, one of whose threads issues the loads), hopper-p0h0 the same
 with both epilogue passes at the tile's end, hopper-p0n192 its 192 x 192 tiles (m64n192k16, one
-epilogue pass a tile), and
+epilogue pass a tile), hopper-sk those tiles in stream-K (Config.sk: whole rounds, then the rest of
+the k-blocks shared evenly, split tiles summed through a workspace), and
 hopper:FIELDS any gemm_hopper Config on
 its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with
 @SPLIT after them a bm=192 kernel's m_split instead of split_for's choice;
@@ -52,7 +53,7 @@ from gpuclock import Sampler  # noqa: E402
 
 SETS = 3            # input sets rotated (--sets)
 KINDS = ("cublas", "hopper", "hopper-auto", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
-         "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "hopper-p0", "hopper-p0h0", "hopper-p0n192", "ampere",
+         "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "hopper-p0", "hopper-p0h0", "hopper-p0n192", "hopper-sk", "ampere",
          "ampere-pers")
 
 
@@ -101,6 +102,7 @@ def main(argv=None) -> int:
                     "hopper-p0": (h.Config("nt", 1, 3, group=16, bm=192, producer=0), None, True),
                     "hopper-p0h0": (h.Config("nt", 1, 3, group=16, bm=192, hold=0, producer=0), None, True),
                     "hopper-p0n192": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0), None, True),
+                    "hopper-sk": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1), None, True),
                     **extra}
     if hopper_ok:
         # hopper-auto: per size, the configuration gemm_hopper.choose picks from auto_configs
@@ -128,14 +130,18 @@ def main(argv=None) -> int:
             if hopper_ok:
                 c_auto = h.choose(m, n, k, "nt", ctx.sm_count, ctx.l2_bytes)
                 chosen[f"{m}x{n}x{k}"] = c_auto.name
-                maps = {}
+                maps, workspaces = {}, []
                 for kind, (c_, split, balanced) in list(hopper_kinds.items()) + [("hopper-auto", (c_auto, None, True))]:
                     if kind not in kinds:
                         continue
                     if c_ not in maps:
                         maps[c_] = [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(sets)]
+                    # stream-K: one workspace serves every input set (the launches run one after another)
+                    ws = torch.zeros(h.workspace_bytes(c_, m, n, k, slots[c_]), dtype=torch.uint8,
+                                     device="cuda") if c_.sk else None
                     bound = [h.bind(funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced,
-                                    m_split=split) for i in range(sets)]
+                                    m_split=split, workspace=ws) for i in range(sets)]
+                    workspaces.append(ws)
                     calls[kind] = lambda i, bound=bound: bound[i]()
             flops = 2.0 * m * n * k
             for kind in kinds:

@@ -63,7 +63,11 @@ of three consumer warpgroups at 168 registers, so each k-step is one whole m64n2
 one thread of consumer 2 issues the loads between its wgmma (waiting for each stage's release by all
 three), and each warpgroup TMA-stores its own two passes (held: the second during the next tile's
 first k-block, which then runs as two m64n128k16 halves); with bn=192 it makes 192 x 192 tiles of
-m64n192k16, written in one 64 x 192 pass per warpgroup.
+m64n192k16, written in one 64 x 192 pass per warpgroup, and with `sk=1` it runs stream-K: whole
+rounds of tiles, then the k-blocks of the remaining tiles shared evenly between the CTAs (`sk_plan`),
+each CTA walking its range from the end; a tile split between CTAs c and c + 1 is summed through a
+workspace (`workspace_bytes`): c stores the f32 partial of the tile's first k-blocks and releases a
+flag, c + 1 (whose last item is the tile's tail) acquires it, adds the partial and writes C.
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -168,6 +172,10 @@ class Config:
                             # consumer warpgroups at 168 registers, so each issues the whole
                             # m64n256k16; one consumer thread issues the loads between its wgmma
                             # and each warpgroup TMA-stores its own passes (`_kernel_inline`)
+    sk: int = 0             # 1 (producer=0, bn=192, hold=0, mix=0): stream-K. Whole rounds of tiles, then
+                            # the k-blocks of the remaining tiles shared evenly between the CTAs
+                            # (`sk_plan`); a tile split between two CTAs is summed through a
+                            # workspace (`workspace_bytes`), and every row goes in 192-row tiles
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -182,7 +190,7 @@ class Config:
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
-                + ("" if self.producer else "_p0"))
+                + ("" if self.producer else "_p0") + ("_sk" if self.sk else ""))
 
     @property
     def nsplit(self) -> int:
@@ -247,6 +255,10 @@ class Config:
             raise ValueError(f"producer=0 needs bm = 192, epi='tma', lag 1 and lead 0 (three consumer "
                              f"warpgroups that load and store themselves), not bm = {self.bm}, epi={self.epi!r}, "
                              f"lag {self.lag}, lead {self.lead}")
+        if isinstance(self.sk, bool) or self.sk not in (0, 1) or \
+                (self.sk and (self.producer or self.hold or self.mix or self.bn != 192)):
+            # bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas spills)
+            raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with producer=0, hold=0, mix=0 and bn = 192")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -366,6 +378,32 @@ def epi_bytes(cfg: Config, pass_cols=None) -> int:
     if cfg.epi in ("direct", "ring"):
         return 0
     return cfg.consumers * WG_M * (cfg.pass_cols if pass_cols is None else pass_cols) * 2
+
+
+def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN):
+    """Stream-K (Config.sk): (grid, m_split, sk_first, split tiles). Every row goes in 192-row tiles
+    (m_split past M). With U tiles on P = min(ctas, U) CTAs: when P divides U, U / P whole rounds
+    (sk_first = U); otherwise U / P - 1 whole rounds (sk_first of them in all) and the k-blocks of the
+    other U - sk_first tiles (between P and 2P of them) shared evenly, so each CTA's range is at least
+    one tile long and a tile is split between at most two CTAs."""
+    check_shape(m, n, k)
+    if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
+        raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident")
+    rows = -(-m // 192)
+    units = rows * -(-n // bn)
+    grid = min(int(ctas), units)
+    sk_first = units if units % grid == 0 else (units // grid - 1) * grid
+    if (units - sk_first) * -(-k // BK) >= 2**32:
+        raise ValueError(f"{m}x{n}x{k}: the stream-K range ({units - sk_first} tiles x {-(-k // BK)} k-blocks) "
+                         "does not fit in 32 bits")
+    return grid, 192 * rows, sk_first, units - sk_first
+
+
+def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
+    """Bytes of a stream-K launch's workspace: a u32 flag per (split tile, consumer warpgroup), padded to
+    256 bytes, then a 64 x bn f32 partial per (split tile, warpgroup)."""
+    tiles = sk_plan(m, n, k, ctas, cfg.bn)[3]
+    return -(-tiles * 4 * cfg.consumers // 256) * 256 + tiles * cfg.consumers * WG_M * cfg.bn * 4
 
 
 def check_shape(m: int, n: int, k: int) -> None:
@@ -831,6 +869,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     tmap_c = k.param_bytes("tmap_c", 128, align=64)
     pm, pn, pk = k.param("m", pg.u32), k.param("n", pg.u32), k.param("k", pg.u32)
     psplit = k.param("m_split", pg.u32)
+    if cfg.sk:
+        pws, psk = k.param_ptr("ws", align=16), k.param("sk_first", pg.u32)
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
     M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
@@ -854,6 +894,41 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     mixed_tile = _mixed_units(k, cfg, M, k.ld_param(psplit), tiles_n)
     units = mixed_tile[1]
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)        # >= 1 (check_shape: K >= 1)
+    if cfg.sk:
+        # stream-K (`sk_plan`): units below sk_first in whole rounds (FR a CTA), then the k-blocks of the
+        # rest, I in all, in even ranges [gs, ge) walked from the end; 64-bit products, I < 2^32
+        sk_first = k.ld_param(psk)
+        ws = k.cvta(k.ld_param(pws), "global", to=True)
+        fr = k.div(sk_first, nunits)
+        sk_tiles = k.sub(units, sk_first)
+        total = k.cvt(k.mul(sk_tiles, nk, mode="lo"), pg.u64, pg.u32)
+        ctas64 = k.cvt(nunits, pg.u64, pg.u32)
+        cta64 = k.cvt(unit0, pg.u64, pg.u32)
+        gs = k.cvt(k.div(k.mul(cta64, total, mode="lo"), ctas64), pg.u32, pg.u64)
+        ge0 = k.cvt(k.div(k.mul(k.add(cta64, 1), total, mode="lo"), ctas64), pg.u32, pg.u64)
+        # the workspace: a u32 flag per (split tile, warpgroup), padded to 256 bytes, then the partials
+        flag_bytes = k.and_(k.add(k.mul(sk_tiles, 4 * NC, mode="lo"), 255), ~255 & 0xFFFFFFFF)
+
+        def walk_start():
+            return k.mov(0, type=pg.u32), k.mov(ge0, type=pg.u32)
+
+        def walk_next(state, u_dst, kb0_dst, kb1_dst):
+            """The next work item of this CTA into u_dst, kb0_dst, kb1_dst (a unit and its k-blocks
+            [kb0, kb1)); returns the predicate 'there is one'. First the FR whole units c + i P, then
+            the stream-K range from its end: the segment of the tile that holds k-block ge - 1."""
+            i, ge = state
+            whole = k.setp("lt", i, fr)
+            t = k.div(k.sub(ge, 1), nk)
+            tstart = k.mul(t, nk, mode="lo")
+            seg = k.max(gs, tstart)
+            more = k.setp("gt", ge, gs)
+            k.selp(k.mad(i, nunits, unit0, mode="lo"), k.add(sk_first, t), whole, type=pg.u32, dst=u_dst)
+            k.selp(0, k.sub(seg, tstart), whole, type=pg.u32, dst=kb0_dst)
+            k.selp(nk, k.sub(ge, tstart), whole, type=pg.u32, dst=kb1_dst)
+            found = k.setp("gt", ge, gs, bool_op="or", c=whole)
+            k.add(i, 1, dst=i, guard=whole)
+            k.mov(seg, dst=ge, guard=k.and_(k.not_(whole), more))
+            return found
 
     signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
     loader = k.setp("eq", tid, 128 * (NC - 1))             # the thread that issues the loads
@@ -865,6 +940,10 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     lring = k.stage_ring(S, name="lstage")
     lu = k.mov(unit0, type=pg.u32)
     lkb = k.mov(0, type=pg.u32)
+    if cfg.sk:
+        lkb1, lvalid = k.reg(pg.u32, "l_kb1"), k.reg(pg.pred, "l_valid")
+        k.mov(0, dst=lvalid)
+        lwalk = walk_start()
     # the loading thread's tile, kept from one k-block to the next: A's first row, B's first column,
     # the bytes a stage expects and whether it is a 192-row tile
     lrow, lcol, ltx = (k.reg(pg.u32, name) for name in ("l_row", "l_col", "l_tx"))
@@ -880,7 +959,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     def load_next():
         """The loading thread: the next k-block of its sequence into the next stage of its ring, once
         all three warpgroups have released that stage (nothing past the last unit)."""
-        with k.if_(k.setp("lt", lu, units, bool_op="and", c=loader)):
+        with k.if_(k.and_(lvalid, loader) if cfg.sk else k.setp("lt", lu, units, bool_op="and", c=loader)):
             lring.wait(empties, flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)
             full = lring.addr(bars, 8)
             k.mbarrier_arrive_expect_tx(full, ltx)
@@ -888,12 +967,17 @@ def _kernel_inline(m: pg.Module, cfg: Config):
                         k.shl(lkb, bk.bit_length() - 1), lrow, lcol, lbig, None, pols)
             lring.advance()
             k.add(lkb, 1, dst=lkb)
-            with k.if_(k.setp("eq", lkb, nk)):            # the next tile of the sequence
-                k.mov(0, dst=lkb)
-                k.add(lu, nunits, dst=lu)
+            with k.if_(k.setp("eq", lkb, lkb1 if cfg.sk else nk)):   # the next tile of the sequence
+                if cfg.sk:
+                    k.mov(walk_next(lwalk, lu, lkb, lkb1), dst=lvalid)
+                else:
+                    k.mov(0, dst=lkb)
+                    k.add(lu, nunits, dst=lu)
                 load_tile()
 
     with k.if_(loader):
+        if cfg.sk:
+            k.mov(walk_next(lwalk, lu, lkb, lkb1), dst=lvalid)
         load_tile()
     for _ in range(S):                                    # fill the ring
         load_next()
@@ -956,8 +1040,17 @@ def _kernel_inline(m: pg.Module, cfg: Config):
 
     u = k.mov(unit0, type=pg.u32)
     top, done, nxt = k.new_label("c_tile"), k.new_label("c_done"), k.new_label("c_next")
+    if cfg.sk:
+        cwalk = walk_start()
+        ckb0, ckb1 = k.reg(pg.u32, "c_kb0"), k.reg(pg.u32, "c_kb1")
+        kb_lo, kb_hi = ckb0, ckb1
+    else:
+        kb_lo, kb_hi = 0, nk
     k.place(top)
-    k.bra(done, guard=k.setp("ge", u, units))
+    if cfg.sk:
+        k.bra(done, guard=k.not_(walk_next(cwalk, u, ckb0, ckb1)))
+    else:
+        k.bra(done, guard=k.setp("ge", u, units))
     tile_row, nb, big = _mixed_tile(k, u, *mixed_tile)
     # a 128-row tile has no rows for consumer 2: it only keeps the ring's count (and loads)
     idle = k.setp("eq", c, NC - 1, bool_op="and", c=k.not_(big))
@@ -965,7 +1058,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         if hold:
             with k.if_(pending):                          # its pass held from a 192-row tile
                 flush()
-        with k.for_range(0, nk, name="kb_idle"):
+        with k.for_range(kb_lo, kb_hi, name="kb_idle"):
             ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)
             _release(k, bars, None, ring.index, S, guard=signal)
             ring.advance()
@@ -994,19 +1087,19 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     else:
         for r in frag:
             k.mov(0.0, dst=r)
-        kb0 = 0
-    with k.for_range(kb0, nk, name="kb") as kb:
+        kb0 = kb_lo
+    with k.for_range(kb0, kb_hi, name="kb") as kb:
         da, db = stage_descs()
         k.wgmma_fence()
         mmas(da, db, frag, cfg.shape)
         k.wgmma_commit_group()
         k.wgmma_wait_group(1)
         # the previous k-block's stage has been read: release it, and (loading thread) refill it
-        if kb0:
+        if hold:
             _release(k, bars, None, prev, S, guard=signal)
             load_next()
         else:
-            with k.if_(k.setp("ne", kb, 0)):
+            with k.if_(k.setp("ne", kb, kb_lo)):
                 _release(k, bars, None, prev, S, guard=signal)
                 load_next()
         k.mov(ring.index, dst=prev)
@@ -1014,6 +1107,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     k.wgmma_wait_group(0)
     _release(k, bars, None, prev, S, guard=signal)
     load_next()
+    if cfg.sk:
+        _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt)
     row = k.mad(c, WG_M, tile_row, mode="lo")
     col0 = k.mul(nb, bn, mode="lo")
     if hold:
@@ -1027,7 +1122,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         for p in range(bn // pc):
             write_pass(pairs, p, row, k.add(col0, p * pc) if p else col0)
     k.place(nxt)
-    k.add(u, nunits, dst=u)
+    if not cfg.sk:
+        k.add(u, nunits, dst=u)
     k.bra(top)
     k.place(done)
     if hold:
@@ -1037,6 +1133,46 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         k.cp_async_bulk_wait_group(0)                     # C is written before the thread exits
     k.ret()
     return k
+
+
+SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its partner's partial traps after this
+
+
+def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, slot, c, tid, signal, wg_bar, kb0, kb1, nk, skip):
+    """Stream-K, after a work item's k-blocks [kb0, kb1) of split tile `slot`: the head of a split tile
+    (kb0 = 0, kb1 < nk) stores its accumulators to the workspace (thread-linear 16-byte stores, one
+    64 x bn f32 partial per warpgroup), the warpgroup meets, one thread releases the flag of (slot,
+    warpgroup) at gpu scope, and the item ends (branch to `skip`); the tail (kb0 > 0) owns the tile:
+    one thread waits to acquire the flag, the warpgroup meets, every thread adds the partial to its
+    accumulators, and the flag goes back to 0 for the next launch; the epilogue that follows writes C.
+    Whole tiles pass through."""
+    t = k.and_(tid, 127)
+    idx = k.mad(slot, cfg.consumers, c, mode="lo")                      # (split tile, warpgroup)
+    flag = k.add(ws, k.cvt(k.shl(idx, 2), pg.u64, pg.u32))
+    part = k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), k.shl(t, 4))
+    part = k.add(ws, k.cvt(part, pg.u64, pg.u32))
+    groups = len(frag) // 4                                            # 16-byte groups of accumulators
+    head = k.setp("eq", kb0, 0, bool_op="and", c=k.setp("lt", kb1, nk))
+    with k.if_(head):
+        for q in range(groups):
+            k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
+        k.bar_sync(wg_bar, 128)
+        k.st(flag, 1, pg.u32, sem="release", scope="gpu", guard=signal)
+    k.bra(skip, guard=head)
+    with k.if_(k.setp("ne", kb0, 0)):
+        with k.if_(signal):
+            t0 = k.sreg("%clock64")
+            spin, ready = k.label("sk_wait"), k.new_label("sk_ready")
+            k.bra(ready, guard=k.setp("ne", k.ld(flag, pg.u32, sem="acquire", scope="gpu"), 0))
+            k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), SK_WAIT_LIMIT_CYCLES))
+            k.bra(spin)
+            k.place(ready)
+            k.st(flag, 0, pg.u32, sem="relaxed", scope="gpu")
+        k.bar_sync(wg_bar, 128)
+        for q in range(groups):
+            v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4)
+            for j in range(4):
+                k.add(frag[4 * q + j], v[j], dst=frag[4 * q + j])
 
 
 def _load_policies(k, cfg: Config, tiles_n, nunits):
@@ -1493,24 +1629,29 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
 
 
 def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True,
-           m_split=None) -> None:
+           m_split=None, workspace=None) -> None:
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;
     ctas = resident_ctas(f, cfg, sm_count). balanced=False launches every resident slot the work can
     use instead of grid_for's fewest CTAs for the same number of rounds. bm=192: m_split (a multiple
     of 192; rows from it on go in 128-row tiles) defaults to split_for's choice; either way the
-    balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be."""
-    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split)
+    balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be.
+    Stream-K (cfg.sk): every row in 192-row tiles on `sk_plan`'s grid, and `workspace` is device memory of
+    at least workspace_bytes(cfg, m, n, k, ctas) bytes whose flags are zero (DeviceBuffer.zeros; each
+    launch leaves them zero again)."""
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace)
     f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster)
 
 
-def bind(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool = True, m_split=None):
+def bind(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool = True, m_split=None,
+         workspace=None):
     """The launch `launch` makes, checked and packed once: a ptxgen.runtime.BoundLaunch whose call
     (with an optional stream) issues it again on the same tensors and maps."""
-    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split)
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace)
     return f.bind(grid, block, args, shared_bytes=shared, cluster=cluster)
 
 
-def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool, m_split):
+def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool, m_split,
+                   workspace=None):
     """(grid, block, arguments, dynamic shared bytes, cluster) of one launch; see `launch`."""
     check_shape(m, n, k)
     pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
@@ -1518,7 +1659,20 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
     if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
         raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident (resident_ctas gives the number)")
     ctas = int(ctas)
-    if cfg.bm == 192:
+    if (workspace is None) == bool(cfg.sk):
+        raise ValueError(f"{cfg.name}: " + ("stream-K needs a workspace (workspace_bytes gives its size)" if cfg.sk
+                                            else "a workspace is for stream-K kernels (Config.sk) only"))
+    if cfg.sk:
+        if m_split is not None or not balanced:
+            raise ValueError(f"{cfg.name}: stream-K takes its grid and row split from sk_plan")
+        grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn)
+        need = workspace_bytes(cfg, m, n, k, ctas)
+        have = getattr(workspace, "nbytes", None)
+        if have is not None and have < need:
+            raise ValueError(f"{cfg.name}: the workspace has {have} bytes, {m}x{n}x{k} on {ctas} CTAs needs {need}")
+        ptr = workspace.data_ptr() if hasattr(workspace, "data_ptr") else getattr(workspace, "ptr", workspace)
+        extra = [np.uint32(split), np.uint64(int(ptr)), np.uint32(sk_first)]
+    elif cfg.bm == 192:
         tiles_n = -(-n // cfg.bn)
         if m_split is None:
             split, grid = split_for(m, n, ctas, cfg.bn, cfg.mix)

@@ -33,7 +33,9 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
               h.Config("nt", 1, 3, bm=192, mix=1, l2="none", producer=0),
-              h.Config("nt", 1, 3, bm=192, bn=192, producer=0), h.Config("nn", 1, 3, bm=192, bn=192, producer=0)]
+              h.Config("nt", 1, 3, bm=192, bn=192, producer=0), h.Config("nn", 1, 3, bm=192, bn=192, producer=0),
+              h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1),
+              h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1)]
 CONFIGS += P0_CONFIGS
 
 
@@ -192,7 +194,14 @@ def test_inline_loads_kernel_structure(module, cfg):
     writes = 4 if cfg.held else cfg.passes
     assert cfg.passes * cfg.pass_cols == cfg.bn and cfg.held == (cfg.hold == 1 and cfg.bn == 256)
     stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group(?:\.L2::cache_hint)? \[", body)
-    assert len(stores) == writes * cfg.pass_cols // h.TMA_BOX and "st.global" not in body
+    assert len(stores) == writes * cfg.pass_cols // h.TMA_BOX
+    # stream-K: a split tile's head stores its partial in 16-byte pieces and releases a flag; the tail
+    # acquires it, loads the partial and clears the flag; nothing else goes through st.global
+    groups = cfg.bn // 2 // 4 if cfg.sk else 0
+    assert body.count("st.global.v4.f32") == body.count("ld.global.v4.f32") == groups
+    assert body.count("st.release.gpu.global.u32") == body.count("ld.acquire.gpu.global.u32") == \
+        body.count("st.relaxed.gpu.global.u32") == int(cfg.sk)
+    assert body.count("st.global") == groups
     assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == writes * cfg.pass_cols // 16
     assert body.count("cp.async.bulk.wait_group.read 0;") == writes and body.count("cp.async.bulk.wait_group 0;") == 1
     for part in body.split("cp.async.bulk.wait_group.read 0;")[1:]:
@@ -205,9 +214,83 @@ def test_inline_loads_kernel_structure(module, cfg):
     assert h.bar_bytes(cfg) == 16 * cfg.stages and h.smem_bytes(cfg) <= 227 * 1024
 
 
+def _sk_walk(m, n, k, ctas, bn=192):
+    """Python's copy of the stream-K kernel's walk: for each CTA its items (unit, kb0, kb1) in order."""
+    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn)
+    nk = -(-k // h.BK)
+    units = sk_first + tiles
+    out = []
+    for c in range(grid):
+        items = [(c + i * grid, 0, nk) for i in range(sk_first // grid)]
+        gs, ge = c * tiles * nk // grid, (c + 1) * tiles * nk // grid
+        while ge > gs:
+            t = (ge - 1) // nk
+            seg = max(gs, t * nk)
+            items.append((sk_first + t, seg - t * nk, ge - t * nk))
+            ge = seg
+        out.append(items)
+    return out, units, nk
+
+
+@pytest.mark.parametrize("m, n, k, ctas", [(6144, 6144, 6144, 132), (8192, 8192, 8192, 132), (3072, 3072, 3072, 132),
+                                           (4096, 4096, 512, 132), (420, 520, 456, 4), (200, 264, 200, 3),
+                                           (1000, 3000, 72, 7), (192, 192, 64, 132), (5000, 200, 9000, 114)])
+def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas):
+    """sk_plan and the kernel's walk: every k-block of every tile is done exactly once; a tile is either
+    whole in one CTA or split between CTAs c and c + 1, c holding its head (from k-block 0, the first
+    item of c's range, which the walk does first) and c + 1 its tail (up to the last k-block, the last
+    item c + 1 walks), so the head's partial is stored before its owner waits for it."""
+    walks, units, nk = _sk_walk(m, n, k, ctas)
+    done = np.zeros((units, nk), int)
+    parts = {}
+    for c, items in enumerate(walks):
+        for pos, (u, kb0, kb1) in enumerate(items):
+            assert 0 <= kb0 < kb1 <= nk
+            done[u, kb0:kb1] += 1
+            parts.setdefault(u, []).append((c, pos, len(items), kb0, kb1))
+    assert (done == 1).all()
+    for u, ps in parts.items():
+        if len(ps) == 1:
+            assert ps[0][3:] == (0, nk)
+            continue
+        assert len(ps) == 2
+        (c0, pos0, _, a0, b0), (c1, pos1, n1, a1, b1) = sorted(ps, key=lambda p: p[3])
+        assert a0 == 0 and b1 == nk and b0 == a1 and c1 == c0 + 1
+        assert pos1 == n1 - 1                      # the tail is its CTA's last item
+    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, 192)
+    assert split >= m and split % 192 == 0 and grid == min(ctas, units)
+    assert tiles == 0 or grid <= tiles < 2 * grid
+
+
+def test_stream_k_launch_needs_its_workspace():
+    cfg = h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1)
+    maps = (b"a" * 128, b"b" * 128, b"c" * 128)
+    need = h.workspace_bytes(cfg, 6144, 6144, 6144, 132)
+    tiles = h.sk_plan(6144, 6144, 6144, 132, 192)[3]
+    assert need == -(-tiles * 12 // 256) * 256 + tiles * 3 * 64 * 192 * 4
+    f = RecordingFunction()
+    with pytest.raises(ValueError, match="needs a workspace"):
+        h.launch(f, cfg, maps, 0, 6144, 6144, 6144, 132)
+    with pytest.raises(ValueError, match="for stream-K kernels"):
+        h.launch(f, h.Config("nt", 1, 3, bm=192, producer=0), maps, 0, 6144, 6144, 6144, 132, workspace=0x1000)
+
+    class Small:
+        nbytes, ptr = need - 1, 0x1000
+    with pytest.raises(ValueError, match=f"needs {need}"):
+        h.launch(f, cfg, maps, 0, 6144, 6144, 6144, 132, workspace=Small())
+    with pytest.raises(ValueError, match="sk_plan"):
+        h.launch(f, cfg, maps, 0, 6144, 6144, 6144, 132, workspace=0x1000, m_split=192)
+    h.launch(f, cfg, maps, 0, 6144, 6144, 6144, 132, workspace=0x1000)
+    grid, split, sk_first, _ = h.sk_plan(6144, 6144, 6144, 132, 192)
+    (_, args, kw), = f.calls
+    assert args[0] == (grid,) and [int(x) for x in args[2][6:]] == [split, 0x1000, sk_first]
+
+
 @pytest.mark.parametrize("kw, msg", [(dict(bm=128), "bm = 192"), (dict(bm=192, epi="ring", stages=4), "epi='tma'"),
                                      (dict(bm=192, lag=0), "lag 0"), (dict(bm=192, producer=2), "producer must be"),
-                                     (dict(bm=192, bn=128), "bn 128"), (dict(bm=192, bn=192, producer=1), "bn 192")])
+                                     (dict(bm=192, bn=128), "bn 128"), (dict(bm=192, bn=192, producer=1), "bn 192"),
+                                     (dict(bm=192, hold=0, sk=1), "bn = 192"), (dict(bm=192, bn=192, sk=1), "hold=0"),
+                                     (dict(bm=192, bn=192, hold=0, sk=2), "sk = 2")])
 def test_inline_loads_config_checks(kw, msg):
     kw = {"producer": 0, **kw}
     with pytest.raises(ValueError, match=re.escape(msg)):
@@ -331,8 +414,8 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:1") == h.Config("nt", 1, 3, bm=192, mix=1)
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:0:abc") == h.Config("nt", 1, 3, bm=192, l2="abc")
     assert h.Config.parse("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0") == h.Config("nt", 1, 3, group=16, bm=192, producer=0)
-    for bad, msg in (("", "1 to 14"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:x", "1 to 14"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
+    for bad, msg in (("", "1 to 15"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:x", "1 to 15"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
         with pytest.raises(ValueError, match=re.escape(msg)):
@@ -436,12 +519,43 @@ def test_matches_float64_reference(module, cfg):
     rng = np.random.default_rng(7)
     for (m, n, k) in [(256, 512, 128), (130, 264, 72), (1000, 1000, 1000)]:
         a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, rng.integers(2 ** 31))   # c: NaN poison
-        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas)
+        ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8, device="cuda") if cfg.sk else None
+        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         got = c.double()
         assert bool(torch.isfinite(got).all()), f"{m}x{n}x{k}: unwritten elements"
         rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
         assert rel < 4e-3, f"{m}x{n}x{k}: relative Frobenius error {rel:.2e}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("m, n, k, ctas", [(3072, 3072, 512, None), (1000, 1000, 1000, 7), (6144, 6144, 256, None)],
+                         ids=["3072-all-split", "1000-on-7", "6144-rounds-then-split"])
+def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
+    """Stream-K on the GPU, all CTAs resident at once: 3072^2 on 132 SMs puts all 256 tiles' k-blocks in
+    the shared range (each tile's owner waits for the partial of the CTA before it), 1000^2 on 7
+    CTAs has whole rounds first, 6144^2 six whole rounds; each is launched twice on one workspace
+    (poisoned output in between), since the flags must come back to zero."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    cfg = h.Config(layout, 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1)
+    f, ctx = _sm90_kernel(module, cfg)
+    ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
+    assert h.sk_plan(m, n, k, ctas, 192)[3] > 0                        # some tiles are split
+    a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + k).integers(2 ** 31))
+    ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8, device="cuda")
+    maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
+    for _ in range(2):
+        c.view(torch.int16).fill_(-1)                                   # NaN poison
+        h.launch(f, cfg, maps, c, m, n, k, ctas, workspace=ws)
+        torch.cuda.synchronize()
+        got = c.double()
+        assert bool(torch.isfinite(got).all()), "unwritten elements"
+        rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+        assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
+        flags = -(-h.sk_plan(m, n, k, ctas, 192)[3] * 12 // 256) * 256
+        assert int(ws[:flags].count_nonzero()) == 0, "flags left set"
 
 
 @pytest.mark.gpu
