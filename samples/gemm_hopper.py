@@ -1170,7 +1170,7 @@ def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, slot, c, tid, signal, 
             k.st(flag, 0, pg.u32, sem="relaxed", scope="gpu")
         k.bar_sync(wg_bar, 128)
         for q in range(groups):
-            v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4)
+            v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4, cache="cg")    # L2: the partial is read once
             for j in range(4):
                 k.add(frag[4 * q + j], v[j], dst=frag[4 * q + j])
 

@@ -198,7 +198,7 @@ def test_inline_loads_kernel_structure(module, cfg):
     # stream-K: a split tile's head stores its partial in 16-byte pieces and releases a flag; the tail
     # acquires it, loads the partial and clears the flag; nothing else goes through st.global
     groups = cfg.bn // 2 // 4 if cfg.sk else 0
-    assert body.count("st.global.v4.f32") == body.count("ld.global.v4.f32") == groups
+    assert body.count("st.global.v4.f32") == body.count("ld.global.cg.v4.f32") == groups
     assert body.count("st.release.gpu.global.u32") == body.count("ld.acquire.gpu.global.u32") == \
         body.count("st.relaxed.gpu.global.u32") == int(cfg.sk)
     assert body.count("st.global") == groups
