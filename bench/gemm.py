@@ -74,7 +74,21 @@ def main(argv=None) -> int:
     sizes = SIZES if args.sizes is None else [tuple(int(v) for v in t.split("x")) for t in args.sizes.split(",")]
     sms = ctx.sm_count
     variants = {}   # label -> (launch(i, A, B, BT, C, m, n, k) for input set i, layout)
-    map_caches = []  # per-variant caches of bound launches keyed by (input set, M, N, K), emptied after each size
+    bound_caches = []  # per-variant caches of bound launches keyed by (input set, M, N, K), emptied after each size
+
+    def bound_per_set(make):
+        """A variant's launch(i, A, B, BT, C, m, n, k) that calls make(...) once per input set and shape,
+        outside the timing, and then only issues the (BoundLaunch, what it must keep alive) it returned."""
+        cache = {}
+        bound_caches.append(cache)
+
+        def run(i, A, B, BT, C, m, n, k):
+            key = (i, m, n, k)
+            if key not in cache:
+                cache[key] = make(i, A, B, BT, C, m, n, k)
+            cache[key][0]()
+        return run
+
     # gemm_ampere tiles as (min_blocks, bn, bk, stages)
     if os.environ.get("GEMM_AMPERE_CONFIGS"):
         ampere = [g.Tile(*(int(x) if x.isdigit() else x for x in c.split(":")))
@@ -93,15 +107,9 @@ def main(argv=None) -> int:
             r = res.resources[g.KERNELS[layout]]
             for ctas in grids[args.ampere_grid]:
                 label = f"mma.sync {layout} {tile.name}" + ("" if ctas is None else " pers")
-                bound = {}
-                map_caches.append(bound)
-
-                def run_a(i, A, B, BT, C, m, n, k, f=f, layout=layout, tile=tile, ctas=ctas, bound=bound):
-                    key = (i, m, n, k)
-                    if key not in bound:      # checked and packed once per input set (bind), outside the timing
-                        bound[key] = g.bind(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, tile, ctas=ctas)
-                    bound[key]()
-                variants[label] = (run_a, layout)
+                variants[label] = (bound_per_set(
+                    lambda i, A, B, BT, C, m, n, k, f=f, layout=layout, tile=tile, ctas=ctas:
+                    (g.bind(f, A[i], (B if layout == "nn" else BT)[i], C[i], m, n, k, tile, ctas=ctas),)), layout)
                 print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill "
                       f"ld, {tile.smem_bytes} B dynamic smem, {tile.threads} threads")
     if "hopper" in kinds and target.startswith("sm_90"):
@@ -114,20 +122,11 @@ def main(argv=None) -> int:
             ctas = h.resident_ctas(f, cfg, sms)
             r = res.resources[cfg.name]
             label = "wgmma " + cfg.name[len("gemm_hopper_"):].replace("_", " ")
-            bound = {}
-            map_caches.append(bound)
-
-            def run_h(i, A, B, BT, C, m, n, k, f=f, cfg=cfg, bound=bound, ctas=ctas):
-                key = (i, m, n, k)
-                if key not in bound:  # tensor maps and the launch are made once per input set (bind), outside the timing
-                    maps = h.tensor_maps(cfg, A[i], (B if cfg.layout == "nn" else BT)[i], m, n, k, c=C[i])
-                    # stream-K (Config.sk): a zeroed workspace per input set, kept with the launch
-                    ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8,
-                                     device="cuda") if cfg.sk else None
-                    bound[key] = h.bind(f, cfg, maps, C[i], m, n, k, ctas, workspace=ws)
-                    bound[key].workspace = ws
-                bound[key]()
-            variants[label] = (run_h, cfg.layout)
+            def make_h(i, A, B, BT, C, m, n, k, f=f, cfg=cfg, ctas=ctas):
+                maps = h.tensor_maps(cfg, A[i], (B if cfg.layout == "nn" else BT)[i], m, n, k, c=C[i])
+                ws = h.workspace(cfg, m, n, k, ctas)     # stream-K (Config.sk) only; kept with the launch
+                return h.bind(f, cfg, maps, C[i], m, n, k, ctas, workspace=ws), ws
+            variants[label] = (bound_per_set(make_h), cfg.layout)
             print(f"[ptxas] {label}: {r.registers} regs, {r.spill_stores} B spill st, {r.spill_loads} B spill ld, "
                   f"{h.smem_bytes(cfg)} B dynamic smem, {cfg.threads} threads, {ctas} resident CTAs")
 
@@ -138,17 +137,11 @@ def main(argv=None) -> int:
         auto_f = {cfg: h.prepare(mod, cfg) for cfg in autos}
         auto_ctas = {cfg: h.resident_ctas(f, cfg, sms) for cfg, f in auto_f.items()}
         picks = {(m, n, k): h.choose(m, n, k, "nt", sms, ctx.l2_bytes) for (m, n, k) in sizes}   # outside the timing
-        auto_maps = {}
-        map_caches.append(auto_maps)
-
-        def run_auto(i, A, B, BT, C, m, n, k):
-            key = (i, m, n, k)
-            if key not in auto_maps:
-                cfg = picks[(m, n, k)]
-                maps = h.tensor_maps(cfg, A[i], BT[i], m, n, k, c=C[i])
-                auto_maps[key] = h.bind(auto_f[cfg], cfg, maps, C[i], m, n, k, auto_ctas[cfg])
-            auto_maps[key]()
-        variants["wgmma auto (gemm_hopper.choose)"] = (run_auto, "nt")
+        def make_auto(i, A, B, BT, C, m, n, k):
+            cfg = picks[(m, n, k)]
+            maps = h.tensor_maps(cfg, A[i], BT[i], m, n, k, c=C[i])
+            return (h.bind(auto_f[cfg], cfg, maps, C[i], m, n, k, auto_ctas[cfg]),)
+        variants["wgmma auto (gemm_hopper.choose)"] = (bound_per_set(make_auto), "nt")
         for (m, n, k), cfg in picks.items():
             print(f"[choose] {m}x{n}x{k}: {cfg.name}")
 
@@ -214,7 +207,7 @@ def main(argv=None) -> int:
             rows.append({"size": f"{m}x{n}x{k}", "kernel": label, "ms": ms, "tflops": flops / ms / 1e9,
                          "cublas_tflops": flops / ref_ms / 1e9, "vs_cublas": ref_ms / ms, "rel_fro_err": err})
         A = B = BT = C = ref = None   # the lambdas above close over these names: drop the tensors, not the names
-        for cache in map_caches:      # their pointers name the tensors just dropped; a size named again binds anew
+        for cache in bound_caches:      # their pointers name the tensors just dropped; a size named again binds anew
             cache.clear()
         torch.cuda.empty_cache()
 

@@ -137,8 +137,7 @@ def main(argv=None) -> int:
                     if c_ not in maps:
                         maps[c_] = [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(sets)]
                     # stream-K: one workspace serves every input set (the launches run one after another)
-                    ws = torch.zeros(h.workspace_bytes(c_, m, n, k, slots[c_]), dtype=torch.uint8,
-                                     device="cuda") if c_.sk else None
+                    ws = h.workspace(c_, m, n, k, slots[c_])
                     bound = [h.bind(funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced,
                                     m_split=split, workspace=ws) for i in range(sets)]
                     workspaces.append(ws)

@@ -399,11 +399,26 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN):
     return grid, 192 * rows, sk_first, units - sk_first
 
 
+def sk_flag_bytes(cfg: Config, tiles: int) -> int:
+    """The head of a stream-K workspace: a u32 flag per (split tile, consumer warpgroup), padded to 256
+    bytes (the kernel computes the same from its split tiles)."""
+    return -(-tiles * 4 * cfg.consumers // 256) * 256
+
+
 def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
-    """Bytes of a stream-K launch's workspace: a u32 flag per (split tile, consumer warpgroup), padded to
-    256 bytes, then a 64 x bn f32 partial per (split tile, warpgroup)."""
+    """Bytes of a stream-K launch's workspace: the flags (`sk_flag_bytes`), then a 64 x bn f32 partial per
+    (split tile, warpgroup)."""
     tiles = sk_plan(m, n, k, ctas, cfg.bn)[3]
-    return -(-tiles * 4 * cfg.consumers // 256) * 256 + tiles * cfg.consumers * WG_M * cfg.bn * 4
+    return sk_flag_bytes(cfg, tiles) + tiles * cfg.consumers * WG_M * cfg.bn * 4
+
+
+def workspace(cfg: Config, m: int, n: int, k: int, ctas: int):
+    """A zeroed ptxgen.runtime.DeviceBuffer of workspace_bytes for a stream-K launch (Config.sk) of this
+    shape; None for every other configuration. One serves launches issued one after another."""
+    if not cfg.sk:
+        return None
+    from ptxgen.runtime import DeviceBuffer
+    return DeviceBuffer.zeros(workspace_bytes(cfg, m, n, k, ctas))
 
 
 def check_shape(m: int, n: int, k: int) -> None:
@@ -925,7 +940,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             k.selp(k.mad(i, nunits, unit0, mode="lo"), k.add(sk_first, t), whole, type=pg.u32, dst=u_dst)
             k.selp(0, k.sub(seg, tstart), whole, type=pg.u32, dst=kb0_dst)
             k.selp(nk, k.sub(ge, tstart), whole, type=pg.u32, dst=kb1_dst)
-            found = k.setp("gt", ge, gs, bool_op="or", c=whole)
+            found = k.or_(more, whole)
             k.add(i, 1, dst=i, guard=whole)
             k.mov(seg, dst=ge, guard=k.and_(k.not_(whole), more))
             return found
@@ -1636,7 +1651,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     of 192; rows from it on go in 128-row tiles) defaults to split_for's choice; either way the
     balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be.
     Stream-K (cfg.sk): every row in 192-row tiles on `sk_plan`'s grid, and `workspace` is device memory of
-    at least workspace_bytes(cfg, m, n, k, ctas) bytes whose flags are zero (DeviceBuffer.zeros; each
+    at least workspace_bytes(cfg, m, n, k, ctas) bytes whose flags are zero (`workspace` makes one; each
     launch leaves them zero again)."""
     grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace)
     f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster)

@@ -204,7 +204,7 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     b = to_bf16_bits(rng.standard_normal((k, n) if cfg.layout == "nn" else (n, k)).astype(np.float32))
     c = np.full((m, n), 0xFFFF, np.uint16)
     ws = np.full(h.workspace_bytes(cfg, m, n, k, ctas), 0x7F, np.uint8)
-    flag_bytes = -(-tiles * 12 // 256) * 256
+    flag_bytes = h.sk_flag_bytes(cfg, tiles)
     ws[:flag_bytes] = 0
     ba, bb, bc, bw = Buffer(a), Buffer(b), Buffer(c), Buffer(ws)
     ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")

@@ -268,6 +268,8 @@ def test_stream_k_launch_needs_its_workspace():
     need = h.workspace_bytes(cfg, 6144, 6144, 6144, 132)
     tiles = h.sk_plan(6144, 6144, 6144, 132, 192)[3]
     assert need == -(-tiles * 12 // 256) * 256 + tiles * 3 * 64 * 192 * 4
+    assert h.sk_flag_bytes(cfg, tiles) == -(-tiles * 12 // 256) * 256
+    assert h.workspace(h.Config("nt", 1, 3, bm=192, producer=0), 6144, 6144, 6144, 132) is None
     f = RecordingFunction()
     with pytest.raises(ValueError, match="needs a workspace"):
         h.launch(f, cfg, maps, 0, 6144, 6144, 6144, 132)
@@ -554,7 +556,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
         assert bool(torch.isfinite(got).all()), "unwritten elements"
         rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
         assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
-        flags = -(-h.sk_plan(m, n, k, ctas, 192)[3] * 12 // 256) * 256
+        flags = h.sk_flag_bytes(cfg, h.sk_plan(m, n, k, ctas, 192)[3])
         assert int(ws[:flags].count_nonzero()) == 0, "flags left set"
 
 
