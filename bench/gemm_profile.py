@@ -23,13 +23,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _gpu import ampere_kernels, gpu_or_reason, parse_kinds  # noqa: E402
 
-KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m192ring", "hopper-m256", "ampere")
+KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m192ring", "hopper-m256", "hopper-p0n192",
+         "hopper-sk", "ampere")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="6144x6144x6144", help="MxNxK (default %(default)s)")
     ap.add_argument("--launches", type=int, default=2, help="launches of each kernel (default %(default)s)")
+    ap.add_argument("--ctas", type=int, default=None,
+                    help="resident CTAs the gemm_hopper grids are planned for, at most as many as fit (default: as many as fit)")
     ap.add_argument("--kernels", default="cublas,hopper,ampere",
                     help=f"comma-separated, from {', '.join(KINDS)} (default %(default)s), hopper:FIELDS[@SPLIT] "
                          "(a gemm_hopper Config's fields, as Config.parse takes them, and for bm=192 an m_split), "
@@ -43,6 +46,8 @@ def main(argv=None) -> int:
         ap.error(f"--size {args.size!r} is not MxNxK")
     if args.launches < 1:
         ap.error("--launches must be at least 1")
+    if args.ctas is not None and args.ctas < 1:
+        ap.error("--ctas must be at least 1")
 
     gpu = gpu_or_reason()
     if gpu is None:
@@ -60,7 +65,10 @@ def main(argv=None) -> int:
     hopper_cfgs = {"hopper": (h.Config("nt", 1), None), "hopper-m192": (h.Config("nt", 1, 3, bm=192), None),
                    "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), None),
                    "hopper-m192ring": (h.Config("nt", 1, 4, bm=192, epi="ring"), None),
-                   "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None), **extra}
+                   "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None),
+                   "hopper-p0n192": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0), None),
+                   "hopper-sk": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1), None),
+                   **extra}
     calls = {}
     want = list(dict.fromkeys(hopper_cfgs[x][0] for x in kinds if x in hopper_cfgs))
     if want:
@@ -73,8 +81,12 @@ def main(argv=None) -> int:
                 cfg, split = hopper_cfgs[kind]
                 f = h.prepare(mod, cfg)
                 maps = h.tensor_maps(cfg, a, bt, m, n, k, c=c)
-                calls[kind] = (lambda f=f, cfg=cfg, maps=maps, split=split:
-                               h.launch(f, cfg, maps, c, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count), m_split=split))
+                ctas = h.resident_ctas(f, cfg, ctx.sm_count)
+                if args.ctas is not None:
+                    ctas = min(ctas, args.ctas)
+                ws = h.workspace(cfg, m, n, k, ctas)     # stream-K's flags and partials; None otherwise
+                calls[kind] = (lambda f=f, cfg=cfg, maps=maps, split=split, ctas=ctas, ws=ws:
+                               h.launch(f, cfg, maps, c, m, n, k, ctas, m_split=split, workspace=ws))
     ampere_kinds = {"ampere": (g.TILE, False), **ampere_extra}
     ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds})
     for kind, (ft, tile, pers) in ampere_funcs.items():

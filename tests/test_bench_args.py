@@ -54,3 +54,13 @@ def test_parse_kinds_splits_the_kinds_and_rejects_unknown_ones(capsys):
             gpu.parse_kinds(ap, bad, ("cublas",))
     err = capsys.readouterr().err
     assert "unknown kernel(s) nope" in err and "tile options" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ctas", "0"], "--ctas must be at least 1"), (["--launches", "0"], "--launches must be at least 1"),
+    (["--size", "64x64"], "is not MxNxK"), (["--kernels", "hopper-sk,nope"], "unknown kernel(s) nope")])
+def test_gemm_profile_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
+    profile = load_bench("gemm_profile")
+    with pytest.raises(SystemExit) as ei:
+        profile.main(argv)
+    assert ei.value.code == 2 and message in capsys.readouterr().err
