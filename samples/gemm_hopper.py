@@ -1468,9 +1468,16 @@ def _epi_fence(k):
     k.fence_proxy_async("shared::cta")
 
 
+def sample_configs() -> list:
+    """What the sample builds and checks by default: CONFIGS, `choose`'s 192 x 256 kernel and the stream-K
+    kernel (Config.sk, with its workspace), so a sanitizer run of the sample covers all three kinds."""
+    return CONFIGS + [auto_configs("nt")[1], Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1).check()]
+
+
 def build(target: str = "sm_90a", configs=None) -> pg.Module:
+    """A module with a kernel for each configuration (default: sample_configs())."""
     m = pg.Module(target)
-    for cfg in (CONFIGS if configs is None else configs):
+    for cfg in (sample_configs() if configs is None else configs):
         _kernel(m, cfg)
     return m
 
@@ -1595,18 +1602,29 @@ H100_L2_BYTES = 50 * 2**20   # choose's default L2: the H100's; the H200 reports
 
 
 def auto_configs(layout: str = "nt") -> tuple:
-    """The two configurations `choose` picks from: 128 x 256 tiles in raster groups of 8, and 192 x 256
-    tiles (three consumer warpgroups, 3 stages) in raster groups of 16."""
-    return (Config(layout, 1).check(), Config(layout, 1, 3, group=16, bm=192).check())
+    """The three configurations `choose` picks from: 128 x 256 tiles in raster groups of 8, 192 x 256
+    tiles (three consumer warpgroups, 3 stages) in raster groups of 16, and 192 x 192 tiles without a
+    producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16."""
+    return (Config(layout, 1).check(), Config(layout, 1, 3, group=16, bm=192).check(),
+            Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0).check())
+
+
+# 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
+# takes them only where their busiest CTA computes at most this fraction of the others' (bench/LOG.md
+# round 11: 0.90 at 3072^3 ran 7 % faster, 1.00 at 6144^3 6 % slower)
+N192_SPAN = 0.92
 
 
 def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes: int = H100_L2_BYTES) -> Config:
     """The configuration for an M x N x K problem on `ctas` resident CTAs (one per SM) and an L2 of
-    `l2_bytes`, by the rule bench/LOG.md rounds 9-10 measured:
+    `l2_bytes`, by the rule bench/LOG.md rounds 9-11 measured:
 
-    - 192 x 256 tiles (groups of 16) wherever their balanced grid, with `split_for`'s mix of 192- and
-      128-row tiles, leaves the busiest CTA fewer rows than the 128 x 256 kernel's rounds do (3072^3
-      on 132 SMs: 192 + 128 rows against 3 x 128, 0.92-0.93x cuBLAS against 0.85x; 5120^3);
+    - 192 x 192 tiles (groups of 16, no producer warpgroup) where, with most rows in 192-row tiles, the
+      busiest CTA's tiles hold at most N192_SPAN of the MACs the better of the two below gives it
+      (3072^3 on 132 SMs: 2 x 192 x 192 against (192 + 128) x 256, 0.90; cuBLAS's own tiling there).
+    - otherwise 192 x 256 tiles (groups of 16) wherever their balanced grid, with `split_for`'s mix of
+      192- and 128-row tiles, leaves the busiest CTA fewer rows than the 128 x 256 kernel's rounds do
+      (5120^3 on 132 SMs; at 3072^3, 192 + 128 rows against 3 x 128 ran 0.92-0.93x cuBLAS against 0.85x);
     - otherwise 128 x 256 tiles in groups of 8 where one round of the balanced grid runs whole raster groups
       (every tile of its block rows, so A's rows are not read again: Config.l2="auto" loads them
       evict_first) and that round's operands (its block rows of A and all of B, K deep) fit in L2:
@@ -1625,14 +1643,20 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     for name, v in (("ctas", ctas), ("l2_bytes", l2_bytes)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} = {v!r} must be a positive int")
-    small, large = auto_configs(layout)
+    small, large, n192 = auto_configs(layout)
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
     # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)
     small_span = -(-tiles_m * tiles_n // grid) * small.bm
-    if _makespan(*_split_units(m, split, tiles_n), large_grid, large.mix) < small_span:
+    large_span = _makespan(*_split_units(m, split, tiles_n), large_grid, large.mix)
+    # ... and of 192-column tiles, as MACs per k: rows x columns
+    split192, grid192 = split_for(m, n, int(ctas), n192.bn, n192.mix)
+    n192_span = _makespan(*_split_units(m, split192, -(-n // n192.bn)), grid192, n192.mix) * n192.bn
+    if 2 * min(split192, m) >= m and n192_span <= N192_SPAN * min(small_span, large_span) * BN:
+        return n192
+    if large_span < small_span:
         return large
     if min(small.group, tiles_m) * tiles_n <= grid:
         rows = min(-(-grid // tiles_n) * small.bm, m)     # the round's block rows of A
@@ -1719,10 +1743,11 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
 
 # sizes checked by run(): ragged edges in every dimension (including a lone block row for a cluster
 # of 2 and a K of one partial k-block), more work units than SMs (the persistent loop and the ring's
-# parity wrap over tiles), and a long K
+# parity wrap over tiles), and a long K; on 132 SMs 4096 x 4096 x 256 (and in QUICK_SIZES for sanitizer
+# runs, 2304 x 2304 x 192: 144 tiles of 192 x 192 on 132 CTAs) split tiles between stream-K's CTAs
 CHECK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (1000, 1000, 1000), (257, 520, 4104),
                (4096, 4096, 256), (2048, 2048, 2048)]
-QUICK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (384, 520, 264)]
+QUICK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (384, 520, 264), (2304, 2304, 192)]
 
 
 def run(module, rng):
@@ -1731,12 +1756,13 @@ def run(module, rng):
     sms = get_context().sm_count
     checks = []
     sizes = QUICK_SIZES if os.environ.get("PTXGEN_SAMPLE_QUICK") == "1" else CHECK_SIZES
-    for cfg in CONFIGS:
+    for cfg in sample_configs():
         f = prepare(module, cfg)
         ctas = resident_ctas(f, cfg, sms)
         for (m, n, kk) in sizes:
             a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, kk, rng.integers(2**31))
-            launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk, c=c), c, m, n, kk, ctas)
+            launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk, c=c), c, m, n, kk, ctas,
+                   workspace=workspace(cfg, m, n, kk, ctas))
             torch.cuda.synchronize()
             checks.append(check_bf16_gemm(f"{cfg.name} {m}x{n}x{kk}", c, ref, kk))
     return checks

@@ -448,24 +448,30 @@ MIB = 2**20
     # 128 x 256: a round of the balanced grid (128 CTAs) runs whole raster groups of 8 block rows, and
     # their 1024 rows of A plus all of B stay in 50 MiB of L2 (40 MiB at 4096^3)
     (4096, 4096, 4096, 128), (2048, 2048, 2048, 128), (1000, 1000, 1000, 128), (1, 8, 8, 128),
-    # ... unless the mixed 192- and 128-row tiles give the busiest CTA fewer rows: 3072^2 on 132 SMs is
-    # 3 rounds of 128 x 256 tiles (384 rows) but one 192-row and at most one 128-row tile (320 rows)
-    (3072, 3072, 3072, 192), (3072, 3072, 1024, 192),
+    # ... unless the mixed 192- and 128-row tiles give the busiest CTA fewer rows: 5120^2 on 132 SMs is
+    # 7 rounds of 128 x 256 tiles (896 rows) but 832 rows of 192- and 128-row tiles
+    (5120, 5120, 1024, 192),
+    # ... or 192 x 192 tiles give it at most N192_SPAN of their MACs: 3072^2 on 132 SMs is two of
+    # them (73728 a k) against 192 + 128 rows of 256 columns (81920)
+    (3072, 3072, 3072, 192192), (3072, 3072, 1024, 192192),
     # K too deep for L2 (168 MB a round at K = 16384), or a group of 8 block rows needs more than one
     # round (24 block columns at 6144): 192 x 256 in groups of 16
     (4096, 4096, 16384, 192), (6144, 6144, 6144, 192), (8192, 8192, 8192, 192), (8192, 2048, 16384, 192),
     (5120, 5120, 5120, 192), (8192, 4096, 8192, 192),
     # split_for would put every row in 128-row tiles (one round of them): the 128 x 256 kernel, whose
     # operands do not fit in L2 here either
-    (2048, 2048, 8192, 128), (1024, 8192, 8192, 128), (8192, 1024, 8192, 128)])
+    (2048, 2048, 8192, 128), (1024, 8192, 8192, 128), (8192, 1024, 8192, 128),
+    # ... and 192 x 192 tiles would all be 128-row ones, with a warpgroup idle (1536^2: 0.75 of the MACs)
+    (1536, 1536, 1536, 128)])
 def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     cfg = h.choose(m, n, k, "nt", 132, 50 * MIB)
-    assert cfg.bm == want and cfg in h.auto_configs("nt")
+    assert (cfg.bm, cfg.bn) == {128: (128, 256), 192: (192, 256), 192192: (192, 192)}[want]
+    assert cfg in h.auto_configs("nt") and cfg.producer == (want != 192192)
     assert cfg.group == (8 if want == 128 else 16)
 
 
 def test_choose_depends_on_the_l2_and_the_ctas():
-    small, large = h.auto_configs("nn")
+    small, large, _ = h.auto_configs("nn")
     assert h.choose(4096, 4096, 4096, "nn") == small                           # 50 MiB by default
     assert h.choose(4096, 4096, 4096, "nn", l2_bytes=40 * MIB) == small       # 40 MiB exactly: fits
     assert h.choose(4096, 4096, 4096, "nn", l2_bytes=40 * MIB - 1) == large
