@@ -956,8 +956,10 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     lu = k.mov(unit0, type=pg.u32)
     lkb = k.mov(0, type=pg.u32)
     if cfg.sk:
-        lkb1, lvalid = k.reg(pg.u32, "l_kb1"), k.reg(pg.pred, "l_valid")
-        k.mov(0, dst=lvalid)
+        # the end of the walk sets lu = units, so the loads stay gated on `lu < units` alone: gated on a
+        # predicate register as well, ptxas could not prove the TMA coordinates warp-uniform and wrapped
+        # each load in an elect loop (3072^3 on 128 CTAs: 88-89 us against 80 us; bench/LOG.md round 11)
+        lkb1 = k.reg(pg.u32, "l_kb1")
         lwalk = walk_start()
     # the loading thread's tile, kept from one k-block to the next: A's first row, B's first column,
     # the bytes a stage expects and whether it is a 192-row tile
@@ -974,7 +976,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     def load_next():
         """The loading thread: the next k-block of its sequence into the next stage of its ring, once
         all three warpgroups have released that stage (nothing past the last unit)."""
-        with k.if_(k.and_(lvalid, loader) if cfg.sk else k.setp("lt", lu, units, bool_op="and", c=loader)):
+        with k.if_(k.setp("lt", lu, units, bool_op="and", c=loader)):
             lring.wait(empties, flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)
             full = lring.addr(bars, 8)
             k.mbarrier_arrive_expect_tx(full, ltx)
@@ -984,7 +986,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             k.add(lkb, 1, dst=lkb)
             with k.if_(k.setp("eq", lkb, lkb1 if cfg.sk else nk)):   # the next tile of the sequence
                 if cfg.sk:
-                    k.mov(walk_next(lwalk, lu, lkb, lkb1), dst=lvalid)
+                    k.mov(units, dst=lu, guard=k.not_(walk_next(lwalk, lu, lkb, lkb1)))   # none left
                 else:
                     k.mov(0, dst=lkb)
                     k.add(lu, nunits, dst=lu)
@@ -992,7 +994,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
 
     with k.if_(loader):
         if cfg.sk:
-            k.mov(walk_next(lwalk, lu, lkb, lkb1), dst=lvalid)
+            k.mov(units, dst=lu, guard=k.not_(walk_next(lwalk, lu, lkb, lkb1)))
         load_tile()
     for _ in range(S):                                    # fill the ring
         load_next()
