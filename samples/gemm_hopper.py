@@ -1471,9 +1471,11 @@ def _epi_fence(k):
 
 
 def sample_configs() -> list:
-    """What the sample builds and checks by default: CONFIGS, `choose`'s 192 x 256 kernel and the stream-K
-    kernel (Config.sk, with its workspace), so a sanitizer run of the sample covers all three kinds."""
-    return CONFIGS + [auto_configs("nt")[1], Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1).check()]
+    """What the sample builds and checks by default: CONFIGS, `choose`'s other two kernels (192 x 256 and
+    192 x 192 tiles) and the stream-K kernel (Config.sk, with its workspace), so a sanitizer run of the
+    sample covers every kind of kernel `choose` can return and stream-K."""
+    return CONFIGS + list(auto_configs("nt")[1:]) + \
+        [Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1).check()]
 
 
 def build(target: str = "sm_90a", configs=None) -> pg.Module:
