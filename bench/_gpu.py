@@ -14,6 +14,29 @@ def gpu_or_reason():
     return torch, get_context()
 
 
+# the benchmarks' named gemm_hopper kinds (all nt: C = A @ B^T): kind -> Config's fields after the layout
+HOPPER_NAMED = {
+    "hopper": dict(cluster=1),                      # no cluster, the default (TMA-store) epilogue
+    "hopper-storer": dict(cluster=1, epi="storer"),
+    "hopper-c2": dict(cluster=2),
+    "hopper-m256": dict(cluster=1, stages=3, bm=256, bn=192),
+    "hopper-m192": dict(cluster=1, stages=3, bm=192),
+    "hopper-m192h0": dict(cluster=1, stages=3, bm=192, hold=0),
+    "hopper-m192ring": dict(cluster=1, stages=4, bm=192, epi="ring"),
+    "hopper-m192k32": dict(cluster=1, stages=4, bk=32, bm=192),
+    "hopper-p0": dict(cluster=1, stages=3, group=16, bm=192, producer=0),
+    "hopper-p0h0": dict(cluster=1, stages=3, group=16, bm=192, hold=0, producer=0),
+    "hopper-p0n192": dict(cluster=1, stages=3, group=16, bm=192, bn=192, producer=0),
+    "hopper-sk": dict(cluster=1, stages=3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1),
+}
+
+
+def hopper_named():
+    """{kind: gemm_hopper Config} for every kind of HOPPER_NAMED."""
+    import gemm_hopper as h
+    return {kind: h.Config("nt", **fields) for kind, fields in HOPPER_NAMED.items()}
+
+
 def hopper_kind(text: str):
     """A "hopper:FIELDS[@SPLIT]" kernel kind: (gemm_hopper Config, m_split or None). FIELDS are
     Config.parse's (e.g. nt:1:3:1:8:64:256:tma:192); @SPLIT fixes a bm=192 kernel's m_split instead of

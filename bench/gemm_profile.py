@@ -21,10 +21,9 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import ampere_kernels, gpu_or_reason, parse_kinds  # noqa: E402
+from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, parse_kinds  # noqa: E402
 
-KINDS = ("cublas", "hopper", "hopper-m192", "hopper-m192h0", "hopper-m192ring", "hopper-m256", "hopper-p0n192",
-         "hopper-sk", "ampere")
+KINDS = ("cublas", *HOPPER_NAMED, "ampere")
 
 
 def main(argv=None) -> int:
@@ -62,13 +61,7 @@ def main(argv=None) -> int:
     ref = a.float() @ bt.float().t()
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 
-    hopper_cfgs = {"hopper": (h.Config("nt", 1), None), "hopper-m192": (h.Config("nt", 1, 3, bm=192), None),
-                   "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), None),
-                   "hopper-m192ring": (h.Config("nt", 1, 4, bm=192, epi="ring"), None),
-                   "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None),
-                   "hopper-p0n192": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0), None),
-                   "hopper-sk": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1), None),
-                   **extra}
+    hopper_cfgs = {**{kind: (cfg, None) for kind, cfg in hopper_named().items()}, **extra}
     calls = {}
     want = list(dict.fromkeys(hopper_cfgs[x][0] for x in kinds if x in hopper_cfgs))
     if want:

@@ -48,12 +48,11 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import ampere_kernels, gpu_or_reason, parse_kinds  # noqa: E402
+from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, parse_kinds  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3            # input sets rotated (--sets)
-KINDS = ("cublas", "hopper", "hopper-auto", "hopper-full", "hopper-storer", "hopper-c2", "hopper-m256", "hopper-m192",
-         "hopper-m192h0", "hopper-m192ring", "hopper-m192k32", "hopper-p0", "hopper-p0h0", "hopper-p0n192", "hopper-sk", "ampere",
+KINDS = ("cublas", "hopper", "hopper-auto", "hopper-full", *[x for x in HOPPER_NAMED if x != "hopper"], "ampere",
          "ampere-pers")
 
 
@@ -90,20 +89,9 @@ def main(argv=None) -> int:
     from ptxgen.runtime import load_module
     hopper_ok = ctx.arch.startswith("sm_90")
     # kind -> (config, m_split or None for split_for's, balanced grid); hopper and hopper-full are the same kernel on two grids
-    hopper_kinds = {"hopper": (h.Config("nt", 1), None, True),   # no cluster, the default (TMA-store) epilogue
-                    "hopper-full": (h.Config("nt", 1), None, False),
-                    "hopper-storer": (h.Config("nt", 1, epi="storer"), None, True),
-                    "hopper-c2": (h.Config("nt", 2), None, True),
-                    "hopper-m256": (h.Config("nt", 1, 3, bm=256, bn=192), None, True),
-                    "hopper-m192": (h.Config("nt", 1, 3, bm=192), None, True),
-                    "hopper-m192h0": (h.Config("nt", 1, 3, bm=192, hold=0), None, True),
-                    "hopper-m192ring": (h.Config("nt", 1, 4, bm=192, epi="ring"), None, True),
-                    "hopper-m192k32": (h.Config("nt", 1, 4, bk=32, bm=192), None, True),
-                    "hopper-p0": (h.Config("nt", 1, 3, group=16, bm=192, producer=0), None, True),
-                    "hopper-p0h0": (h.Config("nt", 1, 3, group=16, bm=192, hold=0, producer=0), None, True),
-                    "hopper-p0n192": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0), None, True),
-                    "hopper-sk": (h.Config("nt", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1), None, True),
-                    **extra}
+    named = hopper_named()
+    hopper_kinds = {**{kind: (cfg, None, True) for kind, cfg in named.items()},
+                    "hopper-full": (named["hopper"], None, False), **extra}
     if hopper_ok:
         # hopper-auto: per size, the configuration gemm_hopper.choose picks from auto_configs
         cfgs = list(dict.fromkeys([c_ for c_, _, _ in hopper_kinds.values()] + list(h.auto_configs("nt"))))
