@@ -1658,7 +1658,7 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     # ... and of 192-column tiles, as MACs per k: rows x columns
     split192, grid192 = split_for(m, n, int(ctas), n192.bn, n192.mix)
     n192_span = _makespan(*_split_units(m, split192, -(-n // n192.bn)), grid192, n192.mix) * n192.bn
-    if 2 * min(split192, m) >= m and n192_span <= N192_SPAN * min(small_span, large_span) * BN:
+    if 2 * min(split192, m) >= m and n192_span <= N192_SPAN * min(small_span * small.bn, large_span * large.bn):
         return n192
     if large_span < small_span:
         return large
