@@ -37,7 +37,10 @@ launches the fewest CTAs that finish the tiles in as many rounds as one CTA per 
   with the default .release.cta semantics: a .release.cluster arrive also waits for the wgmma group
   still in flight and costs a third of the throughput).
   The CTAs meet at a cluster barrier before the first copy (barrier initialisation) and before exit
-  (no CTA leaves while its peer may still signal its barriers).
+  (no CTA leaves while its peer may still signal its barriers). Without a producer warpgroup
+  (`producer=0`) the pair shares A instead (`Config.shares_a`): the two CTAs take neighbouring block
+  columns of one block row, so both walk the same row kinds and k-blocks, and each loads every other
+  64-row box of A, multicast to both.
 
 `Config` selects the variant: B layout, cluster size, number of stages, wgmma groups in flight
 before a stage is released (lag), raster group, the K depth of a stage (bk 64 with 128-byte
@@ -125,7 +128,8 @@ DEFAULT_L2 = "auto"                  # Config.l2's default; its kernel names car
 @dataclass(frozen=True)
 class Config:
     layout: str = "nt"      # "nt": B is N x K; "nn": B is K x N
-    cluster: int = 1        # 1, or 2 CTAs sharing B through TMA multicast
+    cluster: int = 1        # 1, or 2 CTAs sharing an operand through TMA multicast: B (neighbouring
+                            # block rows), or with producer=0 A (neighbouring block columns, `shares_a`)
     stages: int = STAGES
     lag: int = 1            # wgmma groups left in flight before a stage is released (0 or 1)
     group: int = GROUP_M    # block rows (cluster rows) of the tile raster
@@ -214,8 +218,8 @@ class Config:
             raise ValueError(f"bk must be 32 or 64, not {self.bk!r}")
         # nt: each CTA of a cluster loads bn / cluster rows of B (whole 8-row swizzle groups); nn: whole
         # 64-column panels
-        split_ok = (self.bn // self.cluster) % 8 == 0 if self.layout == "nt" else \
-            (self.bn // PANEL_N) % self.cluster == 0
+        split_ok = self.shares_a or ((self.bn // self.cluster) % 8 == 0 if self.layout == "nt" else
+                                     (self.bn // PANEL_N) % self.cluster == 0)
         if self.bn % PANEL_N or not 0 < self.bn <= 256 or not split_ok:
             raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
                              f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
@@ -229,11 +233,11 @@ class Config:
         if self.bm == 256 and (self.epi != "tma" or self.cluster != 1 or self.bn > 192):
             raise ValueError(f"bm = 256 needs epi='tma', cluster 1 and bn <= 192 (two m64 x bn accumulator "
                              f"blocks in 240 registers), not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
-        if self.bm == 192 and (self.epi not in TMA_OUT or self.cluster != 1
+        if self.bm == 192 and (self.epi not in TMA_OUT or (self.cluster != 1 and self.producer)
                                or self.bn not in ((192, 256) if not self.producer else (256,))):
-            raise ValueError(f"bm = 192 needs epi='tma' or 'ring', cluster 1 and bn = 256 (three consumer warpgroups "
-                             f"of one m64 x 256 block; 192 too with producer=0), not epi={self.epi!r}, "
-                             f"cluster {self.cluster}, bn {self.bn}")
+            raise ValueError(f"bm = 192 needs epi='tma' or 'ring', cluster 1 (2 with producer=0) and bn = 256 "
+                             f"(three consumer warpgroups of one m64 x 256 block; 192 too with producer=0), "
+                             f"not epi={self.epi!r}, cluster {self.cluster}, bn {self.bn}")
         if self.epi == "ring" and (self.bm != 192 or self.bk != 64 or self.lag != 1):
             raise ValueError(f"epi='ring' needs bm = 192, bk = 64 (a stage holds the three consumers' 64 x "
                              f"{EPI_COLS} buffers) and lag 1, not bm = {self.bm}, bk = {self.bk}, lag {self.lag}")
@@ -259,9 +263,23 @@ class Config:
                 (self.sk and (self.producer or self.hold or self.mix or self.bn != 192)):
             # bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas spills)
             raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with producer=0, hold=0, mix=0 and bn = 192")
+        if self.sk and self.cluster != 1:
+            raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
+
+    @property
+    def shares_a(self) -> bool:
+        """Whether the CTAs of a cluster share A: producer=0 with cluster=2 pairs neighbouring block
+        columns of one block row (one row kind for both, so one load sequence); each CTA loads every
+        other 64-row box of A, multicast to both, and its own B. Otherwise a cluster shares B."""
+        return self.cluster > 1 and not self.producer
+
+    @property
+    def b_box(self) -> int:
+        """Rows (nt) of B's TMA box: this CTA's share of the bn rows where the cluster shares B."""
+        return self.bn if self.shares_a else self.bn // self.cluster
 
     @property
     def a_stage(self) -> int:
@@ -877,7 +895,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     the next tile's first k-block, which runs as two m64n128k16 halves so that only half of the 128
     accumulators are live beside it; hold=0 writes both passes at the tile's end. bn=192 (192 x 192
     tiles of m64n192k16) writes its 64 x 192 piece in one pass."""
-    S, NC, bk, bn = cfg.stages, cfg.consumers, cfg.bk, cfg.bn
+    S, NC, bk, bn, cl = cfg.stages, cfg.consumers, cfg.bk, cfg.bn, cfg.cluster
     k = m.entry(cfg.name, reqntid=cfg.threads, maxnreg=cfg.launch_regs)
     tmap_a = k.param_bytes("tmap_a", 128, align=64)
     tmap_b = k.param_bytes("tmap_b", 128, align=64)
@@ -900,13 +918,29 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     with k.if_(k.setp("eq", tid, 0)):
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                 # full: the loading thread's arrive
-            k.mbarrier_init(k.add(empties, 8 * s), NC)             # empty: one release per warpgroup
+            k.mbarrier_init(k.add(empties, 8 * s), NC * cl)        # empty: one release per warpgroup of the cluster
         k.fence_mbarrier_init()
-    k.bar_sync(0)
-    unit0, nunits = k.ctaid.x, k.nctaid.x
-
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
-    mixed_tile = _mixed_units(k, cfg, M, k.ld_param(psplit), tiles_n)
+    if cl > 1:
+        # a cluster of 2 (`Config.shares_a`): its work units are pairs of neighbouring block columns,
+        # CTA rank r taking column 2 j + r (past N when tiles_n is odd: zero B, nothing stored)
+        k.barrier_cluster_arrive(sem="release")
+        k.barrier_cluster_wait(acquire=True)
+        rank = k.sreg("%cluster_ctarank")
+        unit0, nunits = k.sreg("%clusterid.x"), k.sreg("%nclusterid.x")
+        unit_cols = k.shr(k.add(tiles_n, 1), 1)
+        peer_bars = k.mapa(bars, k.xor(rank, 1), space="shared::cluster", type=pg.u32)
+    else:
+        k.bar_sync(0)
+        rank, peer_bars = None, None
+        unit0, nunits = k.ctaid.x, k.nctaid.x
+        unit_cols = tiles_n
+
+    def column(ncl):
+        """The block column of this CTA in the unit's column `ncl` (a pair of columns for a cluster)."""
+        return k.mad(ncl, 2, rank, mode="lo") if cl > 1 else ncl
+
+    mixed_tile = _mixed_units(k, cfg, M, k.ld_param(psplit), unit_cols)
     units = mixed_tile[1]
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)        # >= 1 (check_shape: K >= 1)
     if cfg.sk:
@@ -947,7 +981,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
 
     signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
     loader = k.setp("eq", tid, 128 * (NC - 1))             # the thread that issues the loads
-    pols = _load_policies(k, cfg, tiles_n, nunits)
+    pols = _load_policies(k, cfg, unit_cols, nunits)
     hint_c = L2_HINTS[cfg.l2][2]
     pol_c = None if hint_c is None else k.createpolicy(hint_c)
 
@@ -969,7 +1003,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     def load_tile():
         row_a, nb_l, big = _mixed_tile(k, lu, *mixed_tile)
         k.mov(row_a, dst=lrow)
-        k.mul(nb_l, bn, mode="lo", dst=lcol)
+        k.mul(column(nb_l), bn, mode="lo", dst=lcol)
         k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32, dst=ltx)
         k.mov(big, dst=lbig)
 
@@ -981,7 +1015,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             full = lring.addr(bars, 8)
             k.mbarrier_arrive_expect_tx(full, ltx)
             _load_stage(k, cfg, lring.addr(base, cfg.stage_bytes), full, tmap_a, tmap_b,
-                        k.shl(lkb, bk.bit_length() - 1), lrow, lcol, lbig, None, pols)
+                        k.shl(lkb, bk.bit_length() - 1), lrow, lcol, lbig, rank, pols)
             lring.advance()
             k.add(lkb, 1, dst=lkb)
             with k.if_(k.setp("eq", lkb, lkb1 if cfg.sk else nk)):   # the next tile of the sequence
@@ -1030,7 +1064,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         _epi_stmatrix(k, epi, pairs, p, cols=pc)
         _epi_fence(k)
         k.bar_sync(wg_bar, 128)
-        with k.if_(signal):
+        with k.if_(signal if cl == 1 else k.and_(signal, k.setp("lt", col0, N))):
             for bx in range(pc // TMA_BOX):
                 col = k.add(col0, bx * TMA_BOX) if bx else col0
                 k.cp_async_bulk_tensor(k.add(own, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row],
@@ -1069,6 +1103,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     else:
         k.bra(done, guard=k.setp("ge", u, units))
     tile_row, nb, big = _mixed_tile(k, u, *mixed_tile)
+    nb = column(nb)
     # a 128-row tile has no rows for consumer 2: it only keeps the ring's count (and loads)
     idle = k.setp("eq", c, NC - 1, bool_op="and", c=k.not_(big))
     with k.if_(idle):
@@ -1077,7 +1112,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
                 flush()
         with k.for_range(kb_lo, kb_hi, name="kb_idle"):
             ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)
-            _release(k, bars, None, ring.index, S, guard=signal)
+            _release(k, bars, peer_bars, ring.index, S, guard=signal)
             ring.advance()
             load_next()
     k.bra(nxt, guard=idle)
@@ -1113,16 +1148,16 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         k.wgmma_wait_group(1)
         # the previous k-block's stage has been read: release it, and (loading thread) refill it
         if hold:
-            _release(k, bars, None, prev, S, guard=signal)
+            _release(k, bars, peer_bars, prev, S, guard=signal)
             load_next()
         else:
             with k.if_(k.setp("ne", kb, kb_lo)):
-                _release(k, bars, None, prev, S, guard=signal)
+                _release(k, bars, peer_bars, prev, S, guard=signal)
                 load_next()
         k.mov(ring.index, dst=prev)
         ring.advance()
     k.wgmma_wait_group(0)
-    _release(k, bars, None, prev, S, guard=signal)
+    _release(k, bars, peer_bars, prev, S, guard=signal)
     load_next()
     if cfg.sk:
         _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt)
@@ -1148,6 +1183,10 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             flush()
     with k.if_(signal):
         k.cp_async_bulk_wait_group(0)                     # C is written before the thread exits
+    if cl > 1:
+        # no CTA exits while its peer may still multicast into it or arrive on its barriers
+        k.barrier_cluster_arrive(sem="release", aligned=False)
+        k.barrier_cluster_wait(acquire=True, aligned=False)
     k.ret()
     return k
 
@@ -1214,17 +1253,28 @@ def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, b
     bk, bn, cl = cfg.bk, cfg.bn, cfg.cluster
     pol_a, pol_b = pols
     mask = (1 << cl) - 1 if cl > 1 else None
+    mask_a = mask if cfg.shares_a else None
+    if cfg.shares_a:
+        cl, mask = 1, None                                # B: this CTA's own, whole
 
     def load_a(dst, coords, guard=None):
         if not isinstance(pol_a, tuple):
-            k.cp_async_bulk_tensor(dst, tmap_a, coords, mbarrier=full, guard=guard, cache_policy=pol_a)
+            k.cp_async_bulk_tensor(dst, tmap_a, coords, mbarrier=full, guard=guard, multicast_mask=mask_a,
+                                   cache_policy=pol_a)
             return
         pol, when = pol_a
         for g, hint in ((when, pol), (k.not_(when), None)):
             k.cp_async_bulk_tensor(dst, tmap_a, coords, mbarrier=full, guard=g if guard is None else k.and_(guard, g),
-                                   cache_policy=hint)
+                                   multicast_mask=mask_a, cache_policy=hint)
 
-    if big is not None:
+    if cfg.shares_a:
+        # rank r loads A's 64-row boxes r and r + 2 (the third box only in a 192-row tile), each
+        # multicast into both CTAs
+        box = WG_M * bk * 2
+        load_a(k.mad(rank, box, stage, mode="lo"), [kx, k.mad(rank, WG_M, row_a, mode="lo")])
+        load_a(k.add(stage, 2 * box), [kx, k.add(row_a, 2 * WG_M)],
+               guard=k.and_(big, k.setp("eq", rank, 0)))
+    elif big is not None:
         nc = cfg.consumers
         for i in range(nc):
             load_a(k.add(stage, i * WG_M * bk * 2) if i else stage, [kx, k.add(row_a, i * WG_M) if i else row_a],
@@ -1505,7 +1555,7 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
     sw = cfg.k_swizzle
     ta = encode_tiled(ptr=pa, dtype="bf16", shape=(m, k), box=(cfg.a_box, cfg.bk), swizzle=sw, l2_promotion="256B")
     if cfg.layout == "nt":
-        tb = encode_tiled(ptr=pb, dtype="bf16", shape=(n, k), box=(cfg.bn // cfg.cluster, cfg.bk), swizzle=sw,
+        tb = encode_tiled(ptr=pb, dtype="bf16", shape=(n, k), box=(cfg.b_box, cfg.bk), swizzle=sw,
                           l2_promotion="256B")
     else:
         tb = encode_tiled(ptr=pb, dtype="bf16", shape=(k, n), box=(cfg.bk, PANEL_N), swizzle="128B",
@@ -1594,7 +1644,8 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     instead of 16 SMs idle for the last round. The critical path is the same; under the board's
     power limit the idle SMs leave the busy ones a higher clock (bench/LOG.md). bm=192: split_for's."""
     if cfg.bm == 192:
-        return split_for(m, n, ctas, cfg.bn, cfg.mix)[1]
+        # a cluster's work unit spans cfg.cluster block columns (Config.shares_a)
+        return split_for(m, n, max(1, ctas // cfg.cluster), cfg.bn * cfg.cluster, cfg.mix)[1] * cfg.cluster
     tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
     units = -(-tiles_m // cfg.cluster) * tiles_n
     slots = max(1, ctas // cfg.cluster)
@@ -1716,9 +1767,14 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
         ptr = workspace.data_ptr() if hasattr(workspace, "data_ptr") else getattr(workspace, "ptr", workspace)
         extra = [np.uint32(split), np.uint64(int(ptr)), np.uint32(sk_first)]
     elif cfg.bm == 192:
-        tiles_n = -(-n // cfg.bn)
+        # work units of cfg.cluster block columns (Config.shares_a), on ctas // cluster cluster slots
+        cl = cfg.cluster
+        unit_bn, slots = cfg.bn * cl, ctas // cl
+        if slots < 1:
+            raise ValueError(f"ctas = {ctas}: {cfg.name} needs room for at least one cluster of {cl} CTAs")
+        tiles_n = -(-n // unit_bn)
         if m_split is None:
-            split, grid = split_for(m, n, ctas, cfg.bn, cfg.mix)
+            split, grid = split_for(m, n, slots, unit_bn, cfg.mix)
         else:
             last = 192 * -(-m // 192)
             if isinstance(m_split, bool) or not isinstance(m_split, (int, np.integer)) or m_split < 0 \
@@ -1726,9 +1782,10 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
                 raise ValueError(f"m_split = {m_split!r} must be a multiple of 192 from 0 to {last} "
                                  f"(the end of M = {m}'s last 192-row block)")
             split = int(m_split)
-            grid = _grid_for_split(m, split, tiles_n, ctas, cfg.mix)[1]
+            grid = _grid_for_split(m, split, tiles_n, slots, cfg.mix)[1]
         if not balanced:
-            grid = max(1, min(_split_units(m, split, tiles_n)[1], ctas))
+            grid = max(1, min(_split_units(m, split, tiles_n)[1], slots))
+        grid *= cl
         extra = [np.uint32(split)]
     elif balanced:
         grid = grid_for(cfg, m, n, ctas)

@@ -35,7 +35,11 @@ P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn",
               h.Config("nt", 1, 3, bm=192, mix=1, l2="none", producer=0),
               h.Config("nt", 1, 3, bm=192, bn=192, producer=0), h.Config("nn", 1, 3, bm=192, bn=192, producer=0),
               h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1),
-              h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1)]
+              h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1),
+              # clusters of 2 sharing A (Config.shares_a)
+              h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0),
+              h.Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0),
+              h.Config("nt", 2, 3, group=16, bm=192, producer=0)]
 CONFIGS += P0_CONFIGS
 
 
@@ -175,21 +179,29 @@ def test_inline_loads_kernel_structure(module, cfg):
     assert ".reqntid 384" in body and ".maxnreg 168" in body and "setmaxnreg" not in body
     assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages
     assert len(re.findall(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)) == cfg.stages
-    assert len(re.findall(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 3;", body)) == cfg.stages
+    assert len(re.findall(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {3 * cfg.cluster};", body)) == cfg.stages
     steps = cfg.bk // h.K_STEP
     assert body.count(f"wgmma.mma_async.sync.aligned.m64n{cfg.bn}k16.f32.bf16.bf16") == steps
     assert body.count(f"wgmma.mma_async.sync.aligned.m64n{cfg.bn // 2}k16.f32.bf16.bf16") == (2 * steps if cfg.held else 0)
     assert body.count("wgmma.commit_group.sync.aligned;") == 1 + 2 * cfg.held
     copies = cfg.stages + 3
-    per_copy = (2 if cfg.l2 == "auto" else 1) * 3 + (1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N)
+    # A: three 64-row boxes (a cluster: boxes rank and rank + 2 of them, multicast to both CTAs); B whole
+    a_per_copy = (2 if cfg.l2 == "auto" else 1) * (2 if cfg.shares_a else 3)
+    per_copy = a_per_copy + (1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier", body)
     assert len(loads) == copies * per_copy
+    assert body.count(".multicast::cluster") == (copies * a_per_copy if cfg.shares_a else 0)
     assert body.count("mbarrier.arrive.expect_tx.shared.b64") == copies
     # waits: the loading thread's empty waits, the consumers' full waits (K loop, sat-out loop, and
     # held: the first k-block)
     assert body.count("mbarrier.try_wait.parity.shared.b64") == copies + 2 + cfg.held
-    # releases: the sat-out loop, the K loop (previous k-block), the tile's end
+    # releases: the sat-out loop, the K loop (previous k-block), the tile's end; a cluster: each also
+    # in the peer CTA, which maps its barriers once and meets this one after the barrier set-up and
+    # before exit; C's stores of a column past N (odd tiles_n) are skipped
     assert body.count("mbarrier.arrive.shared.b64") == 3
+    assert body.count("mbarrier.arrive.shared::cluster.b64") == (3 if cfg.shares_a else 0)
+    assert body.count("mapa.shared::cluster.u32") == int(cfg.shares_a)
+    assert body.count("barrier.cluster.wait") == (2 if cfg.shares_a else 0)
     # bn=256: two 64 x 128 passes a tile (held: written in four places); bn=192: one 64 x 192 pass
     writes = 4 if cfg.held else cfg.passes
     assert cfg.passes * cfg.pass_cols == cfg.bn and cfg.held == (cfg.hold == 1 and cfg.bn == 256)
@@ -538,6 +550,53 @@ def test_matches_float64_reference(module, cfg):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("bn, m, n, k", [(192, 1000, 800, 520), (256, 1000, 600, 264), (192, 3072, 3072, 512)],
+                         ids=["n192-5cols", "n256-3cols", "3072"])
+def test_shared_a_cluster_matches_float64(module, layout, bn, m, n, k):
+    """producer=0 in clusters of 2 sharing A: an odd number of block columns (the last cluster's second
+    CTA computes past N and stores nothing), 128- and 192-row tiles, and 3072^2 (two rounds of
+    clusters); launched twice with the output poisoned in between."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    cfg = h.Config(layout, 2, 3, group=16, bm=192, bn=bn, producer=0)
+    f, ctx = _sm90_kernel(module, cfg)
+    ctas = h.resident_ctas(f, cfg, ctx.sm_count)
+    assert ctas % 2 == 0 and ctas >= 2
+    a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(n + k).integers(2 ** 31))
+    maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
+    for _ in range(2):
+        c.view(torch.int16).fill_(-1)                                   # NaN poison
+        h.launch(f, cfg, maps, c, m, n, k, ctas)
+        torch.cuda.synchronize()
+        got = c.double()
+        assert bool(torch.isfinite(got).all()), "unwritten elements"
+        rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
+        assert rel < 4e-3, f"relative Frobenius error {rel:.2e}"
+
+
+def test_shared_a_cluster_grid_counts_pairs_of_columns():
+    """A cluster of 2 sharing A takes work units of two block columns on ctas // 2 cluster slots: its grid
+    is twice split_for's for those, and covers every tile once (odd column counts round up)."""
+    for bn in (192, 256):
+        cfg = h.Config("nt", 2, 3, group=16, bm=192, bn=bn, producer=0)
+        for m, n, ctas in [(3072, 3072, 132), (1000, 800, 132), (4096, 4096, 132), (200, 264, 10), (6144, 6144, 130)]:
+            split, pairs = h.split_for(m, n, ctas // 2, 2 * bn, cfg.mix)
+            grid = h.grid_for(cfg, m, n, ctas)
+            assert grid == 2 * pairs and grid <= ctas
+            f = RecordingFunction()
+            h.launch(f, cfg, (b"a", b"b", b"c"), 0, m, n, 512, ctas)
+            (_, args, kw), = f.calls
+            assert args[0] == (grid,) and kw["cluster"] == (2, 1, 1) and int(args[2][-1]) == split
+            # no fewer rounds of cluster units than a full grid of clusters would take
+            units = h._split_units(m, split, -(-n // (2 * bn)))[1]
+            assert -(-units // pairs) == -(-units // min(units, ctas // 2))
+    cfg = h.Config("nt", 2, 3, bm=192, bn=192, producer=0)
+    with pytest.raises(ValueError, match="cluster of 2"):
+        h.launch(RecordingFunction(), cfg, (b"a", b"b", b"c"), 0, 1000, 800, 512, 1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, ctas", [(3072, 3072, 512, None), (1000, 1000, 1000, 7), (6144, 6144, 256, None)],
                          ids=["3072-all-split", "1000-on-7", "6144-rounds-then-split"])
 def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
@@ -567,7 +626,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192", "p0n192c2"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
                                             (1000, 1000, 520, 1152), (200, 264, 64, 192)],
@@ -580,12 +639,12 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
-        h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(not epi.startswith("p0")),
-                 bn=192 if epi == "p0n192" else 256)
+        h.Config(layout, 1 + epi.endswith("c2"), 3, bm=192, mix=int(epi == "mix"),
+                 producer=int(not epi.startswith("p0")), bn=192 if epi.startswith("p0n192") else 256)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
-    if split is None:
-        assert h.split_for(m, n, ctas, cfg.bn, cfg.mix)[0] not in (0, 4224)    # both kinds of tile
+    if split is None:    # both kinds of tile (a cluster's unit: cluster block columns on a cluster slot)
+        assert h.split_for(m, n, ctas // cfg.cluster, cfg.bn * cfg.cluster, cfg.mix)[0] not in (0, 4224)
     a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + (split or 0)).integers(2 ** 31))
     h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, m_split=split)   # c: NaN poison
     torch.cuda.synchronize()
