@@ -29,7 +29,7 @@ consumer warpgroups of whole m64n256k16, one of whose threads issues the loads),
 with both epilogue passes at the tile's end, hopper-p0n192 its 192 x 192 tiles (m64n192k16, one
 epilogue pass a tile), hopper-sk those tiles in stream-K (Config.sk: whole rounds, then the rest of
 the k-blocks shared evenly, split tiles summed through a workspace), hopper-p0n192c2 and
-hopper-p0c2 the 192 x 192 and 192 x 256 producer-less kernels in clusters of 2 CTAs that share A
+hopper-p0c2 the 192 x 192 and 192 x 256 (hold=0) producer-less kernels in clusters of 2 CTAs that share A
 through TMA multicast, and
 hopper:FIELDS any gemm_hopper Config on
 its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with

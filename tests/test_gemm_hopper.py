@@ -39,7 +39,8 @@ P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn",
               # clusters of 2 sharing A (Config.shares_a)
               h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0),
               h.Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0),
-              h.Config("nt", 2, 3, group=16, bm=192, producer=0)]
+              h.Config("nt", 2, 3, group=16, bm=192, producer=0), h.Config("nn", 2, 3, group=16, bm=192, producer=0),
+              h.Config("nt", 2, 3, group=16, bm=192, hold=0, producer=0)]
 CONFIGS += P0_CONFIGS
 
 
@@ -640,7 +641,8 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     from ptxgen.harness import bf16_gemm_case
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
         h.Config(layout, 1 + epi.endswith("c2"), 3, bm=192, mix=int(epi == "mix"),
-                 producer=int(not epi.startswith("p0")), bn=192 if epi.startswith("p0n192") else 256)
+                 producer=int(not epi.startswith("p0")), bn=192 if epi.startswith("p0n192") else 256,
+                 group=16 if epi.endswith("c2") else h.GROUP_M)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:    # both kinds of tile (a cluster's unit: cluster block columns on a cluster slot)
