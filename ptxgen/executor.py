@@ -49,7 +49,8 @@ same function wgmma's descriptor reads use), fills elements outside the tensor w
 the NaN fill), and completes tx on the mbarrier with the box's bytes at once. A store writes back only
 the elements inside the tensor. Element strides follow the driver documentation (ceil(box/stride)
 elements per dimension, dimension 0 unstrided); interleaved maps, im2col, multicast and reductions are
-not modelled. The copies happen when issued, so commit_group/wait_group are no-ops.
+not modelled. The copies happen when issued, so commit_group/wait_group are no-ops, as are the cache
+hints prefetch, prefetch.tensormap and cp.async.bulk.prefetch.
 
 wgmma.mma_async also takes A in registers (the fragment of ptxgen.layout's wgmma A map), and 16-bit
 operands MN-major (the transpose bit) from swizzled layouts.
@@ -1266,6 +1267,10 @@ class _Executor:
                     mb.pending -= 1
                     self._settle(cta, int(ad), mb)
         return arrive, False
+
+    def _op_prefetch(self, ins, mods):
+        """prefetch{.space}{.level} / prefetch.tensormap: cache hints, no effect on the memory modelled."""
+        return self._noop(ins, mods)
 
     # ---------------------------------------------------------------- bulk copies and TMA
     def _op_cp_bulk(self, ins, mods):

@@ -267,6 +267,8 @@ _UNMODELLED = frozenset({
 def covers(opcode: str) -> bool:
     """Does check() speak for this opcode? (mma.sp, cp.reduce, barrier.sync, sm_100 TMA modes ... do not.)"""
     toks = _tokens(opcode)
+    if toks[0] == "prefetch":             # the tensor-map form only; plain prefetch is lint's core table's
+        return ".tensormap" in toks
     if toks[0] not in _COVERED or any(t in _UNMODELLED for t in toks):
         return False
     second = _COVERED[toks[0]]
@@ -604,6 +606,10 @@ def _elect_operands(f: Form) -> List[Signature]:
     return _sig(_slot("d", (REG, SINK), u32, role="dst"), _reg("p", pred, "dst"), _reg_imm("membermask", u32))
 
 
+def _tensormap_prefetch_operands(f: Form) -> List[Signature]:
+    return _sig(_addr("a"))
+
+
 def _tensormap_acquire_operands(f: Form) -> List[Signature]:
     return _sig(_addr("addr"), _imm("size", (128,)))
 
@@ -665,6 +671,7 @@ FORMS: Dict[str, FormRule] = {
     "cp_async_bulk_s2g": _form("cp.async.bulk shared::cta -> global", "sm_90", "8.0", _bulk_operands,
                                {".cp_mask": ("sm_100", "8.6")}),
     "cp_async_bulk_prefetch": _form("cp.async.bulk.prefetch", "sm_90", "8.0", _bulk_operands),
+    "prefetch_tensormap": _form("prefetch.tensormap", "sm_90", "8.0", _tensormap_prefetch_operands),
     "cp_async_bulk_commit_group": _form("cp.async.bulk.commit_group", "sm_90", "8.0", _no_operands),
     "cp_async_bulk_wait_group": _form("cp.async.bulk.wait_group", "sm_90", "8.0", _wait_group_operands),
     # ---- cp.async.bulk.tensor

@@ -710,7 +710,8 @@ def _family_mnemonics() -> frozenset:
     if _FAMILIES is None:
         try:
             from . import legality
-            _FAMILIES = frozenset(f.opcode.split(".")[0] for f in legality.forms())
+            # (prefetch: only prefetch.tensormap is a legality form; the other prefetches are core)
+            _FAMILIES = frozenset(f.opcode.split(".")[0] for f in legality.forms()) - {"prefetch"}
         except Exception:  # noqa: BLE001 - no legality module: no family rule
             _FAMILIES = frozenset()
     return _FAMILIES

@@ -438,6 +438,9 @@ def test_illegal_forms_raise_legality_errors(case):
     ("shared::cluster on sm_80", "sm_80", None, "PTX-E-TARGET",
      ".shared::cluster needs target sm_90 (module target is sm_80)",
      lambda k: k.ld(k.reg(u32), u32, space="shared::cluster")),
+    ("prefetch.tensormap on sm_80", "sm_80", None, "PTX-E-TARGET",
+     "prefetch.tensormap needs target sm_90 or later (module target is sm_80)",
+     lambda k: k.prefetch_tensormap(k.reg(u64))),
 ])
 def test_target_and_version_gates(case):
     what, target, version, code, message, call = case
@@ -614,3 +617,23 @@ def test_createpolicy_text_and_refusals():
     _, k75 = kernel("sm_75")
     raises(LegalityError, "PTX-E-TARGET", "createpolicy needs target sm_80 (module target is sm_75)", here() + 1,
            lambda: k75.createpolicy())
+
+
+def test_prefetch_tensormap_text_and_errors():
+    """A parameter holding a tensor map is prefetched through its generic address (as the TMA instructions
+    take it); a register may name its .param or .const space; a parameter with a space is refused."""
+    m, k = kernel("sm_90a")
+    tm = k.param_bytes("tmap", 128, align=64)
+    k.prefetch_tensormap(tm)
+    assert texts(k)[-2:] == ["cvta.param.u64 %rd0, k_param_tmap;", "prefetch.tensormap [%rd0];"]
+    r = k.reg(u64, "map")
+    k.mov(0, dst=r)
+    k.prefetch_tensormap(r, space="param")
+    assert last(k) == "prefetch.param.tensormap [%map];"
+    k.prefetch_tensormap(r, space="const", guard=k.reg(pred, "first"))
+    assert last(k) == "@%first prefetch.const.tensormap [%map];"
+    raises(BuildError, "PTX-E-OPERANDS", "a Param is prefetched through its generic address: leave space out, "
+           "or pass a register holding its .param address", here() + 1,
+           lambda: k.prefetch_tensormap(tm, space="param"))
+    raises(BuildError, "PTX-E-OPERANDS", "space must be None (generic), 'const' or 'param', not 'global'",
+           here(), lambda: k.prefetch_tensormap(r, space="global"))

@@ -712,3 +712,28 @@ def test_mma_sync_forms_match_numpy(shape, at, ct):
     el = np.stack([(words >> np.uint64(e * fd.bits)) & mask for e in range(fd.elems)], axis=-1)
     got = fd.gather(_elem_values(el, fd.dtype))
     assert (got == A @ B + C).all()
+
+
+def test_prefetches_are_cache_hints_only():
+    """prefetch (global, L2) and prefetch.tensormap change nothing the executor models: the store after
+    them lands, from parsed PTX text."""
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 out, .param .align 64 .b8 tm[128])
+{
+.reg .b64 %rd<4>;
+.reg .b32 %r<2>;
+ld.param.u64 %rd1, [out];
+cvta.to.global.u64 %rd2, %rd1;
+cvta.param.u64 %rd3, tm;
+prefetch.global.L2 [%rd2];
+prefetch.tensormap [%rd3];
+mov.u32 %r1, %tid.x;
+st.global.u32 [%rd2], %r1;
+ret;
+}
+"""
+    out = np.full(1, 7, dtype=np.uint32)
+    run_kernel(parse_ptx(text, "prefetch.ptx"), "k", grid=(1,), block=(1,), args=[Buffer(out), bytes(128)])
+    assert out[0] == 0

@@ -205,6 +205,8 @@ def _build(k, pool: Pool, f: L.Form, sig_index: int, optional: bool):
                         byte_mask=pool.reg(b16) if has(".cp_mask") else None)
     elif r == "cp_async_bulk_prefetch":
         k.cp_async_bulk_prefetch(a(), pool.reg(u32), cache_policy=pool.reg(u64) if has(".L2::cache_hint") else None)
+    elif r == "prefetch_tensormap":
+        k.prefetch_tensormap(a(), space=_tok(f, "ss"))
     elif r == "cp_async_bulk_commit_group":
         k.cp_async_bulk_commit_group()
     elif r == "cp_async_bulk_wait_group":

@@ -115,6 +115,31 @@ def test_createpolicy_fraction_agrees_with_ptxas(frac):
     assert (gen_cases.run_ptxas(text)["rc"] == 0) == (codes(text) == []), frac
 
 
+# prefetch: the tensor-map form is a legality form (sm_90, PTX 8.0, generic / .const / .param address);
+# the plain prefetches stay in the core table
+_PREFETCHES = {
+    "prefetch.tensormap [%rd1];": [], "prefetch.param.tensormap [%rd1];": [],
+    "prefetch.const.tensormap [%rd1];": [], "prefetch.local.tensormap [%rd1];": ["PTX-E-MODIFIER"],
+    "prefetch.global.L2 [%rd1];": [], "prefetch.L1 [%rd1];": [], "prefetch.global.L2::evict_last [%rd1];": [],
+    "prefetch.shared.tensormap [%rd1];": ["PTX-E-MODIFIER"],
+}
+
+
+@pytest.mark.parametrize("line", sorted(_PREFETCHES))
+def test_prefetch_forms(line):
+    assert codes(module(line)) == _PREFETCHES[line]
+    if "tensormap" in line and not _PREFETCHES[line]:
+        assert set(codes(module(line, version="7.8"))) == {"PTX-E-VERSION", "PTX-E-DIRECTIVE"}
+        assert codes(module(line, target="sm_80")) == ["PTX-E-TARGET"]
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("line", sorted(_PREFETCHES))
+def test_prefetch_forms_agree_with_ptxas(line):
+    for text in (module(line), module(line, version="7.8", target="sm_80")):
+        assert (gen_cases.run_ptxas(text)["rc"] == 0) == (codes(text) == []), (line, text)
+
+
 def test_every_code_is_documented_and_exercised():
     for code in L.CODES:
         assert f"| {code} |" in L.__doc__

@@ -155,6 +155,22 @@ class AsyncCopyOps(CheckedOps):
             ops.append(cache_policy)
         self._legal_emit(op, tuple(ops), guard)
 
+    def prefetch_tensormap(self, tensor_map, *, space: Optional[str] = None, guard=None) -> None:
+        """`prefetch{.space}.tensormap [a];`: fetch a tensor map into the cache ahead of the first
+        cp.async.bulk.tensor that uses it. tensor_map: the parameter or variable holding the map (its
+        generic address is taken, as the TMA instructions take it) or a register with its address;
+        space: "const" or "param" when the address is one of those spaces' rather than generic."""
+        from ..builder import _err
+        if space not in (None, "const", "param"):
+            raise _err(f"space must be None (generic), 'const' or 'param', not {space!r}", legality.CODE_OPERANDS)
+        if isinstance(tensor_map, (Param, Var)):
+            if space is not None:
+                raise _err(f"a {type(tensor_map).__name__} is prefetched through its generic address: leave "
+                           f"space out, or pass a register holding its .{space} address", legality.CODE_OPERANDS)
+            tensor_map = self._tensor_ref(tensor_map, ()).base
+        self._legal_emit("prefetch" + ("" if space is None else "." + space) + ".tensormap",
+                         (self._address_operand(tensor_map, "tensor map"),), guard)
+
     def cp_async_bulk_commit_group(self, *, guard=None) -> None:
         """`cp.async.bulk.commit_group;`"""
         self._legal_emit("cp.async.bulk.commit_group", (), guard)
