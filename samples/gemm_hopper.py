@@ -518,6 +518,14 @@ def _mixed_tile(k, u, u1, units, mix, tm1, tm2, split, tiles_n, group: int):
     return k.selp(k.mul(mb, 192, mode="lo"), k.mad(mb, 128, split, mode="lo"), big), nb, big
 
 
+def _prefetch_maps(k, *maps):
+    """The tensor maps into the cache while the barriers are set up, so the first TMA copies do not wait
+    for their descriptors (None: a map this kernel does not have)."""
+    for tm in maps:
+        if tm is not None:
+            k.prefetch_tensormap(tm)
+
+
 def _kernel(m: pg.Module, cfg: Config):
     cfg.check()
     if not cfg.producer:
@@ -544,6 +552,7 @@ def _kernel(m: pg.Module, cfg: Config):
     bars = k.add(cbuf, epi_bytes(cfg))
     leader = k.setp("eq", tid, 0)
     with k.if_(leader):
+        _prefetch_maps(k, tmap_a, tmap_b, tmap_c)
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                       # full: the producer's arrive
             k.mbarrier_init(k.add(bars, 8 * (S + s)), NC * cl)          # empty: every consumer of the cluster
@@ -916,6 +925,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     bars = k.add(cbuf, epi_bytes(cfg))
     empties = k.add(bars, 8 * S)
     with k.if_(k.setp("eq", tid, 0)):
+        _prefetch_maps(k, tmap_a, tmap_b, tmap_c)
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                 # full: the loading thread's arrive
             k.mbarrier_init(k.add(empties, 8 * s), NC * cl)        # empty: one release per warpgroup of the cluster
