@@ -1532,10 +1532,12 @@ def _epi_fence(k):
 
 def sample_configs() -> list:
     """What the sample builds and checks by default: CONFIGS, `choose`'s other two kernels (192 x 256 and
-    192 x 192 tiles) and the stream-K kernel (Config.sk, with its workspace), so a sanitizer run of the
-    sample covers every kind of kernel `choose` can return and stream-K."""
+    192 x 192 tiles), the stream-K kernel (Config.sk, with its workspace) and the 192 x 192 kernel in
+    clusters of 2 sharing A (nn), so a sanitizer run of the sample covers every kind of kernel `choose`
+    can return, stream-K and both ways a cluster shares an operand."""
     return CONFIGS + list(auto_configs("nt")[1:]) + \
-        [Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1).check()]
+        [Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1).check(),
+         Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0).check()]
 
 
 def build(target: str = "sm_90a", configs=None) -> pg.Module:
