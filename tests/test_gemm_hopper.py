@@ -638,7 +638,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192", "p0n192c2", "p0n192lw"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192", "p0n192c2"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
                                             (1000, 1000, 520, 1152), (200, 264, 64, 192)],
@@ -653,7 +653,7 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
         h.Config(layout, 1 + epi.endswith("c2"), 3, bm=192, mix=int(epi == "mix"),
                  producer=int(not epi.startswith("p0")), bn=192 if epi.startswith("p0n192") else 256,
-                 group=16 if epi.endswith(("c2", "lw")) else h.GROUP_M, lwarp=int(epi.endswith("lw")))
+                 group=16 if epi.endswith("c2") else h.GROUP_M)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:    # both kinds of tile (a cluster's unit: cluster block columns on a cluster slot)
