@@ -1085,7 +1085,8 @@ def _gate(opcode: str, f: Form, target: Optional[Target], version: Optional[PtxV
             what = f"{title} with {w}" if w else title
             out.append(_diag(CODE_VERSION, f"{what} needs PTX ISA {version_str(n.version)} (module .version is "
                                            f"{version_str(version)})",
-                             (f"create the module with version='{version_str(n.version)}' or later",)))
+                             (f"write .version {version_str(n.version)} or later (with the builder: "
+                              f"Module(..., version='{version_str(n.version)}'))",)))
     return out
 
 

@@ -448,3 +448,12 @@ def test_fuzz_lint_never_raises():
         with_errors += any(d.severity == "error" for d in ds)
     assert tried == FUZZ_COUNT
     assert with_errors > FUZZ_COUNT // 2
+
+
+def test_version_note_of_a_legality_form_speaks_to_ptx_and_the_builder():
+    """A hand-written file below a form's PTX ISA minimum is told which .version to write (and how the
+    builder spells it), for a core instruction and a tensor-core/async form alike."""
+    for line, need in (("elect.sync %r1|%p1, -1;", "8.0"), ("prefetch.tensormap [%rd1];", "8.0")):
+        diags = [d for d in L.lint_ptx(module(line, version="7.8", target="sm_90"), "t.ptx") if d.code == "PTX-E-VERSION"]
+        assert len(diags) == 1, (line, diags)
+        assert diags[0].notes[0].startswith(f"write .version {need} or later"), diags[0].notes
