@@ -518,6 +518,26 @@ def _mixed_tile(k, u, u1, units, mix, tm1, tm2, split, tiles_n, group: int):
     return k.selp(k.mul(mb, 192, mode="lo"), k.mad(mb, 128, split, mode="lo"), big), nb, big
 
 
+def _meet(k, cl: int):
+    """Once thread 0 has initialised the barriers: every thread of the CTA, or with a cluster of both
+    CTAs, meets here, so no copy or remote arrive reaches a barrier before its init. Returns (rank in
+    the cluster or None, the first work unit, the unit stride): the cluster's id and count, else the CTA's."""
+    if cl > 1:
+        k.barrier_cluster_arrive(sem="release")
+        k.barrier_cluster_wait(acquire=True)
+        return k.sreg("%cluster_ctarank"), k.sreg("%clusterid.x"), k.sreg("%nclusterid.x")
+    k.bar_sync(0)
+    return None, k.ctaid.x, k.nctaid.x
+
+
+def _leave(k, cl: int):
+    """Before exit, with a cluster: no CTA leaves while its peer may still arrive on its barriers or
+    multicast into it."""
+    if cl > 1:
+        k.barrier_cluster_arrive(sem="release", aligned=False)
+        k.barrier_cluster_wait(acquire=True, aligned=False)
+
+
 def _prefetch_maps(k, *maps):
     """The tensor maps into the cache while the barriers are set up, so the first TMA copies do not wait
     for their descriptors (None: a map this kernel does not have)."""
@@ -562,15 +582,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 # buffer empty: the lanes of its storer warp, or the thread that issued the TMA stores
                 k.mbarrier_init(k.add(bars, 8 * (2 * S + NC + c_)), 1 if tma_out else 32)
         k.fence_mbarrier_init()
-    if cl > 1:
-        k.barrier_cluster_arrive(sem="release")
-        k.barrier_cluster_wait(acquire=True)
-        rank = k.sreg("%cluster_ctarank")
-        unit0, nunits = k.sreg("%clusterid.x"), k.sreg("%nclusterid.x")
-    else:
-        k.bar_sync(0)
-        rank = None
-        unit0, nunits = k.ctaid.x, k.nctaid.x
+    rank, unit0, nunits = _meet(k, cl)
 
     bn = cfg.bn
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
@@ -882,10 +894,7 @@ def _kernel(m: pg.Module, cfg: Config):
         if defer or (storer and held_pass):
             with k.if_(pending):
                 flush()
-    if cl > 1:
-        # no CTA exits while its peer may still arrive on its barriers or multicast into it
-        k.barrier_cluster_arrive(sem="release", aligned=False)
-        k.barrier_cluster_wait(acquire=True, aligned=False)
+    _leave(k, cl)
     k.ret()
     return k
 
@@ -931,20 +940,14 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             k.mbarrier_init(k.add(empties, 8 * s), NC * cl)        # empty: one release per warpgroup of the cluster
         k.fence_mbarrier_init()
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
+    rank, unit0, nunits = _meet(k, cl)
     if cl > 1:
         # a cluster of 2 (`Config.shares_a`): its work units are pairs of neighbouring block columns,
         # CTA rank r taking column 2 j + r (past N when tiles_n is odd: zero B, nothing stored)
-        k.barrier_cluster_arrive(sem="release")
-        k.barrier_cluster_wait(acquire=True)
-        rank = k.sreg("%cluster_ctarank")
-        unit0, nunits = k.sreg("%clusterid.x"), k.sreg("%nclusterid.x")
         unit_cols = k.shr(k.add(tiles_n, 1), 1)
         peer_bars = k.mapa(bars, k.xor(rank, 1), space="shared::cluster", type=pg.u32)
     else:
-        k.bar_sync(0)
-        rank, peer_bars = None, None
-        unit0, nunits = k.ctaid.x, k.nctaid.x
-        unit_cols = tiles_n
+        peer_bars, unit_cols = None, tiles_n
 
     def column(ncl):
         """The block column of this CTA in the unit's column `ncl` (a pair of columns for a cluster)."""
@@ -1193,10 +1196,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             flush()
     with k.if_(signal):
         k.cp_async_bulk_wait_group(0)                     # C is written before the thread exits
-    if cl > 1:
-        # no CTA exits while its peer may still multicast into it or arrive on its barriers
-        k.barrier_cluster_arrive(sem="release", aligned=False)
-        k.barrier_cluster_wait(acquire=True, aligned=False)
+    _leave(k, cl)
     k.ret()
     return k
 
@@ -1260,12 +1260,13 @@ def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, b
     columns from col_b (with a cluster, this CTA's share, multicast to both CTAs); pols: the L2 cache
     policies of A's and B's loads (None: no hint; for A also (policy, predicate): the hint only where the
     predicate holds, each A copy issued twice under complementary guards)."""
-    bk, bn, cl = cfg.bk, cfg.bn, cfg.cluster
+    bk, bn = cfg.bk, cfg.bn
     pol_a, pol_b = pols
-    mask = (1 << cl) - 1 if cl > 1 else None
-    mask_a = mask if cfg.shares_a else None
-    if cfg.shares_a:
-        cl, mask = 1, None                                # B: this CTA's own, whole
+    both = (1 << cfg.cluster) - 1 if cfg.cluster > 1 else None     # multicast to every CTA of the cluster
+    mask_a = both if cfg.shares_a else None
+    # B: shared between the cluster's CTAs (each loads 1 / cl of it, multicast), or this CTA's own, whole
+    cl = 1 if cfg.shares_a else cfg.cluster
+    mask = None if cfg.shares_a else both
 
     def load_a(dst, coords, guard=None):
         if not isinstance(pol_a, tuple):
