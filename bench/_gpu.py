@@ -30,6 +30,8 @@ HOPPER_NAMED = {
     "hopper-sk": dict(cluster=1, stages=3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1),
     "hopper-p0n192c2": dict(cluster=2, stages=3, group=16, bm=192, bn=192, producer=0),   # A shared by 2 CTAs
     "hopper-p0c2": dict(cluster=2, stages=3, group=16, bm=192, hold=0, producer=0),   # held: slower (LOG 12)
+    "hopper-p0n192lw": dict(cluster=1, stages=3, group=16, bm=192, bn=192, producer=0, lwarp=1),
+    "hopper-p0n192c2lw": dict(cluster=2, stages=3, group=16, bm=192, bn=192, producer=0, lwarp=1),
 }
 
 

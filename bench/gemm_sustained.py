@@ -30,7 +30,8 @@ with both epilogue passes at the tile's end, hopper-p0n192 its 192 x 192 tiles (
 epilogue pass a tile), hopper-sk those tiles in stream-K (Config.sk: whole rounds, then the rest of
 the k-blocks shared evenly, split tiles summed through a workspace), hopper-p0n192c2 and
 hopper-p0c2 the 192 x 192 and 192 x 256 (hold=0) producer-less kernels in clusters of 2 CTAs that share A
-through TMA multicast, and
+through TMA multicast, hopper-p0n192lw and hopper-p0n192c2lw the 192 x 192 kernel (without and with
+the cluster) with a loading warp of its own (Config.lwarp), and
 hopper:FIELDS any gemm_hopper Config on
 its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with
 @SPLIT after them a bm=192 kernel's m_split instead of split_for's choice;

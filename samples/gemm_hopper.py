@@ -107,6 +107,10 @@ PRODUCER_REGS_M256, CONSUMER_REGS_M256 = 24, 240
 # bm=192 (three consumer warpgroups of one m64 block each, 512 threads): 128 registers a thread at
 # launch, then 128 x 24 + 384 x 160 = 64512
 LAUNCH_REGS_M192, PRODUCER_REGS_M192, CONSUMER_REGS_M192 = 128, 24, 160
+# Config.lwarp: 416 threads = 13 warps. An SM's registers are four 16K-register files, one per sub-partition,
+# and warp w lives on sub-partition w % 4, so one of them holds 4 warps: 16384 / (4 x 32) = 128 a thread
+# (65536 // 416 = 157 would pass ptxas, but the launch cannot place the CTA)
+LAUNCH_REGS_LWARP = 128
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
@@ -180,6 +184,9 @@ class Config:
                             # the k-blocks of the remaining tiles shared evenly between the CTAs
                             # (`sk_plan`); a tile split between two CTAs is summed through a
                             # workspace (`workspace_bytes`), and every row goes in 192-row tiles
+    lwarp: int = 0          # 1 (producer=0, bn=192): the loads come from a warp of their own beside the three
+                            # consumer warpgroups (416 threads at 128 registers; m64n192k16 fits) instead
+                            # of one consumer thread, so no warpgroup waits for the ring's releases
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -194,7 +201,7 @@ class Config:
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
-                + ("" if self.producer else "_p0") + ("_sk" if self.sk else ""))
+                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else ""))
 
     @property
     def nsplit(self) -> int:
@@ -263,6 +270,10 @@ class Config:
                 (self.sk and (self.producer or self.hold or self.mix or self.bn != 192)):
             # bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas spills)
             raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with producer=0, hold=0, mix=0 and bn = 192")
+        if isinstance(self.lwarp, bool) or self.lwarp not in (0, 1) or \
+                (self.lwarp and (self.producer or self.bn != 192)):
+            raise ValueError(f"lwarp = {self.lwarp!r} must be 0, or 1 with producer=0 and bn = 192 (a loading warp "
+                             f"leaves 128 registers a thread, too few for m64n256k16's accumulators)")
         if self.sk and self.cluster != 1:
             raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
@@ -301,12 +312,15 @@ class Config:
 
     @property
     def threads(self) -> int:
-        """Threads of a CTA: the producer warpgroup (unless producer=0) and the consumers."""
-        return 128 * (self.producer + self.consumers)
+        """Threads of a CTA: the producer warpgroup (unless producer=0), the consumers and the loading warp
+        (lwarp)."""
+        return 128 * (self.producer + self.consumers) + 32 * self.lwarp
 
     @property
     def launch_regs(self) -> int:
         """Registers a thread at launch (.maxnreg): the register file shared by all threads."""
+        if self.lwarp:
+            return LAUNCH_REGS_LWARP
         return LAUNCH_REGS_M192 if self.bm == 192 and self.producer else LAUNCH_REGS
 
     @property
@@ -993,7 +1007,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             return found
 
     signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
-    loader = k.setp("eq", tid, 128 * (NC - 1))             # the thread that issues the loads
+    # the thread that issues the loads: lane 0 of the loading warp (lwarp), else one of consumer 2's
+    loader = k.setp("eq", tid, 128 * NC if cfg.lwarp else 128 * (NC - 1))
     pols = _load_policies(k, cfg, unit_cols, nunits)
     hint_c = L2_HINTS[cfg.l2][2]
     pol_c = None if hint_c is None else k.createpolicy(hint_c)
@@ -1043,8 +1058,24 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         if cfg.sk:
             k.mov(units, dst=lu, guard=k.not_(walk_next(lwalk, lu, lkb, lkb1)))
         load_tile()
-    for _ in range(S):                                    # fill the ring
+    leave = k.new_label("c_leave")
+    if cfg.lwarp:
+        # the loading warp: lane 0 walks every k-block of this CTA's units into the ring, each once its
+        # stage is released; the other lanes have nothing to do
+        consumer = k.setp("lt", tid, 128 * NC)
+        l_top, l_end = k.new_label("l_top"), k.new_label("l_end")
+        k.bra(l_end, guard=k.not_(loader))
+        k.place(l_top)
+        k.bra(l_end, guard=k.setp("ge", lu, units))
         load_next()
+        k.bra(l_top)
+        k.place(l_end)
+        k.bra(leave, guard=k.not_(consumer))
+        load_more = lambda: None                          # noqa: E731 - the consumers load nothing
+    else:
+        for _ in range(S):                                # fill the ring
+            load_next()
+        load_more = load_next
 
     tile_a, tile_b = cfg.tiles()
     desc_a0 = k.wgmma_descriptor(k.mad(c, WG_M * bk * 2, base, mode="lo"), tile_a)
@@ -1127,7 +1158,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             ring.wait(bars, timeout_cycles=WAIT_LIMIT_CYCLES)
             _release(k, bars, peer_bars, ring.index, S, guard=signal)
             ring.advance()
-            load_next()
+            load_more()
     k.bra(nxt, guard=idle)
     if hold:
         # k-block 0 (K >= 1: every tile has one) in two halves: columns 0-127 into zeroed
@@ -1162,16 +1193,16 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         # the previous k-block's stage has been read: release it, and (loading thread) refill it
         if hold:
             _release(k, bars, peer_bars, prev, S, guard=signal)
-            load_next()
+            load_more()
         else:
             with k.if_(k.setp("ne", kb, kb_lo)):
                 _release(k, bars, peer_bars, prev, S, guard=signal)
-                load_next()
+                load_more()
         k.mov(ring.index, dst=prev)
         ring.advance()
     k.wgmma_wait_group(0)
     _release(k, bars, peer_bars, prev, S, guard=signal)
-    load_next()
+    load_more()
     if cfg.sk:
         _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt)
     row = k.mad(c, WG_M, tile_row, mode="lo")
@@ -1196,6 +1227,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             flush()
     with k.if_(signal):
         k.cp_async_bulk_wait_group(0)                     # C is written before the thread exits
+    k.place(leave)
     _leave(k, cl)
     k.ret()
     return k

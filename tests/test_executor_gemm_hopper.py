@@ -62,7 +62,9 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
                                     (h.Config("nt", 1, 3, bm=192, hold=0, producer=0), 456),
                                     (h.Config("nn", 1, 3, group=16, bm=192, mix=1, producer=0), 136),
                                     (h.Config("nt", 1, 3, bm=192, bn=192, producer=0), 456),
-                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0), 136)],
+                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0), 136),
+                                    (h.Config("nt", 1, 3, bm=192, bn=192, producer=0, lwarp=1), 456),
+                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -88,13 +90,14 @@ def test_whole_kernel_matches_numpy(cfg, k):
 
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, m_split", [(300, 0), (300, 384), (420, 192), (64, 0)])
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192", "p0n192lw"])
 def test_bm192_tile_splits(layout, m, m_split, epi):
     # bm=192 with rows below m_split in 192-row tiles and the rest in 128-row tiles (in which consumer 2
     # and its storer sit out): all 128 (3 block rows, the last ragged), all 192 (2 block rows, the last
     # ragged), 192 + two 128-row tiles (the last ragged), and a lone ragged 128-row tile
     cfg = h.Config(layout, 1, 3, bm=192, mix=int(epi == "mix"), producer=int(not epi.startswith("p0")),
-                   bn=192 if epi == "p0n192" else 256) if epi != "ring" else h.Config(layout, 1, 4, bm=192, epi="ring")
+                   bn=192 if epi.startswith("p0n192") else 256, lwarp=int(epi.endswith("lw"))) \
+        if epi != "ring" else h.Config(layout, 1, 4, bm=192, epi="ring")
     got, ref, _ = _run(cfg, m, 264, 200, seed=m + m_split, m_split=m_split)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

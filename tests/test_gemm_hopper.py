@@ -40,7 +40,11 @@ P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn",
               h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0),
               h.Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0),
               h.Config("nt", 2, 3, group=16, bm=192, producer=0), h.Config("nn", 2, 3, group=16, bm=192, producer=0),
-              h.Config("nt", 2, 3, group=16, bm=192, hold=0, producer=0)]
+              h.Config("nt", 2, 3, group=16, bm=192, hold=0, producer=0),
+              # a loading warp of its own (Config.lwarp)
+              h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1),
+              h.Config("nn", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1),
+              h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0, lwarp=1)]
 CONFIGS += P0_CONFIGS
 
 
@@ -176,8 +180,9 @@ def test_inline_loads_kernel_structure(module, cfg):
     (held: pass 0 at the tile's end, pass 1 in the next tile's first k-block, before a sat-out tile,
     or after the last tile)."""
     body = _body(module.emit().text, cfg.name)
-    assert cfg.threads == 384 and cfg.launch_regs == 168 and cfg.nsplit == 1
-    assert ".reqntid 384" in body and ".maxnreg 168" in body and "setmaxnreg" not in body
+    # (lwarp: a loading warp beside them, 416 threads at 128 registers: 4 warps on one 16K sub-partition)
+    assert (cfg.threads, cfg.launch_regs) == ((416, 128) if cfg.lwarp else (384, 168)) and cfg.nsplit == 1
+    assert f".reqntid {cfg.threads}" in body and f".maxnreg {cfg.launch_regs}" in body and "setmaxnreg" not in body
     assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages
     assert len(re.findall(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)) == cfg.stages
     assert len(re.findall(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {3 * cfg.cluster};", body)) == cfg.stages
@@ -185,7 +190,7 @@ def test_inline_loads_kernel_structure(module, cfg):
     assert body.count(f"wgmma.mma_async.sync.aligned.m64n{cfg.bn}k16.f32.bf16.bf16") == steps
     assert body.count(f"wgmma.mma_async.sync.aligned.m64n{cfg.bn // 2}k16.f32.bf16.bf16") == (2 * steps if cfg.held else 0)
     assert body.count("wgmma.commit_group.sync.aligned;") == 1 + 2 * cfg.held
-    copies = cfg.stages + 3
+    copies = 1 if cfg.lwarp else cfg.stages + 3          # lwarp: the loading warp's one loop
     # A: three 64-row boxes (a cluster: boxes rank and rank + 2 of them, multicast to both CTAs); B whole
     a_per_copy = (2 if cfg.l2 == "auto" else 1) * (2 if cfg.shares_a else 3)
     per_copy = a_per_copy + (1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N)
@@ -305,7 +310,9 @@ def test_stream_k_launch_needs_its_workspace():
                                      (dict(bm=192, lag=0), "lag 0"), (dict(bm=192, producer=2), "producer must be"),
                                      (dict(bm=192, bn=128), "bn 128"), (dict(bm=192, bn=192, producer=1), "bn 192"),
                                      (dict(bm=192, hold=0, sk=1), "bn = 192"), (dict(bm=192, bn=192, sk=1), "hold=0"),
-                                     (dict(bm=192, bn=192, hold=0, sk=2), "sk = 2")])
+                                     (dict(bm=192, bn=192, hold=0, sk=2), "sk = 2"),
+                                     (dict(bm=192, lwarp=1), "lwarp = 1"), (dict(bm=192, bn=192, lwarp=2), "lwarp = 2"),
+                                     (dict(bm=192, bn=192, lwarp=True), "lwarp = True")])
 def test_inline_loads_config_checks(kw, msg):
     kw = {"producer": 0, **kw}
     with pytest.raises(ValueError, match=re.escape(msg)):
@@ -429,8 +436,11 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:1") == h.Config("nt", 1, 3, bm=192, mix=1)
     assert h.Config.parse("nt:1:3:1:8:64:256:tma:192:1:0:0:abc") == h.Config("nt", 1, 3, bm=192, l2="abc")
     assert h.Config.parse("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0") == h.Config("nt", 1, 3, group=16, bm=192, producer=0)
-    for bad, msg in (("", "1 to 15"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:x", "1 to 15"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
+    assert h.Config.parse("nt:1:3:1:16:64:192:tma:192:1:0:0:auto:0:0:1") == \
+        h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1)
+    for bad, msg in (("", "1 to 16"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:x", "1 to 16"),
+                     ("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0:0:1", "lwarp = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
         with pytest.raises(ValueError, match=re.escape(msg)):
@@ -628,7 +638,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192", "p0n192c2"])
+@pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192", "p0n192c2", "p0n192lw"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
                                             (1000, 1000, 520, 1152), (200, 264, 64, 192)],
@@ -643,7 +653,7 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     cfg = h.Config(layout, 1, 4, bm=192, epi="ring") if epi == "ring" else \
         h.Config(layout, 1 + epi.endswith("c2"), 3, bm=192, mix=int(epi == "mix"),
                  producer=int(not epi.startswith("p0")), bn=192 if epi.startswith("p0n192") else 256,
-                 group=16 if epi.endswith("c2") else h.GROUP_M)
+                 group=16 if epi.endswith(("c2", "lw")) else h.GROUP_M, lwarp=int(epi.endswith("lw")))
     f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     if split is None:    # both kinds of tile (a cluster's unit: cluster block columns on a cluster slot)
