@@ -66,8 +66,9 @@ of three consumer warpgroups at 168 registers, so each k-step is one whole m64n2
 one thread of consumer 2 issues the loads between its wgmma (waiting for each stage's release by all
 three), and each warpgroup TMA-stores its own two passes (held: the second during the next tile's
 first k-block, which then runs as two m64n128k16 halves); with bn=192 it makes 192 x 192 tiles of
-m64n192k16, written in one 64 x 192 pass per warpgroup, and with `sk=1` it runs stream-K: whole
-rounds of tiles, then the k-blocks of the remaining tiles shared evenly between the CTAs (`sk_plan`),
+m64n192k16, written in one 64 x 192 pass per warpgroup (`lwarp=1` adds a warp whose lane 0 issues
+the loads, 416 threads at 128 registers, so no consumer waits for the ring's releases), and with
+`sk=1` it runs stream-K: whole rounds of tiles, then the k-blocks of the remaining tiles shared evenly between the CTAs (`sk_plan`),
 each CTA walking its range from the end; a tile split between CTAs c and c + 1 is summed through a
 workspace (`workspace_bytes`): c stores the f32 partial of the tile's first k-blocks and releases a
 flag, c + 1 (whose last item is the tile's tail) acquires it, adds the partial and writes C.
@@ -1704,23 +1705,26 @@ H100_L2_BYTES = 50 * 2**20   # choose's default L2: the H100's; the H200 reports
 def auto_configs(layout: str = "nt") -> tuple:
     """The three configurations `choose` picks from: 128 x 256 tiles in raster groups of 8, 192 x 256
     tiles (three consumer warpgroups, 3 stages) in raster groups of 16, and 192 x 192 tiles without a
-    producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16."""
+    producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16, loaded by a warp of
+    their own (Config.lwarp; bench/LOG.md round 13: 4 % less time than with the loads in a consumer at
+    3072^3, as fast under the power limit)."""
     return (Config(layout, 1).check(), Config(layout, 1, 3, group=16, bm=192).check(),
-            Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0).check())
+            Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check())
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
 # takes them only where their busiest CTA computes at most this fraction of the others' (bench/LOG.md
-# round 11: 0.90 at 3072^3 ran 7 % faster, 1.00 at 6144^3 6 % slower)
+# round 11: 0.90 at 3072^3 ran 7 % faster, 1.00 at 6144^3 6 % slower; round 13, with the loading warp:
+# 11 % faster and 4.5 % slower, a line that crosses zero near 0.97, so 0.92 keeps a margin)
 N192_SPAN = 0.92
 
 
 def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes: int = H100_L2_BYTES) -> Config:
     """The configuration for an M x N x K problem on `ctas` resident CTAs (one per SM) and an L2 of
-    `l2_bytes`, by the rule bench/LOG.md rounds 9-11 measured:
+    `l2_bytes`, by the rule bench/LOG.md rounds 9-13 measured:
 
-    - 192 x 192 tiles (groups of 16, no producer warpgroup) where, with most rows in 192-row tiles, the
-      busiest CTA's tiles hold at most N192_SPAN of the MACs the better of the two below gives it
+    - 192 x 192 tiles (groups of 16, no producer warpgroup, a loading warp) where, with most rows in
+      192-row tiles, the busiest CTA's tiles hold at most N192_SPAN of the MACs the better of the two below gives it
       (3072^3 on 132 SMs: 2 x 192 x 192 against (192 + 128) x 256, 0.90; cuBLAS's own tiling there).
     - otherwise 192 x 256 tiles (groups of 16) wherever their balanced grid, with `split_for`'s mix of
       192- and 128-row tiles, leaves the busiest CTA fewer rows than the 128 x 256 kernel's rounds do

@@ -28,7 +28,7 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 4, bm=192, epi="ring", l2="c"), h.Config("nt", 1, l2="none"),
                        h.Config("nn", 2, l2="none"), h.Config("nt", 1, 3, bm=192, l2="none"),
                        h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an"),
-                       *h.auto_configs("nt")[1:], *h.auto_configs("nn")[1:]]
+                       *h.auto_configs("nt")[1:2], *h.auto_configs("nn")[1:2]]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -41,9 +41,8 @@ P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn",
               h.Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0),
               h.Config("nt", 2, 3, group=16, bm=192, producer=0), h.Config("nn", 2, 3, group=16, bm=192, producer=0),
               h.Config("nt", 2, 3, group=16, bm=192, hold=0, producer=0),
-              # a loading warp of its own (Config.lwarp)
-              h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1),
-              h.Config("nn", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1),
+              # a loading warp of its own (Config.lwarp): `choose`'s 192 x 192 kernels
+              h.auto_configs("nt")[2], h.auto_configs("nn")[2],
               h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0, lwarp=1)]
 CONFIGS += P0_CONFIGS
 
