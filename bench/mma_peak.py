@@ -83,22 +83,23 @@ def mma_sync_kernel(m: pg.Module, warps: int, chains: int):
     return k
 
 
-def wgmma_name(data: str = "random", wgs: int = 2, split: int = 1) -> str:
+def wgmma_name(data: str = "random", wgs: int = 2, split: int = 1, n: int = 256) -> str:
     return "wgmma_peak" + ("" if data == "random" else "_" + data) + \
-        ("" if (wgs, split) == (2, 1) else f"_wg{wgs}_n{256 // split}")
+        ("" if (wgs, split, n) == (2, 1, 256) else f"_wg{wgs}_n{n // split}")
 
 
-def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 1):
-    """wgmma_peak[_pattern][_wg{wgs}_n{256 / split}](out, loops): `wgs` warpgroups, each 4 k-steps of
-    m64 x 256 per iteration (one m64n256k16 a k-step, or `split` m64n{256 / split}k16 on the N parts
-    of B, as gemm_hopper's bm=192 consumers issue them), one group in flight. data="random": the
+def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 1, n: int = 256):
+    """wgmma_peak[_pattern][_wg{wgs}_n{n / split}](out, loops): `wgs` warpgroups, each 4 k-steps of
+    m64 x n per iteration (one m64n{n}k16 a k-step, or `split` m64n{n / split}k16 on the N parts
+    of B, as gemm_hopper's bm=192 consumers issue them), one group in flight; n < 256 reads the first
+    n rows of the same 256-row B tile. data="random": the
     operands are random bf16 bits (as a GEMM's); "pattern": a few values that repeat (what this
     benchmark used first: the same TFLOP/s at a lower power)."""
-    k = m.entry(wgmma_name(data, wgs, split), reqntid=128 * wgs,
+    k = m.entry(wgmma_name(data, wgs, split, n), reqntid=128 * wgs,
                 maxnreg=65536 // (128 * wgs) // 8 * 8 if wgs > 2 else None)
     pout = k.param_ptr("out", pg.f32, align=4)
     ploops = k.param("loops", pg.u32)
-    dyn = m.extern_shared("smem_" + wgmma_name(data, wgs, split), align=1024)
+    dyn = m.extern_shared("smem_" + wgmma_name(data, wgs, split, n), align=1024)
     tid = k.tid.x
     base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
     # fill A (8 KiB per warpgroup) and B (32 KiB), 16 bytes a store, 256 threads at a time
@@ -118,12 +119,12 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
     wg = k.shr(tid, 7)
     da = k.wgmma_descriptor(k.mad(wg, TILE_A.nbytes, base, mode="lo"), TILE_A)
     db = k.wgmma_descriptor(k.add(base, 2 * TILE_A.nbytes), TILE_B)
-    shape = f"m64n{256 // split}k16"
+    shape = f"m64n{n // split}k16"
     frags = [k.wgmma_fragment("d", shape, dtype="f32", atype="bf16", name=f"acc{h}") for h in range(split)]
     for f in frags:
         for r in f:
             k.mov(0.0, dst=r)
-    part = TILE_B.nbytes // split                        # N part h: 256 / split rows of B further on
+    part = TILE_B.nbytes // 256 * n // split             # N part h: n / split rows of B further on
     with k.for_range(0, k.ld_param(ploops), name="it"):
         k.wgmma_fence()
         for step in range(4):
@@ -146,10 +147,11 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
     return k, nbytes + 1024
 
 
-# (warpgroups, N parts) of the wgmma ceiling rows beyond the default (2, 1): gemm_hopper bm=192's
-# consumers (3 warpgroups of two m64n128k16 a k-step), its 128-row tiles (2 of them), and 3
-# warpgroups of m64n256k16 (168 registers each: only possible without a producer warpgroup)
-WGMMA_SPLITS = [(3, 2), (2, 2), (3, 1)]
+# (warpgroups, N parts, N) of the wgmma ceiling rows beyond the default (2, 1, 256): gemm_hopper bm=192's
+# consumers (3 warpgroups of two m64n128k16 a k-step), its 128-row tiles (2 of them), 3 warpgroups of
+# m64n256k16 (168 registers each: only possible without a producer warpgroup), and the narrower
+# m64n240k16 and m64n224k16 (whether a tile 16 or 32 columns narrower costs proportionally less time)
+WGMMA_SPLITS = [(3, 2, 256), (2, 2, 256), (3, 1, 256), (2, 1, 240), (2, 1, 224)]
 
 
 MMA_SHAPES = [(8, 32), (8, 16), (16, 16), (4, 32)]     # (warps per CTA, chains per warp)
@@ -213,8 +215,8 @@ def build(target: str):
     if target.startswith("sm_90"):
         smem = wgmma_kernel(m)[1]
         wgmma_kernel(m, "pattern")
-        for wgs, split in WGMMA_SPLITS:
-            smem = max(smem, wgmma_kernel(m, "random", wgs, split)[1])
+        for wgs, split, n in WGMMA_SPLITS:
+            smem = max(smem, wgmma_kernel(m, "random", wgs, split, n)[1])
         tma_stream_kernel(m)
     return m, smem
 
@@ -269,16 +271,16 @@ def main(argv=None) -> int:
         rows.append((f"mma.sync m16n8k16 bf16, {w * per_sm} warps/SM, {c} chains", ms, tf, clk, r.registers))
     stream = None
     if wg_smem is not None:
-        wg_rows = [("random", 2, 1), ("pattern", 2, 1)] + [("random", w, s_) for w, s_ in WGMMA_SPLITS]
-        for data, wgs, split in wg_rows:
-            name = wgmma_name(data, wgs, split)
+        wg_rows = [("random", 2, 1, 256), ("pattern", 2, 1, 256)] + [("random", *x) for x in WGMMA_SPLITS]
+        for data, wgs, split, n in wg_rows:
+            name = wgmma_name(data, wgs, split, n)
             f = mod.function(name)
             f.set_max_dynamic_shared(wg_smem)
-            flop = sms * wgs * LOOP * 4 * WGMMA_FLOP
+            flop = sms * wgs * LOOP * 4 * WGMMA_FLOP // 256 * n
             ms, tf, clk = timed(lambda f=f, wgs=wgs: f.launch((sms,), (128 * wgs,), [out, np.uint32(LOOP)],
                                                               shared_bytes=wg_smem), flop)
             what = "random bf16" if data == "random" else "repeating bf16 pattern"
-            inst = "m64n256k16" if split == 1 else f"{split} x m64n{256 // split}k16"
+            inst = f"m64n{n}k16" if split == 1 else f"{split} x m64n{n // split}k16"
             rows.append((f"wgmma {inst} bf16, {wgs} warpgroups/SM, {what}", ms, tf, clk, res.resources[name].registers))
         # operand delivery alone: random 4096 x 4096 bf16 A and B, gemm_hopper's boxes and ring
         from ptxgen.tma import encode_tiled

@@ -24,7 +24,7 @@ def test_assembles_without_spills(module):
     res = assemble(module.emit(), "sm_90a", cache=False)
     assert not res.warnings, [str(w) for w in res.warnings]
     names = {"wgmma_peak", "wgmma_peak_pattern", "tma_stream"} | {f"mma_sync_peak_w{w}_c{c}" for w, c in mp.MMA_SHAPES} \
-        | {mp.wgmma_name("random", w, s) for w, s in mp.WGMMA_SPLITS}
+        | {mp.wgmma_name("random", w, s, n) for w, s, n in mp.WGMMA_SPLITS}
     assert names <= set(res.resources)
     for name in names:
         assert res.resources[name].spill_stores == 0 and res.resources[name].spill_loads == 0, name
