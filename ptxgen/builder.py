@@ -20,7 +20,8 @@ from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
-from .target import Target, parse_version, version_str
+from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
+                     version_str)
 from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, e4m3x2, e5m2x2, f16, f16x2, f32, f64, get_type,
                     compatible, pred, s16, s32, s64, tf32, u16, u32, u64)
 
@@ -102,7 +103,11 @@ class Module:
 
     def entry(self, name: str, *, maxntid=None, reqntid=None, minnctapersm=None, maxnreg=None,
               reqnctapercluster=None, explicitcluster=False, maxclusterrank=None) -> "KernelBuilder":
-        """`.visible .entry name(...)` with its performance directives; returns its builder."""
+        """`.visible .entry name(...)` with its performance directives; returns its builder.
+
+        Also refuses directives that ptxas takes but a launch cannot meet: a CTA above 1024 threads, and (sm_70
+        and later) a maxnreg above what a CTA of reqntid threads launches with (ptxgen.target.max_regs_for_threads:
+        128 for 416 threads)."""
         self._claim(name, "kernel")
         fn = Function(name, self.ir, is_entry=True, loc=caller_loc())
         kb = KernelBuilder(self, fn)
@@ -1547,6 +1552,17 @@ class KernelBuilder(FunctionBuilder):
             if key == "maxclusterrank":
                 self._need("sm_90", (7, 8), ".maxclusterrank")
             fn.directives.append(f".{key} {v}")
+        if kw["reqntid"] is not None and kw["maxnreg"] is not None and self.target.sm >= REGISTER_RULE_MIN_SM:
+            # ptxas takes it, but the launch is refused if ptxas uses more registers than a CTA of that size
+            # can hold (ptxgen.target); refused here as .reqntid above 1024 is
+            dims = (kw["reqntid"],) if isinstance(kw["reqntid"], int) else tuple(kw["reqntid"])
+            threads = 1
+            for x in dims:
+                threads *= x
+            why = cta_register_limit(threads, kw["maxnreg"])
+            if why is not None:
+                raise _err(f"{why}; .maxnreg {kw['maxnreg']} lets ptxas use more",
+                           notes=(f"write maxnreg={max_regs_for_threads(threads)}",))
         if kw["reqnctapercluster"] is not None and kw["maxclusterrank"] is not None:
             # ptxas: "Conflicting directives: .reqnctapercluster and .maxclusterrank cannot both be specified"
             raise _err(".reqnctapercluster and .maxclusterrank cannot both be given")

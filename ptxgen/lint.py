@@ -23,7 +23,8 @@ from .diag import Diagnostic, SourceLoc
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse)
-from .target import PtxVersion, Target, version_str
+from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
+                     version_str)
 from .types import Type, b32, compatible, f32, f64, get_type, pred, u32, u64
 
 __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
@@ -69,7 +70,9 @@ CODES: Dict[str, Tuple[str, str, str]] = {
     "PTX-E-DIRECTIVE": ("a missing or bad module directive (.version/.target/.address_size), or a bad "
                         "performance directive",
                         ".version 6.0\n.target sm_80", ".version 7.0\n.target sm_80"),
-    "PTX-W-DIRECTIVE": ("(warning) a performance directive ptxas takes but no launch can meet",
+    "PTX-W-DIRECTIVE": ("(warning) a performance directive ptxas takes but a launch cannot meet: a CTA of more "
+                        "than 1024 threads, or a .maxnreg that lets ptxas use more registers than a CTA of "
+                        ".reqntid threads launches with (ptxgen.target.max_regs_for_threads)",
                         ".maxntid 2048, 1, 1", ".maxntid 1024, 1, 1"),
     "PTX-W-MISCOMPILE": ("(warning) legal PTX that ptxas (CUDA 13.0) compiles into a kernel that fails at run time "
                          "(ptxgen.legality)",
@@ -1455,6 +1458,7 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
     for info in res.declarations:
         h = info.header
         seen = {}
+        values = {}
         for name, vals, line, col in h.directives:
             loc = SourceLoc(res.filename, line, col)
             lim = _PERF.get(name)
@@ -1469,6 +1473,7 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
             if name in seen:
                 ctx.add("PTX-E-DIRECTIVE", f"{name} is given twice", loc, (), len(name))
             seen[name] = loc
+            values[name] = vals
             if name in (".maxntid", ".reqntid") and vals:
                 tot = 1
                 for v in vals:
@@ -1490,9 +1495,27 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
                 ctx.add("PTX-E-DIRECTIVE", f"{name} applies to kernels (.entry), not to .func", loc, (), len(name))
         if ".maxntid" in seen and ".reqntid" in seen:
             ctx.add("PTX-E-DIRECTIVE", ".maxntid and .reqntid cannot both be given", seen[".reqntid"])
+        elif ".reqntid" in seen and ".maxnreg" in seen and h.is_entry:
+            _maxnreg_fits_reqntid(ctx, values[".reqntid"], values[".maxnreg"], seen[".maxnreg"])
         if ".reqnctapercluster" in seen and ".maxclusterrank" in seen:
             ctx.add("PTX-E-DIRECTIVE", ".reqnctapercluster and .maxclusterrank cannot both be given",
                     seen[".maxclusterrank"])
+
+
+def _maxnreg_fits_reqntid(ctx: _Ctx, reqntid, maxnreg, loc: SourceLoc):
+    """PTX-W-DIRECTIVE at .maxnreg when it lets ptxas use more registers than a CTA of .reqntid threads can
+    launch with (ptxgen.target.cta_register_limit); ptxas takes it, and may use fewer."""
+    if ctx.target is None or ctx.target.sm < REGISTER_RULE_MIN_SM or len(maxnreg) != 1 or not reqntid:
+        return
+    threads = 1
+    for v in reqntid:
+        threads *= v
+    if not 1 <= threads <= 1024 or not 1 <= maxnreg[0] <= 255:
+        return  # reported above
+    why = cta_register_limit(threads, maxnreg[0])
+    if why is not None:
+        ctx.add("PTX-W-DIRECTIVE", f"{why}; .maxnreg {maxnreg[0]} lets ptxas use more", loc,
+                (f"write .maxnreg {max_regs_for_threads(threads)}",), len(".maxnreg"), "warning")
 
 
 def _section_refs(ctx: _Ctx, res: ParseResult, label_uses: dict, all_labels: set):

@@ -29,6 +29,8 @@ from .errors import (AssemblyError, CudaError, DeviceBufferError, JitError, Laun
                      NoDriverError, TargetError, UsageError)
 from .linemap import PtxText
 from .logmap import rewrite_log
+from .target import (MAX_REGISTERS_PER_THREAD, REGISTER_RULE_MIN_SM, REGISTERS_PER_SUBPARTITION, SUBPARTITIONS_WORD,
+                     WARP_THREADS, max_regs_for_threads, warps_per_subpartition)
 
 __all__ = [
     "check",
@@ -913,6 +915,21 @@ def _make_current(func: Function) -> None:
         raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
 
 
+def _register_limit_reason(func: Function, threads: int) -> str:
+    """Why a block of `threads` threads is too big for the kernel's registers ("" when they are not the reason):
+    one sub-partition's register file must hold all of that sub-partition's warps (ptxgen.target)."""
+    regs = func.num_regs
+    if not 1 <= regs <= MAX_REGISTERS_PER_THREAD or regs <= max_regs_for_threads(threads):
+        return ""
+    if func.module.context.compute_capability[0] * 10 < REGISTER_RULE_MIN_SM:
+        return ""
+    warps = -(-threads // WARP_THREADS)
+    most = max_regs_for_threads(threads)
+    return (f"; at {regs} registers a thread: {warps} warps put {warps_per_subpartition(threads)} on one of the "
+            f"SM's {SUBPARTITIONS_WORD} {REGISTERS_PER_SUBPARTITION}-register sub-partitions, which allows at "
+            f"most {most} registers a thread for {threads} threads; lower .maxnreg to {most}")
+
+
 def _prepare_launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any], shared_bytes: int,
                     cluster: Optional[DimsLike]):
     """Every check a launch makes and its packed arguments: (grid, block, cluster, shared_bytes, PackedArgs).
@@ -926,7 +943,8 @@ def _prepare_launch(func: Function, grid: DimsLike, block: DimsLike, args: Seque
     if threads > func.max_threads_per_block:
         raise LaunchConfigError(
             f"kernel '{func.name}' can run at most {func.max_threads_per_block} threads per block "
-            f"({func.num_regs} registers per thread, or its .maxntid), but block {b} has {threads}")
+            f"({func.num_regs} registers per thread, or its .maxntid), but block {b} has {threads}"
+            + _register_limit_reason(func, threads))
     # checked here because the driver's own answer is a bare CUDA_ERROR_INVALID_VALUE
     if shared_bytes and shared_bytes > func.max_dynamic_shared_bytes:
         raise LaunchConfigError(

@@ -5,7 +5,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
-__all__ = ["Target", "PtxVersion", "parse_version", "MIN_PTX_FOR_SM"]
+__all__ = ["Target", "PtxVersion", "parse_version", "MIN_PTX_FOR_SM", "max_regs_for_threads", "max_threads_for_regs",
+           "warps_per_subpartition", "cta_register_limit"]
 
 # The PTX ISA version that first accepts each target (PTX ISA 9.0, "Release notes"/".target").
 MIN_PTX_FOR_SM = {
@@ -94,3 +95,79 @@ class Target:
 
 def version_str(v: Optional[PtxVersion]) -> str:
     return "" if v is None else f"{v[0]}.{v[1]}"
+
+
+# ----------------------------------------------------------------------------------- registers and CTA size
+# An SM of sm_70 and later has four sub-partitions, each with a register file of its own; warp w of a CTA runs
+# on sub-partition w % 4 and takes its registers from that file only, 256 (8 a thread) at a time. So a CTA
+# launches only if the warps on its fullest sub-partition fit in one file:
+#     ceil(warps / 4) * roundup(regs, 8) * 32 <= 16384
+# Measured on an H200 with the driver API: a kernel of .reqntid 416 (13 warps, 4 on one sub-partition) at 130
+# registers a thread gets CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 384 and cannot be launched; at 127 it gets
+# 512. ptxas takes `.reqntid 416` with `.maxnreg 152` without a word, so nothing before the launch says so
+# unless ptxgen does (the lint's PTX-W-DIRECTIVE, the builder's Module.entry, runtime.launch).
+REGISTER_RULE_MIN_SM = 70              # the first SM generation the rule is known to hold for
+SM_SUBPARTITIONS = 4                   # register files (and warp schedulers) of one SM
+SUBPARTITIONS_WORD = "four"            # the same, as messages spell it
+REGISTERS_PER_SUBPARTITION = 16384     # 32-bit registers in each sub-partition's file (64K an SM)
+WARP_THREADS = 32
+WARP_REGISTER_UNIT = 256               # registers are given to a warp in units of this many
+THREAD_REGISTER_UNIT = WARP_REGISTER_UNIT // WARP_THREADS  # so a thread's count rounds up to a multiple of 8
+MAX_REGISTERS_PER_THREAD = 255         # the most a thread can address (and the most .maxnreg takes)
+MAX_THREADS_PER_CTA = 1024
+
+
+def _positive_int(value, what: str, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{what} must be an int, not {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{what} must be at least 1, not {value}")
+    if value > most:
+        raise ValueError(f"{what} must be at most {most}, not {value}")
+    return value
+
+
+def warps_per_subpartition(threads: int) -> int:
+    """Warps a CTA of `threads` threads puts on its fullest sub-partition: ceil(ceil(threads / 32) / 4)."""
+    threads = _positive_int(threads, "threads", MAX_THREADS_PER_CTA)
+    warps = -(-threads // WARP_THREADS)
+    return -(-warps // SM_SUBPARTITIONS)
+
+
+def max_regs_for_threads(threads: int) -> int:
+    """The most registers a thread can use in a CTA of `threads` threads that still launches (sm_70 and
+    later): a multiple of 8 where the register file is the limit, else 255 (the per-thread maximum).
+
+    384 threads -> 168, 416 or 512 -> 128, 1024 -> 64, 256 or fewer -> 255. A kernel whose .maxnreg is
+    above this lets ptxas use more registers than a CTA of that size can launch with. ValueError unless
+    1 <= threads <= 1024."""
+    per = warps_per_subpartition(threads)
+    fit = REGISTERS_PER_SUBPARTITION // (per * WARP_THREADS)
+    return min(MAX_REGISTERS_PER_THREAD, fit // THREAD_REGISTER_UNIT * THREAD_REGISTER_UNIT)
+
+
+def max_threads_for_regs(regs: int) -> int:
+    """The largest CTA (a whole number of warps, at most 1024 threads) that launches when each thread uses
+    `regs` registers (sm_70 and later): what the driver reports as CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    for a kernel of that register count and no .maxntid/.reqntid.
+
+    130 -> 384, 128 -> 512, 168 -> 384, 255 -> 256, 64 or fewer -> 1024. ValueError unless
+    1 <= regs <= 255."""
+    regs = _positive_int(regs, "regs", MAX_REGISTERS_PER_THREAD)
+    per_warp = -(-regs // THREAD_REGISTER_UNIT) * WARP_REGISTER_UNIT
+    warps = REGISTERS_PER_SUBPARTITION // per_warp * SM_SUBPARTITIONS
+    return min(MAX_THREADS_PER_CTA, warps * WARP_THREADS)
+
+
+def cta_register_limit(threads: int, regs: int) -> Optional[str]:
+    """None when a CTA of `threads` threads launches at `regs` registers a thread (sm_70 and later); else
+    why not, as a clause: "a CTA of 416 threads puts 4 warps on one of the SM's four 16384-register files,
+    so it launches only at 128 registers a thread or fewer". ValueError as max_regs_for_threads and
+    max_threads_for_regs."""
+    regs = _positive_int(regs, "regs", MAX_REGISTERS_PER_THREAD)
+    most = max_regs_for_threads(threads)
+    if regs <= most:
+        return None
+    return (f"a CTA of {threads} threads puts {warps_per_subpartition(threads)} warps on one of the SM's "
+            f"{SUBPARTITIONS_WORD} {REGISTERS_PER_SUBPARTITION}-register files, so it launches only at {most} "
+            f"registers a thread or fewer")

@@ -752,14 +752,17 @@ DIRECTIVES = [
     ({"reqnctapercluster": 2, "maxclusterrank": 8}, ".reqnctapercluster 2\n.maxclusterrank 8"),
     ({"maxntid": 1024, "reqnctapercluster": (2, 2), "minnctapersm": 1, "maxnreg": 64},
      ".maxntid 1024\n.reqnctapercluster 2, 2\n.minnctapersm 1\n.maxnreg 64"),
+    ({"reqntid": 416, "maxnreg": 128}, ".reqntid 416\n.maxnreg 128"),
 ]
 # where the builder is stricter than ptxas on purpose: ptxas takes these, but ignores or adjusts them
 # ("Too many maxnreg specified ... will be ignored", "adjusting ... to lower bound of 24") or they
-# describe a block no GPU can launch
+# describe a block no GPU can launch, or let ptxas use more registers than a CTA of .reqntid threads can be
+# launched with (ptxgen.target.max_regs_for_threads: 128 for 416 threads)
 BUILDER_STRICTER = [
     ({"maxnreg": 16}, ".maxnreg 16"),
     ({"maxnreg": 256}, ".maxnreg 256"),
     ({"maxntid": 2048}, ".maxntid 2048"),
+    ({"reqntid": 416, "maxnreg": 152}, ".reqntid 416\n.maxnreg 152"),
 ]
 
 

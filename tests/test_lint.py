@@ -218,6 +218,63 @@ def test_oversized_cta_is_a_warning():
     assert [(d.code, d.severity) for d in ds] == [("PTX-W-DIRECTIVE", "warning")]
 
 
+def _reqntid_maxnreg(threads, regs, target="sm_90a"):
+    return module("", target=target).replace("{\n", f".reqntid {threads}\n.maxnreg {regs}\n{{\n", 1)
+
+
+def test_maxnreg_above_what_a_reqntid_cta_launches_with_is_a_warning():
+    """13 warps put 4 on one of the SM's four 16384-register files: at 130 registers a thread the driver allows
+    384 threads (measured on an H200), so .maxnreg 152 lets ptxas make the kernel unlaunchable."""
+    text = _reqntid_maxnreg(416, 152)
+    ds = L.lint_ptx(text, "t.ptx")
+    assert [(d.code, d.severity) for d in ds] == [("PTX-W-DIRECTIVE", "warning")]
+    d = ds[0]
+    assert text.split("\n")[d.loc.line - 1] == ".maxnreg 152" and d.loc.col == 1 and d.span == len(".maxnreg")
+    assert d.message == ("a CTA of 416 threads puts 4 warps on one of the SM's four 16384-register files, so it "
+                         "launches only at 128 registers a thread or fewer; .maxnreg 152 lets ptxas use more")
+    assert d.notes == ("write .maxnreg 128",)
+    # the same CTA as 208 x 2, and with the directives the other way round
+    text = module("").replace("{\n", ".maxnreg 136\n.reqntid 208, 2\n{\n", 1)
+    assert [(d.code, d.loc.line, d.notes) for d in L.lint_ptx(text, "t.ptx")] == \
+        [("PTX-W-DIRECTIVE", 5, ("write .maxnreg 128",))]
+    assert "1024 threads puts 8 warps" in L.lint_ptx(_reqntid_maxnreg(1024, 72), "t.ptx")[0].message
+
+
+@pytest.mark.parametrize("threads, regs", [(416, 128), (384, 168), (512, 128), (1024, 64), (256, 255)])
+def test_maxnreg_a_reqntid_cta_launches_with_draws_no_warning(threads, regs):
+    assert L.lint_ptx(_reqntid_maxnreg(threads, regs), "t.ptx") == []
+
+
+def test_maxnreg_without_reqntid_or_before_sm70_draws_no_warning():
+    # .maxntid is an upper bound: a smaller block may launch; the rule is known for sm_70 and later only
+    assert L.lint_ptx(module("").replace("{\n", ".maxntid 416\n.maxnreg 152\n{\n", 1), "t.ptx") == []
+    assert L.lint_ptx(_reqntid_maxnreg(416, 152, target="sm_60"), "t.ptx") == []
+    # ... unless linted for the GPU that will run it
+    assert [d.code for d in L.lint_ptx(_reqntid_maxnreg(416, 152, target="sm_60"), "t.ptx", "sm_90a")] == \
+        ["PTX-W-DIRECTIVE"]
+
+
+def test_builder_refuses_a_maxnreg_no_reqntid_cta_launches_with():
+    """Builder output gets this check where it gets the 1024-thread one: Module.entry refuses the directives
+    (tests/test_core_ptxas.py: BUILDER_STRICTER, where ptxas takes them)."""
+    from ptxgen.errors import BuildError
+    m = pg.Module("sm_90a")
+    with pytest.raises(BuildError) as e:
+        m.entry("k", reqntid=416, maxnreg=152)
+    assert e.value.message == ("a CTA of 416 threads puts 4 warps on one of the SM's four 16384-register files, so "
+                               "it launches only at 128 registers a thread or fewer; .maxnreg 152 lets ptxas use "
+                               "more")
+    assert e.value.notes == ("write maxnreg=128",) and e.value.loc.file == __file__
+    with pytest.raises(BuildError, match="a CTA of 416 threads"):
+        m.entry("k", reqntid=(208, 2), maxnreg=136)
+    for kw in ({"reqntid": 416, "maxnreg": 128}, {"reqntid": 384, "maxnreg": 168}, {"reqntid": 512, "maxnreg": 128},
+               {"maxntid": 416, "maxnreg": 152}):
+        k = m.entry(f"k{len(m.ir.functions)}", **kw)
+        k.ret()
+    pg.Module("sm_80").entry("k", reqntid=416, maxnreg=128)
+    assert L.lint_module(m.ir) == [] and L.lint_ptx(m.emit().text, "t.ptx") == []
+
+
 def test_diagnostic_points_at_the_operand_with_a_caret():
     text = module("add.s32 %r1, %r2, %rd3;")
     d = next(d for d in L.lint_ptx(text, "t.ptx") if d.code == "PTX-E-TYPE")

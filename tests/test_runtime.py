@@ -381,6 +381,34 @@ def test_bind_checks_at_once_and_refuses_an_unloaded_module(recorded):
     assert drv.calls == []
 
 
+def test_a_block_too_big_for_the_registers_says_why(recorded):
+    """Measured on an H200: a kernel of 130 registers a thread gets 384 threads a block, as 13 warps put 4 on
+    one sub-partition, whose 16384 registers hold 4 warps only at 128 registers a thread."""
+    drv, f = recorded
+    fa = drv.CUfunction_attribute
+    f._attrs[int(fa.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)] = 384
+    f._attrs[int(fa.CU_FUNC_ATTRIBUTE_NUM_REGS)] = 130
+    f.module.context.compute_capability = (9, 0)
+    with pytest.raises(LaunchConfigError) as e:
+        R.launch(f, 1, 416, [np.uint64(0), np.uint32(0)])
+    assert str(e.value) == (
+        "kernel 'k' can run at most 384 threads per block (130 registers per thread, or its .maxntid), but block "
+        "(416, 1, 1) has 416; at 130 registers a thread: 13 warps put 4 on one of the SM's four 16384-register "
+        "sub-partitions, which allows at most 128 registers a thread for 416 threads; lower .maxnreg to 128")
+    # registers that fit the block: the limit is the kernel's .maxntid, and the message stays as it was
+    f._attrs[int(fa.CU_FUNC_ATTRIBUTE_NUM_REGS)] = 128
+    with pytest.raises(LaunchConfigError) as e:
+        f.bind(1, 416, [np.uint64(0), np.uint32(0)])
+    assert str(e.value).endswith("but block (416, 1, 1) has 416")
+    # the rule is known for sm_70 and later only
+    f._attrs[int(fa.CU_FUNC_ATTRIBUTE_NUM_REGS)] = 130
+    f.module.context.compute_capability = (6, 0)
+    with pytest.raises(LaunchConfigError) as e:
+        f.bind(1, 416, [np.uint64(0), np.uint32(0)])
+    assert str(e.value).endswith("but block (416, 1, 1) has 416")
+    assert drv.calls == []
+
+
 def test_no_args_is_a_null_array():
     assert R.pack_args([]).address == 0
     assert R.pack_args((), []).address == 0
