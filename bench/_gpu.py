@@ -32,7 +32,6 @@ HOPPER_NAMED = {
     "hopper-p0c2": dict(cluster=2, stages=3, group=16, bm=192, hold=0, producer=0),   # held: slower (LOG 12)
     "hopper-p0n192lw": dict(cluster=1, stages=3, group=16, bm=192, bn=192, producer=0, lwarp=1),
     "hopper-p0n192c2lw": dict(cluster=2, stages=3, group=16, bm=192, bn=192, producer=0, lwarp=1),
-    "hopper-nw": dict(cluster=1, nw=1),          # the 128 x 256 kernel with narrow tiles in the last block rows
 }
 
 

@@ -31,8 +31,7 @@ epilogue pass a tile), hopper-sk those tiles in stream-K (Config.sk: whole round
 the k-blocks shared evenly, split tiles summed through a workspace), hopper-p0n192c2 and
 hopper-p0c2 the 192 x 192 and 192 x 256 (hold=0) producer-less kernels in clusters of 2 CTAs that share A
 through TMA multicast, hopper-p0n192lw and hopper-p0n192c2lw the 192 x 192 kernel (without and with
-the cluster) with a loading warp of its own (Config.lwarp), hopper-nw the 128 x 256 kernel with the
-last block rows cut into 240-column tiles so the last round fills every SM (Config.nw, gemm_hopper.nw_plan), and
+the cluster) with a loading warp of its own (Config.lwarp), and
 hopper:FIELDS any gemm_hopper Config on
 its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:256:tma:192), with
 @SPLIT after them a bm=192 kernel's m_split instead of split_for's choice;

@@ -188,11 +188,6 @@ class Config:
     lwarp: int = 0          # 1 (producer=0, bn=192): the loads come from a warp of their own beside the three
                             # consumer warpgroups (416 threads at 128 registers; m64n192k16 fits) instead
                             # of one consumer thread, so no warpgroup waits for the ring's releases
-    nw: int = 0             # 1 (bm=128, bn=256, epi "tma", cluster 1, held): two tile widths. The last
-                            # n_rows block rows (a kernel parameter, `nw_plan`) are cut into tiles_n + 1
-                            # tiles, NARROW (240) columns wide but for the last ones (m64n240k16), so
-                            # the grid's rounds can fill every SM (4096^2 on 132 SMs: 528 tiles, the
-                            # busiest CTA 1008 columns of 128 rows instead of 1024)
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -207,7 +202,7 @@ class Config:
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
-                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else "") + ("_nw" if self.nw else ""))
+                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else ""))
 
     @property
     def nsplit(self) -> int:
@@ -280,11 +275,6 @@ class Config:
                 (self.lwarp and (self.producer or self.bn != 192)):
             raise ValueError(f"lwarp = {self.lwarp!r} must be 0, or 1 with producer=0 and bn = 192 (a loading warp "
                              f"leaves 128 registers a thread, too few for m64n256k16's accumulators)")
-        if isinstance(self.nw, bool) or self.nw not in (0, 1) or \
-                (self.nw and (self.bm != BM or self.bn != BN or self.epi != "tma" or self.cluster != 1
-                              or not self.hold or not self.producer)):
-            raise ValueError(f"nw = {self.nw!r} must be 0, or 1 with bm = {BM}, bn = {BN}, epi='tma', cluster 1, "
-                             f"hold=1 and a producer warpgroup (the two-width grid of the 128 x 256 kernel)")
         if self.sk and self.cluster != 1:
             raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
@@ -486,31 +476,6 @@ def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int):
     return mb, nb
 
 
-NARROW = 240      # Config.nw: the width of a narrow tile (m64n240k16; B's 256-row box is loaded as for any tile)
-
-
-def _nw_tile(k, u, tiles_n, tiles_m, nrows, xn, group: int):
-    """Config.nw: (first row, first column, is-NARROW-wide predicate) of work unit u. Units below
-    (tiles_m - nrows) * tiles_n are the 256-column tiles of the first block rows; the rest are the last
-    nrows block rows cut into tiles_n + 1 tiles, the first xn of them NARROW columns wide and the others
-    256. Both kinds are visited in raster groups like `_tile`."""
-    wide_rows = k.sub(tiles_m, nrows)
-    u1 = k.mul(wide_rows, tiles_n, mode="lo")
-    narrow = k.setp("ge", u, u1)
-    idx = k.selp(k.sub(u, u1), u, narrow)
-    mb, nb = _tile(k, idx, None, k.selp(k.add(tiles_n, 1), tiles_n, narrow), k.selp(nrows, wide_rows, narrow),
-                   1, group)
-    row = k.shl(k.selp(k.add(mb, wide_rows), mb, narrow), 7)
-    col = k.sub(k.shl(nb, 8), k.selp(k.shl(k.min(nb, xn), 4), 0, narrow, type=pg.u32))
-    return row, col, k.setp("lt", nb, xn, bool_op="and", c=narrow)
-
-
-def _nw_count(k, N, tiles_n):
-    """Config.nw: how many of a narrow block row's tiles_n + 1 tiles are NARROW wide: as many as keep
-    the row's 256 (tiles_n + 1) - 16 x columns at or above N, at most tiles_n + 1."""
-    return k.min(k.shr(k.sub(k.shl(k.add(tiles_n, 1), 8), N), 4), k.add(tiles_n, 1))
-
-
 def _pass_parity(k, epar, p: int):
     """Parity of pass p's phase of an epilogue buffer's barriers: p % 2 when a tile has an even number
     of passes (epar None); with an odd number, pass p of tile t is phase t * passes + p, whose parity
@@ -612,8 +577,6 @@ def _kernel(m: pg.Module, cfg: Config):
     mixed = cfg.bm == 192
     # bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
     psplit = k.param("m_split", pg.u32) if mixed else None
-    # nw: the last n_rows block rows go in tiles_n + 1 tiles, most of them NARROW columns wide
-    pnrows = k.param("n_rows", pg.u32) if cfg.nw else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
     M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
@@ -647,12 +610,6 @@ def _kernel(m: pg.Module, cfg: Config):
         mcs = k.shr(k.add(tiles_m, cl - 1), cl - 1) if cl > 1 else tiles_m
         units = k.mul(mcs, tiles_n, mode="lo")
         mixed_tile = None
-    nw_tile = None
-    if cfg.nw:
-        # each narrow block row has one tile more than a wide one
-        nrows = k.ld_param(pnrows)
-        nw_tile = (tiles_n, tiles_m, nrows, _nw_count(k, N, tiles_n), cfg.group)
-        units = k.add(units, nrows)
     bk = cfg.bk
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)
     # the stage ring: index and phase (the parity of the stage's barrier waits); the producer and the
@@ -674,15 +631,11 @@ def _kernel(m: pg.Module, cfg: Config):
                 row_a, nb, big = _mixed_tile(k, u, *mixed_tile)
                 # a 128-row tile loads two of the three 64-row boxes of A
                 tx = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
-            elif cfg.nw:
-                row_a, col_b, _ = _nw_tile(k, u, *nw_tile)
-                tx = cfg.stage_bytes
             else:
                 mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
                 row_a = _mul_const(k, mb, cfg.bm)
                 tx = cfg.stage_bytes
-            if not cfg.nw:
-                col_b = k.mul(nb, bn, mode="lo")
+            col_b = k.mul(nb, bn, mode="lo")
             with k.for_range(0, nk, name="kb") as kb:
                 if cfg.lead:
                     with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
@@ -708,7 +661,7 @@ def _kernel(m: pg.Module, cfg: Config):
             first = 4 - NC
             with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 32 * first))):
                 _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), first), unit0, nunits, units, rank, tiles_n,
-                            mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None, nw_tile=nw_tile)
+                            mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", cfg.regs[1])
@@ -776,18 +729,9 @@ def _kernel(m: pg.Module, cfg: Config):
                 """The epilogue addresses with the buffer in `stage` (epi="ring"), or as set up."""
                 return dict(epi, s_row_base=k.add(epi["s_row_base"], stage)) if ring_epi else epi
 
-            hnarrow = k.reg(pg.pred, "c_hnarrow") if cfg.nw else None   # nw: the held pass is a narrow tile's
-
             def flush_held():
                 k.mbarrier_wait(e_empty, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
-                if cfg.nw:
-                    held_w = k.if_else(hnarrow)
-                    with held_w.then():
-                        _epi_stmatrix_narrow(k, at(hstage), held)
-                    with held_w.otherwise():
-                        _epi_stmatrix(k, at(hstage), held, 0)
-                else:
-                    _epi_stmatrix(k, at(hstage), held, 0)
+                _epi_stmatrix(k, at(hstage), held, 0)
                 # tma: every thread makes its stmatrix writes visible to the async proxy (the TMA
                 # engine) before the hand-off; the check also wants it before the next wgmma
                 _epi_fence(k)
@@ -816,12 +760,10 @@ def _kernel(m: pg.Module, cfg: Config):
                     _release(k, bars, None, ring.index, S, guard=signal)
                     ring.advance()
             k.bra(skip, guard=idle)
-        elif not cfg.nw:                                  # (nw: the storers place the tiles)
+        else:
             mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
-
-        def mmas(da, db, parts, shape=cfg.shape, frags=frags):
-            """The k-block's wgmma for the N parts `parts` of every m64 block, k-step by k-step (nw: a
-            narrow tile's m64n240k16 on the first 120 accumulators)."""
+        def mmas(da, db, parts):
+            """The k-block's wgmma for the N parts `parts` of every m64 block, k-step by k-step."""
             for step in range(bk // K_STEP):
                 a_off = tile_a.slice_offset(step) >> 4
                 b_off = tile_b.slice_offset(step) >> 4
@@ -830,7 +772,7 @@ def _kernel(m: pg.Module, cfg: Config):
                     for h in parts:
                         # N part h: bn / nsplit rows (nt) or whole 64-column panels (nn) further on
                         b_offh = b_off + ((h * (bn // cfg.nsplit) * bk * 2) >> 4)
-                        k.wgmma_mma_async(shape, fj[h], k.add(da, a_offj, type=pg.u64) if a_offj else da,
+                        k.wgmma_mma_async(cfg.shape, fj[h], k.add(da, a_offj, type=pg.u64) if a_offj else da,
                                           k.add(db, b_offh, type=pg.u64) if b_offh else db,
                                           dtype="f32", atype="bf16", btype="bf16",
                                           trans_b=1 if cfg.layout == "nn" else None)
@@ -872,40 +814,26 @@ def _kernel(m: pg.Module, cfg: Config):
             zero(all_parts)
             kb0 = 0
         has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
-
-        def k_loop(shape=cfg.shape, frags=frags):
-            with k.for_range(kb0, nk, name="kb") as kb:
-                da, db = stage_descs()
-                k.wgmma_fence()
-                mmas(da, db, all_parts, shape, frags)
-                k.wgmma_commit_group()
-                if defer:
-                    with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
-                        flush()
-                if storer and held_pass and not cfg.split_hold:
-                    with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
-                        flush()
-                k.wgmma_wait_group(cfg.lag)
-                if cfg.lag:
-                    # the previous k-block's stage, read by now (none before the first k-block)
-                    _release(k, bars, peer_bars, prev, S,
-                             guard=signal if kb0 else k.setp("ne", kb, 0, bool_op="and", c=signal))
-                else:
-                    _release(k, bars, peer_bars, ring.index, S, guard=signal)
-                k.mov(ring.index, dst=prev)
-                ring.advance()
-
-        if cfg.nw:
-            # a narrow tile: the same loop of m64n240k16 on the first 120 accumulators (B's last 16 rows
-            # in the stage belong to the next tile and are not read)
-            narrow = _nw_tile(k, u, *nw_tile)[2]
-            width = k.if_else(narrow)
-            with width.then():
-                k_loop(f"m64n{NARROW}k16", [[pg.RegArray(frags[0][0][:NARROW // 2])]])
-            with width.otherwise():
-                k_loop()
-        else:
-            k_loop()
+        with k.for_range(kb0, nk, name="kb") as kb:
+            da, db = stage_descs()
+            k.wgmma_fence()
+            mmas(da, db, all_parts)
+            k.wgmma_commit_group()
+            if defer:
+                with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
+                    flush()
+            if storer and held_pass and not cfg.split_hold:
+                with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
+                    flush()
+            k.wgmma_wait_group(cfg.lag)
+            if cfg.lag:
+                # the previous k-block's stage, read by now (none before the first k-block)
+                _release(k, bars, peer_bars, prev, S,
+                         guard=signal if kb0 else k.setp("ne", kb, 0, bool_op="and", c=signal))
+            else:
+                _release(k, bars, peer_bars, ring.index, S, guard=signal)
+            k.mov(ring.index, dst=prev)
+            ring.advance()
         k.wgmma_wait_group(0)
         if ring_epi:
             # the last k-block's stage becomes the buffers (the storers release it to the producer);
@@ -950,8 +878,6 @@ def _kernel(m: pg.Module, cfg: Config):
             _epi_fence(k)
             k.mbarrier_arrive(e_full)
             k.mov(1, dst=pending)
-            if cfg.nw:
-                k.mov(narrow, dst=hnarrow)
             if ring_epi:
                 k.mov(tstage, dst=hstage)
         elif smem_epi:
@@ -1507,18 +1433,6 @@ def _epi_stmatrix(k, e, pairs, p: int, cols: int = EPI_COLS):
         k.stmatrix(addr, [pairs[j][0], pairs[j][1], pairs[j + 1][0], pairs[j + 1][1]])
 
 
-def _epi_stmatrix_narrow(k, e, pairs):
-    """Config.nw: a narrow tile's second pass (its columns 128 to NARROW - 1, 14 groups of 8 in `pairs`)
-    into the two 64-column boxes: box 0 gets columns 128-191, box 1 columns NARROW - 64 to NARROW - 1,
-    where the storer writes it (the 16 columns in both boxes get the same values twice)."""
-    for box, g0 in ((0, 0), (1, (NARROW - EPI_COLS - TMA_BOX) // 8)):
-        for g in range(0, TMA_BOX // 8, 2):
-            j = g0 + g
-            chunk = k.add(k.shr(e["mi"], 1), g)
-            addr = pg.mem(k.add(e["s_row_base"], k.shl(k.xor(chunk, e["ri"]), 4)), box * WG_M * TMA_BOX * 2)
-            k.stmatrix(addr, [pairs[j][0], pairs[j][1], pairs[j + 1][0], pairs[j + 1][1]])
-
-
 def _epi_copy_out(k, e, p: int, gc, M, N, mb, nb, c, bn: int):
     """The buffer (pass p of tile (mb, nb)) to C: 16-byte loads and stores, each warp instruction
     writing two whole 256-byte row segments; rows and columns past M and N are skipped."""
@@ -1578,7 +1492,7 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
 
 
 def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c, mixed_tile=None,
-                ring=None, nw_tile=None):
+                ring=None):
     """epi="tma": one thread stores consumer sc's buffer for every pass of every tile of this CTA (the
     consumers' tile order): wait for the buffer to be full (the consumers fenced their stmatrix
     writes for the async proxy), one TMA store per 64 x 64 box (rows and columns past M and N are
@@ -1587,9 +1501,7 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     2 has no rows in a 128-row tile, so its storer skips those tiles. epi="ring" (ring = (stage base,
     k-blocks per tile)): the buffer is in the stage of the tile's last k-block (the storer counts the
     ring's k-blocks like the consumers), and after the last pass's read the storer also arrives on
-    that stage's empty barrier in the consumer's place. Config.nw (nw_tile: `_nw_tile`'s arguments after
-    the unit): a narrow tile's last 64-column box starts at column NARROW - 64 of the tile, overlapping
-    the box before it with the same values (the consumers put those columns in both boxes)."""
+    that stage's empty barrier in the consumer's place."""
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
     if ring is not None:
         own = k.mul(sc, WG_M * pc * 2, mode="lo")           # the buffer's offset in a stage
@@ -1610,8 +1522,6 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
         tile_row, nb, big = _mixed_tile(k, u, *mixed_tile)
         nxt = k.new_label("t_next")
         k.bra(nxt, guard=k.setp("eq", sc, cfg.consumers - 1, bool_op="and", c=k.not_(big)))
-    elif nw_tile is not None:
-        tile_row, col0, narrow = _nw_tile(k, u, *nw_tile)
     else:
         mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
         tile_row = _mul_const(k, mb, cfg.bm)
@@ -1628,13 +1538,7 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
         row = k.add(row0, j * WG_M) if j else row0
         k.mbarrier_wait(e_full, parity=_pass_parity(k, epar, p), timeout_cycles=WAIT_LIMIT_CYCLES)
         for bx in range(pc // TMA_BOX):
-            off = h * pc + bx * TMA_BOX
-            if nw_tile is None:
-                col = k.mad(nb, bn, off, mode="lo")
-            elif off + TMA_BOX == bn:                        # the last box: narrow tiles end at NARROW
-                col = k.add(col0, k.selp(NARROW - TMA_BOX, off, narrow, type=pg.u32))
-            else:
-                col = k.add(col0, off) if off else col0
+            col = k.mad(nb, bn, h * pc + bx * TMA_BOX, mode="lo")
             k.cp_async_bulk_tensor(k.add(buf, bx * WG_M * TMA_BOX * 2), tmap_c, [col, row], direction="store",
                                    cache_policy=pol_c)
         k.cp_async_bulk_commit_group()
@@ -1662,12 +1566,12 @@ def _epi_fence(k):
 
 def sample_configs() -> list:
     """What the sample builds and checks by default: CONFIGS, `choose`'s other two kernels (192 x 256 and
-    192 x 192 tiles), the stream-K kernel (Config.sk, with its workspace), the 192 x 192 kernel in
+    192 x 192 tiles), the stream-K kernel (Config.sk, with its workspace) and the 192 x 192 kernel in
     clusters of 2 sharing A (nn), so a sanitizer run of the sample covers every kind of kernel `choose`
-    can return, stream-K, both ways a cluster shares an operand, and the two-width grid (Config.nw, nn)."""
+    can return, stream-K and both ways a cluster shares an operand."""
     return CONFIGS + list(auto_configs("nt")[1:]) + \
         [Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1).check(),
-         Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0).check(), Config("nn", 1, nw=1).check()]
+         Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0).check()]
 
 
 def build(target: str = "sm_90a", configs=None) -> pg.Module:
@@ -1795,47 +1699,6 @@ def grid_for(cfg: Config, m: int, n: int, ctas: int) -> int:
     return -(-units // rounds) * cfg.cluster
 
 
-def nw_widths(m: int, n: int, n_rows: int, group: int = GROUP_M):
-    """Config.nw: the width (columns) of every work unit in the kernel's order, with the last n_rows
-    block rows of 128 cut into tiles_n + 1 tiles (`_nw_tile`; widths as the kernel counts them, the
-    ragged last tile of a row as a whole one)."""
-    tiles_m, tiles_n = -(-m // BM), -(-n // BN)
-    if not 0 <= n_rows <= tiles_m:
-        raise ValueError(f"n_rows = {n_rows!r} must be from 0 to {tiles_m} (M = {m}'s block rows of {BM})")
-    wide = np.full((tiles_m - n_rows) * tiles_n, BN, dtype=np.int64)
-    p = tiles_n + 1
-    xn = min((BN * p - n) // 16, p)
-    i = np.arange(n_rows * p, dtype=np.int64)
-    # _tile's raster: groups of `group` block rows, column by column
-    per_group = p * group
-    g = i // per_group
-    gsize = np.minimum(n_rows - g * group, group)
-    nb = (i - g * per_group) // np.maximum(gsize, 1)
-    return np.concatenate([wide, np.where(nb < xn, NARROW, BN)])
-
-
-@functools.lru_cache(maxsize=256)
-def nw_plan(m: int, n: int, ctas: int, group: int = GROUP_M):
-    """Config.nw: (n_rows, grid): how many of the last block rows to cut into narrow tiles and the CTAs
-    to launch, so that the busiest CTA (units c, c + grid, ... of `nw_widths`) has the fewest columns of
-    128-row tiles; ties go to fewer narrow rows, then fewer CTAs. Without narrow rows the grid is
-    grid_for's. 4096 x 4096 on 132 SMs: 16 narrow rows, 132 CTAs of 4 tiles, the busiest 1008 columns
-    (the 128 x 256 kernel: 128 CTAs of 4 tiles, 1024)."""
-    check_shape(m, n, 8)
-    if isinstance(ctas, bool) or not isinstance(ctas, int) or ctas < 1:
-        raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident")
-    tiles_m = -(-m // BM)
-    best = None
-    for rows in range(tiles_m + 1):
-        w = nw_widths(m, n, rows, group)
-        grid = grid_for(Config("nt", 1), m, n, ctas) if rows == 0 else min(ctas, len(w))
-        span = int(np.bincount(np.arange(len(w)) % grid, weights=w, minlength=grid).max())
-        key = (span, rows, grid)
-        if best is None or key < best:
-            best = key
-    return best[1], best[2]
-
-
 H100_L2_BYTES = 50 * 2**20   # choose's default L2: the H100's; the H200 reports 60 MiB (pass Context.l2_bytes)
 
 
@@ -1909,7 +1772,7 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
 
 
 def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True,
-           m_split=None, workspace=None, n_rows=None) -> None:
+           m_split=None, workspace=None) -> None:
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;
     ctas = resident_ctas(f, cfg, sm_count). balanced=False launches every resident slot the work can
     use instead of grid_for's fewest CTAs for the same number of rounds. bm=192: m_split (a multiple
@@ -1917,24 +1780,21 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be.
     Stream-K (cfg.sk): every row in 192-row tiles on `sk_plan`'s grid, and `workspace` is device memory of
     at least workspace_bytes(cfg, m, n, k, ctas) bytes whose flags are zero (`workspace` makes one; each
-    launch leaves them zero again). Config.nw: n_rows (the block rows cut into narrow tiles) defaults to
-    `nw_plan`'s choice, on its grid."""
-    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace,
-                                                        n_rows)
+    launch leaves them zero again)."""
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace)
     f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster)
 
 
 def bind(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool = True, m_split=None,
-         workspace=None, n_rows=None):
+         workspace=None):
     """The launch `launch` makes, checked and packed once: a ptxgen.runtime.BoundLaunch whose call
     (with an optional stream) issues it again on the same tensors and maps."""
-    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace,
-                                                        n_rows)
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace)
     return f.bind(grid, block, args, shared_bytes=shared, cluster=cluster)
 
 
 def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool, m_split,
-                   workspace=None, n_rows=None):
+                   workspace=None):
     """(grid, block, arguments, dynamic shared bytes, cluster) of one launch; see `launch`."""
     check_shape(m, n, k)
     pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
@@ -1976,17 +1836,6 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
             grid = max(1, min(_split_units(m, split, tiles_n)[1], slots))
         grid *= cl
         extra = [np.uint32(split)]
-    elif cfg.nw:
-        tiles_m = -(-m // BM)
-        if n_rows is None:
-            n_rows, grid = nw_plan(m, n, ctas, cfg.group)
-        elif isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or not 0 <= n_rows <= tiles_m:
-            raise ValueError(f"n_rows = {n_rows!r} must be an int from 0 to {tiles_m} (M = {m}'s block rows of {BM})")
-        else:
-            grid = min(ctas, tiles_m * -(-n // BN) + int(n_rows))
-        if not balanced:
-            grid = min(ctas, tiles_m * -(-n // BN) + int(n_rows))
-        extra = [np.uint32(n_rows)]
     elif balanced:
         grid = grid_for(cfg, m, n, ctas)
     else:
@@ -1994,8 +1843,6 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
         grid = max(1, min(units, ctas // cfg.cluster)) * cfg.cluster
     if m_split is not None and cfg.bm != 192:
         raise ValueError(f"m_split is for bm=192 kernels, not {cfg.name}")
-    if n_rows is not None and not cfg.nw:
-        raise ValueError(f"n_rows is for two-width kernels (Config.nw), not {cfg.name}")
     if cfg.epi in TMA_OUT:
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")

@@ -28,9 +28,7 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 4, bm=192, epi="ring", l2="c"), h.Config("nt", 1, l2="none"),
                        h.Config("nn", 2, l2="none"), h.Config("nt", 1, 3, bm=192, l2="none"),
                        h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an"),
-                       *h.auto_configs("nt")[1:2], *h.auto_configs("nn")[1:2],
-                       # two tile widths (Config.nw)
-                       h.Config("nt", 1, nw=1), h.Config("nn", 1, nw=1)]
+                       *h.auto_configs("nt")[1:2], *h.auto_configs("nn")[1:2]]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -112,42 +110,34 @@ def test_kernel_structure(module, cfg):
     # pass; bm=192: consumer 2 also waits for the stages of a 128-row tile it sits out
     whole = not cfg.held
     assert cfg.held == (cfg.hold == 1 and (cfg.bm == 128 or (cfg.bm == 192 and cfg.bk == 64)))
-    # (lead: the producer also waits, in a 192-row tile, for the release `lead` stages back; nw: the K
-    # loop has a second copy for narrow tiles, with its stage wait and its held-pass wait)
+    # (lead: the producer also waits, in a 192-row tile, for the release `lead` stages back)
     assert body.count("mbarrier.try_wait.parity.shared.b64") == \
-        2 + cfg.split_hold + (cfg.bm == 192) + (cfg.lead > 0) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0) \
-        + 2 * cfg.nw
+        2 + cfg.split_hold + (cfg.bm == 192) + (cfg.lead > 0) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
     # the consumers: bk/16 wgmma per k-block, m64 block and N part (twice with split_hold: the first
     # k-block has its own copy), fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
     assert n_mma == cfg.bk // h.K_STEP * cfg.blocks * cfg.nsplit * (1 + cfg.split_hold)
-    # nw: the narrow tiles' loop, the same wgmma at N = NARROW
-    narrow_shape = f"m64n{h.NARROW}k16"
-    n_narrow = body.count(f"wgmma.mma_async.sync.aligned.{narrow_shape}.f32.bf16.bf16")
-    assert n_narrow == cfg.nw * cfg.bk // h.K_STEP
-    assert body.count("wgmma.commit_group.sync.aligned;") == 1 + 2 * cfg.split_hold + cfg.nw
+    assert body.count("wgmma.commit_group.sync.aligned;") == 1 + 2 * cfg.split_hold
     if cfg.split_hold:
         # part 0 committed, the held pass written, then part 1's accumulators zeroed and fenced
         first = body.split("wgmma.commit_group.sync.aligned;")[1]
         assert first.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == h.EPI_COLS // 16
         assert first.count("mov.f32") == 4 * cfg.bn // cfg.nsplit // 8
         assert first.count("wgmma.fence.sync.aligned;") == 1 and first.count("wgmma.mma_async") == n_mma // 4   # part 1 of k-block 0
-    assert "wgmma.mma_async" not in body.replace(f"wgmma.mma_async.sync.aligned.{cfg.shape}.", "").replace(
-        f"wgmma.mma_async.sync.aligned.{narrow_shape}.", "")
+    assert "wgmma.mma_async" not in body.replace(f"wgmma.mma_async.sync.aligned.{cfg.shape}.", "")
     assert f"wgmma.wait_group.sync.aligned {cfg.lag};" in body and "wgmma.wait_group.sync.aligned 0;" in body
     trans = re.findall(r"wgmma\.mma_async[^;]*, (?:1|%p\d+), 1, 1, 0, (\d);", body)
-    assert trans == [("1" if cfg.layout == "nn" else "0")] * (n_mma + n_narrow)
+    assert trans == [("1" if cfg.layout == "nn" else "0")] * n_mma
     # the epilogue: through the warpgroup's shared buffer (stmatrix, then 16-byte loads and stores)
     # or 4-byte stores straight from the registers (a fast path and a predicated edge path)
     if storer:
-        # the consumers stmatrix pass 0 at the end of a tile and pass 1 in one of three places (nw: four,
-        # the narrow tiles' K loop being a second copy, each with a narrow tile's stmatrix as well), and
+        # the consumers stmatrix pass 0 at the end of a tile and pass 1 in one of three places, and
         # fence each for the async proxy before the hand-off
         assert body.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == \
-            (cfg.blocks * cfg.bn // 16 if whole else (1 + (3 + cfg.nw) * (1 + cfg.nw)) * h.EPI_COLS // 16)
+            (cfg.blocks * cfg.bn // 16 if whole else 4 * h.EPI_COLS // 16)
         assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 128;", body)
         handoffs = re.findall(r"fence\.proxy\.async\.shared::cta;\n\s*mbarrier\.arrive\.shared\.b64", body)
-        assert len(handoffs) == (cfg.passes if whole else 4 + cfg.nw)
+        assert len(handoffs) == (cfg.passes if whole else 4)
         if cfg.epi == "storer":
             # a storer warp copies both passes out (the consumers store nothing to global memory)
             assert body.count("ld.shared.v4.b32") == body.count("st.global.v4.b32") == 2 * h.WG_M // 2
@@ -447,11 +437,8 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0") == h.Config("nt", 1, 3, group=16, bm=192, producer=0)
     assert h.Config.parse("nt:1:3:1:16:64:192:tma:192:1:0:0:auto:0:0:1") == \
         h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1)
-    assert h.Config.parse("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1") == h.Config("nt", 1, nw=1)
-    for bad, msg in (("", "1 to 17"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:0:x", "1 to 17"),
-                     ("nt:1:3:1:8:64:256:tma:192:1:0:0:auto:1:0:0:1", "nw = 1"),
-                     ("nt:1:4:1:8:64:256:tma:128:0:0:0:auto:1:0:0:1", "nw = 1"),
+    for bad, msg in (("", "1 to 16"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:x", "1 to 16"),
                      ("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0:0:1", "lwarp = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
@@ -725,57 +712,3 @@ def test_launch_refuses_a_bad_split():
             h.launch(None, cfg, maps, 0, 1000, 1000, 64, ctas)
     with pytest.raises(ValueError, match="m_split is for bm=192"):
         h.launch(None, h.Config(), maps, 0, 1000, 1000, 64, 132, m_split=192)
-
-
-def test_two_width_plan_balances_the_last_round():
-    """nw_plan: at 4096^2 on 132 SMs, 16 of the 32 block rows go in 17 tiles (16 of 240 columns, one of
-    256), 528 tiles on 132 CTAs, and the busiest CTA gets 1008 columns against the 128 x 256 kernel's
-    1024 on 128 CTAs; nw_widths covers each narrow row exactly once (N columns, 240s first)."""
-    rows, grid = h.nw_plan(4096, 4096, 132)
-    assert (rows, grid) == (16, 132)
-    w = h.nw_widths(4096, 4096, rows)
-    assert len(w) == 32 * 16 + rows and w.sum() == 4096 * 32
-    span = np.bincount(np.arange(len(w)) % grid, weights=w, minlength=grid).max()
-    assert span == 1008 < 4 * 256
-    # no narrow rows: the 128 x 256 kernel's tiles and grid; a shape where nothing is gained keeps them
-    assert h.nw_plan(2048, 2048, 132) == (0, h.grid_for(h.Config(), 2048, 2048, 132))
-    assert list(h.nw_widths(2048, 2048, 0)) == [256] * 16 * 8
-    for bad in (-1, 33):
-        with pytest.raises(ValueError, match="n_rows"):
-            h.nw_widths(4096, 4096, bad)
-
-
-def test_two_width_launch_checks_n_rows():
-    cfg = h.Config("nt", 1, nw=1)
-    maps = (np.uint64(1), np.uint64(2), np.uint64(3))
-    grid, _, args, _, _ = h._launch_config(cfg, maps, np.uint64(4), 4096, 4096, 256, 132, True, None)
-    assert grid == (132,) and int(args[-1]) == 16
-    grid, _, args, _, _ = h._launch_config(cfg, maps, np.uint64(4), 4096, 4096, 256, 132, True, None, n_rows=0)
-    assert grid == (132,) and int(args[-1]) == 0
-    for bad in (-1, 33, True, 1.0):
-        with pytest.raises(ValueError, match="n_rows"):
-            h._launch_config(cfg, maps, np.uint64(4), 4096, 4096, 256, 132, True, None, n_rows=bad)
-    with pytest.raises(ValueError, match="n_rows is for two-width kernels"):
-        h._launch_config(h.Config("nt", 1), maps, np.uint64(4), 4096, 4096, 256, 132, True, None, n_rows=2)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("layout", ["nt", "nn"])
-@pytest.mark.parametrize("m, n, k, n_rows", [(4096, 4096, 256, None), (520, 4096, 264, 0), (520, 4096, 264, 2),
-                                             (520, 4096, 264, 5), (1000, 1000, 520, None)])
-def test_two_width_grid_matches_float64(module, layout, m, n, k, n_rows):
-    """Config.nw on the GPU: nw_plan's grid at 4096^2 (132 CTAs, half the block rows narrow) and 1000^2
-    (every row narrow, the last tile ragged), and 520 x 4096 with none, two or all five block rows
-    narrow; launched twice with the output poisoned in between."""
-    torch = pytest.importorskip("torch")
-    from ptxgen.harness import bf16_gemm_case
-    cfg = h.Config(layout, 1, nw=1)
-    f, ctx = _sm90_kernel(module, cfg)
-    ctas = h.resident_ctas(f, cfg, ctx.sm_count)
-    a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + n + k).integers(2 ** 31))
-    maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
-    for _ in range(2):
-        c.view(torch.int16).fill_(-1)                                   # NaN poison
-        h.launch(f, cfg, maps, c, m, n, k, ctas, n_rows=n_rows)
-        torch.cuda.synchronize()
-        _assert_close(c, ref)
