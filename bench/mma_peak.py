@@ -11,7 +11,7 @@ all, next to cuBLAS on a GEMM, all in one run (the same clocks and temperature).
   random operand bits (as a GEMM's) and once with a repeating pattern.
 - TMA: gemm_hopper's operand delivery without the math (one thread per SM keeps a 4-stage ring of
   128 x 64 + 256 x 64 bf16 boxes loading), in TB/s delivered into shared memory.
-- cuBLAS: torch.matmul on random bf16 inputs of the given size, timed in alternation with nothing.
+- cuBLAS: torch.matmul on random bf16 inputs of each --sizes N x N x N, timed in alternation with nothing.
 
 Every kernel stores its accumulators' sum, so nothing is optimised away; the sums are checked to
 be finite. Each row runs batches of --iters CUDA-event timings (after warm-up) for at least
@@ -19,7 +19,12 @@ be finite. Each row runs batches of --iters CUDA-event timings (after warm-up) f
 window with the board power, and TFLOP/s per GHz: the ceiling per clock that a GEMM's own TFLOP/s per GHz
 (bench/gemm_sustained.py) can be held against, whatever clock the power limit leaves each of them.
 
-    python3 bench/mma_peak.py [--iters 20] [--seconds 1] [--size 4096]
+Last, per cuBLAS size, the bound that follows at a shared clock (as in bench/gemm.py, where each
+kernel's calls alternate with cuBLAS's): a kernel of wgmma (mma.sync) at the clock cuBLAS runs at
+can do at most the instruction's ceiling per GHz, so it reaches at most (ceiling per GHz) / (cuBLAS's
+per GHz) times cuBLAS's rate there, however well it is balanced and fed.
+
+    python3 bench/mma_peak.py [--iters 20] [--seconds 1] [--sizes 4096,6144,8192]
 """
 import argparse
 import os
@@ -227,10 +232,13 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=1.0,
                     help="time each row for at least this long (clock samples need a window; default 1)")
-    ap.add_argument("--size", type=int, default=4096, help="cuBLAS reference: an N x N x N bf16 GEMM")
+    ap.add_argument("--sizes", default="4096,6144,8192",
+                    help="cuBLAS references: N x N x N bf16 GEMMs, comma-separated N (default 4096,6144,8192)")
+    ap.add_argument("--size", type=int, help="one cuBLAS reference size (the same as --sizes N)")
     args = ap.parse_args(argv)
-    if args.iters < 1 or args.warmup < 0 or args.seconds < 0 or args.size < 16:
-        ap.error("--iters must be >= 1, --warmup and --seconds >= 0, --size >= 16")
+    if args.iters < 1 or args.warmup < 0 or args.seconds < 0:
+        ap.error("--iters must be >= 1, --warmup and --seconds >= 0")
+    sizes = parse_sizes(ap, args.sizes if args.size is None else str(args.size))
 
     from ptxgen.ptxas import assemble
     from ptxgen.runtime import DeviceBuffer, get_context, load_module, no_gpu_reason, time_kernel  # noqa: F401
@@ -301,12 +309,13 @@ def main(argv=None) -> int:
     finite = bool(np.isfinite(sums[:sms * 256]).all())
     try:
         import torch
-        n = args.size
-        a = torch.randn(n, n, device="cuda").to(torch.bfloat16)
-        b = torch.randn(n, n, device="cuda").to(torch.bfloat16)
-        c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
-        ms, tf, clk = timed(lambda: torch.matmul(a, b, out=c), 2.0 * n ** 3)
-        rows.append((f"cuBLAS bf16 GEMM {n}^3", ms, tf, clk, None))
+        for n in sizes:
+            a = torch.randn(n, n, device="cuda").to(torch.bfloat16)
+            b = torch.randn(n, n, device="cuda").to(torch.bfloat16)
+            c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+            ms, tf, clk = timed(lambda: torch.matmul(a, b, out=c), 2.0 * n ** 3)
+            rows.append((f"{CUBLAS_LABEL} {n}^3", ms, tf, clk, None))
+            a = b = c = None
     except ImportError:
         print("torch not found: no cuBLAS row")
     print(f"tensor-core ceilings on {ctx.name} ({ctx.arch}, {sms} SMs), median of {args.iters}; "
@@ -321,7 +330,49 @@ def main(argv=None) -> int:
         clock = f"{clk[0]:7.0f} {clk[1]:5.0f}" if clk else f"{'-':>7} {'-':>5}"
         print(f"  {'operand delivery':<52} {'ms':>8} {'TB/s':>9} {'SM MHz':>7} {'W':>5}")
         print(f"  {label:<52} {ms:8.3f} {tbs:9.2f} {clock}")
+    bounds = shared_clock_bounds(rows)
+    if bounds:
+        print("  at cuBLAS's clock, a kernel of the instruction reaches at most (ceiling per GHz / cuBLAS's per GHz):")
+        print(f"  {'cuBLAS GEMM':<16} {'TF/GHz':>7} {'wgmma':>7} {'mma.sync':>9}")
+        for n, per_ghz, wg, ms_ in bounds:
+            cell = lambda x, w: f"{x:{w}.3f}x" if x is not None else f"{'-':>{w + 1}}"    # noqa: E731
+            print(f"  {f'{n}^3':<16} {per_ghz:7.1f} {cell(wg, 6)} {cell(ms_, 8)}")
     return 0 if finite else 1
+
+
+CUBLAS_LABEL = "cuBLAS bf16 GEMM"
+
+
+def parse_sizes(ap, text: str) -> list:
+    """The --sizes list: positive N, at least 16 each; anything else ends with the parser's error."""
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or any(n < 16 for n in sizes):
+        ap.error(f"--sizes takes comma-separated N >= 16 (an N x N x N GEMM each); got {text!r}")
+    return sizes
+
+
+def shared_clock_bounds(rows) -> list:
+    """(N, cuBLAS's TFLOP/s per GHz, wgmma bound, mma.sync bound) for each cuBLAS row with a clock, where a
+    bound is the best random-operand ceiling row of that instruction per GHz over cuBLAS's per GHz (None
+    where no such row has a clock). rows are main's (label, ms, TFLOP/s, (MHz, W, C) or None, regs)."""
+    def per_ghz(r):
+        return r[2] / r[3][0] * 1e3
+
+    def best(prefix):
+        got = [per_ghz(r) for r in rows if r[0].startswith(prefix) and r[3] and "pattern" not in r[0]]
+        return max(got) if got else None
+
+    wg, ms_ = best("wgmma "), best("mma.sync ")
+    out = []
+    for r in rows:
+        if r[0].startswith(CUBLAS_LABEL + " ") and r[3]:
+            n = int(r[0][len(CUBLAS_LABEL) + 1:].split("^")[0])
+            g = per_ghz(r)
+            out.append((n, g, None if wg is None else wg / g, None if ms_ is None else ms_ / g))
+    return out
 
 
 if __name__ == "__main__":

@@ -63,3 +63,33 @@ def test_tma_stream_ring_completes(module, loops):
     run_kernel(module, "tma_stream", grid=(1,), block=(32,),
                dynamic_shared=mp.TMA_STAGES * mp.TMA_STAGE_BYTES + 8 * mp.TMA_STAGES + 1024,
                args=[ta, tb, np.uint32(loops), np.uint32(4)])   # raises DeadlockError on a wrong parity
+
+
+def test_shared_clock_bounds_divide_the_best_random_ceiling_by_cublas_per_ghz():
+    """The bound table: the best random-operand row of each instruction per GHz over each cuBLAS row's;
+    pattern rows (fewer gates switching) and rows without a clock sample do not count."""
+    rows = [("mma.sync m16n8k16 bf16, 8 warps/SM, 32 chains", 1.0, 600.0, (2000.0, 500.0, 60.0), 40),
+            ("mma.sync m16n8k16 bf16, 16 warps/SM, 16 chains", 1.0, 620.0, (2000.0, 520.0, 60.0), 40),
+            ("wgmma m64n256k16 bf16, 2 warpgroups/SM, random bf16", 1.0, 900.0, (1875.0, 690.0, 70.0), 168),
+            ("wgmma m64n256k16 bf16, 2 warpgroups/SM, repeating bf16 pattern", 1.0, 990.0, (1980.0, 530.0, 60.0), 168),
+            ("wgmma m64n240k16 bf16, 2 warpgroups/SM, random bf16", 1.0, 950.0, None, 168),
+            (f"{mp.CUBLAS_LABEL} 4096^3", 1.0, 700.0, (1600.0, 700.0, 70.0), None),
+            (f"{mp.CUBLAS_LABEL} 6144^3", 1.0, 690.0, None, None),
+            (f"{mp.CUBLAS_LABEL} 8192^3", 1.0, 675.0, (1500.0, 700.0, 70.0), None)]
+    got = mp.shared_clock_bounds(rows)
+    assert [n for n, *_ in got] == [4096, 8192]
+    wg, ms = 900.0 / 1.875, 620.0 / 2.0
+    for (n, per_ghz, b_wg, b_ms), clk, tf in zip(got, (1.6, 1.5), (700.0, 675.0)):
+        assert per_ghz == pytest.approx(tf / clk)
+        assert b_wg == pytest.approx(wg / (tf / clk)) and b_ms == pytest.approx(ms / (tf / clk))
+    # without any wgmma row (a GPU before sm_90) the wgmma bound is missing, not zero
+    only_mma = [r for r in rows if not r[0].startswith("wgmma")]
+    assert [b[2] for b in mp.shared_clock_bounds(only_mma)] == [None, None]
+
+
+@pytest.mark.parametrize("argv, match", [(["--sizes", "4096,x"], "--sizes takes"), (["--sizes", ""], "--sizes takes"),
+                                          (["--size", "8"], "got '8'")])
+def test_bad_sizes_end_with_a_usage_error(argv, match, capsys):
+    with pytest.raises(SystemExit) as e:
+        mp.main(argv)
+    assert e.value.code == 2 and match in capsys.readouterr().err
