@@ -99,7 +99,8 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
     of B, as gemm_hopper's bm=192 consumers issue them), one group in flight; n < 256 reads the first
     n rows of the same 256-row B tile. data="random": the
     operands are random bf16 bits (as a GEMM's); "pattern": a few values that repeat (what this
-    benchmark used first: the same TFLOP/s at a lower power)."""
+    benchmark used first: the same TFLOP/s at a lower power); "regs": random bits, with A's fragments
+    (4 registers a k-step) in registers instead of shared memory (the instruction's other form)."""
     k = m.entry(wgmma_name(data, wgs, split, n), reqntid=128 * wgs,
                 maxnreg=65536 // (128 * wgs) // 8 * 8 if wgs > 2 else None)
     pout = k.param_ptr("out", pg.f32, align=4)
@@ -110,13 +111,13 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
     # fill A (8 KiB per warpgroup) and B (32 KiB), 16 bytes a store, 256 threads at a time
     nbytes = wgs * TILE_A.nbytes + TILE_B.nbytes
     fill = k.setp("lt", tid, 256)
-    if data != "random":
+    if data == "pattern":
         val = k.or_(k.add(k.and_(tid, 63), 0x3E00), k.shl(k.add(k.and_(tid, 31), 0x3D80), 16), type=pg.b32)
         vec = [val, k.xor(val, 1, type=pg.b32), k.xor(val, 2, type=pg.b32), k.xor(val, 3, type=pg.b32)]
     with k.for_range(0, nbytes // (256 * 16), name="f") as f:
         word = k.mad(f, 256, tid, mode="lo")
         off = k.shl(word, 4)
-        if data == "random":
+        if data != "pattern":
             vec = [_random_bf16x2(k, k.mad(word, 4, j, mode="lo")) for j in range(4)]
         k.st(k.add(base, off), vec, pg.b32, space="shared", guard=fill)
     k.fence_proxy_async("shared::cta")
@@ -130,13 +131,17 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
         for r in f:
             k.mov(0.0, dst=r)
     part = TILE_B.nbytes // 256 * n // split             # N part h: n / split rows of B further on
+    # data="regs": each k-step's A fragment, random bits held in registers for the whole loop
+    a_regs = [[_random_bf16x2(k, k.mad(tid, 16, 4 * step + j, mode="lo")) for j in range(4)]
+              for step in range(4)] if data == "regs" else None
     with k.for_range(0, k.ld_param(ploops), name="it"):
         k.wgmma_fence()
         for step in range(4):
             a_off = TILE_A.slice_offset(step) >> 4
             for h, f in enumerate(frags):
                 b_off = (TILE_B.slice_offset(step) + h * part) >> 4
-                k.wgmma_mma_async(shape, f, k.add(da, a_off, type=pg.u64) if a_off else da,
+                a = a_regs[step] if a_regs else (k.add(da, a_off, type=pg.u64) if a_off else da)
+                k.wgmma_mma_async(shape, f, a,
                                   k.add(db, b_off, type=pg.u64) if b_off else db,
                                   dtype="f32", atype="bf16", btype="bf16")
         k.wgmma_commit_group()
@@ -220,6 +225,7 @@ def build(target: str):
     if target.startswith("sm_90"):
         smem = wgmma_kernel(m)[1]
         wgmma_kernel(m, "pattern")
+        wgmma_kernel(m, "regs")
         for wgs, split, n in WGMMA_SPLITS:
             smem = max(smem, wgmma_kernel(m, "random", wgs, split, n)[1])
         tma_stream_kernel(m)
@@ -279,7 +285,8 @@ def main(argv=None) -> int:
         rows.append((f"mma.sync m16n8k16 bf16, {w * per_sm} warps/SM, {c} chains", ms, tf, clk, r.registers))
     stream = None
     if wg_smem is not None:
-        wg_rows = [("random", 2, 1, 256), ("pattern", 2, 1, 256)] + [("random", *x) for x in WGMMA_SPLITS]
+        wg_rows = [("random", 2, 1, 256), ("pattern", 2, 1, 256), ("regs", 2, 1, 256)] + \
+            [("random", *x) for x in WGMMA_SPLITS]
         for data, wgs, split, n in wg_rows:
             name = wgmma_name(data, wgs, split, n)
             f = mod.function(name)
@@ -287,7 +294,8 @@ def main(argv=None) -> int:
             flop = sms * wgs * LOOP * 4 * WGMMA_FLOP // 256 * n
             ms, tf, clk = timed(lambda f=f, wgs=wgs: f.launch((sms,), (128 * wgs,), [out, np.uint32(LOOP)],
                                                               shared_bytes=wg_smem), flop)
-            what = "random bf16" if data == "random" else "repeating bf16 pattern"
+            what = {"random": "random bf16", "pattern": "repeating bf16 pattern",
+                    "regs": "random bf16, A in registers"}[data]
             inst = f"m64n{n}k16" if split == 1 else f"{split} x m64n{n // split}k16"
             rows.append((f"wgmma {inst} bf16, {wgs} warpgroups/SM, {what}", ms, tf, clk, res.resources[name].registers))
         # operand delivery alone: random 4096 x 4096 bf16 A and B, gemm_hopper's boxes and ring

@@ -23,7 +23,7 @@ def test_assembles_without_spills(module):
     from ptxgen.ptxas import assemble
     res = assemble(module.emit(), "sm_90a", cache=False)
     assert not res.warnings, [str(w) for w in res.warnings]
-    names = {"wgmma_peak", "wgmma_peak_pattern", "tma_stream"} | {f"mma_sync_peak_w{w}_c{c}" for w, c in mp.MMA_SHAPES} \
+    names = {"wgmma_peak", "wgmma_peak_pattern", "wgmma_peak_regs", "tma_stream"} | {f"mma_sync_peak_w{w}_c{c}" for w, c in mp.MMA_SHAPES} \
         | {mp.wgmma_name("random", w, s, n) for w, s, n in mp.WGMMA_SPLITS}
     assert names <= set(res.resources)
     for name in names:
