@@ -632,9 +632,13 @@ class _Executor:
                 raise ExecutionError(u.args[0], loc, text, idx) from None
 
     def _record(self, cta: _Cta, ins: ir.Instr, idx: np.ndarray) -> None:
+        from .ops.operands import TensorRef
         vals = {}
         for op in ins.operands:
-            for r in _elems(op):
+            # the registers of an address ([base+offset]) and of a tensor operand ([map, {coords}]) too
+            inner = (op.base,) if isinstance(op, ir.Addr) else (op.base, *op.coords) if isinstance(op, TensorRef) \
+                else _elems(op)
+            for r in inner:
                 if isinstance(r, ir.Reg):
                     vals[r.name] = self._reg(cta, r.name)[idx].copy()
         self.stats.records.append(Record(ins, idx.copy(), cta.ctaid, vals))
@@ -1988,7 +1992,8 @@ def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *
 
     Raises UnsupportedInstructionError (an instruction the executor does not model), MemoryFaultError
     (out-of-bounds or misaligned access), DeadlockError (a barrier no thread can complete), ExecutionError.
-    `record`: opcode prefixes (e.g. ('mma',)) whose register operands are saved in RunStats.records.
+    `record`: opcode prefixes (e.g. ('mma',)) whose register operands (with the registers of addresses and
+    tensor coordinates) are saved in RunStats.records.
     """
     fn, irm = load_function(module, name)
     g, b = _dim3(grid, "grid"), _dim3(block, "block")

@@ -188,6 +188,9 @@ class Config:
     lwarp: int = 0          # 1 (producer=0, bn=192): the loads come from a warp of their own beside the three
                             # consumer warpgroups (416 threads at 128 registers; m64n192k16 fits) instead
                             # of one consumer thread, so no warpgroup waits for the ring's releases
+    kdir: int = 0           # 1 (producer=1, cluster 1): each CTA walks K upwards in one tile and downwards in
+                            # the next, so a tile starts on the k-blocks its round's tiles loaded last, which
+                            # may still be in L2 (a raster group's next round reads the same rows of A)
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -202,7 +205,8 @@ class Config:
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
-                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else ""))
+                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else "")
+                + ("_kr" if self.kdir else ""))
 
     @property
     def nsplit(self) -> int:
@@ -275,6 +279,10 @@ class Config:
                 (self.lwarp and (self.producer or self.bn != 192)):
             raise ValueError(f"lwarp = {self.lwarp!r} must be 0, or 1 with producer=0 and bn = 192 (a loading warp "
                              f"leaves 128 registers a thread, too few for m64n256k16's accumulators)")
+        if isinstance(self.kdir, bool) or self.kdir not in (0, 1) or \
+                (self.kdir and (not self.producer or self.cluster != 1)):
+            raise ValueError(f"kdir = {self.kdir!r} must be 0, or 1 with producer=1 and cluster 1 (the producer "
+                             "warpgroup's loads alternate their K direction tile by tile)")
         if self.sk and self.cluster != 1:
             raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
@@ -623,6 +631,7 @@ def _kernel(m: pg.Module, cfg: Config):
         k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
+            rev = k.mov(0, type=pg.u32) if cfg.kdir else None     # Config.kdir: 1 in tiles loaded K-downwards
             pols = _load_policies(k, cfg, tiles_n, nunits)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             k.place(top)
@@ -636,6 +645,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 row_a = _mul_const(k, mb, cfg.bm)
                 tx = cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
+            down = k.setp("ne", rev, 0) if cfg.kdir else None
             with k.for_range(0, nk, name="kb") as kb:
                 if cfg.lead:
                     with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
@@ -644,9 +654,13 @@ def _kernel(m: pg.Module, cfg: Config):
                 full = ring.addr(bars, 8)
                 k.mbarrier_arrive_expect_tx(full, tx)
                 stage = ring.addr(base, cfg.stage_bytes)
-                kx = k.shl(kb, bk.bit_length() - 1)
+                # Config.kdir: every other tile of this CTA takes its k-blocks from the last down
+                kk = k.selp(k.sub(k.sub(nk, 1), kb), kb, down) if cfg.kdir else kb
+                kx = k.shl(kk, bk.bit_length() - 1)
                 _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big if mixed else None, rank, pols)
                 ring.advance()
+            if cfg.kdir:
+                k.xor(rev, 1, dst=rev, type=pg.b32)
             k.add(u, nunits, dst=u)
             k.bra(top)
             k.place(done)

@@ -737,3 +737,23 @@ ret;
     out = np.full(1, 7, dtype=np.uint32)
     run_kernel(parse_ptx(text, "prefetch.ptx"), "k", grid=(1,), block=(1,), args=[Buffer(out), bytes(128)])
     assert out[0] == 0
+
+
+def test_record_keeps_the_registers_of_an_address():
+    """RunStats.records: a recorded load or store lists its address register with its value per thread,
+    beside the registers it moves."""
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("addr_rec", reqntid=32)
+    out = k.cvta(k.ld_param(k.param_ptr("out", pg.u32, align=4)), "global", to=True)
+    addr = k.add(out, k.mul(k.cvt(k.tid.x, pg.u64), 4, mode="lo"))
+    k.st(addr, k.mul(k.tid.x, 3, mode="lo"), space="global")
+    k.ret()
+    buf = Buffer(np.zeros(32, np.uint32))
+    stats = run_kernel(m, "addr_rec", grid=(1,), block=(32,), args=[buf], record=("st.global",))
+    (rec,) = stats.records
+    base, value = rec.instr.operands
+    assert list(buf.array) == [3 * t for t in range(32)]
+    assert list(rec.values[value.name]) == [3 * t for t in range(32)]
+    addrs = rec.values[base.base.name].astype(np.int64)
+    assert list(np.diff(addrs)) == [4] * 31

@@ -16,7 +16,7 @@ from _samples import load_sample
 h = load_sample("gemm_hopper")
 
 
-def _run(cfg, m, n, k, seed=0, m_split=None):
+def _run(cfg, m, n, k, seed=0, m_split=None, record=(), stats=None):
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(seed)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
@@ -29,9 +29,11 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
     t0 = time.perf_counter()
     bc = Buffer(c)
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16") if cfg.epi in h.TMA_OUT else bc
-    run_kernel(mod, cfg.name, grid=(1,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
-               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)]
-               + ([np.uint32(m_split)] if cfg.bm == 192 else []))
+    st = run_kernel(mod, cfg.name, grid=(1,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
+                    args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)]
+                    + ([np.uint32(m_split)] if cfg.bm == 192 else []), record=record)
+    if stats is not None:
+        stats.append(st)
     secs = time.perf_counter() - t0
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)
@@ -64,7 +66,9 @@ def _run(cfg, m, n, k, seed=0, m_split=None):
                                     (h.Config("nt", 1, 3, bm=192, bn=192, producer=0), 456),
                                     (h.Config("nn", 1, 3, bm=192, bn=192, producer=0), 136),
                                     (h.Config("nt", 1, 3, bm=192, bn=192, producer=0, lwarp=1), 456),
-                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1), 136)],
+                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1), 136),
+                                    (h.Config("nt", 1, kdir=1), 456), (h.Config("nn", 1, kdir=1), 136),
+                                    (h.Config("nt", 1, 3, bm=192, kdir=1), 456)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -86,6 +90,30 @@ def test_whole_kernel_matches_numpy(cfg, k):
     tol = 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)   # bf16 rounding of C
     assert (err <= tol).all(), f"{int((err > tol).sum())} elements differ"
     assert secs < 60
+
+
+@pytest.mark.parametrize("kdir", [0, 1])
+def test_kdir_walks_k_up_and_down_tile_by_tile(kdir):
+    """Config.kdir: the K coordinates of the producer's TMA loads, in issue order, go up through the
+    k-blocks in the CTA's first tile, down in its second, and so on (K = 456: 8 k-blocks, the last one
+    ragged); without it every tile goes up. The product stays right either way. (l2="c": A's loads are
+    issued once, not as the two predicated copies of l2="auto", which the record would list both of.)"""
+    cfg = h.Config("nt", 1, l2="c", kdir=kdir)
+    stats = []
+    got, ref, _ = _run(cfg, 300, 520, 456, record=("cp.async.bulk.tensor",), stats=stats)
+    assert np.allclose(got, ref, rtol=2.0 ** -7, atol=0.05)
+    loads = [r for r in stats[0].records if ".global.shared" not in r.instr.opcode]    # not the C stores
+    kx = []
+    for r in loads:
+        first = r.instr.operands[1].coords[0]  # [map, {k, row}]: K is the innermost coordinate of both maps
+        kx.append(int(r.values[first.name][0]) if first.name in r.values else int(first.value))
+    per_block = kx[::2]                         # each k-block: one A load, then one B load at the same K
+    assert kx[1::2] == per_block
+    ups, nk = list(range(0, 456, 64)), 8
+    tiles = [per_block[i:i + nk] for i in range(0, len(per_block), nk)]
+    assert len(tiles) == 9 and all(len(t) == nk for t in tiles)    # 3 x 3 tiles of 128 x 256 over 300 x 520
+    for i, t in enumerate(tiles):
+        assert t == (ups[::-1] if kdir and i % 2 else ups), (i, t)
 
 
 @pytest.mark.parametrize("layout", ["nt", "nn"])

@@ -28,7 +28,9 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 4, bm=192, epi="ring", l2="c"), h.Config("nt", 1, l2="none"),
                        h.Config("nn", 2, l2="none"), h.Config("nt", 1, 3, bm=192, l2="none"),
                        h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an"),
-                       *h.auto_configs("nt")[1:2], *h.auto_configs("nn")[1:2]]
+                       *h.auto_configs("nt")[1:2], *h.auto_configs("nn")[1:2],
+                       # K walked up and down tile by tile (Config.kdir)
+                       h.Config("nt", 1, kdir=1), h.Config("nn", 1, kdir=1), h.Config("nt", 1, 3, group=16, bm=192, kdir=1)]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -437,8 +439,11 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0") == h.Config("nt", 1, 3, group=16, bm=192, producer=0)
     assert h.Config.parse("nt:1:3:1:16:64:192:tma:192:1:0:0:auto:0:0:1") == \
         h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1)
-    for bad, msg in (("", "1 to 16"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:x", "1 to 16"),
+    assert h.Config.parse("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1") == h.Config("nt", 1, kdir=1)
+    assert h.Config("nt", 1, kdir=1).name.endswith("_kr")
+    for bad, msg in (("", "1 to 17"), ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1", "kdir = 1"),
+                     ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:2", "kdir = 2"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:x", "1 to 17"),
                      ("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0:0:1", "lwarp = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
