@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import keyword
+import math
 import re
 from typing import Optional, Sequence, Tuple, Union
 
@@ -1523,6 +1524,7 @@ class KernelBuilder(FunctionBuilder):
 
     def _directives(self, **kw):
         fn = self.fn
+        threads = {}                                     # "maxntid" / "reqntid" -> threads of the CTA
         for key in ("maxntid", "reqntid", "reqnctapercluster"):
             v = kw[key]
             if v is None:
@@ -1531,11 +1533,9 @@ class KernelBuilder(FunctionBuilder):
             if not 1 <= len(dims) <= 3 or not all(isinstance(x, int) and x > 0 for x in dims):
                 raise _err(f".{key} takes 1 to 3 positive ints, not {v!r}")
             if key in ("maxntid", "reqntid"):
-                tot = 1
-                for x in dims:
-                    tot *= x
-                if tot > 1024:
-                    raise _err(f".{key} {dims} is {tot} threads; a CTA has at most 1024")
+                threads[key] = math.prod(dims)
+                if threads[key] > 1024:
+                    raise _err(f".{key} {dims} is {threads[key]} threads; a CTA has at most 1024")
             else:
                 self._need("sm_90", (7, 8), ".reqnctapercluster")
             fn.directives.append(f".{key} " + ", ".join(str(x) for x in dims))
@@ -1555,14 +1555,10 @@ class KernelBuilder(FunctionBuilder):
         if kw["reqntid"] is not None and kw["maxnreg"] is not None and self.target.sm >= REGISTER_RULE_MIN_SM:
             # ptxas takes it, but the launch is refused if ptxas uses more registers than a CTA of that size
             # can hold (ptxgen.target); refused here as .reqntid above 1024 is
-            dims = (kw["reqntid"],) if isinstance(kw["reqntid"], int) else tuple(kw["reqntid"])
-            threads = 1
-            for x in dims:
-                threads *= x
-            why = cta_register_limit(threads, kw["maxnreg"])
+            why = cta_register_limit(threads["reqntid"], kw["maxnreg"])
             if why is not None:
                 raise _err(f"{why}; .maxnreg {kw['maxnreg']} lets ptxas use more",
-                           notes=(f"write maxnreg={max_regs_for_threads(threads)}",))
+                           notes=(f"write maxnreg={max_regs_for_threads(threads['reqntid'])}",))
         if kw["reqnctapercluster"] is not None and kw["maxclusterrank"] is not None:
             # ptxas: "Conflicting directives: .reqnctapercluster and .maxclusterrank cannot both be specified"
             raise _err(".reqnctapercluster and .maxclusterrank cannot both be given")

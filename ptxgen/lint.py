@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+import math
 import re
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -1459,6 +1460,7 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
         h = info.header
         seen = {}
         values = {}
+        threads = None                                   # the CTA size .reqntid gives
         for name, vals, line, col in h.directives:
             loc = SourceLoc(res.filename, line, col)
             lim = _PERF.get(name)
@@ -1475,9 +1477,9 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
             seen[name] = loc
             values[name] = vals
             if name in (".maxntid", ".reqntid") and vals:
-                tot = 1
-                for v in vals:
-                    tot *= v
+                tot = math.prod(vals)
+                if name == ".reqntid":
+                    threads = tot
                 if 0 in vals:
                     ctx.add("PTX-E-DIRECTIVE", f"{name} takes positive sizes", loc, (), len(name))
                 elif tot > 1024:  # ptxas takes it (the launch fails); worth a warning
@@ -1495,21 +1497,18 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
                 ctx.add("PTX-E-DIRECTIVE", f"{name} applies to kernels (.entry), not to .func", loc, (), len(name))
         if ".maxntid" in seen and ".reqntid" in seen:
             ctx.add("PTX-E-DIRECTIVE", ".maxntid and .reqntid cannot both be given", seen[".reqntid"])
-        elif ".reqntid" in seen and ".maxnreg" in seen and h.is_entry:
-            _maxnreg_fits_reqntid(ctx, values[".reqntid"], values[".maxnreg"], seen[".maxnreg"])
+        elif threads is not None and ".maxnreg" in seen and h.is_entry:
+            _maxnreg_fits_reqntid(ctx, threads, values[".maxnreg"], seen[".maxnreg"])
         if ".reqnctapercluster" in seen and ".maxclusterrank" in seen:
             ctx.add("PTX-E-DIRECTIVE", ".reqnctapercluster and .maxclusterrank cannot both be given",
                     seen[".maxclusterrank"])
 
 
-def _maxnreg_fits_reqntid(ctx: _Ctx, reqntid, maxnreg, loc: SourceLoc):
-    """PTX-W-DIRECTIVE at .maxnreg when it lets ptxas use more registers than a CTA of .reqntid threads can
-    launch with (ptxgen.target.cta_register_limit); ptxas takes it, and may use fewer."""
-    if ctx.target is None or ctx.target.sm < REGISTER_RULE_MIN_SM or len(maxnreg) != 1 or not reqntid:
+def _maxnreg_fits_reqntid(ctx: _Ctx, threads: int, maxnreg, loc: SourceLoc):
+    """PTX-W-DIRECTIVE at .maxnreg when it lets ptxas use more registers than a CTA of .reqntid's `threads`
+    threads can launch with (ptxgen.target.cta_register_limit); ptxas takes it, and may use fewer."""
+    if ctx.target is None or ctx.target.sm < REGISTER_RULE_MIN_SM or len(maxnreg) != 1:
         return
-    threads = 1
-    for v in reqntid:
-        threads *= v
     if not 1 <= threads <= 1024 or not 1 <= maxnreg[0] <= 255:
         return  # reported above
     why = cta_register_limit(threads, maxnreg[0])
