@@ -2,6 +2,18 @@
 reference must multiply in bf16 -> f32 like the kernels), or, without a GPU, the reason printed."""
 
 
+def int_list(ap, name: str, text: str, lo: int, what: str) -> list:
+    """A comma-separated option of whole numbers >= lo (e.g. --sizes 4096,6144); anything else ends with
+    the parser's usage error "{name} takes {what}; got {text!r}"."""
+    try:
+        vals = [int(x) for x in text.split(",")]
+    except ValueError:
+        vals = []
+    if not vals or any(v < lo for v in vals):
+        ap.error(f"{name} takes {what}; got {text!r}")
+    return vals
+
+
 def gpu_or_reason():
     """(torch, ptxgen context) or None after printing why no GPU can be used."""
     from ptxgen.runtime import get_context, no_gpu_reason

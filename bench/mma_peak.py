@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ptxgen as pg  # noqa: E402
+from _gpu import int_list  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 from ptxgen.ops.wgmma_desc import SmemTile  # noqa: E402
 
@@ -244,7 +245,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.iters < 1 or args.warmup < 0 or args.seconds < 0:
         ap.error("--iters must be >= 1, --warmup and --seconds >= 0")
-    sizes = parse_sizes(ap, args.sizes if args.size is None else str(args.size))
+    sizes = int_list(ap, "--sizes", args.sizes if args.size is None else str(args.size), 16,
+                     "comma-separated N >= 16 (an N x N x N GEMM each)")
 
     from ptxgen.ptxas import assemble
     from ptxgen.runtime import DeviceBuffer, get_context, load_module, no_gpu_reason, time_kernel  # noqa: F401
@@ -349,17 +351,6 @@ def main(argv=None) -> int:
 
 
 CUBLAS_LABEL = "cuBLAS bf16 GEMM"
-
-
-def parse_sizes(ap, text: str) -> list:
-    """The --sizes list: positive N, at least 16 each; anything else ends with the parser's error."""
-    try:
-        sizes = [int(x) for x in text.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or any(n < 16 for n in sizes):
-        ap.error(f"--sizes takes comma-separated N >= 16 (an N x N x N GEMM each); got {text!r}")
-    return sizes
 
 
 def shared_clock_bounds(rows) -> list:

@@ -17,8 +17,10 @@ import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ptxgen as pg  # noqa: E402
+from _gpu import int_list  # noqa: E402
 
 THREADS = 128
 
@@ -58,16 +60,6 @@ def merge_groups(sets) -> list:
     return sorted(sorted(g) for g in groups.values())
 
 
-def _int_list(ap, name, text, lo):
-    try:
-        vals = [int(x) for x in text.split(",")]
-    except ValueError:
-        vals = []
-    if not vals or any(v < lo for v in vals):
-        ap.error(f"{name} takes comma-separated whole numbers >= {lo}; got {text!r}")
-    return vals
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ctas", type=int, default=128, help="CTAs of the plain grid (default 128, the GEMMs' grid at "
@@ -77,7 +69,7 @@ def main(argv=None) -> int:
     ap.add_argument("--smem-kib", type=int, default=200,
                     help="dynamic shared memory per CTA, KiB (default 200: one CTA per SM)")
     args = ap.parse_args(argv)
-    clusters = _int_list(ap, "--clusters", args.clusters, 1)
+    clusters = int_list(ap, "--clusters", args.clusters, 1, "comma-separated whole numbers >= 1")
     if args.ctas < 1 or args.repeats < 1 or not 1 <= args.smem_kib <= 227:
         ap.error("--ctas and --repeats must be >= 1, --smem-kib 1 to 227")
 
