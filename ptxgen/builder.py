@@ -535,15 +535,29 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         return Label(name)
 
     def place(self, label: Label):
-        """Place `label:` at the current point."""
+        """Place `label:` at the current point. A label marks one point: placing it a second time, or
+        placing one that another function made, raises BuildError at that call."""
         if not isinstance(label, Label):
             raise _err(f"expected a Label, got {type(label).__name__}")
-        self.fn.body.append(LabelDef(label, caller_loc()))
+        if label.name not in self.fn._labels:
+            raise _err(f"label {label.name} was not made by {self.fn.name}'s new_label() or label()",
+                       notes=["labels belong to the function whose builder made them"])
+        if label.name in self.fn._placed:
+            first = self.fn._placed[label.name]
+            raise _err(f"label {label.name} is already placed" + (f" (at {first})" if first else ""),
+                       "PTX-E-DUP-LABEL",
+                       notes=["label() makes a label and places it at once; to place one later, make it "
+                              "with new_label()"])
+        loc = caller_loc()
+        self.fn._placed[label.name] = loc
+        self.fn.body.append(LabelDef(label, loc))
 
     def label(self, hint: str = "L") -> Label:
         """A new label placed here."""
         lb = self.new_label(hint)
-        self.fn.body.append(LabelDef(lb, caller_loc()))
+        loc = caller_loc()
+        self.fn._placed[lb.name] = loc
+        self.fn.body.append(LabelDef(lb, loc))
         return lb
 
     def bra(self, target: Label, *, guard=None, uni: bool = False):

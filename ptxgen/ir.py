@@ -308,6 +308,7 @@ class Function:
     _names: set = field(default_factory=set)
     _arrays: Dict[str, Tuple[Type, int]] = field(default_factory=dict)  # '%r' -> (decl type, count)
     _labels: set = field(default_factory=set)
+    _placed: Dict[str, Optional[SourceLoc]] = field(default_factory=dict)  # label name -> where it was placed
 
     @property
     def kind(self) -> str:

@@ -307,6 +307,26 @@ def test_warp_atomic_barrier_text():
     ]
 
 
+def test_a_label_is_placed_once_and_only_in_its_own_function():
+    m, k = kernel()
+    end = k.label("end")                    # made and placed here
+    first = here() - 1
+    dup = f"label {end} is already placed (at {__file__}:{first})"
+    e = raises(BuildError, "PTX-E-DUP-LABEL", dup, here() + 1,
+               lambda: k.place(end))
+    assert any("new_label()" in n for n in e.notes)
+    later = k.new_label("later")
+    k.place(later)
+    placed = here() - 1
+    raises(BuildError, "PTX-E-DUP-LABEL", f"label {later} is already placed (at {__file__}:{placed})", here() + 1,
+           lambda: k.place(later))
+    other = m.entry("other")
+    raises(BuildError, "PTX-E-BUILD", f"label {later} was not made by other's new_label() or label()", here() + 1,
+           lambda: other.place(later))
+    k.ret()
+    assert [str(st.label) for st in k.fn.body if type(st).__name__ == "LabelDef"] == [end.name, later.name]
+
+
 def test_special_registers_and_control_text():
     m, k = kernel()
     n = len(k.fn.body)
