@@ -629,7 +629,8 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         self.add(i, step, dst=i)
         p = self.setp(cmp, i, stop, type=ty)
         self.bra(top, guard=p)
-        self.place(end)
+        if not static_ok:          # only the trip test branches to the end
+            self.place(end)
 
     # ------------------------------------------------------------------ special registers
     def sreg(self, name: str, *, dst: Optional[Reg] = None) -> Reg:
