@@ -8,7 +8,9 @@ all, next to cuBLAS on a GEMM, all in one run (the same clocks and temperature).
 - wgmma: two warpgroups per CTA (one CTA per SM) each issue 4 x m64n256k16 per iteration from
   128-byte-swizzled shared-memory descriptors (A 64 x 64, B 256 x 64, filled once), commit, and
   wait with one group in flight, like gemm_hopper's consumers without the data movement; once with
-  random operand bits (as a GEMM's) and once with a repeating pattern.
+  random operand bits (as a GEMM's) and once with a repeating pattern; once more with random bits while
+  a ninth warp copies 48 KiB into shared memory per iteration (the 128 x 256 GEMM's operand bytes per
+  FLOP, written beside the operands): whether those writes slow the wgmma reads.
 - TMA: gemm_hopper's operand delivery without the math (one thread per SM keeps a 4-stage ring of
   128 x 64 + 256 x 64 bf16 boxes loading), in TB/s delivered into shared memory.
 - cuBLAS: torch.matmul on random bf16 inputs of each --sizes N x N x N, timed in alternation with nothing.
@@ -94,6 +96,11 @@ def wgmma_name(data: str = "random", wgs: int = 2, split: int = 1, n: int = 256)
         ("" if (wgs, split, n) == (2, 1, 256) else f"_wg{wgs}_n{n // split}")
 
 
+COPY_CHUNK = 16384                  # bytes of one cp.async.bulk of data="copies"
+COPY_CHUNKS = 3                     # 48 KiB a copy: gemm_hopper's 128 x 256 stage (128 + 256 rows of 128 bytes)
+COPY_SOURCES = 16                   # the copies cycle over 16 x 48 KiB of global memory (stays in L2)
+
+
 def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 1, n: int = 256):
     """wgmma_peak[_pattern][_wg{wgs}_n{n / split}](out, loops): `wgs` warpgroups, each 4 k-steps of
     m64 x n per iteration (one m64n{n}k16 a k-step, or `split` m64n{n / split}k16 on the N parts
@@ -101,16 +108,24 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
     n rows of the same 256-row B tile. data="random": the
     operands are random bf16 bits (as a GEMM's); "pattern": a few values that repeat (what this
     benchmark used first: the same TFLOP/s at a lower power); "regs": random bits, with A's fragments
-    (4 registers a k-step) in registers instead of shared memory (the instruction's other form)."""
-    k = m.entry(wgmma_name(data, wgs, split, n), reqntid=128 * wgs,
+    (4 registers a k-step) in registers instead of shared memory (the instruction's other form);
+    "copies": random bits, and a ninth warp that meanwhile streams a 48 KiB bulk copy (cp.async.bulk,
+    one in flight, completing on an mbarrier) from global memory into shared memory beside the
+    operands per iteration: gemm_hopper's 128 x 256 stage per 4 k-steps of two warpgroups, so the
+    row shows what the operand writes into shared memory cost the wgmma reads. Its third parameter
+    is the source (COPY_SOURCES x 48 KiB, 16-byte aligned)."""
+    copies = data == "copies"
+    k = m.entry(wgmma_name(data, wgs, split, n), reqntid=128 * wgs + (32 if copies else 0),
                 maxnreg=65536 // (128 * wgs) // 8 * 8 if wgs > 2 else None)
     pout = k.param_ptr("out", pg.f32, align=4)
     ploops = k.param("loops", pg.u32)
+    psrc = k.param_ptr("src", pg.u8, align=16) if copies else None
     dyn = m.extern_shared("smem_" + wgmma_name(data, wgs, split, n), align=1024)
     tid = k.tid.x
     base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
     # fill A (8 KiB per warpgroup) and B (32 KiB), 16 bytes a store, 256 threads at a time
     nbytes = wgs * TILE_A.nbytes + TILE_B.nbytes
+    copy_bytes = COPY_CHUNKS * COPY_CHUNK
     fill = k.setp("lt", tid, 256)
     if data == "pattern":
         val = k.or_(k.add(k.and_(tid, 63), 0x3E00), k.shl(k.add(k.and_(tid, 31), 0x3D80), 16), type=pg.b32)
@@ -121,8 +136,25 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
         if data != "pattern":
             vec = [_random_bf16x2(k, k.mad(word, 4, j, mode="lo")) for j in range(4)]
         k.st(k.add(base, off), vec, pg.b32, space="shared", guard=fill)
+    if copies:
+        bar = k.add(base, nbytes + copy_bytes)
+        k.mbarrier_init(bar, 1, guard=k.setp("eq", tid, 0))
     k.fence_proxy_async("shared::cta")
     k.bar_sync(0)
+    if copies:
+        # the copying warp: one 48 KiB copy per iteration of the warpgroups' loop, the next issued when
+        # the last has landed; it leaves no result, so it returns here
+        with k.if_(k.setp("ge", tid, 128 * wgs)):
+            lane0 = k.setp("eq", tid, 128 * wgs)
+            src = k.cvta(k.ld_param(psrc), "global", to=True)
+            with k.for_range(0, k.ld_param(ploops), name="c") as c:
+                k.mbarrier_arrive_expect_tx(bar, copy_bytes, guard=lane0)
+                off = k.mul(k.rem(c, COPY_SOURCES), copy_bytes, mode="wide", type=pg.u32)
+                for j in range(COPY_CHUNKS):
+                    k.cp_async_bulk(k.add(base, nbytes + j * COPY_CHUNK), k.add(src, k.add(off, j * COPY_CHUNK, type=pg.u64)),
+                                    COPY_CHUNK, mbarrier=bar, guard=lane0)
+                k.mbarrier_wait(bar, parity=k.and_(c, 1))
+            k.ret()
     wg = k.shr(tid, 7)
     da = k.wgmma_descriptor(k.mad(wg, TILE_A.nbytes, base, mode="lo"), TILE_A)
     db = k.wgmma_descriptor(k.add(base, 2 * TILE_A.nbytes), TILE_B)
@@ -155,7 +187,7 @@ def wgmma_kernel(m: pg.Module, data: str = "random", wgs: int = 2, split: int = 
     gid = k.mad(k.ctaid.x, 128 * wgs, tid, mode="lo")
     k.st(k.add(k.cvta(k.ld_param(pout), "global", to=True), k.mul(gid, 4, mode="wide")), total)
     k.ret()
-    return k, nbytes + 1024
+    return k, nbytes + (copy_bytes + 8 if copies else 0) + 1024
 
 
 # (warpgroups, N parts, N) of the wgmma ceiling rows beyond the default (2, 1, 256): gemm_hopper bm=192's
@@ -227,6 +259,7 @@ def build(target: str):
         smem = wgmma_kernel(m)[1]
         wgmma_kernel(m, "pattern")
         wgmma_kernel(m, "regs")
+        smem = max(smem, wgmma_kernel(m, "copies")[1])
         for wgs, split, n in WGMMA_SPLITS:
             smem = max(smem, wgmma_kernel(m, "random", wgs, split, n)[1])
         tma_stream_kernel(m)
@@ -287,17 +320,19 @@ def main(argv=None) -> int:
         rows.append((f"mma.sync m16n8k16 bf16, {w * per_sm} warps/SM, {c} chains", ms, tf, clk, r.registers))
     stream = None
     if wg_smem is not None:
-        wg_rows = [("random", 2, 1, 256), ("pattern", 2, 1, 256), ("regs", 2, 1, 256)] + \
+        wg_rows = [("random", 2, 1, 256), ("pattern", 2, 1, 256), ("regs", 2, 1, 256), ("copies", 2, 1, 256)] + \
             [("random", *x) for x in WGMMA_SPLITS]
+        copy_src = DeviceBuffer.zeros(COPY_SOURCES * COPY_CHUNKS * COPY_CHUNK // 4, np.float32)
         for data, wgs, split, n in wg_rows:
             name = wgmma_name(data, wgs, split, n)
             f = mod.function(name)
             f.set_max_dynamic_shared(wg_smem)
             flop = sms * wgs * LOOP * 4 * WGMMA_FLOP // 256 * n
-            ms, tf, clk = timed(lambda f=f, wgs=wgs: f.launch((sms,), (128 * wgs,), [out, np.uint32(LOOP)],
-                                                              shared_bytes=wg_smem), flop)
+            extra = (32, [copy_src]) if data == "copies" else (0, [])
+            ms, tf, clk = timed(lambda f=f, wgs=wgs, extra=extra: f.launch(
+                (sms,), (128 * wgs + extra[0],), [out, np.uint32(LOOP)] + extra[1], shared_bytes=wg_smem), flop)
             what = {"random": "random bf16", "pattern": "repeating bf16 pattern",
-                    "regs": "random bf16, A in registers"}[data]
+                    "regs": "random bf16, A in registers", "copies": "random bf16, 48 KiB copied in per 4 k-steps"}[data]
             inst = f"m64n{n}k16" if split == 1 else f"{split} x m64n{n // split}k16"
             rows.append((f"wgmma {inst} bf16, {wgs} warpgroups/SM, {what}", ms, tf, clk, res.resources[name].registers))
         # operand delivery alone: random 4096 x 4096 bf16 A and B, gemm_hopper's boxes and ring
@@ -361,7 +396,8 @@ def shared_clock_bounds(rows) -> list:
         return r[2] / r[3][0] * 1e3
 
     def best(prefix):
-        got = [per_ghz(r) for r in rows if r[0].startswith(prefix) and r[3] and "pattern" not in r[0]]
+        got = [per_ghz(r) for r in rows if r[0].startswith(prefix) and r[3] and "pattern" not in r[0]
+               and "copied" not in r[0]]
         return max(got) if got else None
 
     wg, ms_ = best("wgmma "), best("mma.sync ")

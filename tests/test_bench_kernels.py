@@ -23,7 +23,7 @@ def test_assembles_without_spills(module):
     from ptxgen.ptxas import assemble
     res = assemble(module.emit(), "sm_90a", cache=False)
     assert not res.warnings, [str(w) for w in res.warnings]
-    names = {"wgmma_peak", "wgmma_peak_pattern", "wgmma_peak_regs", "tma_stream"} | {f"mma_sync_peak_w{w}_c{c}" for w, c in mp.MMA_SHAPES} \
+    names = {"wgmma_peak", "wgmma_peak_pattern", "wgmma_peak_regs", "wgmma_peak_copies", "tma_stream"} | {f"mma_sync_peak_w{w}_c{c}" for w, c in mp.MMA_SHAPES} \
         | {mp.wgmma_name("random", w, s, n) for w, s, n in mp.WGMMA_SPLITS}
     assert names <= set(res.resources)
     for name in names:
@@ -65,14 +65,41 @@ def test_tma_stream_ring_completes(module, loops):
                args=[ta, tb, np.uint32(loops), np.uint32(4)])   # raises DeadlockError on a wrong parity
 
 
+@pytest.mark.parametrize("extra, ok", [(0, True), (16, False)])
+def test_copies_row_meets_every_expect_tx(monkeypatch, extra, ok):
+    """The "copies" ceiling kernel on the CPU executor, three iterations: the copying warp's expect_tx is
+    met each time and its parity waits end, while the warpgroups' sums come out finite; with an expect_tx
+    `extra` bytes above what the copies bring, the executor reports the wait that cannot end."""
+    import ptxgen as pg
+    from ptxgen.executor import Buffer, DeadlockError, run_kernel
+    orig = pg.KernelBuilder.mbarrier_arrive_expect_tx
+    monkeypatch.setattr(pg.KernelBuilder, "mbarrier_arrive_expect_tx",
+                        lambda self, addr, tx, **kw: orig(self, addr, tx + extra, **kw))
+    m = pg.Module("sm_90a")
+    smem = mp.wgmma_kernel(m, "copies")[1]
+    src = np.random.default_rng(3).integers(0, 256, mp.COPY_SOURCES * mp.COPY_CHUNKS * mp.COPY_CHUNK, dtype=np.uint8)
+    out = Buffer(np.full(256, np.nan, np.float32))
+    run = lambda: run_kernel(m, mp.wgmma_name("copies"), grid=(1,), block=(288,), dynamic_shared=smem,  # noqa: E731
+                             args=[out, np.uint32(3), Buffer(src)])
+    if ok:
+        run()
+        assert np.isfinite(out.array).all() and (out.array != 0).any()
+    else:
+        with pytest.raises(DeadlockError):
+            run()
+
+
 def test_shared_clock_bounds_divide_the_best_random_ceiling_by_cublas_per_ghz():
     """The bound table: the best random-operand row of each instruction per GHz over each cuBLAS row's;
-    pattern rows (fewer gates switching) and rows without a clock sample do not count."""
+    pattern rows (fewer gates switching), the row with copies beside the math, and rows without a clock
+    sample do not count."""
     rows = [("mma.sync m16n8k16 bf16, 8 warps/SM, 32 chains", 1.0, 600.0, (2000.0, 500.0, 60.0), 40),
             ("mma.sync m16n8k16 bf16, 16 warps/SM, 16 chains", 1.0, 620.0, (2000.0, 520.0, 60.0), 40),
             ("wgmma m64n256k16 bf16, 2 warpgroups/SM, random bf16", 1.0, 900.0, (1875.0, 690.0, 70.0), 168),
             ("wgmma m64n256k16 bf16, 2 warpgroups/SM, repeating bf16 pattern", 1.0, 990.0, (1980.0, 530.0, 60.0), 168),
             ("wgmma m64n240k16 bf16, 2 warpgroups/SM, random bf16", 1.0, 950.0, None, 168),
+            ("wgmma m64n256k16 bf16, 2 warpgroups/SM, random bf16, 48 KiB copied in per 4 k-steps", 1.0, 990.0,
+             (1875.0, 700.0, 70.0), 168),
             (f"{mp.CUBLAS_LABEL} 4096^3", 1.0, 700.0, (1600.0, 700.0, 70.0), None),
             (f"{mp.CUBLAS_LABEL} 6144^3", 1.0, 690.0, None, None),
             (f"{mp.CUBLAS_LABEL} 8192^3", 1.0, 675.0, (1500.0, 700.0, 70.0), None)]
