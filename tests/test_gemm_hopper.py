@@ -28,7 +28,7 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 4, bm=192, epi="ring", l2="c"), h.Config("nt", 1, l2="none"),
                        h.Config("nn", 2, l2="none"), h.Config("nt", 1, 3, bm=192, l2="none"),
                        h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an"),
-                       *h.auto_configs("nt")[1:2], *h.auto_configs("nn")[1:2],
+                       *h.auto_configs("nt")[:2], *h.auto_configs("nn")[:2],
                        # K walked up and down tile by tile (Config.kdir)
                        h.Config("nt", 1, kdir=1), h.Config("nn", 1, kdir=1), h.Config("nt", 1, 3, group=16, bm=192, kdir=1)]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
