@@ -219,24 +219,36 @@ class _Special:
 
 
 class _IfElse:
+    """`then()` and an optional `otherwise()`: without the second it is an `if_` (nothing branches to an
+    end label that would never be placed); with it, the then-block's jump over the else-block is added
+    when `otherwise()` opens."""
+
     def __init__(self, b: "FunctionBuilder", cond):
         self.b, self.cond = b, cond
         self.else_label = b.new_label("else")
-        self.end_label = b.new_label("endif")
-        self._then_done = False
+        self.end_label = b.new_label("endif")     # placed only if otherwise() is used
+        self._then_end = None          # body position of the else label, once then() has closed
+        self._else_done = False
 
     @contextlib.contextmanager
     def then(self):
+        if self._then_end is not None:
+            raise _err("if_else: then() is used once")
         self.b.bra(self.else_label, guard=~_as_guard(self.cond))
         yield
-        self.b.bra(self.end_label, uni=True)
+        self._then_end = len(self.b.fn.body)
         self.b.place(self.else_label)
-        self._then_done = True
 
     @contextlib.contextmanager
     def otherwise(self):
-        if not self._then_done:
+        if self._then_end is None:
             raise _err("if_else: use the `then()` block before `otherwise()`")
+        if self._else_done:
+            raise _err("if_else: otherwise() is used once")
+        self._else_done = True
+        self.b.bra(self.end_label, uni=True)     # made here (so it points at this line), moved before the else label
+        body = self.b.fn.body
+        body.insert(self._then_end, body.pop())
         yield
         self.b.place(self.end_label)
 

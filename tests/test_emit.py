@@ -5,6 +5,8 @@ checks that such output also assembles.
 """
 import math
 
+import pytest
+
 import ptxgen as pg
 from ptxgen import f16, f32, f64, pred, s32, u32, u64
 from ptxgen.builder import mem
@@ -154,6 +156,47 @@ $L_endif_2:
 }
 
 """
+
+
+def test_if_else_without_otherwise_is_an_if():
+    """then() alone: no jump to an end label that nothing places (ptxas would reject the branch)."""
+    m = pg.Module("sm_80")
+    k = m.entry("then_only")
+    t = k.tid.x
+    ie = k.if_else(k.setp("lt", t, 16))
+    with ie.then():
+        k.add(t, 1, dst=t)
+    k.ret()
+    body = m.emit().text.split("{", 1)[1]
+    assert "bra.uni" not in body and "endif" not in body
+    assert body.index("@!%p0 bra $L_else_0;") < body.index("add.u32 %r0, %r0, 1;") < body.index("$L_else_0:")
+    assert lint_module(m) == []
+
+
+def test_if_else_jump_belongs_to_the_otherwise_line_and_blocks_are_used_once():
+    m = pg.Module("sm_80")
+    k = m.entry("twice")
+    t = k.tid.x
+    ie = k.if_else(k.setp("lt", t, 16))
+    with ie.then():
+        k.add(t, 1, dst=t)
+    with pytest.raises(pg.BuildError, match="then\\(\\) is used once"):
+        with ie.then():
+            pass
+    line_otherwise = here() + 1
+    with ie.otherwise():
+        k.sub(t, 1, dst=t)
+    with pytest.raises(pg.BuildError, match="otherwise\\(\\) is used once"):
+        with ie.otherwise():
+            pass
+    k.ret()
+    t_ = m.emit()
+    lines = t_.text.split("\n")
+    n = lines.index("\tbra.uni $L_endif_1;") + 1
+    assert t_.line_map[n].line == line_otherwise
+    # the jump sits between the then-block and the else label
+    assert lines[n] == "$L_else_0:" and lines[n - 2] == "\tadd.u32 %r0, %r0, 1;"
+    assert lint_module(m) == []
 
 
 def test_func_with_return_value_and_call_golden():
