@@ -778,7 +778,9 @@ def _info(L, o):
         return OI("sym")
     if o == "_":
         return OI("sink")
-    return OI(t.__name__)
+    # operands only the builder makes (a TensorRef `[tmap, {c0, ...}]`, the sink object, ...)
+    from .ops.operands import operand_info
+    return operand_info(o)
 
 
 # ----------------------------------------------------------------------------------------------- checker

@@ -364,6 +364,38 @@ def test_builder_output_lints_clean_through_text_and_ir():
     assert L.lint_module(m.ir) == []
 
 
+@pytest.mark.parametrize("name", ["tma_tile", "wgmma_tile"])
+def test_lint_module_agrees_with_lint_ptx_on_tma_and_wgmma_samples(name):
+    """Builder IR holds operands the parser never makes (a TensorRef `[tmap, {c0, c1}]` of a TMA copy);
+    lint_module must take them as the tensor operands they are, as lint_ptx does for the emitted text."""
+    from _samples import load_sample
+    m = load_sample(name).build("sm_90a")
+    assert L.lint_ptx(m.emit().text, f"{name}.ptx") == []
+    assert L.lint_module(m.ir) == []
+
+
+def test_lint_module_checks_a_tensor_copy_s_coordinates():
+    """The TensorRef operand is checked, not waved through: a 2-D copy with three coordinates is caught."""
+    from ptxgen.ops.operands import TensorRef
+    m = pg.Module("sm_90a")
+    k = m.entry("k")
+    tmap = k.param_bytes("tmap", 128, align=64)
+    dyn = m.extern_shared("smem", align=128)
+    bar = k.add(k.mov(dyn, type=pg.u32), 4096)
+    k.mbarrier_init(bar, 1)
+    k.fence_mbarrier_init()
+    k.bar_sync(0)
+    k.cp_async_bulk_tensor(k.mov(dyn, type=pg.u32), tmap, [0, 0], mbarrier=bar)
+    k.ret()
+    assert L.lint_module(m.ir) == []
+    copy = next(st for st in k.fn.body if getattr(st, "opcode", "").startswith("cp.async.bulk.tensor"))
+    i = next(j for j, o in enumerate(copy.operands) if isinstance(o, TensorRef))
+    ops = list(copy.operands)
+    ops[i] = TensorRef(ops[i].base, ops[i].coords + (ops[i].coords[0],))
+    copy.operands = tuple(ops)
+    assert "PTX-E-OPERANDS" in [d.code for d in L.lint_module(m.ir)]
+
+
 def test_lint_module_finds_problems_in_ir():
     from ptxgen.ir import Instr, Reg
     m = pg.Module("sm_80")
