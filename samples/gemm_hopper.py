@@ -113,6 +113,10 @@ LAUNCH_REGS_M192, PRODUCER_REGS_M192, CONSUMER_REGS_M192 = 128, 24, 160
 # (65536 // 416 = 157 would pass ptxas, but the launch cannot place the CTA)
 LAUNCH_REGS_LWARP = 128
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
+# Config.trace: the u64 %globaltimer stamps each CTA writes (ns), in this order, then one per tile
+TRACE_FIELDS = ("start", "sm", "setup", "first_stage", "consumers_done", "c_written")
+TRACE_TILES = 64                     # tiles of a CTA that get a stamp (later ones are not recorded)
+TRACE_SLOTS = len(TRACE_FIELDS) + TRACE_TILES
 
 PANEL_N = 64                         # nn: N columns per 128-byte swizzled panel (one TMA box)
 EPI_MODES = ("smem", "smem_defer", "storer", "tma", "ring", "direct")
@@ -191,6 +195,11 @@ class Config:
     kdir: int = 0           # 1 (producer=1, cluster 1): each CTA walks K upwards in one tile and downwards in
                             # the next, so a tile starts on the k-blocks its round's tiles loaded last, which
                             # may still be in L2 (a raster group's next round reads the same rows of A)
+    trace: int = 0          # 1 (the 128 x 256 kernel: bm=128, producer=1, cluster 1, epi "tma"): a last kernel
+                            # parameter points at TRACE_SLOTS %globaltimer stamps per CTA (`trace_bytes`,
+                            # `read_trace`): when the CTA started, ran on which SM, when its consumers had their
+                            # registers and their first stage, when each tile's epilogue was handed off, when the
+                            # consumers finished and when the last TMA store had written C
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -206,7 +215,7 @@ class Config:
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
                 + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else "")
-                + ("_kr" if self.kdir else ""))
+                + ("_kr" if self.kdir else "") + ("_tr" if self.trace else ""))
 
     @property
     def nsplit(self) -> int:
@@ -283,6 +292,10 @@ class Config:
                 (self.kdir and (not self.producer or self.cluster != 1)):
             raise ValueError(f"kdir = {self.kdir!r} must be 0, or 1 with producer=1 and cluster 1 (the producer "
                              "warpgroup's loads alternate their K direction tile by tile)")
+        if isinstance(self.trace, bool) or self.trace not in (0, 1) or \
+                (self.trace and (self.bm != BM or not self.producer or self.cluster != 1 or self.epi != "tma")):
+            raise ValueError(f"trace = {self.trace!r} must be 0, or 1 for the 128 x 256 kernel (bm = {BM}, producer=1, "
+                             f"cluster 1, epi='tma')")
         if self.sk and self.cluster != 1:
             raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
@@ -462,6 +475,25 @@ def workspace(cfg: Config, m: int, n: int, k: int, ctas: int):
     return DeviceBuffer.zeros(workspace_bytes(cfg, m, n, k, ctas))
 
 
+def trace_bytes(ctas: int) -> int:
+    """Bytes of the Config.trace buffer for a grid of `ctas` CTAs."""
+    return ctas * TRACE_SLOTS * 8
+
+
+def read_trace(words, ctas: int) -> dict:
+    """The stamps a traced launch of `ctas` CTAs wrote (`words`: the buffer as uint64, at least
+    ctas * TRACE_SLOTS of them): each TRACE_FIELDS name -> a uint64 array over the CTAs ("sm" holds
+    %smid, the others %globaltimer in ns), and "tiles" -> a (ctas, TRACE_TILES) array of the tile
+    hand-off stamps, 0 where a CTA had no such tile."""
+    w = np.asarray(words, dtype=np.uint64).reshape(-1)
+    if w.size < ctas * TRACE_SLOTS:
+        raise ValueError(f"a trace of {ctas} CTAs has {ctas * TRACE_SLOTS} words, got {w.size}")
+    w = w[:ctas * TRACE_SLOTS].reshape(ctas, TRACE_SLOTS)
+    out = {name: w[:, i].copy() for i, name in enumerate(TRACE_FIELDS)}
+    out["tiles"] = w[:, len(TRACE_FIELDS):].copy()
+    return out
+
+
 def check_shape(m: int, n: int, k: int) -> None:
     """Raise ValueError when the kernels cannot take this shape (see the module docstring)."""
     for name, v in (("M", m), ("N", n), ("K", k)):
@@ -585,6 +617,7 @@ def _kernel(m: pg.Module, cfg: Config):
     mixed = cfg.bm == 192
     # bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
     psplit = k.param("m_split", pg.u32) if mixed else None
+    ptrace = k.param_ptr("trace", pg.u64, align=8) if cfg.trace else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
     M, N, K = k.ld_param(pm), k.ld_param(pn), k.ld_param(pk)
@@ -594,7 +627,15 @@ def _kernel(m: pg.Module, cfg: Config):
     cbuf = k.add(base, S * cfg.stage_bytes)                 # epilogue buffers (epi="smem")
     bars = k.add(cbuf, epi_bytes(cfg))
     leader = k.setp("eq", tid, 0)
+    trace = None
+    if cfg.trace:
+        # this CTA's TRACE_SLOTS stamps
+        trace = k.add(k.cvta(k.ld_param(ptrace), "global", to=True),
+                      k.mul(k.ctaid.x, TRACE_SLOTS * 8, mode="wide"))
     with k.if_(leader):
+        if trace is not None:
+            _stamp(k, trace, "start")
+            k.st(k.add(trace, 8 * TRACE_FIELDS.index("sm")), k.cvt(k.sreg("%smid"), pg.u64, pg.u32))
         _prefetch_maps(k, tmap_a, tmap_b, tmap_c)
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                       # full: the producer's arrive
@@ -675,12 +716,21 @@ def _kernel(m: pg.Module, cfg: Config):
             first = 4 - NC
             with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 32 * first))):
                 _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), first), unit0, nunits, units, rank, tiles_n,
-                            mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None)
+                            mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None, trace=trace)
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", cfg.regs[1])
         c = k.sub(wg, 1)
         lane = k.and_(tid, 31)
+        if trace is not None:
+            tracer = k.setp("eq", tid, 128)              # consumer 0's first thread stamps
+            tile_no = k.mov(0, type=pg.u32)
+            with k.if_(tracer):
+                _stamp(k, trace, "setup")
+                # the first stage of its first tile (stage 0, phase 0; the k-loop's own wait then passes)
+                with k.if_(k.setp("lt", unit0, units)):
+                    k.mbarrier_wait(bars, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
+                    _stamp(k, trace, "first_stage")
         warp = k.and_(k.shr(tid, 5), 3)                  # warp within the warpgroup
         signal = k.setp("eq", k.and_(tid, 127), 0)        # one thread per warpgroup releases stages
         tile_a, tile_b = cfg.tiles()
@@ -915,6 +965,12 @@ def _kernel(m: pg.Module, cfg: Config):
             _epi_fence(k)
         else:
             _store_direct(k, _pack(k, acc, bn), gc, M, N, mb, nb, c, warp, lane, bn)
+        if trace is not None:
+            # the tile's epilogue is handed off (its last pass may still wait in registers)
+            with k.if_(k.setp("lt", tile_no, TRACE_TILES, bool_op="and", c=tracer)):
+                slot = k.add(tile_no, len(TRACE_FIELDS))
+                k.st(k.add(trace, k.mul(slot, 8, mode="wide")), k.sreg("%globaltimer"))
+            k.add(tile_no, 1, dst=tile_no)
         if mixed:
             k.place(skip)
         k.add(u, nunits, dst=u)
@@ -923,6 +979,9 @@ def _kernel(m: pg.Module, cfg: Config):
         if defer or (storer and held_pass):
             with k.if_(pending):
                 flush()
+        if trace is not None:
+            with k.if_(tracer):
+                _stamp(k, trace, "consumers_done")
     _leave(k, cl)
     k.ret()
     return k
@@ -1505,8 +1564,13 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     k.place(done)
 
 
+def _stamp(k, trace, field: str):
+    """Config.trace: %globaltimer into this CTA's slot `field` (one of TRACE_FIELDS)."""
+    k.st(k.add(trace, 8 * TRACE_FIELDS.index(field)), k.sreg("%globaltimer"))
+
+
 def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c, mixed_tile=None,
-                ring=None):
+                ring=None, trace=None):
     """epi="tma": one thread stores consumer sc's buffer for every pass of every tile of this CTA (the
     consumers' tile order): wait for the buffer to be full (the consumers fenced their stmatrix
     writes for the async proxy), one TMA store per 64 x 64 box (rows and columns past M and N are
@@ -1515,7 +1579,8 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     2 has no rows in a 128-row tile, so its storer skips those tiles. epi="ring" (ring = (stage base,
     k-blocks per tile)): the buffer is in the stage of the tile's last k-block (the storer counts the
     ring's k-blocks like the consumers), and after the last pass's read the storer also arrives on
-    that stage's empty barrier in the consumer's place."""
+    that stage's empty barrier in the consumer's place. trace (Config.trace): storer 0 stamps
+    "c_written" once its last stores are complete."""
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
     if ring is not None:
         own = k.mul(sc, WG_M * pc * 2, mode="lo")           # the buffer's offset in a stage
@@ -1570,6 +1635,9 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     k.bra(top)
     k.place(done)
     k.cp_async_bulk_wait_group(0)                         # C is written before the thread exits
+    if trace is not None:
+        with k.if_(k.setp("eq", sc, 0)):
+            _stamp(k, trace, "c_written")
 
 
 def _epi_fence(k):
@@ -1789,7 +1857,7 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
 
 
 def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=None, balanced: bool = True,
-           m_split=None, workspace=None) -> None:
+           m_split=None, workspace=None, trace=None) -> None:
     """C = A @ B^T (nt) or A @ B (nn) with maps = tensor_maps(cfg, a, b, m, n, k, c=c); c: bf16 device array;
     ctas = resident_ctas(f, cfg, sm_count). balanced=False launches every resident slot the work can
     use instead of grid_for's fewest CTAs for the same number of rounds. bm=192: m_split (a multiple
@@ -1797,21 +1865,24 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be.
     Stream-K (cfg.sk): every row in 192-row tiles on `sk_plan`'s grid, and `workspace` is device memory of
     at least workspace_bytes(cfg, m, n, k, ctas) bytes whose flags are zero (`workspace` makes one; each
-    launch leaves them zero again)."""
-    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace)
+    launch leaves them zero again). Config.trace: `trace` is device memory of at least
+    trace_bytes(grid) bytes, which read_trace decodes."""
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace,
+                                                        trace)
     f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster)
 
 
 def bind(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool = True, m_split=None,
-         workspace=None):
+         workspace=None, trace=None):
     """The launch `launch` makes, checked and packed once: a ptxgen.runtime.BoundLaunch whose call
     (with an optional stream) issues it again on the same tensors and maps."""
-    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace)
+    grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace,
+                                                        trace)
     return f.bind(grid, block, args, shared_bytes=shared, cluster=cluster)
 
 
 def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool, m_split,
-                   workspace=None):
+                   workspace=None, trace=None):
     """(grid, block, arguments, dynamic shared bytes, cluster) of one launch; see `launch`."""
     check_shape(m, n, k)
     pc = np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c
@@ -1864,6 +1935,15 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
         if len(maps) != 3:
             raise ValueError(f"{cfg.name} writes C through its tensor map: tensor_maps(..., c=c) gives it")
         pc = maps[2]
+    if (trace is None) == bool(cfg.trace):
+        raise ValueError(f"{cfg.name}: " + ("a traced kernel needs trace= (trace_bytes gives its size)" if cfg.trace
+                                            else "trace= is for kernels built with Config.trace"))
+    if cfg.trace:
+        have = getattr(trace, "nbytes", None)
+        if have is not None and have < trace_bytes(grid):
+            raise ValueError(f"{cfg.name}: the trace buffer has {have} bytes, {grid} CTAs need {trace_bytes(grid)}")
+        ptr = trace.data_ptr() if hasattr(trace, "data_ptr") else getattr(trace, "ptr", trace)
+        extra = extra + [np.uint64(int(ptr))]
     return ((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
             smem_bytes(cfg), (cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
 

@@ -251,3 +251,37 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     err = np.abs(got - ref)
     assert (err <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)).all(), f"{int((err > 0.1).sum())} elements differ"
     assert not bw.array[:flag_bytes].any(), "flags left set"
+
+
+def test_trace_stamps_each_phase_of_each_cta_in_order():
+    """Config.trace on the executor (2 CTAs, 6 tiles of 128 x 256): the product is right, and each CTA's
+    stamps come in the order the kernel passes those points (the executor's %globaltimer is its step
+    count): start, setup, first stage, one hand-off per tile of its own, the consumers' end, and C
+    written after the last hand-off; slots of tiles it did not have stay 0."""
+    cfg = h.Config("nt", 1, lag=0, trace=1)
+    m, n, k = 200, 520, 136                        # 2 x 3 tiles, 3 k-blocks each (the last one partial)
+    mod = h.build("sm_90a", [cfg])
+    rng = np.random.default_rng(5)
+    a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
+    b = to_bf16_bits(rng.standard_normal((n, k)).astype(np.float32))
+    c = np.full((m, n), 0xFFFF, np.uint16)
+    ba, bb, bc = Buffer(a), Buffer(b), Buffer(c)
+    tr = Buffer(np.zeros(h.trace_bytes(2) // 8, np.uint64))
+    ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
+    tb = tensor_map(bb, box=(cfg.bn, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
+    out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16")
+    run_kernel(mod, cfg.name, grid=(2,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
+               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k), tr])
+    got = from_bf16_bits(c).astype(np.float64)
+    ref = from_bf16_bits(a).astype(np.float64) @ from_bf16_bits(b).astype(np.float64).T
+    assert not np.isnan(got).any()
+    assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)).all()
+    t = h.read_trace(tr.array, 2)
+    for cta in range(2):
+        tiles = t["tiles"][cta]
+        assert (tiles[3:] == 0).all() and (tiles[:3] > 0).all()          # tiles cta, cta + 2, cta + 4
+        order = [t["start"][cta], t["setup"][cta], t["first_stage"][cta], *tiles[:3], t["consumers_done"][cta]]
+        assert all(x < y for x, y in zip(order, order[1:])), order
+        assert t["c_written"][cta] > tiles[2]
+    assert t["start"][1] > t["consumers_done"][0]                       # the executor runs CTA 0, then CTA 1
+    assert t["sm"].tolist() == [0, 0]

@@ -441,14 +441,44 @@ def test_config_parse_takes_fields_in_order():
         h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1)
     assert h.Config.parse("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1") == h.Config("nt", 1, kdir=1)
     assert h.Config("nt", 1, kdir=1).name.endswith("_kr")
-    for bad, msg in (("", "1 to 17"), ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1", "kdir = 1"),
+    assert h.Config.parse("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1") == h.Config("nt", 1, lag=0, trace=1)
+    assert h.Config("nt", 1, trace=1).name.endswith("_tr")
+    for bad, msg in (("", "1 to 18"), ("nt:1:3:1:8:64:256:tma:192:1:0:0:auto:1:0:0:0:1", "trace = 1"),
+                     ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
+                     ("nt:1:4:1:8:64:256:storer:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
+                     ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:2", "trace = 2"), ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1", "kdir = 1"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:2", "kdir = 2"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:x", "1 to 17"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:0:x", "1 to 18"),
                      ("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0:0:1", "lwarp = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
         with pytest.raises(ValueError, match=re.escape(msg)):
             h.Config.parse(bad)
+
+
+def test_trace_buffer_is_checked_at_launch_and_decoded_per_cta():
+    cfg, plain = h.Config("nt", 1, lag=0, trace=1), h.Config("nt", 1)
+    maps = (np.uint64(1), np.uint64(2), np.uint64(3))
+    grid = h.grid_for(cfg, 4096, 4096, 132)
+    buf = np.zeros(h.trace_bytes(grid) // 8, np.uint64)
+    with pytest.raises(ValueError, match="needs trace="):
+        h._launch_config(cfg, maps, 0, 4096, 4096, 4096, 132, True, None)
+    with pytest.raises(ValueError, match="Config.trace"):
+        h._launch_config(plain, maps, 0, 4096, 4096, 4096, 132, True, None, trace=buf)
+    with pytest.raises(ValueError, match=f"{grid} CTAs need {h.trace_bytes(grid)}"):
+        h._launch_config(cfg, maps, 0, 4096, 4096, 4096, 132, True, None, trace=buf[:-1])
+    class Dev:                               # a device allocation as the runtime's DeviceBuffer shows it
+        nbytes, ptr = h.trace_bytes(grid), 0x7000_0000
+    (g,), _, args, _, _ = h._launch_config(cfg, maps, 0, 4096, 4096, 4096, 132, True, None, trace=Dev())
+    assert g == grid and int(args[-1]) == 0x7000_0000 and len(args) == 7
+    # the words of CTA c: TRACE_FIELDS in order, then one per tile
+    words = np.arange(2 * h.TRACE_SLOTS, dtype=np.uint64)
+    got = h.read_trace(words, 2)
+    assert list(got) == list(h.TRACE_FIELDS) + ["tiles"]
+    assert got["start"].tolist() == [0, h.TRACE_SLOTS] and got["c_written"].tolist() == [5, h.TRACE_SLOTS + 5]
+    assert got["tiles"].shape == (2, h.TRACE_TILES) and got["tiles"][1, 0] == h.TRACE_SLOTS + len(h.TRACE_FIELDS)
+    with pytest.raises(ValueError, match="got 9"):
+        h.read_trace(words[:9], 2)
 
 
 def test_tma_epilogue_needs_the_output_for_its_tensor_map():
@@ -666,6 +696,36 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, m_split=split)   # c: NaN poison
     torch.cuda.synchronize()
     _assert_close(c, ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+def test_trace_on_the_gpu_keeps_the_product_and_stamps_in_order(layout):
+    """Config.trace on the GPU: the product matches float64, every CTA ran on its own SM and stamped its
+    phases in order, with one hand-off stamp per tile it owned (tiles cta, cta + grid, ...)."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    cfg = h.Config(layout, 1, lag=0, trace=1)
+    f, ctx = _sm90_kernel(h.build("sm_90a", [cfg]), cfg)
+    ctas = h.resident_ctas(f, cfg, ctx.sm_count)
+    for (m, n, k) in [(1000, 1000, 1000), (4096, 4096, 256)]:
+        a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + k).integers(2 ** 31))
+        grid = h.grid_for(cfg, m, n, ctas)
+        tr = torch.zeros(h.trace_bytes(grid) // 8, dtype=torch.int64, device="cuda")
+        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, trace=tr)
+        torch.cuda.synchronize()
+        _assert_close(c, ref, f"{m}x{n}x{k}: ")
+        t = h.read_trace(tr.cpu().numpy().view(np.uint64), grid)
+        units = -(-m // 128) * -(-n // 256)
+        assert len(set(t["sm"].tolist())) == grid and int(t["sm"].max()) < ctx.sm_count
+        for cta in range(grid):
+            owned = len(range(cta, units, grid))
+            tiles = t["tiles"][cta]
+            assert (tiles[:owned] > 0).all() and (tiles[owned:] == 0).all()
+            order = [t["start"][cta], t["setup"][cta], t["first_stage"][cta], *tiles[:owned],
+                     t["consumers_done"][cta]]
+            assert all(x <= y for x, y in zip(order, order[1:])), (cta, order)
+            assert t["c_written"][cta] >= tiles[owned - 1]
 
 
 @pytest.mark.parametrize("cfg", [h.Config("nt", 1), h.Config("nn", 2), h.Config("nt", 1, 3, group=16, bm=192, producer=0)],
