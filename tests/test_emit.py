@@ -158,14 +158,20 @@ $L_endif_2:
 """
 
 
-def test_if_else_without_otherwise_is_an_if():
-    """then() alone: no jump to an end label that nothing places (ptxas would reject the branch)."""
+def _after_then(name):
+    """(module, kernel, t, if_else) with `then()` done: t = %tid.x, plus 1 where t < 16."""
     m = pg.Module("sm_80")
-    k = m.entry("then_only")
+    k = m.entry(name)
     t = k.tid.x
     ie = k.if_else(k.setp("lt", t, 16))
     with ie.then():
         k.add(t, 1, dst=t)
+    return m, k, t, ie
+
+
+def test_if_else_without_otherwise_is_an_if():
+    """then() alone: no jump to an end label that nothing places (ptxas would reject the branch)."""
+    m, k, _, _ = _after_then("then_only")
     k.ret()
     body = m.emit().text.split("{", 1)[1]
     assert "bra.uni" not in body and "endif" not in body
@@ -174,12 +180,7 @@ def test_if_else_without_otherwise_is_an_if():
 
 
 def test_if_else_jump_belongs_to_the_otherwise_line_and_blocks_are_used_once():
-    m = pg.Module("sm_80")
-    k = m.entry("twice")
-    t = k.tid.x
-    ie = k.if_else(k.setp("lt", t, 16))
-    with ie.then():
-        k.add(t, 1, dst=t)
+    m, k, t, ie = _after_then("twice")
     with pytest.raises(pg.BuildError, match="then\\(\\) is used once"):
         with ie.then():
             pass
