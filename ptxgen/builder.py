@@ -172,8 +172,11 @@ class Module:
         return v
 
     def emit(self, *, comments: bool = False):
-        """PTX text and line map (see ptxgen.emit.emit_module)."""
+        """PTX text and line map (see ptxgen.emit.emit_module). A branch to a label that its function
+        never placed raises BuildError at the line that made the branch (ptxas would reject the text)."""
         from .emit import emit_module
+        for fn in self.ir.functions:
+            _check_labels_placed(fn)
         return emit_module(self.ir, comments=comments)
 
     def check_async(self, box_bytes=None) -> list:
@@ -191,6 +194,28 @@ class Module:
 
     def __str__(self) -> str:
         return self.emit().text
+
+
+_RAW_LABEL = re.compile(r"^\s*([A-Za-z_$%][\w$]*)\s*:", re.M)
+
+
+def _check_labels_placed(fn: Function) -> None:
+    """BuildError at the first instruction of `fn` whose label operand is placed nowhere in `fn` (labels
+    that raw() text defines count as placed)."""
+    placed = set()
+    for st in fn.body:
+        if isinstance(st, LabelDef):
+            placed.add(st.label.name)
+        elif isinstance(st, Raw):
+            placed.update(_RAW_LABEL.findall(st.text))
+    for st in fn.body:
+        if isinstance(st, Instr):
+            for o in st.operands:
+                if isinstance(o, Label) and o.name not in placed:
+                    raise BuildError(f"{st.opcode} goes to label {o.name}, which {fn.name} never places",
+                                     st.loc, "PTX-E-LABEL",
+                                     ("place() it where the branch should land (new_label() makes a label to "
+                                      "place later)",))
 
 
 def _var_type(ty: Type) -> Type:

@@ -327,6 +327,25 @@ def test_a_label_is_placed_once_and_only_in_its_own_function():
     assert [str(st.label) for st in k.fn.body if type(st).__name__ == "LabelDef"] == [end.name, later.name]
 
 
+def test_emit_refuses_a_branch_to_a_label_never_placed():
+    m, k = kernel()
+    lost = k.new_label("lost")
+    p = k.setp("lt", k.tid.x, 4)
+    line = here() + 1
+    k.bra(lost, guard=p)
+    k.ret()
+    e = raises(BuildError, "PTX-E-LABEL", f"bra goes to label {lost}, which k never places", line,
+               lambda: m.emit())
+    assert any("new_label()" in n for n in e.notes)
+    # a label that raw() text defines counts as placed
+    m2, k2 = kernel()
+    there = k2.new_label("there")
+    k2.bra(there)
+    k2.raw(f"{there}:")
+    k2.ret()
+    assert f"{there}:" in m2.emit().text
+
+
 def test_special_registers_and_control_text():
     m, k = kernel()
     n = len(k.fn.body)
