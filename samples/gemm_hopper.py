@@ -1897,12 +1897,9 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
         if m_split is not None or not balanced:
             raise ValueError(f"{cfg.name}: stream-K takes its grid and row split from sk_plan")
         grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn)
-        need = workspace_bytes(cfg, m, n, k, ctas)
-        have = getattr(workspace, "nbytes", None)
-        if have is not None and have < need:
-            raise ValueError(f"{cfg.name}: the workspace has {have} bytes, {m}x{n}x{k} on {ctas} CTAs needs {need}")
-        ptr = workspace.data_ptr() if hasattr(workspace, "data_ptr") else getattr(workspace, "ptr", workspace)
-        extra = [np.uint32(split), np.uint64(int(ptr)), np.uint32(sk_first)]
+        ptr = _buffer_ptr(cfg, workspace, "the workspace", workspace_bytes(cfg, m, n, k, ctas),
+                          f"{m}x{n}x{k} on {ctas} CTAs needs")
+        extra = [np.uint32(split), ptr, np.uint32(sk_first)]
     elif cfg.bm == 192:
         # work units of cfg.cluster block columns (Config.shares_a), on ctas // cluster cluster slots
         cl = cfg.cluster
@@ -1939,13 +1936,18 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
         raise ValueError(f"{cfg.name}: " + ("a traced kernel needs trace= (trace_bytes gives its size)" if cfg.trace
                                             else "trace= is for kernels built with Config.trace"))
     if cfg.trace:
-        have = getattr(trace, "nbytes", None)
-        if have is not None and have < trace_bytes(grid):
-            raise ValueError(f"{cfg.name}: the trace buffer has {have} bytes, {grid} CTAs need {trace_bytes(grid)}")
-        ptr = trace.data_ptr() if hasattr(trace, "data_ptr") else getattr(trace, "ptr", trace)
-        extra = extra + [np.uint64(int(ptr))]
+        extra = extra + [_buffer_ptr(cfg, trace, "the trace buffer", trace_bytes(grid), f"{grid} CTAs need")]
     return ((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
             smem_bytes(cfg), (cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
+
+
+def _buffer_ptr(cfg: Config, buf, what: str, need: int, who_needs: str):
+    """The device address of `buf` (a torch tensor, a ptxgen DeviceBuffer or an int) as a u64 kernel
+    argument, after checking that a buffer that knows its size (nbytes) has the `need` bytes."""
+    have = getattr(buf, "nbytes", None)
+    if have is not None and have < need:
+        raise ValueError(f"{cfg.name}: {what} has {have} bytes, {who_needs} {need}")
+    return np.uint64(int(buf.data_ptr() if hasattr(buf, "data_ptr") else getattr(buf, "ptr", buf)))
 
 
 # sizes checked by run(): ragged edges in every dimension (including a lone block row for a cluster
