@@ -592,9 +592,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def label(self, hint: str = "L") -> Label:
         """A new label placed here."""
         lb = self.new_label(hint)
-        loc = caller_loc()
-        self.fn._placed[lb.name] = loc
-        self.fn.body.append(LabelDef(lb, loc))
+        self.place(lb)
         return lb
 
     def bra(self, target: Label, *, guard=None, uni: bool = False):
