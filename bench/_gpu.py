@@ -14,6 +14,15 @@ def int_list(ap, name: str, text: str, lo: int, what: str) -> list:
     return vals
 
 
+def mnk(text: str) -> tuple:
+    """(M, N, K) from "MxNxK" (e.g. 4096x4096x4096); ValueError for anything else. The scripts that take
+    sizes say in their own usage error which option was wrong."""
+    dims = tuple(int(v) for v in text.split("x"))
+    if len(dims) != 3:
+        raise ValueError(f"{text!r} is not MxNxK")
+    return dims
+
+
 def gpu_or_reason():
     """(torch, ptxgen context) or None after printing why no GPU can be used."""
     from ptxgen.runtime import get_context, no_gpu_reason

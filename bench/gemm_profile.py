@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, parse_kinds  # noqa: E402
+from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, mnk, parse_kinds  # noqa: E402
 
 KINDS = ("cublas", *HOPPER_NAMED, "ampere")
 
@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS)
     try:
-        m, n, k = (int(v) for v in args.size.split("x"))
+        m, n, k = mnk(args.size)
     except ValueError:
         ap.error(f"--size {args.size!r} is not MxNxK")
     if args.launches < 1:

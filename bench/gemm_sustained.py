@@ -51,7 +51,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, parse_kinds  # noqa: E402
+from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, mnk, parse_kinds  # noqa: E402
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3            # input sets rotated (--sets)
@@ -79,9 +79,8 @@ def main(argv=None) -> int:
         ap.error("--sets must be >= 1")
     sets = args.sets
     try:
-        sizes = [tuple(int(v) for v in t.split("x")) for t in args.sizes.split(",")]
-        assert all(len(t) == 3 for t in sizes)
-    except (ValueError, AssertionError):
+        sizes = [mnk(t) for t in args.sizes.split(",")]
+    except ValueError:
         ap.error(f"--sizes takes MxNxK,...; got {args.sizes!r}")
 
     gpu = gpu_or_reason()

@@ -37,7 +37,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason  # noqa: E402
+from _gpu import gpu_or_reason, mnk  # noqa: E402
 
 PHASES = ("span", "start skew", "setup", "first stage", "first tile", "later tiles", "last epilogue",
           "C written", "end skew")
@@ -78,7 +78,7 @@ def phases(t: dict) -> dict:
 
 def parse_size(ap, text: str):
     try:
-        m, n, k = (int(v) for v in text.split("x"))
+        m, n, k = mnk(text)
     except ValueError:
         ap.error(f"--size takes MxNxK; got {text!r}")
     if min(m, n, k) < 1:

@@ -64,3 +64,13 @@ def test_gemm_profile_refuses_bad_arguments_before_touching_a_gpu(argv, message,
     with pytest.raises(SystemExit) as ei:
         profile.main(argv)
     assert ei.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, want", [("4096x4096x4096", (4096, 4096, 4096)), ("8x16x24", (8, 16, 24)),
+                                        ("64x64", None), ("1x2x3x4", None), ("4096", None), ("ax2x3", None), ("", None)])
+def test_mnk_reads_three_dimensions_or_raises(text, want):
+    if want is None:
+        with pytest.raises(ValueError):
+            gpu.mnk(text)
+    else:
+        assert gpu.mnk(text) == want
