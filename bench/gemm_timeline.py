@@ -61,7 +61,7 @@ def phases(t: dict) -> dict:
         x = np.asarray(x, dtype=np.int64)
         return (float(np.median(x)), float(x.max())) if x.size else (0.0, 0.0)
 
-    later = np.concatenate([np.diff(tiles[r, :counts[r]]) for r in rows]) if rows.size else np.array([])
+    later = np.concatenate([np.diff(tiles[r, :counts[r]]) for r in rows])
     span = float(written.max() - start.min())
     return {
         "span": (span, span),
