@@ -113,7 +113,9 @@ LAUNCH_REGS_M192, PRODUCER_REGS_M192, CONSUMER_REGS_M192 = 128, 24, 160
 # (65536 // 416 = 157 would pass ptxas, but the launch cannot place the CTA)
 LAUNCH_REGS_LWARP = 128
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
-# Config.trace: the u64 %globaltimer stamps each CTA writes (ns), in this order, then one per tile
+# Config.trace: the u64 %globaltimer stamps each CTA writes (ns), in this order, then one per tile;
+# after these TRACE_SLOTS words, as many again with the SM's %clock64 read at the same points
+# (cycles: one CTA's stamps on one SM count the same clock, so their differences are SM cycles)
 TRACE_FIELDS = ("start", "sm", "setup", "first_stage", "consumers_done", "c_written")
 TRACE_TILES = 64                     # tiles of a CTA that get a stamp (later ones are not recorded)
 TRACE_SLOTS = len(TRACE_FIELDS) + TRACE_TILES
@@ -196,10 +198,10 @@ class Config:
                             # the next, so a tile starts on the k-blocks its round's tiles loaded last, which
                             # may still be in L2 (a raster group's next round reads the same rows of A)
     trace: int = 0          # 1 (the 128 x 256 kernel: bm=128, producer=1, cluster 1, epi "tma"): a last kernel
-                            # parameter points at TRACE_SLOTS %globaltimer stamps per CTA (`trace_bytes`,
-                            # `read_trace`): when the CTA started, ran on which SM, when its consumers had their
-                            # registers and their first stage, when each tile's epilogue was handed off, when the
-                            # consumers finished and when the last TMA store had written C
+                            # parameter points at TRACE_SLOTS stamps per CTA of %globaltimer and as many of
+                            # %clock64 (`trace_bytes`, `read_trace`): when the CTA started, ran on which SM, when
+                            # its consumers had their registers and their first stage, when each tile's epilogue
+                            # was handed off, when the consumers finished and when the last TMA store had written C
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -477,20 +479,27 @@ def workspace(cfg: Config, m: int, n: int, k: int, ctas: int):
 
 def trace_bytes(ctas: int) -> int:
     """Bytes of the Config.trace buffer for a grid of `ctas` CTAs."""
-    return ctas * TRACE_SLOTS * 8
+    return ctas * 2 * TRACE_SLOTS * 8
 
 
 def read_trace(words, ctas: int) -> dict:
     """The stamps a traced launch of `ctas` CTAs wrote (`words`: the buffer as uint64, at least
-    ctas * TRACE_SLOTS of them): each TRACE_FIELDS name -> a uint64 array over the CTAs ("sm" holds
-    %smid, the others %globaltimer in ns), and "tiles" -> a (ctas, TRACE_TILES) array of the tile
-    hand-off stamps, 0 where a CTA had no such tile."""
+    ctas * 2 * TRACE_SLOTS of them): each TRACE_FIELDS name -> a uint64 array over the CTAs ("sm" holds
+    %smid, the others %globaltimer in ns), "tiles" -> a (ctas, TRACE_TILES) array of the tile hand-off
+    stamps, 0 where a CTA had no such tile, and "clock" -> the same names (but "sm") and "tiles" for
+    the SM's %clock64 read at each of those points."""
     w = np.asarray(words, dtype=np.uint64).reshape(-1)
-    if w.size < ctas * TRACE_SLOTS:
-        raise ValueError(f"a trace of {ctas} CTAs has {ctas * TRACE_SLOTS} words, got {w.size}")
-    w = w[:ctas * TRACE_SLOTS].reshape(ctas, TRACE_SLOTS)
-    out = {name: w[:, i].copy() for i, name in enumerate(TRACE_FIELDS)}
-    out["tiles"] = w[:, len(TRACE_FIELDS):].copy()
+    if w.size < ctas * 2 * TRACE_SLOTS:
+        raise ValueError(f"a trace of {ctas} CTAs has {ctas * 2 * TRACE_SLOTS} words, got {w.size}")
+    w = w[:ctas * 2 * TRACE_SLOTS].reshape(ctas, 2, TRACE_SLOTS)
+
+    def decode(words, names):
+        out = {name: words[:, i].copy() for i, name in enumerate(TRACE_FIELDS) if name in names}
+        out["tiles"] = words[:, len(TRACE_FIELDS):].copy()
+        return out
+
+    out = decode(w[:, 0], TRACE_FIELDS)
+    out["clock"] = decode(w[:, 1], [f for f in TRACE_FIELDS if f != "sm"])
     return out
 
 
@@ -629,9 +638,9 @@ def _kernel(m: pg.Module, cfg: Config):
     leader = k.setp("eq", tid, 0)
     trace = None
     if cfg.trace:
-        # this CTA's TRACE_SLOTS stamps
+        # this CTA's 2 x TRACE_SLOTS stamps
         trace = k.add(k.cvta(k.ld_param(ptrace), "global", to=True),
-                      k.mul(k.ctaid.x, TRACE_SLOTS * 8, mode="wide"))
+                      k.mul(k.ctaid.x, 2 * TRACE_SLOTS * 8, mode="wide"))
     with k.if_(leader):
         if trace is not None:
             _stamp(k, trace, "start")
@@ -968,8 +977,7 @@ def _kernel(m: pg.Module, cfg: Config):
         if trace is not None:
             # the tile's epilogue is handed off (its last pass may still wait in registers)
             with k.if_(k.setp("lt", tile_no, TRACE_TILES, bool_op="and", c=tracer)):
-                slot = k.add(tile_no, len(TRACE_FIELDS))
-                k.st(k.add(trace, k.mul(slot, 8, mode="wide")), k.sreg("%globaltimer"))
+                _stamp(k, k.add(trace, k.mul(tile_no, 8, mode="wide")), len(TRACE_FIELDS))
             k.add(tile_no, 1, dst=tile_no)
         if mixed:
             k.place(skip)
@@ -1564,9 +1572,12 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     k.place(done)
 
 
-def _stamp(k, trace, field: str):
-    """Config.trace: %globaltimer into this CTA's slot `field` (one of TRACE_FIELDS)."""
-    k.st(k.add(trace, 8 * TRACE_FIELDS.index(field)), k.sreg("%globaltimer"))
+def _stamp(k, trace, field):
+    """Config.trace: %globaltimer into this CTA's slot `field` (one of TRACE_FIELDS, or a slot number
+    from `trace`) and the SM's %clock64 into the same slot of the second half."""
+    slot = TRACE_FIELDS.index(field) if isinstance(field, str) else field
+    k.st(k.add(trace, 8 * slot), k.sreg("%globaltimer"))
+    k.st(k.add(trace, 8 * (TRACE_SLOTS + slot)), k.sreg("%clock64"))
 
 
 def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c, mixed_tile=None,

@@ -278,10 +278,12 @@ def test_trace_stamps_each_phase_of_each_cta_in_order():
     assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)).all()
     t = h.read_trace(tr.array, 2)
     for cta in range(2):
-        tiles = t["tiles"][cta]
-        assert (tiles[3:] == 0).all() and (tiles[:3] > 0).all()          # tiles cta, cta + 2, cta + 4
-        order = [t["start"][cta], t["setup"][cta], t["first_stage"][cta], *tiles[:3], t["consumers_done"][cta]]
-        assert all(x < y for x, y in zip(order, order[1:])), order
-        assert t["c_written"][cta] > tiles[2]
+        for stamps in (t, t["clock"]):          # %globaltimer and %clock64 (both the step count here)
+            tiles = stamps["tiles"][cta]
+            assert (tiles[3:] == 0).all() and (tiles[:3] > 0).all()      # tiles cta, cta + 2, cta + 4
+            order = [stamps["start"][cta], stamps["setup"][cta], stamps["first_stage"][cta], *tiles[:3],
+                     stamps["consumers_done"][cta]]
+            assert all(x < y for x, y in zip(order, order[1:])), order
+            assert stamps["c_written"][cta] > tiles[2]
     assert t["start"][1] > t["consumers_done"][0]                       # the executor runs CTA 0, then CTA 1
     assert t["sm"].tolist() == [0, 0]

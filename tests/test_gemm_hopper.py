@@ -471,12 +471,19 @@ def test_trace_buffer_is_checked_at_launch_and_decoded_per_cta():
         nbytes, ptr = h.trace_bytes(grid), 0x7000_0000
     (g,), _, args, _, _ = h._launch_config(cfg, maps, 0, 4096, 4096, 4096, 132, True, None, trace=Dev())
     assert g == grid and int(args[-1]) == 0x7000_0000 and len(args) == 7
-    # the words of CTA c: TRACE_FIELDS in order, then one per tile
-    words = np.arange(2 * h.TRACE_SLOTS, dtype=np.uint64)
+    # the words of CTA c: TRACE_FIELDS in order, then one per tile; then as many %clock64 words
+    S = h.TRACE_SLOTS
+    words = np.arange(2 * 2 * S, dtype=np.uint64)
     got = h.read_trace(words, 2)
-    assert list(got) == list(h.TRACE_FIELDS) + ["tiles"]
-    assert got["start"].tolist() == [0, h.TRACE_SLOTS] and got["c_written"].tolist() == [5, h.TRACE_SLOTS + 5]
-    assert got["tiles"].shape == (2, h.TRACE_TILES) and got["tiles"][1, 0] == h.TRACE_SLOTS + len(h.TRACE_FIELDS)
+    assert list(got) == list(h.TRACE_FIELDS) + ["tiles", "clock"]
+    assert got["start"].tolist() == [0, 2 * S] and got["c_written"].tolist() == [5, 2 * S + 5]
+    assert got["tiles"].shape == (2, h.TRACE_TILES) and got["tiles"][1, 0] == 2 * S + len(h.TRACE_FIELDS)
+    clk = got["clock"]
+    assert "sm" not in clk and set(clk) == set(h.TRACE_FIELDS) - {"sm"} | {"tiles"}
+    assert clk["start"].tolist() == [S, 3 * S] and clk["c_written"].tolist() == [S + 5, 3 * S + 5]
+    assert clk["tiles"].shape == (2, h.TRACE_TILES) and clk["tiles"][0, -1] == 2 * S - 1
+    with pytest.raises(ValueError, match=f"{4 * S} words, got {4 * S - 1}"):
+        h.read_trace(words[:-1], 2)
     with pytest.raises(ValueError, match="got 9"):
         h.read_trace(words[:9], 2)
 
@@ -722,10 +729,12 @@ def test_trace_on_the_gpu_keeps_the_product_and_stamps_in_order(layout):
             owned = len(range(cta, units, grid))
             tiles = t["tiles"][cta]
             assert (tiles[:owned] > 0).all() and (tiles[owned:] == 0).all()
-            order = [t["start"][cta], t["setup"][cta], t["first_stage"][cta], *tiles[:owned],
-                     t["consumers_done"][cta]]
-            assert all(x <= y for x, y in zip(order, order[1:])), (cta, order)
-            assert t["c_written"][cta] >= tiles[owned - 1]
+            for stamps in (t, t["clock"]):           # %globaltimer, then the SM's %clock64
+                order = [stamps["start"][cta], stamps["setup"][cta], stamps["first_stage"][cta],
+                         *stamps["tiles"][cta][:owned], stamps["consumers_done"][cta]]
+                assert all(x <= y for x, y in zip(order, order[1:])), (cta, order)
+                assert stamps["c_written"][cta] >= stamps["tiles"][cta][owned - 1]
+            assert (t["clock"]["tiles"][cta][owned:] == 0).all()
 
 
 @pytest.mark.parametrize("cfg", [h.Config("nt", 1), h.Config("nn", 2), h.Config("nt", 1, 3, group=16, bm=192, producer=0)],
