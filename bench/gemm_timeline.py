@@ -18,11 +18,17 @@ the launches, how the kernel's span (first CTA start to last C written) splits i
 next to the launch's CUDA-event time (which also holds the launch's own overhead).
 
     python3 bench/gemm_timeline.py [--size 4096x4096x4096] [--config nt:1:4:0:8:64:256:tma]
-           [--launches 20] [--warmup 3]
+           [--launches 20] [--warmup 3] [--save stamps.npz]
 
 --config takes gemm_hopper Config fields as Config.parse does (trace=1 is added); the default is
 the 128 x 256 kernel `choose` picks (its configuration with trace=1). %globaltimer's resolution is the
 GPU's (tens of ns to 1 µs); the phases are medians over CTAs and launches, so they are finer than one tick.
+
+Each stamp also reads the SM's %clock64, so the phases inside a CTA are given in SM cycles too, and
+their ratio is the clock the SMs ran at in that phase. A second table ranks the SMs by how long their
+CTA took from its first stage to its consumers' end, against the launch's median CTA: the CTAs that
+end last set the span ("end skew"), and an SM that is slow in most launches points at the chip, not
+at chance. --save writes every launch's raw stamps (read_trace's words) to an .npz file.
 """
 import argparse
 import dataclasses
@@ -41,6 +47,36 @@ from _gpu import gpu_or_reason, mnk  # noqa: E402
 
 PHASES = ("span", "start skew", "setup", "first stage", "first tile", "later tiles", "last epilogue",
           "C written", "end skew")
+CTA_PHASES = PHASES[2:-1]          # the phases inside one CTA, which %clock64 also measures
+
+
+def _busy(t: dict):
+    """(rows of the CTAs that had a tile, each one's last tile stamp, each one's tile count) of a decoded
+    trace (its "tiles" in ns or cycles)."""
+    tiles = t["tiles"].astype(np.int64)
+    counts = (tiles > 0).sum(axis=1)
+    rows = np.flatnonzero(counts > 0)
+    if not rows.size:
+        raise ValueError("no CTA recorded a tile: not a trace of a launch that did work")
+    return rows, tiles[rows, counts[rows] - 1], counts
+
+
+def _cta_phases(t: dict) -> dict:
+    """{phase of CTA_PHASES: the int64 array of its lengths} of a decoded trace's stamps (t itself for
+    %globaltimer, t["clock"] for %clock64): "setup" over all CTAs, "later tiles" over every tile after a
+    CTA's first, the others over the CTAs that had a tile."""
+    rows, last, counts = _busy(t)
+    tiles = t["tiles"].astype(np.int64)
+    at = {name: t[name].astype(np.int64) for name in ("start", "setup", "first_stage", "consumers_done",
+                                                        "c_written")}
+    return {
+        "setup": at["setup"] - at["start"],
+        "first stage": at["first_stage"][rows] - at["setup"][rows],
+        "first tile": tiles[rows, 0] - at["first_stage"][rows],
+        "later tiles": np.concatenate([np.diff(tiles[r, :counts[r]]) for r in rows]),
+        "last epilogue": at["consumers_done"][rows] - last,
+        "C written": at["c_written"][rows] - at["consumers_done"][rows],
+    }
 
 
 def phases(t: dict) -> dict:
@@ -49,31 +85,59 @@ def phases(t: dict) -> dict:
     only in the skews and setup. Raises ValueError for a trace in which no CTA had a tile."""
     start = t["start"].astype(np.int64)
     written = t["c_written"].astype(np.int64)
-    tiles = t["tiles"].astype(np.int64)
-    counts = (tiles > 0).sum(axis=1)
-    busy = counts > 0
-    if not busy.any():
-        raise ValueError("no CTA recorded a tile: not a trace of a launch that did work")
-    rows = np.flatnonzero(busy)
-    last = tiles[rows, counts[rows] - 1]
+    per_cta = _cta_phases(t)
 
     def stat(x):
         x = np.asarray(x, dtype=np.int64)
         return (float(np.median(x)), float(x.max())) if x.size else (0.0, 0.0)
 
-    later = np.concatenate([np.diff(tiles[r, :counts[r]]) for r in rows])
     span = float(written.max() - start.min())
-    return {
-        "span": (span, span),
-        "start skew": (float(start.max() - start.min()),) * 2,
-        "setup": stat(t["setup"].astype(np.int64) - start),
-        "first stage": stat(t["first_stage"].astype(np.int64)[rows] - t["setup"].astype(np.int64)[rows]),
-        "first tile": stat(tiles[rows, 0] - t["first_stage"].astype(np.int64)[rows]),
-        "later tiles": stat(later),
-        "last epilogue": stat(t["consumers_done"].astype(np.int64)[rows] - last),
-        "C written": stat(written[rows] - t["consumers_done"].astype(np.int64)[rows]),
-        "end skew": (float(written.max() - written.min()),) * 2,
-    }
+    out = {"span": (span, span), "start skew": (float(start.max() - start.min()),) * 2}
+    out.update({name: stat(v) for name, v in per_cta.items()})
+    out["end skew"] = (float(written.max() - written.min()),) * 2
+    return out
+
+
+def phase_cycles(t: dict) -> dict:
+    """{phase of CTA_PHASES: median SM cycles over the CTAs} of one launch's decoded trace, from the
+    %clock64 stamps (t["clock"])."""
+    return {name: float(np.median(v)) if v.size else 0.0 for name, v in _cta_phases(t["clock"]).items()}
+
+
+def cta_work(t: dict):
+    """(SM of each CTA that had a tile, its ns from its first stage to its consumers' end, the same in
+    SM cycles) of one launch's decoded trace."""
+    rows, _, _ = _busy(t)
+    clk = t["clock"]
+    ns = t["consumers_done"].astype(np.int64)[rows] - t["first_stage"].astype(np.int64)[rows]
+    cyc = clk["consumers_done"].astype(np.int64)[rows] - clk["first_stage"].astype(np.int64)[rows]
+    return t["sm"].astype(np.int64)[rows], ns, cyc
+
+
+def sm_ranking(launches: list) -> list:
+    """Rows (sm, median excess in time, median excess in SM cycles, median MHz, share of launches in
+    the slowest quarter) sorted slowest first, over the launches' cta_work results: an SM's excess in
+    one launch is its CTA's work over that launch's median CTA, as a fraction; its MHz is its CTA's
+    cycles over its ns."""
+    per_sm = {}
+    for sm, ns, cyc in launches:
+        med_ns, med_cyc = float(np.median(ns)), float(np.median(cyc))
+        cut = np.quantile(ns, 0.75)
+        for s, v, c in zip(sm.tolist(), ns.tolist(), cyc.tolist()):
+            per_sm.setdefault(s, []).append((v / med_ns - 1.0, c / med_cyc - 1.0, c / v * 1e3, v > cut))
+    rows = []
+    for s, vals in per_sm.items():
+        t, c, mhz, slow = zip(*vals)
+        rows.append((s, float(np.median(t)), float(np.median(c)), float(np.median(mhz)), float(np.mean(slow))))
+    return sorted(rows, key=lambda r: -r[1])
+
+
+def ends(rows: list, n: int) -> list:
+    """The first and last n rows with None between them where rows are left out; all rows when there
+    are at most 2n; none for n = 0."""
+    if not n:
+        return []
+    return list(rows) if len(rows) <= 2 * n else list(rows[:n]) + [None] + list(rows[-n:])
 
 
 def parse_size(ap, text: str):
@@ -93,10 +157,16 @@ def main(argv=None) -> int:
                     help="gemm_hopper Config fields (Config.parse); default: choose's 128 x 256 kernel")
     ap.add_argument("--launches", type=int, default=20, help="traced launches (default %(default)s)")
     ap.add_argument("--warmup", type=int, default=3, help="launches before them (default %(default)s)")
+    ap.add_argument("--save", default=None, metavar="PATH",
+                    help="write the traced launches' raw stamps (uint64, one row per launch) to this .npz")
+    ap.add_argument("--show-sms", type=int, default=6, metavar="N",
+                    help="SMs to list at each end of the ranking (default %(default)s)")
     args = ap.parse_args(argv)
     m, n, k = parse_size(ap, args.size)
-    if args.launches < 1 or args.warmup < 0:
-        ap.error("--launches must be >= 1 and --warmup >= 0")
+    if args.launches < 1 or args.warmup < 0 or args.show_sms < 0:
+        ap.error("--launches must be >= 1, --warmup and --show-sms >= 0")
+    if args.save is not None and not os.path.isdir(os.path.dirname(os.path.abspath(args.save))):
+        ap.error(f"--save {args.save}: no such directory")
     import gemm_hopper as h
     try:
         cfg = h.Config.parse(args.config) if args.config else h.auto_configs("nt")[0]
@@ -122,7 +192,7 @@ def main(argv=None) -> int:
     call = h.bind(f, cfg, maps, c, m, n, k, ctas, trace=tr)
     for _ in range(args.warmup):
         call()
-    per_launch, ms = [], []
+    per_launch, cycles, work, raw, ms = [], [], [], [], []
     for _ in range(args.launches):
         tr.zero_()
         c.fill_(float("nan"))
@@ -132,18 +202,47 @@ def main(argv=None) -> int:
         e1.record()
         torch.cuda.synchronize()
         ms.append(e0.elapsed_time(e1))
-        per_launch.append(phases(h.read_trace(tr.cpu().numpy().view(np.uint64), grid)))
+        words = tr.cpu().numpy().view(np.uint64)
+        raw.append(words.copy())
+        t = h.read_trace(words, grid)
+        per_launch.append(phases(t))
+        cycles.append(phase_cycles(t))
+        work.append(cta_work(t))
     ref = a.float() @ (bt.float().t() if cfg.layout == "nt" else bt.float())
     err = float(torch.linalg.norm(c.float() - ref) / torch.linalg.norm(ref))
     print(f"{cfg.name} on {ctx.name}: {m}x{n}x{k}, {grid} CTAs, {args.launches} traced launches; "
           f"relative Frobenius error of the last {err:.2e}")
     span = statistics.median(p["span"][0] for p in per_launch)
     print(f"CUDA-event time per launch (median): {statistics.median(ms) * 1e3:.1f} us")
-    print(f"  {'phase':<14} {'median us':>10} {'max us':>8} {'of span':>8}")
+    print(f"  {'phase':<14} {'median us':>10} {'max us':>8} {'of span':>8} {'k cycles':>9} {'MHz':>6}")
     for name in PHASES:
-        med = statistics.median(p[name][0] for p in per_launch) / 1e3
+        med = statistics.median(p[name][0] for p in per_launch)
         mx = statistics.median(p[name][1] for p in per_launch) / 1e3
-        print(f"  {name:<14} {med:10.2f} {mx:8.2f} {med * 1e3 / span:8.1%}")
+        if name in CTA_PHASES:
+            cyc = statistics.median(c[name] for c in cycles)
+            clock = f"{cyc / 1e3:9.2f} {cyc / med * 1e3:6.0f}" if med > 0 else f"{cyc / 1e3:9.2f} {'-':>6}"
+        else:
+            clock = f"{'':9} {'':6}"
+        print(f"  {name:<14} {med / 1e3:10.2f} {mx:8.2f} {med / span:8.1%} {clock}")
+    spread = [(float(ns.max()) / float(np.median(ns)) - 1.0, float(cyc.max()) / float(np.median(cyc)) - 1.0)
+              for _, ns, cyc in work]
+    print(f"CTA work (first stage to consumers' end), slowest over the median CTA: "
+          f"{statistics.median(s[0] for s in spread):.2%} in time, {statistics.median(s[1] for s in spread):.2%}"
+          f" in SM cycles (medians over the launches)")
+    ranking = sm_ranking(work)
+    shown = ends(ranking, args.show_sms)
+    if shown:
+        print(f"  {'SM':>4} {'excess':>8} {'in cycles':>9} {'MHz':>7} {'in slowest quarter':>19}")
+        for row in shown:
+            if row is None:
+                print(f"  {'...':>4}")
+            else:
+                s, e, ec, mhz, q = row
+                print(f"  {s:4d} {e:8.2%} {ec:9.2%} {mhz:7.1f} {q:19.0%}")
+    if args.save is not None:
+        np.savez(args.save, words=np.stack(raw), grid=grid, size=np.array([m, n, k]), config=cfg.name,
+                 event_ms=np.array(ms))
+        print(f"raw stamps of {len(raw)} launches written to {args.save} (gemm_hopper.read_trace decodes a row)")
     if not err < 1e-2:
         print("wrong result")
         return 1

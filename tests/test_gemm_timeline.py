@@ -23,6 +23,10 @@ def _trace(starts, tiles_per_cta, tile_ns=1000, setup=50, first=300, last_epi=40
         end = stamps[-1] if nt else s + setup
         t["consumers_done"][i] = end + last_epi
         t["c_written"][i] = end + last_epi + written
+        t["sm"][i] = 2 * i
+    # %clock64 at 2 GHz, from an SM counter that started at 10^6 (SMs' counters do not agree)
+    t["clock"] = {name: (10 ** 6 + 2 * t[name]).astype(np.uint64) for name in h.TRACE_FIELDS if name != "sm"}
+    t["clock"]["tiles"] = np.where(t["tiles"] > 0, 10 ** 6 + 2 * t["tiles"], 0).astype(np.uint64)
     return t
 
 
@@ -51,6 +55,62 @@ def test_phases_take_the_median_and_max_over_ctas_and_skip_idle_ones():
     assert p["later tiles"] == (1000.0, 1000.0)
     with pytest.raises(ValueError, match="no CTA recorded a tile"):
         tl.phases(_trace([0, 0], [0, 0]))
+
+
+def test_phase_cycles_come_from_the_clock_stamps():
+    t = _trace([0, 0, 500], [3, 3, 2])
+    t["clock"]["tiles"][1, 1] += 100              # CTA 1's second tile took 100 more cycles, its third 100 fewer
+    cyc = tl.phase_cycles(t)
+    assert set(cyc) == set(tl.CTA_PHASES)
+    assert cyc["setup"] == 100.0 and cyc["first stage"] == 600.0 and cyc["first tile"] == 2000.0
+    assert cyc["later tiles"] == 2000.0 and cyc["last epilogue"] == 80.0 and cyc["C written"] == 400.0
+    later = tl._cta_phases(t["clock"])["later tiles"]
+    assert sorted(later.tolist()) == [1900, 2000, 2000, 2000, 2100]
+
+
+def test_cta_work_and_the_sm_ranking_find_the_slow_sm():
+    launches = []
+    for extra in (700, 900, 0, 800):              # CTA 1 (SM 2) is slow in three launches of four
+        t = _trace([0, 0, 0, 0], [2, 2, 2, 0])
+        t["consumers_done"][1] += extra
+        t["clock"]["consumers_done"][1] += 2 * extra
+        launches.append(tl.cta_work(t))
+    sm, ns, cyc = launches[0]
+    assert sm.tolist() == [0, 2, 4]              # the idle CTA 3 is left out
+    assert ns.tolist() == [2040, 2740, 2040] and cyc.tolist() == [4080, 5480, 4080]
+    rows = tl.sm_ranking(launches)
+    assert [r[0] for r in rows][0] == 2
+    assert rows[0][1] == pytest.approx(750 / 2040)   # the median of its excesses 0, 700, 800 and 900 ns
+    assert rows[0][2] == pytest.approx(750 / 2040)   # and the same in cycles (one clock for all CTAs here)
+    assert rows[0][3] == pytest.approx(2000.0) and rows[-1][3] == pytest.approx(2000.0)
+    assert rows[0][4] == 0.75 and rows[-1][4] == 0.0
+
+
+def test_the_sm_ranking_tells_a_slower_clock_from_more_cycles():
+    """A CTA that took longer in time for the same cycles ran on a slower clock; one that took more
+    cycles at the same clock did more (or waited longer)."""
+    t = _trace([0] * 5, [2] * 5)
+    t["consumers_done"][0] += 204               # CTA 0 (SM 0): 10 % longer in time, the same cycles
+    t["consumers_done"][1] += 204               # CTA 1 (SM 2): 10 % longer in time and in cycles
+    t["clock"]["consumers_done"][1] += 408
+    rows = {r[0]: r for r in tl.sm_ranking([tl.cta_work(t)])}
+    assert rows[0][1] == pytest.approx(0.1) and rows[0][2] == 0.0 and rows[0][3] == pytest.approx(4080 / 2244 * 1e3)
+    assert rows[2][1] == pytest.approx(0.1) and rows[2][2] == pytest.approx(0.1) and rows[2][3] == pytest.approx(2000.0)
+    assert rows[4][1:4] == (0.0, 0.0, pytest.approx(2000.0))
+
+
+def test_ends_lists_both_ends_of_the_ranking():
+    rows = list(range(10))
+    assert tl.ends(rows, 3) == [0, 1, 2, None, 7, 8, 9]
+    assert tl.ends(rows, 5) == rows and tl.ends(rows, 9) == rows
+    assert tl.ends(rows, 0) == [] and tl.ends([], 4) == []
+
+
+def test_save_writes_the_raw_stamps_only_into_an_existing_directory(tmp_path, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(SAMPLES_DIR)
+    with pytest.raises(SystemExit) as e:
+        tl.main(["--save", str(tmp_path / "no" / "such.npz")])
+    assert e.value.code == 2 and "no such directory" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, match", [
