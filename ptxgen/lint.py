@@ -21,6 +21,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from . import isa_core as C
 from .asynccheck import ASYNC_CODES, check_function as _check_async
 from .diag import Diagnostic, SourceLoc
+from .legality import OperandInfo
+from .ops.operands import operand_infos, register_operand_info
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse)
@@ -737,50 +739,26 @@ def _legality_covers(opcode: str) -> bool:
 def legality_check(instr: Instr, target: Optional[Target], version: Optional[PtxVersion]) -> List[Diagnostic]:
     """The one call into ptxgen.legality for an instruction of a tensor-core/async family.
 
-    Converts the IR operands into legality.OperandInfo (register types, vector lengths, immediates) and
+    Converts the IR operands into legality.OperandInfo (register types, vector lengths, immediates) with
+    the builder's own translation (ops.operands.operand_infos, which also knows the parser's shapes) and
     returns legality.check's diagnostics (without locations; the caller adds them).
     """
     from . import legality
-    infos = []
-    for o in instr.operands:
-        if isinstance(o, PredPair):
-            infos.append(_info(legality, o.a))
-            infos.append(_info(legality, o.b))
-        else:
-            infos.append(_info(legality, o))
-    return legality.check(instr.opcode, infos, target, version)
+    return legality.check(instr.opcode, operand_infos(instr.operands), target, version)
 
 
-def _info(L, o):
-    OI = L.OperandInfo
-    t = type(o)
-    if t is Reg:
-        return OI("reg", o.type)
-    if t is Guard:
-        return OI("reg", pred)
-    if t is FloatImm:
-        return OI("imm", o.type)
-    if t is Imm:
-        return OI("imm", o.type, value=o.value if isinstance(o.value, int) else None)
-    if t is Vec:
-        return OI("vec", count=len(o.elems), elems=tuple(e.type if type(e) is Reg else None for e in o.elems))
-    if t is Addr:
-        return OI("addr")
-    if t is AddrList:
-        items = o.items
-        if len(items) == 2 and type(items[1]) is Vec:
-            v = items[1]
-            return OI("tensor", count=len(v.elems), elems=tuple(e.type if type(e) is Reg else None for e in v.elems))
-        return OI("addr")
-    if t is SpecialReg:
-        return OI("reg", o.type)
-    if isinstance(o, Sym):
-        return OI("sym")
-    if o == "_":
-        return OI("sink")
-    # operands only the builder makes (a TensorRef `[tmap, {c0, ...}]`, the sink object, ...)
-    from .ops.operands import operand_info
-    return operand_info(o)
+def _addr_list_info(o: AddrList) -> OperandInfo:
+    """A parsed multi-part address: `[tmap, {c0, c1}]` is a tensor reference (the builder's TensorRef),
+    anything else (`[tex, sampler, ...]`) an address."""
+    items = o.items
+    if len(items) == 2 and type(items[1]) is Vec:
+        v = items[1]
+        return OperandInfo("tensor", count=len(v.elems),
+                           elems=tuple(e.type if type(e) is Reg else None for e in v.elems))
+    return OperandInfo("addr")
+
+
+register_operand_info(AddrList, _addr_list_info)
 
 
 # ----------------------------------------------------------------------------------------------- checker

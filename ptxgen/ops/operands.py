@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Sequence, Tuple, Union
 
-from ..ir import Addr, Guard, Imm, Pair, Reg, Sym, Vec
+from ..ir import Addr, Guard, Imm, Pair, Reg, SpecialReg, Sym, Vec
 from ..legality import OperandInfo
 from ..types import Type, pred
 
-__all__ = ["Sink", "SINK", "TensorRef", "Pair", "operand_info", "operand_infos"]
+__all__ = ["Sink", "SINK", "TensorRef", "Pair", "operand_info", "operand_infos", "register_operand_info"]
 
 
 class Sink:
@@ -38,36 +38,62 @@ class TensorRef:
         return f"[{self.base}, {{{', '.join(str(c) for c in self.coords)}}}]"
 
 
+def _vec_info(o) -> OperandInfo:
+    return OperandInfo("vec", count=len(o.elems), elems=tuple(_elem_type(e) for e in o.elems))
+
+
+def _imm_info(o) -> OperandInfo:
+    v = o.value
+    return OperandInfo("imm", o.type, value=v if isinstance(v, int) else None)
+
+
+def _str_info(o) -> OperandInfo:
+    return OperandInfo("sink") if o == "_" else OperandInfo("str")
+
+
+def _reg_info(o) -> OperandInfo:
+    return OperandInfo("reg", o.type)
+
+
+# operand class -> its OperandInfo; a subclass not listed takes its nearest listed base's entry (the
+# parser's float literals are Imm, its parameter names Sym), found once and then kept here
+_INFO_BY_CLASS = {
+    Reg: _reg_info,
+    SpecialReg: _reg_info,
+    Guard: lambda o: OperandInfo("reg", pred),
+    bool: lambda o: OperandInfo("imm", value=int(o)),
+    int: lambda o: OperandInfo("imm", value=o),
+    Imm: _imm_info,
+    Vec: _vec_info,
+    Addr: lambda o: OperandInfo("addr"),
+    TensorRef: lambda o: OperandInfo("tensor", count=len(o.coords), elems=tuple(_elem_type(e) for e in o.coords)),
+    Sym: lambda o: OperandInfo("sym"),
+    Sink: lambda o: OperandInfo("sink"),
+    str: _str_info,
+}
+
+
+def register_operand_info(cls: type, info) -> None:
+    """Give operand_info the OperandInfo of another front end's operand class: `info(operand)`. The
+    linter registers the parser's multi-part addresses (`[tmap, {c0, c1}]`) this way, so one table
+    translates the builder's operands and the parser's."""
+    _INFO_BY_CLASS[cls] = info
 
 
 def operand_info(o) -> OperandInfo:
-    """What legality.check needs to know of one IR operand."""
-    if isinstance(o, Reg):
-        return OperandInfo("reg", o.type)
-    if isinstance(o, Guard):
-        return OperandInfo("reg", pred)
-    if isinstance(o, bool):
-        return OperandInfo("imm", value=int(o))
-    if isinstance(o, int):
-        return OperandInfo("imm", value=o)
-    if isinstance(o, Imm):
-        v = o.value
-        return OperandInfo("imm", o.type, value=v if isinstance(v, int) else None)
-    if isinstance(o, Vec):
-        return OperandInfo("vec", count=len(o.elems), elems=tuple(_elem_type(e) for e in o.elems))
-    if isinstance(o, Addr):
-        return OperandInfo("addr")
-    if isinstance(o, TensorRef):
-        return OperandInfo("tensor", count=len(o.coords), elems=tuple(_elem_type(e) for e in o.coords))
-    if isinstance(o, Sym):
-        return OperandInfo("sym")
-    if isinstance(o, Sink):
-        return OperandInfo("sink")
-    return OperandInfo(type(o).__name__)
+    """What legality.check needs to know of one IR operand (of the builder or of the parser)."""
+    f = _INFO_BY_CLASS.get(type(o))
+    if f is None:
+        f = next((_INFO_BY_CLASS[c] for c in type(o).__mro__[1:] if c in _INFO_BY_CLASS), None)
+        if f is None:
+            name = type(o).__name__
+            f = lambda o: OperandInfo(name)            # noqa: E731 - a kind legality knows nowhere
+        _INFO_BY_CLASS[type(o)] = f
+    return f(o)
 
 
 def _elem_type(e) -> Union[Type, None]:
-    return e.type if isinstance(e, Reg) else None
+    return e.type if type(e) is Reg else None
 
 
 def operand_infos(ops: Sequence) -> List[OperandInfo]:
