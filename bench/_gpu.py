@@ -56,10 +56,10 @@ HOPPER_NAMED = {
 }
 
 
-def hopper_named():
-    """{kind: gemm_hopper Config} for every kind of HOPPER_NAMED."""
+def hopper_named(layout: str = "nt"):
+    """{kind: gemm_hopper Config} for every kind of HOPPER_NAMED, in `layout` ("nt" or "nn")."""
     import gemm_hopper as h
-    return {kind: h.Config("nt", **fields) for kind, fields in HOPPER_NAMED.items()}
+    return {kind: h.Config(layout, **fields) for kind, fields in HOPPER_NAMED.items()}
 
 
 def hopper_kind(text: str):
@@ -90,21 +90,23 @@ def ampere_kind(text: str):
     return g.Tile.parse(fields), head == "ampere-pers"
 
 
-def ampere_kernels(arch: str, kinds):
-    """{kind: (nt Function, Tile, persistent)} for {kind: (Tile, persistent)}: one module per distinct Tile."""
+def ampere_kernels(arch: str, kinds, layout: str = "nt"):
+    """{kind: (Function, Tile, persistent)} for {kind: (Tile, persistent)}: the `layout` ("nt" or "nn")
+    kernel of one module per distinct Tile."""
     import gemm_ampere as g
     from ptxgen.runtime import load_module
     funcs = {}
     for tile, _ in kinds.values():
         if tile not in funcs:
-            funcs[tile] = g.prepare(load_module(g.build(arch, tile).emit()), "nt", tile)
+            funcs[tile] = g.prepare(load_module(g.build(arch, tile).emit()), layout, tile)
     return {kind: (funcs[tile], tile, pers) for kind, (tile, pers) in kinds.items()}
 
 
-def parse_kinds(ap, text: str, known):
+def parse_kinds(ap, text: str, known, layout: str = None):
     """--kernels: (the kinds in order, {each hopper:FIELDS[@SPLIT] kind: (Config, m_split)},
     {each ampere:FIELDS or ampere-pers:FIELDS kind: (Tile, persistent)}); anything else unknown, or a
-    bad hopper: or ampere: kind, ends the program through ap.error."""
+    bad hopper: or ampere: kind, ends the program through ap.error, as does a hopper:FIELDS kind of
+    another layout than `layout` (when given: the layout the script's inputs are made for)."""
     kinds = text.split(",")
     prefixes = ("hopper:", "ampere:", "ampere-pers:")
     bad = [x for x in kinds if x not in known and not x.startswith(prefixes)]
@@ -116,6 +118,8 @@ def parse_kinds(ap, text: str, known):
         try:
             if x.startswith("hopper:"):
                 hopper[x] = hopper_kind(x)
+                if layout is not None and hopper[x][0].layout != layout:
+                    raise ValueError(f"{x}: a {hopper[x][0].layout} kernel, but --layout is {layout}")
             elif x.startswith(prefixes):
                 ampere[x] = ampere_kind(x)
         except ValueError as e:

@@ -9,9 +9,13 @@ the median SM clock and power over the timed window, and the TFLOP/s per GHz (wh
 with the clock it gets).
 
     python3 bench/gemm_sustained.py [--sizes 4096x4096x4096,...] [--seconds 2] [--warm 1]
-           [--kernels cublas,hopper,hopper-full,ampere,ampere-pers]
+           [--kernels cublas,hopper,hopper-full,ampere,ampere-pers] [--layout nt|nn]
 
-hopper is gemm_hopper's default nt kernel on its balanced persistent grid (the fewest CTAs that finish
+--layout picks the product every kernel computes: nt (the default), C = A @ B^T with B stored N x K,
+or nn, C = A @ B with B stored K x N (row-major); cuBLAS, the named kernels, hopper-auto and the
+ampere kinds follow it, and a hopper:FIELDS kind must name the same layout.
+
+hopper is gemm_hopper's default kernel on its balanced persistent grid (the fewest CTAs that finish
 in the same number of rounds: 128 for the square sizes), hopper-auto the configuration
 gemm_hopper.choose picks for each size (named under the table), hopper-full the same kernel on one CTA per SM,
 hopper-storer the variant whose epilogue two producer warps copy out with 16-byte stores
@@ -69,8 +73,11 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default=",".join(KINDS),
                     help=f"comma-separated, from {', '.join(KINDS)}, hopper:FIELDS[@SPLIT] (any gemm_hopper Config), "
                          "or ampere:FIELDS / ampere-pers:FIELDS (any gemm_ampere Tile, one CTA per tile / persistent)")
+    ap.add_argument("--layout", choices=("nt", "nn"), default="nt",
+                    help="nt: C = A @ B^T, B stored N x K (default); nn: C = A @ B, B stored K x N")
     args = ap.parse_args(argv)
-    kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS)
+    layout = args.layout
+    kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS, layout)
     extra = {x: (cfg, split, True) for x, (cfg, split) in extra.items()}     # on the balanced grid
     import gemm_hopper as h
     if args.seconds <= 0 or args.warm < 0:
@@ -91,17 +98,17 @@ def main(argv=None) -> int:
     from ptxgen.runtime import load_module
     hopper_ok = ctx.arch.startswith("sm_90")
     # kind -> (config, m_split or None for split_for's, balanced grid); hopper and hopper-full are the same kernel on two grids
-    named = hopper_named()
+    named = hopper_named(layout)
     hopper_kinds = {**{kind: (cfg, None, True) for kind, cfg in named.items()},
                     "hopper-full": (named["hopper"], None, False), **extra}
     if hopper_ok:
         # hopper-auto: per size, the configuration gemm_hopper.choose picks from auto_configs
-        cfgs = list(dict.fromkeys([c_ for c_, _, _ in hopper_kinds.values()] + list(h.auto_configs("nt"))))
+        cfgs = list(dict.fromkeys([c_ for c_, _, _ in hopper_kinds.values()] + list(h.auto_configs(layout))))
         hmod = load_module(h.build("sm_90a", cfgs).emit())
         funcs = {c_: h.prepare(hmod, c_) for c_ in cfgs}
         slots = {c_: h.resident_ctas(f_, c_, ctx.sm_count) for c_, f_ in funcs.items()}
     ampere_kinds = {"ampere": (g.TILE, False), "ampere-pers": (g.TILE, True), **ampere_extra}
-    ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds})
+    ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds}, layout)
     sampler = Sampler()
     rows = []
     chosen = {}     # size -> the configuration hopper-auto ran
@@ -109,23 +116,28 @@ def main(argv=None) -> int:
         for (m, n, k) in sizes:
             gen = torch.Generator(device="cuda").manual_seed(m + n + k)
             A = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(sets)]
-            BT = [torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(sets)]
+            # B as stored: N x K for nt (used transposed), K x N for nn
+            B = [torch.randn((n, k) if layout == "nt" else (k, n), device="cuda", generator=gen).to(torch.bfloat16)
+                 for _ in range(sets)]
             C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
-            calls = {"cublas": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i])}
+            if layout == "nt":
+                calls = {"cublas": lambda i: torch.matmul(A[i], B[i].t(), out=C[i])}
+            else:
+                calls = {"cublas": lambda i: torch.matmul(A[i], B[i], out=C[i])}
             # the kernels' launches are checked and packed once per input set (bind), outside the timing
             for kind, (ft, tile, pers) in ampere_funcs.items():
                 ctas = g.resident_ctas(ctx.sm_count, tile) if pers else None
-                bound = [g.bind(ft, A[i], BT[i], C[i], m, n, k, tile, ctas=ctas) for i in range(sets)]
+                bound = [g.bind(ft, A[i], B[i], C[i], m, n, k, tile, ctas=ctas) for i in range(sets)]
                 calls[kind] = lambda i, bound=bound: bound[i]()
             if hopper_ok:
-                c_auto = h.choose(m, n, k, "nt", ctx.sm_count, ctx.l2_bytes)
+                c_auto = h.choose(m, n, k, layout, ctx.sm_count, ctx.l2_bytes)
                 chosen[f"{m}x{n}x{k}"] = c_auto.name
                 maps, workspaces = {}, []
                 for kind, (c_, split, balanced) in list(hopper_kinds.items()) + [("hopper-auto", (c_auto, None, True))]:
                     if kind not in kinds:
                         continue
                     if c_ not in maps:
-                        maps[c_] = [h.tensor_maps(c_, A[i], BT[i], m, n, k, c=C[i]) for i in range(sets)]
+                        maps[c_] = [h.tensor_maps(c_, A[i], B[i], m, n, k, c=C[i]) for i in range(sets)]
                     # stream-K: one workspace serves every input set (the launches run one after another)
                     ws = h.workspace(c_, m, n, k, slots[c_])
                     bound = [h.bind(funcs[c_], c_, maps[c_][i], C[i], m, n, k, slots[c_], balanced=balanced,
@@ -163,17 +175,18 @@ def main(argv=None) -> int:
                 ms = statistics.median(times)
                 # the last call wrote C[(n_calls - 1) % sets]; check it against float32
                 j = (n_calls - 1) % sets
-                ref = A[j].float() @ BT[j].float().t()
+                ref = A[j].float() @ (B[j].float().t() if layout == "nt" else B[j].float())
                 err = float(torch.linalg.norm(C[j].float() - ref) / torch.linalg.norm(ref))
                 clk = sampler.window(w0 + 0.2 * (w1 - w0), w1)
                 rows.append(dict(size=f"{m}x{n}x{k}", kernel=kind, calls=n_calls, ms=ms, tflops=flops / ms / 1e9,
                                  err=err, clk=clk))
                 del ref
-            A = BT = C = calls = None   # release this size's tensors (the call table's launches hold their pointers)
+            A = B = C = calls = None   # release this size's tensors (the call table's launches hold their pointers)
             torch.cuda.empty_cache()
     finally:
         sampler.stop()
-    print(f"\nsustained bf16 GEMM (nt: C = A @ B^T) on {ctx.name} ({ctx.arch}, {ctx.sm_count} SMs): "
+    product = "nt: C = A @ B^T" if layout == "nt" else "nn: C = A @ B"
+    print(f"\nsustained bf16 GEMM ({product}) on {ctx.name} ({ctx.arch}, {ctx.sm_count} SMs): "
           f"{args.seconds:g} s back to back per kernel after {args.warm:g} s of run-up; clock, power and "
           "temperature are nvidia-smi medians over the last 80 % of the window; ms is the median per call; x cuBLAS "
           "is against the mean of the size's cublas passes")

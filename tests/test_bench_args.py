@@ -74,3 +74,31 @@ def test_mnk_reads_three_dimensions_or_raises(text, want):
             gpu.mnk(text)
     else:
         assert gpu.mnk(text) == want
+
+
+def test_parse_kinds_holds_hopper_kinds_to_the_inputs_layout(capsys):
+    ap = argparse.ArgumentParser(prog="bench")
+    _, hopper, _ = gpu.parse_kinds(ap, "cublas,hopper:nn:1:4:0", ("cublas",), "nn")
+    assert hopper["hopper:nn:1:4:0"][0].layout == "nn"
+    with pytest.raises(SystemExit):
+        gpu.parse_kinds(ap, "cublas,hopper:nt:1:4:0", ("cublas",), "nn")
+    assert "hopper:nt:1:4:0: a nt kernel, but --layout is nn" in capsys.readouterr().err
+
+
+def test_the_named_hopper_kinds_come_in_either_layout():
+    for layout in ("nt", "nn"):
+        named = gpu.hopper_named(layout)
+        assert set(named) == set(gpu.HOPPER_NAMED)
+        for cfg in named.values():
+            assert cfg.layout == layout and cfg.check() is cfg          # a configuration the kernel takes
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--layout", "tn"], "invalid choice: 'tn'"), (["--layout", "nn", "--kernels", "cublas,hopper:nt:1:4:0"],
+                                                    "a nt kernel, but --layout is nn"),
+    (["--seconds", "0"], "--seconds must be > 0"), (["--sizes", "64x64"], "--sizes takes MxNxK")])
+def test_gemm_sustained_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
+    sustained = load_bench("gemm_sustained")
+    with pytest.raises(SystemExit) as ei:
+        sustained.main(argv)
+    assert ei.value.code == 2 and message in capsys.readouterr().err
