@@ -7,6 +7,9 @@ times on the same random normal bf16 inputs, and its result is checked against a
     ncu --clock-control none --kernel-name regex:'gemm_|nvjet|xmma' --launch-skip 1 \\
         --section SpeedOfLight --section WarpStateStats --csv python3 bench/gemm_profile.py --size 6144x6144x6144
 
+--layout nn makes B row-major (K x N) and every kernel compute C = A @ B (cuBLAS as torch.matmul(A, B));
+the default nt stores B as N x K and computes C = A @ B^T.
+
 `--clock-control none` leaves the clocks to the board's power management, as in a real run (ncu locks
 them to base clock otherwise). With --launch-skip 1 each kernel's first (cold) launch is not profiled
 when --launches is 2: the kernel-name filter counts launches of all matching kernels, so ask for
@@ -36,9 +39,12 @@ def main(argv=None) -> int:
                     help=f"comma-separated, from {', '.join(KINDS)} (default %(default)s), hopper:FIELDS[@SPLIT] "
                          "(a gemm_hopper Config's fields, as Config.parse takes them, and for bm=192 an m_split), "
                          "or ampere:FIELDS / ampere-pers:FIELDS (a gemm_ampere Tile's fields in order, one CTA per "
-                         "tile / the persistent grid); all nt (C = A @ B^T)")
+                         "tile / the persistent grid); all in --layout")
+    ap.add_argument("--layout", choices=("nt", "nn"), default="nt",
+                    help="nt: C = A @ B^T, B stored N x K (default); nn: C = A @ B, B stored K x N")
     args = ap.parse_args(argv)
-    kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS)
+    layout = args.layout
+    kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS, layout)
     try:
         m, n, k = mnk(args.size)
     except ValueError:
@@ -57,11 +63,11 @@ def main(argv=None) -> int:
     from ptxgen.runtime import load_module
     gen = torch.Generator(device="cuda").manual_seed(1)
     a = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
-    bt = torch.randn(n, k, device="cuda", generator=gen).to(torch.bfloat16)      # N x K
-    ref = a.float() @ bt.float().t()
+    b = torch.randn((n, k) if layout == "nt" else (k, n), device="cuda", generator=gen).to(torch.bfloat16)
+    ref = a.float() @ (b.float().t() if layout == "nt" else b.float())
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 
-    hopper_cfgs = {**{kind: (cfg, None) for kind, cfg in hopper_named().items()}, **extra}
+    hopper_cfgs = {**{kind: (cfg, None) for kind, cfg in hopper_named(layout).items()}, **extra}
     calls = {}
     want = list(dict.fromkeys(hopper_cfgs[x][0] for x in kinds if x in hopper_cfgs))
     if want:
@@ -73,7 +79,7 @@ def main(argv=None) -> int:
             if kind in hopper_cfgs:
                 cfg, split = hopper_cfgs[kind]
                 f = h.prepare(mod, cfg)
-                maps = h.tensor_maps(cfg, a, bt, m, n, k, c=c)
+                maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
                 ctas = h.resident_ctas(f, cfg, ctx.sm_count)
                 if args.ctas is not None:
                     ctas = min(ctas, args.ctas)
@@ -81,12 +87,12 @@ def main(argv=None) -> int:
                 calls[kind] = (lambda f=f, cfg=cfg, maps=maps, split=split, ctas=ctas, ws=ws:
                                h.launch(f, cfg, maps, c, m, n, k, ctas, m_split=split, workspace=ws))
     ampere_kinds = {"ampere": (g.TILE, False), **ampere_extra}
-    ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds})
+    ampere_funcs = ampere_kernels(ctx.arch, {x: v for x, v in ampere_kinds.items() if x in kinds}, layout)
     for kind, (ft, tile, pers) in ampere_funcs.items():
         ctas = g.resident_ctas(ctx.sm_count, tile) if pers else None
-        calls[kind] = lambda ft=ft, tile=tile, ctas=ctas: g.launch(ft, a, bt, c, m, n, k, tile, ctas=ctas)
+        calls[kind] = lambda ft=ft, tile=tile, ctas=ctas: g.launch(ft, a, b, c, m, n, k, tile, ctas=ctas)
     if "cublas" in kinds:
-        calls["cublas"] = lambda: torch.matmul(a, bt.t(), out=c)
+        calls["cublas"] = lambda: torch.matmul(a, b.t() if layout == "nt" else b, out=c)
 
     for kind in kinds:
         for _ in range(args.launches):

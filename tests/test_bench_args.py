@@ -58,7 +58,9 @@ def test_parse_kinds_splits_the_kinds_and_rejects_unknown_ones(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--ctas", "0"], "--ctas must be at least 1"), (["--launches", "0"], "--launches must be at least 1"),
-    (["--size", "64x64"], "is not MxNxK"), (["--kernels", "hopper-sk,nope"], "unknown kernel(s) nope")])
+    (["--size", "64x64"], "is not MxNxK"), (["--kernels", "hopper-sk,nope"], "unknown kernel(s) nope"),
+    (["--layout", "nn", "--kernels", "hopper:nt:1:3:1:8:64:256:tma:192"], "a nt kernel, but --layout is nn"),
+    (["--layout", "tt"], "invalid choice: 'tt'")])
 def test_gemm_profile_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
     profile = load_bench("gemm_profile")
     with pytest.raises(SystemExit) as ei:
