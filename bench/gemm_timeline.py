@@ -158,7 +158,8 @@ def main(argv=None) -> int:
     ap.add_argument("--launches", type=int, default=20, help="traced launches (default %(default)s)")
     ap.add_argument("--warmup", type=int, default=3, help="launches before them (default %(default)s)")
     ap.add_argument("--save", default=None, metavar="PATH",
-                    help="write the traced launches' raw stamps (uint64, one row per launch) to this .npz")
+                    help="write the traced launches' raw stamps (uint64, one row per launch) to this .npz "
+                         "(the suffix is added when missing)")
     ap.add_argument("--show-sms", type=int, default=6, metavar="N",
                     help="SMs to list at each end of the ranking (default %(default)s)")
     args = ap.parse_args(argv)
@@ -240,9 +241,10 @@ def main(argv=None) -> int:
                 s, e, ec, mhz, q = row
                 print(f"  {s:4d} {e:8.2%} {ec:9.2%} {mhz:7.1f} {q:19.0%}")
     if args.save is not None:
-        np.savez(args.save, words=np.stack(raw), grid=grid, size=np.array([m, n, k]), config=cfg.name,
+        path = args.save if args.save.endswith(".npz") else args.save + ".npz"     # as np.savez names it
+        np.savez(path, words=np.stack(raw), grid=grid, size=np.array([m, n, k]), config=cfg.name,
                  event_ms=np.array(ms))
-        print(f"raw stamps of {len(raw)} launches written to {args.save} (gemm_hopper.read_trace decodes a row)")
+        print(f"raw stamps of {len(raw)} launches written to {path} (gemm_hopper.read_trace decodes a row)")
     if not err < 1e-2:
         print("wrong result")
         return 1
