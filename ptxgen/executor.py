@@ -1227,6 +1227,9 @@ class _Executor:
     _op_fence = _noop
     # the register budget of a warpgroup changes nothing the executor models (registers are unbounded)
     _op_setmaxnreg = _noop
+    # programmatic dependent launch: the executor runs one grid at a time, so there is no grid before
+    # this one to wait for and none after it to release early
+    _op_griddepcontrol = _noop
 
     def _op_cp(self, ins, mods):
         """cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size}: copied at once (zero-filled past src-size)."""

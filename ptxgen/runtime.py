@@ -644,14 +644,14 @@ class Function:
         return sizes
 
     def launch(self, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (), shared_bytes: int = 0,
-               stream=None, cluster: Optional[DimsLike] = None) -> None:
+               stream=None, cluster: Optional[DimsLike] = None, pdl: bool = False) -> None:
         """Launch this kernel; see `launch`."""
-        launch(self, grid, block, args, shared_bytes=shared_bytes, stream=stream, cluster=cluster)
+        launch(self, grid, block, args, shared_bytes=shared_bytes, stream=stream, cluster=cluster, pdl=pdl)
 
     def bind(self, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (), shared_bytes: int = 0,
-             cluster: Optional[DimsLike] = None) -> "BoundLaunch":
+             cluster: Optional[DimsLike] = None, pdl: bool = False) -> "BoundLaunch":
         """This launch checked and packed once: the BoundLaunch's call issues it (see BoundLaunch)."""
-        return BoundLaunch(self, grid, block, args, shared_bytes=shared_bytes, cluster=cluster)
+        return BoundLaunch(self, grid, block, args, shared_bytes=shared_bytes, cluster=cluster, pdl=pdl)
 
     def max_active_clusters(self, cluster: DimsLike, block: DimsLike, shared_bytes: int = 0) -> int:
         """cuOccupancyMaxActiveClusters: how many clusters of this shape can be resident on the device at
@@ -953,13 +953,30 @@ def _prepare_launch(func: Function, grid: DimsLike, block: DimsLike, args: Seque
     return g, b, c, shared_bytes, pack_args(args, func.param_sizes(), func.name)
 
 
+def _launch_attributes(d, cluster: Optional[Dim3], pdl: bool) -> list:
+    """The CUlaunchAttribute list of a cuLaunchKernelEx: the cluster dimension, and programmatic stream
+    serialization (PDL) when asked for."""
+    attrs = []
+    if cluster is not None:
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
+        attrs.append(attr)
+    if pdl:
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        attrs.append(attr)
+    return attrs
+
+
 def _issue_launch(func: Function, g: Dim3, b: Dim3, c: Optional[Dim3], shared_bytes: int, packed: PackedArgs,
-                  stream) -> None:
-    """cuLaunchKernel (cuLaunchKernelEx with a cluster dimension) of a prepared launch; the function's
-    context must be current."""
+                  stream, pdl: bool = False) -> None:
+    """cuLaunchKernel (cuLaunchKernelEx with a cluster dimension or PDL) of a prepared launch; the
+    function's context must be current."""
     d = _driver_module()
     h_stream = _stream_handle(stream)
-    if c is None:
+    if c is None and not pdl:
         check(d.cuLaunchKernel(func.handle, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes, h_stream,
                                packed.address, 0), "cuLaunchKernel")
         return
@@ -968,22 +985,25 @@ def _issue_launch(func: Function, g: Dim3, b: Dim3, c: Optional[Dim3], shared_by
     config.blockDimX, config.blockDimY, config.blockDimZ = b
     config.sharedMemBytes = shared_bytes
     config.hStream = h_stream
-    attr = d.CUlaunchAttribute()
-    attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = c
-    config.attrs = [attr]
-    config.numAttrs = 1
+    attrs = _launch_attributes(d, c, pdl)
+    config.attrs = attrs
+    config.numAttrs = len(attrs)
     check(d.cuLaunchKernelEx(config, func.handle, packed.address, 0), "cuLaunchKernelEx")
 
 
 def launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (), shared_bytes: int = 0,
-           stream=None, cluster: Optional[DimsLike] = None) -> None:
+           stream=None, cluster: Optional[DimsLike] = None, pdl: bool = False) -> None:
     """cuLaunchKernel, or cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION when `cluster` is given.
+
+    pdl=True launches with programmatic stream serialization (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_
+    SERIALIZATION): the kernel may start before the previous kernel in the stream has finished, once
+    that kernel's CTAs have all executed `griddepcontrol.launch_dependents` or exited. The kernel must
+    then execute `griddepcontrol.wait` before it touches memory the previous kernel writes or reads.
 
     Asynchronous: errors inside the kernel surface at the next synchronize(). Arguments: see pack_args.
     A launch repeated with the same arguments can skip the checks and the packing: Function.bind.
     """
-    _issue_launch(func, *_prepare_launch(func, grid, block, args, shared_bytes, cluster), stream)
+    _issue_launch(func, *_prepare_launch(func, grid, block, args, shared_bytes, cluster), stream, bool(pdl))
 
 
 class BoundLaunch:
@@ -996,19 +1016,21 @@ class BoundLaunch:
     must stay allocated, and hold the same data layout, for as long as the launch may be issued."""
 
     def __init__(self, func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (),
-                 shared_bytes: int = 0, cluster: Optional[DimsLike] = None):
+                 shared_bytes: int = 0, cluster: Optional[DimsLike] = None, pdl: bool = False):
         self.func = func
         self.grid, self.block, self.cluster, self.shared_bytes, self._packed = _prepare_launch(
             func, grid, block, args, shared_bytes, cluster)
         self.args = tuple(args)
+        self.pdl = bool(pdl)
 
     def __call__(self, stream=None) -> None:
         _make_current(self.func)
-        _issue_launch(self.func, self.grid, self.block, self.cluster, self.shared_bytes, self._packed, stream)
+        _issue_launch(self.func, self.grid, self.block, self.cluster, self.shared_bytes, self._packed, stream,
+                      self.pdl)
 
     def __repr__(self) -> str:
         return (f"<BoundLaunch {self.func.name} grid={self.grid} block={self.block} shared={self.shared_bytes}"
-                + (f" cluster={self.cluster}" if self.cluster else "") + ">")
+                + (f" cluster={self.cluster}" if self.cluster else "") + (" pdl" if self.pdl else "") + ">")
 
 
 # ---------------------------------------------------------------------------------------------
