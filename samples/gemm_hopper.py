@@ -202,6 +202,11 @@ class Config:
                             # %clock64 (`trace_bytes`, `read_trace`): when the CTA started, ran on which SM, when
                             # its consumers had their registers and their first stage, when each tile's epilogue
                             # was handed off, when the consumers finished and when the last TMA store had written C
+    pdl: int = 0            # 1: launched with programmatic dependent launch (ptxgen.runtime's pdl=True): once the
+                            # barriers are set up every thread signals `griddepcontrol.launch_dependents` and
+                            # waits (`griddepcontrol.wait`) for the kernel before it in the stream to finish, before
+                            # any global memory access, so a launch's setup overlaps its predecessor's last
+                            # CTAs (not with trace=1, whose first stamps come before the wait)
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -217,7 +222,7 @@ class Config:
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
                 + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else "")
-                + ("_kr" if self.kdir else "") + ("_tr" if self.trace else ""))
+                + ("_kr" if self.kdir else "") + ("_tr" if self.trace else "") + ("_pdl" if self.pdl else ""))
 
     @property
     def nsplit(self) -> int:
@@ -298,6 +303,9 @@ class Config:
                 (self.trace and (self.bm != BM or not self.producer or self.cluster != 1 or self.epi != "tma")):
             raise ValueError(f"trace = {self.trace!r} must be 0, or 1 for the 128 x 256 kernel (bm = {BM}, producer=1, "
                              f"cluster 1, epi='tma')")
+        if isinstance(self.pdl, bool) or self.pdl not in (0, 1) or (self.pdl and self.trace):
+            raise ValueError(f"pdl = {self.pdl!r} must be 0, or 1 without trace (a traced CTA writes its first "
+                             "stamps before the wait for the previous kernel)")
         if self.sk and self.cluster != 1:
             raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
@@ -594,6 +602,15 @@ def _meet(k, cl: int):
     return None, k.ctaid.x, k.nctaid.x
 
 
+def _after_meet(k, cfg: Config):
+    """Config.pdl: the next kernel in the stream may be launched now (its CTAs start on SMs as this
+    kernel's CTAs leave them), and no thread touches global memory before the previous kernel has
+    finished and its writes are visible."""
+    if cfg.pdl:
+        k.griddepcontrol("launch_dependents")
+        k.griddepcontrol("wait")
+
+
 def _leave(k, cl: int):
     """Before exit, with a cluster: no CTA leaves while its peer may still arrive on its barriers or
     multicast into it."""
@@ -656,6 +673,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 k.mbarrier_init(k.add(bars, 8 * (2 * S + NC + c_)), 1 if tma_out else 32)
         k.fence_mbarrier_init()
     rank, unit0, nunits = _meet(k, cl)
+    _after_meet(k, cfg)
 
     bn = cfg.bn
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
@@ -1037,6 +1055,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         k.fence_mbarrier_init()
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
     rank, unit0, nunits = _meet(k, cl)
+    _after_meet(k, cfg)
     if cl > 1:
         # a cluster of 2 (`Config.shares_a`): its work units are pairs of neighbouring block columns,
         # CTA rank r taking column 2 j + r (past N when tiles_n is odd: zero B, nothing stored)
@@ -1880,7 +1899,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     trace_bytes(grid) bytes, which read_trace decodes."""
     grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace,
                                                         trace)
-    f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster)
+    f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster, pdl=bool(cfg.pdl))
 
 
 def bind(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool = True, m_split=None,
@@ -1889,7 +1908,7 @@ def bind(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: b
     (with an optional stream) issues it again on the same tensors and maps."""
     grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace,
                                                         trace)
-    return f.bind(grid, block, args, shared_bytes=shared, cluster=cluster)
+    return f.bind(grid, block, args, shared_bytes=shared, cluster=cluster, pdl=bool(cfg.pdl))
 
 
 def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, balanced: bool, m_split,

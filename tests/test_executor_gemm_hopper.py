@@ -68,7 +68,9 @@ def _run(cfg, m, n, k, seed=0, m_split=None, record=(), stats=None):
                                     (h.Config("nt", 1, 3, bm=192, bn=192, producer=0, lwarp=1), 456),
                                     (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1), 136),
                                     (h.Config("nt", 1, kdir=1), 456), (h.Config("nn", 1, kdir=1), 136),
-                                    (h.Config("nt", 1, 3, bm=192, kdir=1), 456)],
+                                    (h.Config("nt", 1, 3, bm=192, kdir=1), 456),
+                                    (h.Config("nt", 1, lag=0, pdl=1), 456),
+                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1, pdl=1), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps

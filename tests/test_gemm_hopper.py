@@ -1,6 +1,7 @@
 """samples/gemm_hopper.py: every configuration builds, lints clean (legality and async protocol),
 assembles for sm_90a without spills or wgmma serialisation warnings, has the warp-specialized
 structure, and on an sm_90a GPU computes bf16 GEMMs matching a float64 reference."""
+import dataclasses
 import re
 
 import numpy as np
@@ -443,12 +444,15 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config("nt", 1, kdir=1).name.endswith("_kr")
     assert h.Config.parse("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1") == h.Config("nt", 1, lag=0, trace=1)
     assert h.Config("nt", 1, trace=1).name.endswith("_tr")
-    for bad, msg in (("", "1 to 18"), ("nt:1:3:1:8:64:256:tma:192:1:0:0:auto:1:0:0:0:1", "trace = 1"),
+    assert h.Config.parse("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:0:1") == h.Config("nt", 1, lag=0, pdl=1)
+    assert h.Config("nt", 1, pdl=1).name.endswith("_pdl")
+    for bad, msg in (("", "1 to 19"), ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1:1", "pdl = 1"),
+                     ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:0:2", "pdl = 2"), ("nt:1:3:1:8:64:256:tma:192:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:1:4:1:8:64:256:storer:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:2", "trace = 2"), ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1", "kdir = 1"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:2", "kdir = 2"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:0:x", "1 to 18"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:0:0:x", "1 to 19"),
                      ("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0:0:1", "lwarp = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
@@ -486,6 +490,37 @@ def test_trace_buffer_is_checked_at_launch_and_decoded_per_cta():
         h.read_trace(words[:-1], 2)
     with pytest.raises(ValueError, match="got 9"):
         h.read_trace(words[:9], 2)
+
+
+def test_a_pdl_kernel_is_launched_and_bound_with_pdl():
+    maps = (np.uint64(1), np.uint64(2), np.uint64(3))
+    for pdl in (0, 1):
+        cfg = h.Config("nt", 1, lag=0, pdl=pdl)
+        f = RecordingFunction()
+        h.launch(f, cfg, maps, 0, 4096, 4096, 4096, 132)
+        assert h.bind(f, cfg, maps, 0, 4096, 4096, 4096, 132) == "bound"
+        assert [(what, kw["pdl"]) for what, _, kw in f.calls] == [("launch", bool(pdl)), ("bind", bool(pdl))]
+
+
+@pytest.mark.parametrize("cfg", [h.Config("nt", 1, lag=0, pdl=1), h.Config("nt", 2, pdl=1),
+                                 h.Config("nn", 1, 3, group=16, bm=192, pdl=1),
+                                 h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1, pdl=1)],
+                         ids=lambda c: c.name)
+def test_pdl_waits_for_the_previous_kernel_before_any_global_access(cfg):
+    """Config.pdl: every thread signals launch_dependents and waits, after the barriers are set up and
+    before the first load or store of global memory; without pdl neither instruction is there."""
+    text = str(h.build("sm_90a", [cfg]).emit())
+    lines = [ln.strip() for ln in text.splitlines()]
+    first = {op: next(i for i, ln in enumerate(lines) if ln.startswith(op))
+             for op in ("mbarrier.init", "griddepcontrol.launch_dependents", "griddepcontrol.wait", "cp.async.bulk")}
+    assert first["mbarrier.init"] < first["griddepcontrol.launch_dependents"] < first["griddepcontrol.wait"] \
+        < first["cp.async.bulk"]
+    before = lines[:first["griddepcontrol.wait"]]
+    assert not any(ln.startswith(("ld.global", "st.global", "red.", "atom.")) for ln in before)
+    # the two instructions once each, for every thread (not under a guard)
+    assert sum(ln.startswith("griddepcontrol.") for ln in lines) == 2 == text.count("griddepcontrol")
+    plain = str(h.build("sm_90a", [dataclasses.replace(cfg, pdl=0)]).emit())
+    assert "griddepcontrol" not in plain
 
 
 def test_tma_epilogue_needs_the_output_for_its_tensor_map():
@@ -703,6 +738,35 @@ def test_bm192_row_splits_match_float64(module, layout, m, n, k, split, epi):
     h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, m_split=split)   # c: NaN poison
     torch.cuda.synchronize()
     _assert_close(c, ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg", [h.Config("nt", 1, lag=0, pdl=1), h.Config("nt", 1, 3, group=16, bm=192, pdl=1),
+                                 h.Config("nt", 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1, pdl=1)],
+                         ids=lambda c: c.name)
+def test_pdl_kernels_in_a_chain_wait_for_their_inputs(cfg):
+    """Config.pdl: two launches back to back where the second multiplies the first's output (C1 = A @ B1^T,
+    then C2 = C1 @ B2^T). The second may start while the first runs; C1 and C2 are NaN before each
+    round, so a second kernel that read C1 before the first had written it would leave NaN or stale
+    values in C2."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    f, ctx = _sm90_kernel(h.build("sm_90a", [cfg]), cfg)
+    ctas = h.resident_ctas(f, cfg, ctx.sm_count)
+    m = n = k = 2048
+    a, b1, ref1, c1 = bf16_gemm_case("nt", m, n, k, 11)
+    _, b2, _, c2 = bf16_gemm_case("nt", m, n, k, 12)
+    first = h.bind(f, cfg, h.tensor_maps(cfg, a, b1, m, n, k, c=c1), c1, m, n, k, ctas)
+    second = h.bind(f, cfg, h.tensor_maps(cfg, c1, b2, m, n, k, c=c2), c2, m, n, k, ctas)
+    assert first.pdl and second.pdl
+    for _ in range(3):
+        c1.view(torch.int16).fill_(-1)
+        c2.view(torch.int16).fill_(-1)
+        first()
+        second()
+        torch.cuda.synchronize()
+        _assert_close(c1, ref1, "C1: ")
+        _assert_close(c2, c1.double() @ b2.double().T, "C2: ")
 
 
 @pytest.mark.gpu
