@@ -42,7 +42,10 @@ its balanced grid, FIELDS as Config.parse takes them (e.g. hopper:nt:1:6:1:8:32:
 ampere is gemm_ampere's default tile with one CTA per tile, ampere-pers the same on its persistent grid,
 and ampere:FIELDS / ampere-pers:FIELDS any gemm_ampere Tile (its fields in order, e.g.
 ampere-pers:256:64:3:8:smem:1) on those grids.
-Per-call CUDA-event times over the window give the median; input sets rotate.
+Per-call CUDA-event times over the window give the median; input sets rotate. With --batch N the
+events bracket N consecutive calls and a call's time is their mean, so kernels launched with
+programmatic dependent launch (hopper:FIELDS with Config.pdl=1) can overlap their neighbours as they
+would in a stream without events between them.
 """
 import argparse
 import os
@@ -73,6 +76,10 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default=",".join(KINDS),
                     help=f"comma-separated, from {', '.join(KINDS)}, hopper:FIELDS[@SPLIT] (any gemm_hopper Config), "
                          "or ampere:FIELDS / ampere-pers:FIELDS (any gemm_ampere Tile, one CTA per tile / persistent)")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="calls timed together between two CUDA events, ms being their mean (default 1: each "
+                         "call on its own; more lets consecutive kernels overlap, as programmatic dependent "
+                         "launch (gemm_hopper Config.pdl) needs, since an event between them keeps them apart)")
     ap.add_argument("--layout", choices=("nt", "nn"), default="nt",
                     help="nt: C = A @ B^T, B stored N x K (default); nn: C = A @ B, B stored K x N")
     args = ap.parse_args(argv)
@@ -84,6 +91,8 @@ def main(argv=None) -> int:
         ap.error("--seconds must be > 0 and --warm >= 0")
     if args.sets < 1:
         ap.error("--sets must be >= 1")
+    if args.batch < 1:
+        ap.error("--batch must be >= 1")
     sets = args.sets
     try:
         sizes = [mnk(t) for t in args.sizes.split(",")]
@@ -166,11 +175,12 @@ def main(argv=None) -> int:
                 while time.time() - w0 < args.seconds:
                     for e0, e1 in evs:
                         e0.record()
-                        call(n_calls % sets)
+                        for _ in range(args.batch):   # --batch calls back to back between two events
+                            call(n_calls % sets)
+                            n_calls += 1
                         e1.record()
-                        n_calls += 1
                     torch.cuda.synchronize()          # keeps the queue short, so the wall window is the GPU's
-                    times += [e0.elapsed_time(e1) for e0, e1 in evs]
+                    times += [e0.elapsed_time(e1) / args.batch for e0, e1 in evs]
                 w1 = time.time()
                 ms = statistics.median(times)
                 # the last call wrote C[(n_calls - 1) % sets]; check it against float32
@@ -187,7 +197,8 @@ def main(argv=None) -> int:
         sampler.stop()
     product = "nt: C = A @ B^T" if layout == "nt" else "nn: C = A @ B"
     print(f"\nsustained bf16 GEMM ({product}) on {ctx.name} ({ctx.arch}, {ctx.sm_count} SMs): "
-          f"{args.seconds:g} s back to back per kernel after {args.warm:g} s of run-up; clock, power and "
+          f"{args.seconds:g} s back to back per kernel after {args.warm:g} s of run-up"
+          + (f", timed in batches of {args.batch} calls" if args.batch > 1 else "") + "; clock, power and "
           "temperature are nvidia-smi medians over the last 80 % of the window; ms is the median per call; x cuBLAS "
           "is against the mean of the size's cublas passes")
     width = max([10] + [len(x) for x in kinds])

@@ -98,7 +98,8 @@ def test_the_named_hopper_kinds_come_in_either_layout():
 @pytest.mark.parametrize("argv, message", [
     (["--layout", "tn"], "invalid choice: 'tn'"), (["--layout", "nn", "--kernels", "cublas,hopper:nt:1:4:0"],
                                                     "a nt kernel, but --layout is nn"),
-    (["--seconds", "0"], "--seconds must be > 0"), (["--sizes", "64x64"], "--sizes takes MxNxK")])
+    (["--seconds", "0"], "--seconds must be > 0"), (["--sizes", "64x64"], "--sizes takes MxNxK"),
+    (["--batch", "0"], "--batch must be >= 1")])
 def test_gemm_sustained_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
     sustained = load_bench("gemm_sustained")
     with pytest.raises(SystemExit) as ei:
