@@ -1896,7 +1896,8 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     Stream-K (cfg.sk): every row in 192-row tiles on `sk_plan`'s grid, and `workspace` is device memory of
     at least workspace_bytes(cfg, m, n, k, ctas) bytes whose flags are zero (`workspace` makes one; each
     launch leaves them zero again). Config.trace: `trace` is device memory of at least
-    trace_bytes(grid) bytes, which read_trace decodes."""
+    trace_bytes(grid) bytes, which read_trace decodes. Config.pdl: launched with programmatic dependent
+    launch (the kernel waits for the one before it in the stream before touching memory)."""
     grid, block, args, shared, cluster = _launch_config(cfg, maps, c, m, n, k, ctas, balanced, m_split, workspace,
                                                         trace)
     f.launch(grid, block, args, shared_bytes=shared, stream=stream, cluster=cluster, pdl=bool(cfg.pdl))
