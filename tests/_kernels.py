@@ -15,7 +15,7 @@ ADD1_TEMPLATE = """\
     .reg .f32 %f<3>;
     .reg .b64 %rd<5>;
 
-    ld.param.u64 %rd1, [p_x];
+    {prologue}ld.param.u64 %rd1, [p_x];
     ld.param.u32 %r1, [p_n];
     mov.u32 %r2, %ctaid.x;
     mov.u32 %r3, %ntid.x;
@@ -35,6 +35,10 @@ DONE:
 """
 
 
-def add1_ptx(target: str = "sm_80") -> str:
-    """A kernel that adds 1.0 to each of n floats (`add1(x, n)`), for `target`."""
-    return ADD1_TEMPLATE.format(target=target)
+def add1_ptx(target: str = "sm_80", pdl: bool = False) -> str:
+    """A kernel that adds 1.0 to each of n floats (`add1(x, n)`), for `target`. pdl=True (sm_90 and
+    later): each thread first lets the next grid launch (`griddepcontrol.launch_dependents`) and waits
+    for the previous one (`griddepcontrol.wait`), on the line of the first load, so the line numbers
+    stay those of the plain kernel."""
+    prologue = "griddepcontrol.launch_dependents; griddepcontrol.wait; " if pdl else ""
+    return ADD1_TEMPLATE.format(target=target, prologue=prologue)

@@ -56,15 +56,22 @@ def test_parse_kinds_splits_the_kinds_and_rejects_unknown_ones(capsys):
     assert "unknown kernel(s) nope" in err and "tile options" in err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--ctas", "0"], "--ctas must be at least 1"), (["--launches", "0"], "--launches must be at least 1"),
-    (["--size", "64x64"], "is not MxNxK"), (["--kernels", "hopper-sk,nope"], "unknown kernel(s) nope"),
-    (["--layout", "nn", "--kernels", "hopper:nt:1:3:1:8:64:256:tma:192"], "a nt kernel, but --layout is nn"),
-    (["--layout", "tt"], "invalid choice: 'tt'")])
-def test_gemm_profile_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
-    profile = load_bench("gemm_profile")
+@pytest.mark.parametrize("script, argv, message", [
+    ("gemm_profile", ["--ctas", "0"], "--ctas must be at least 1"),
+    ("gemm_profile", ["--launches", "0"], "--launches must be at least 1"),
+    ("gemm_profile", ["--size", "64x64"], "is not MxNxK"),
+    ("gemm_profile", ["--kernels", "hopper-sk,nope"], "unknown kernel(s) nope"),
+    ("gemm_profile", ["--layout", "nn", "--kernels", "hopper:nt:1:3:1:8:64:256:tma:192"],
+     "a nt kernel, but --layout is nn"),
+    ("gemm_profile", ["--layout", "tt"], "invalid choice: 'tt'"),
+    ("gemm_sustained", ["--layout", "tn"], "invalid choice: 'tn'"),
+    ("gemm_sustained", ["--layout", "nn", "--kernels", "cublas,hopper:nt:1:4:0"], "a nt kernel, but --layout is nn"),
+    ("gemm_sustained", ["--seconds", "0"], "--seconds must be > 0"),
+    ("gemm_sustained", ["--sizes", "64x64"], "--sizes takes MxNxK"),
+    ("gemm_sustained", ["--batch", "0"], "--batch must be >= 1")])
+def test_gemm_scripts_refuse_bad_arguments_before_touching_a_gpu(script, argv, message, capsys):
     with pytest.raises(SystemExit) as ei:
-        profile.main(argv)
+        load_bench(script).main(argv)
     assert ei.value.code == 2 and message in capsys.readouterr().err
 
 
@@ -93,15 +100,3 @@ def test_the_named_hopper_kinds_come_in_either_layout():
         assert set(named) == set(gpu.HOPPER_NAMED)
         for cfg in named.values():
             assert cfg.layout == layout and cfg.check() is cfg          # a configuration the kernel takes
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["--layout", "tn"], "invalid choice: 'tn'"), (["--layout", "nn", "--kernels", "cublas,hopper:nt:1:4:0"],
-                                                    "a nt kernel, but --layout is nn"),
-    (["--seconds", "0"], "--seconds must be > 0"), (["--sizes", "64x64"], "--sizes takes MxNxK"),
-    (["--batch", "0"], "--batch must be >= 1")])
-def test_gemm_sustained_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
-    sustained = load_bench("gemm_sustained")
-    with pytest.raises(SystemExit) as ei:
-        sustained.main(argv)
-    assert ei.value.code == 2 and message in capsys.readouterr().err

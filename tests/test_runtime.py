@@ -643,43 +643,6 @@ def test_cluster_launch_of_kernel_with_reqnctapercluster(ctx):
         np.testing.assert_array_equal(out.to_numpy(), 200 + np.arange(4) % 2)
 
 
-# x[i] += 1, every thread after `griddepcontrol.wait`; each CTA lets the next grid launch at once
-PDL_ADD1 = """\
-.version 7.8
-.target sm_90
-.address_size 64
-
-.visible .entry pdl_add1(
-    .param .u64 p_x,
-    .param .u32 p_n
-)
-{
-    .reg .b32 %r<5>;
-    .reg .b64 %rd<4>;
-    .reg .f32 %f<2>;
-    .reg .pred %p<2>;
-    griddepcontrol.launch_dependents;
-    griddepcontrol.wait;
-    mov.u32 %r1, %ctaid.x;
-    mov.u32 %r2, %ntid.x;
-    mov.u32 %r3, %tid.x;
-    mad.lo.u32 %r1, %r1, %r2, %r3;
-    ld.param.u32 %r4, [p_n];
-    setp.ge.u32 %p1, %r1, %r4;
-    @%p1 bra DONE;
-    ld.param.u64 %rd1, [p_x];
-    cvta.to.global.u64 %rd1, %rd1;
-    mul.wide.u32 %rd2, %r1, 4;
-    add.u64 %rd3, %rd1, %rd2;
-    ld.global.f32 %f1, [%rd3];
-    add.f32 %f1, %f1, 0f3F800000;
-    st.global.f32 [%rd3], %f1;
-DONE:
-    ret;
-}
-"""
-
-
 def test_pdl_and_cluster_launch_attributes():
     d = R._driver_module()
     cl, pdl = R._launch_attributes(d, (2, 1, 1), True)
@@ -697,7 +660,7 @@ def test_pdl_launches_in_a_row_each_see_the_previous_ones_writes(ctx):
     launch_dependents first); griddepcontrol.wait holds their memory accesses until it has finished,
     so 200 increments of every element, launched back to back, all land."""
     _needs_sm90(ctx)
-    f = R.Module.load(PDL_ADD1).function("pdl_add1")
+    f = R.Module.load(add1_ptx("sm_90", pdl=True)).function("add1")
     n = 1 << 22
     with R.DeviceBuffer.zeros((n,), np.float32) as x:
         bound = f.bind(n // 256, 256, [x, np.uint32(n)], pdl=True)
