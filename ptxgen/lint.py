@@ -22,7 +22,7 @@ from . import isa_core as C
 from .asynccheck import ASYNC_CODES, check_function as _check_async
 from .diag import Diagnostic, SourceLoc
 from .legality import OperandInfo
-from .ops.operands import operand_infos, register_operand_info
+from .ops.operands import operand_info, operand_infos, register_operand_info
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse)
@@ -752,9 +752,8 @@ def _addr_list_info(o: AddrList) -> OperandInfo:
     anything else (`[tex, sampler, ...]`) an address."""
     items = o.items
     if len(items) == 2 and type(items[1]) is Vec:
-        v = items[1]
-        return OperandInfo("tensor", count=len(v.elems),
-                           elems=tuple(e.type if type(e) is Reg else None for e in v.elems))
+        coords = operand_info(items[1])                  # the vector's count and element types
+        return OperandInfo("tensor", count=coords.count, elems=coords.elems)
     return OperandInfo("addr")
 
 

@@ -663,11 +663,9 @@ class Function:
         config.gridDimX, config.gridDimY, config.gridDimZ = c   # one cluster's worth of blocks
         config.blockDimX, config.blockDimY, config.blockDimZ = b
         config.sharedMemBytes = int(shared_bytes)
-        attr = d.CUlaunchAttribute()
-        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = c
-        config.attrs = [attr]
-        config.numAttrs = 1
+        attrs = _launch_attributes(d, c, False)
+        config.attrs = attrs
+        config.numAttrs = len(attrs)
         return int(check(d.cuOccupancyMaxActiveClusters(self.handle, config), "cuOccupancyMaxActiveClusters"))
 
     def __repr__(self) -> str:
