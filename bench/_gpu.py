@@ -23,6 +23,22 @@ def mnk(text: str) -> tuple:
     return dims
 
 
+def add_layout_option(ap) -> None:
+    """--layout nt|nn: the product the script's inputs are made for (see b_shape and as_kn)."""
+    ap.add_argument("--layout", choices=("nt", "nn"), default="nt",
+                    help="nt: C = A @ B^T, B stored N x K (default); nn: C = A @ B, B stored K x N")
+
+
+def b_shape(layout: str, n: int, k: int) -> tuple:
+    """How B is stored: N x K for nt (C = A @ B^T), K x N for nn (C = A @ B)."""
+    return (n, k) if layout == "nt" else (k, n)
+
+
+def as_kn(b, layout: str):
+    """B as stored (b_shape) seen as the K x N right-hand side of C = A @ B (a view, no copy)."""
+    return b.t() if layout == "nt" else b
+
+
 def gpu_or_reason():
     """(torch, ptxgen context) or None after printing why no GPU can be used."""
     from ptxgen.runtime import get_context, no_gpu_reason

@@ -24,7 +24,8 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, mnk, parse_kinds  # noqa: E402
+from _gpu import (HOPPER_NAMED, add_layout_option, ampere_kernels, as_kn, b_shape, gpu_or_reason,  # noqa: E402
+                  hopper_named, mnk, parse_kinds)
 
 KINDS = ("cublas", *HOPPER_NAMED, "ampere")
 
@@ -40,8 +41,7 @@ def main(argv=None) -> int:
                          "(a gemm_hopper Config's fields, as Config.parse takes them, and for bm=192 an m_split), "
                          "or ampere:FIELDS / ampere-pers:FIELDS (a gemm_ampere Tile's fields in order, one CTA per "
                          "tile / the persistent grid); all in --layout")
-    ap.add_argument("--layout", choices=("nt", "nn"), default="nt",
-                    help="nt: C = A @ B^T, B stored N x K (default); nn: C = A @ B, B stored K x N")
+    add_layout_option(ap)
     args = ap.parse_args(argv)
     layout = args.layout
     kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS, layout)
@@ -63,8 +63,8 @@ def main(argv=None) -> int:
     from ptxgen.runtime import load_module
     gen = torch.Generator(device="cuda").manual_seed(1)
     a = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
-    b = torch.randn((n, k) if layout == "nt" else (k, n), device="cuda", generator=gen).to(torch.bfloat16)
-    ref = a.float() @ (b.float().t() if layout == "nt" else b.float())
+    b = torch.randn(b_shape(layout, n, k), device="cuda", generator=gen).to(torch.bfloat16)
+    ref = a.float() @ as_kn(b.float(), layout)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 
     hopper_cfgs = {**{kind: (cfg, None) for kind, cfg in hopper_named(layout).items()}, **extra}
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         ctas = g.resident_ctas(ctx.sm_count, tile) if pers else None
         calls[kind] = lambda ft=ft, tile=tile, ctas=ctas: g.launch(ft, a, b, c, m, n, k, tile, ctas=ctas)
     if "cublas" in kinds:
-        calls["cublas"] = lambda: torch.matmul(a, b.t() if layout == "nt" else b, out=c)
+        calls["cublas"] = lambda: torch.matmul(a, as_kn(b, layout), out=c)
 
     for kind in kinds:
         for _ in range(args.launches):

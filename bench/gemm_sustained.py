@@ -58,7 +58,8 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import HOPPER_NAMED, ampere_kernels, gpu_or_reason, hopper_named, mnk, parse_kinds  # noqa: E402
+from _gpu import (HOPPER_NAMED, add_layout_option, ampere_kernels, as_kn, b_shape, gpu_or_reason,  # noqa: E402
+                  hopper_named, mnk, parse_kinds)
 from gpuclock import Sampler  # noqa: E402
 
 SETS = 3            # input sets rotated (--sets)
@@ -80,8 +81,7 @@ def main(argv=None) -> int:
                     help="calls timed together between two CUDA events, ms being their mean (default 1: each "
                          "call on its own; more lets consecutive kernels overlap, as programmatic dependent "
                          "launch (gemm_hopper Config.pdl) needs, since an event between them keeps them apart)")
-    ap.add_argument("--layout", choices=("nt", "nn"), default="nt",
-                    help="nt: C = A @ B^T, B stored N x K (default); nn: C = A @ B, B stored K x N")
+    add_layout_option(ap)
     args = ap.parse_args(argv)
     layout = args.layout
     kinds, extra, ampere_extra = parse_kinds(ap, args.kernels, KINDS, layout)
@@ -126,13 +126,10 @@ def main(argv=None) -> int:
             gen = torch.Generator(device="cuda").manual_seed(m + n + k)
             A = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(sets)]
             # B as stored: N x K for nt (used transposed), K x N for nn
-            B = [torch.randn((n, k) if layout == "nt" else (k, n), device="cuda", generator=gen).to(torch.bfloat16)
+            B = [torch.randn(b_shape(layout, n, k), device="cuda", generator=gen).to(torch.bfloat16)
                  for _ in range(sets)]
             C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
-            if layout == "nt":
-                calls = {"cublas": lambda i: torch.matmul(A[i], B[i].t(), out=C[i])}
-            else:
-                calls = {"cublas": lambda i: torch.matmul(A[i], B[i], out=C[i])}
+            calls = {"cublas": lambda i: torch.matmul(A[i], as_kn(B[i], layout), out=C[i])}
             # the kernels' launches are checked and packed once per input set (bind), outside the timing
             for kind, (ft, tile, pers) in ampere_funcs.items():
                 ctas = g.resident_ctas(ctx.sm_count, tile) if pers else None
@@ -185,7 +182,7 @@ def main(argv=None) -> int:
                 ms = statistics.median(times)
                 # the last call wrote C[(n_calls - 1) % sets]; check it against float32
                 j = (n_calls - 1) % sets
-                ref = A[j].float() @ (B[j].float().t() if layout == "nt" else B[j].float())
+                ref = A[j].float() @ as_kn(B[j].float(), layout)
                 err = float(torch.linalg.norm(C[j].float() - ref) / torch.linalg.norm(ref))
                 clk = sampler.window(w0 + 0.2 * (w1 - w0), w1)
                 rows.append(dict(size=f"{m}x{n}x{k}", kernel=kind, calls=n_calls, ms=ms, tflops=flops / ms / 1e9,

@@ -43,7 +43,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _gpu import gpu_or_reason, mnk  # noqa: E402
+from _gpu import as_kn, b_shape, gpu_or_reason, mnk  # noqa: E402
 
 PHASES = ("span", "start skew", "setup", "first stage", "first tile", "later tiles", "last epilogue",
           "C written", "end skew")
@@ -186,7 +186,7 @@ def main(argv=None) -> int:
     grid = h.grid_for(cfg, m, n, ctas)
     gen = torch.Generator(device="cuda").manual_seed(m + n + k)
     a = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
-    bt = torch.randn((n, k) if cfg.layout == "nt" else (k, n), device="cuda", generator=gen).to(torch.bfloat16)
+    bt = torch.randn(b_shape(cfg.layout, n, k), device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     tr = torch.zeros(h.trace_bytes(grid) // 8, device="cuda", dtype=torch.int64)
     maps = h.tensor_maps(cfg, a, bt, m, n, k, c=c)
@@ -209,7 +209,7 @@ def main(argv=None) -> int:
         per_launch.append(phases(t))
         cycles.append(phase_cycles(t))
         work.append(cta_work(t))
-    ref = a.float() @ (bt.float().t() if cfg.layout == "nt" else bt.float())
+    ref = a.float() @ as_kn(bt.float(), cfg.layout)
     err = float(torch.linalg.norm(c.float() - ref) / torch.linalg.norm(ref))
     print(f"{cfg.name} on {ctx.name}: {m}x{n}x{k}, {grid} CTAs, {args.launches} traced launches; "
           f"relative Frobenius error of the last {err:.2e}")

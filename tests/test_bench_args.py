@@ -100,3 +100,18 @@ def test_the_named_hopper_kinds_come_in_either_layout():
         assert set(named) == set(gpu.HOPPER_NAMED)
         for cfg in named.values():
             assert cfg.layout == layout and cfg.check() is cfg          # a configuration the kernel takes
+
+
+def test_b_is_stored_and_read_as_the_layout_says():
+    class Stored:                            # a tensor that says whether it was transposed
+        def __init__(self, transposed=False):
+            self.transposed = transposed
+
+        def t(self):
+            return Stored(not self.transposed)
+
+    assert gpu.b_shape("nt", 3, 5) == (3, 5) and gpu.b_shape("nn", 3, 5) == (5, 3)
+    assert gpu.as_kn(Stored(), "nt").transposed and not gpu.as_kn(Stored(), "nn").transposed
+    ap = argparse.ArgumentParser(prog="bench")
+    gpu.add_layout_option(ap)
+    assert ap.parse_args([]).layout == "nt" and ap.parse_args(["--layout", "nn"]).layout == "nn"
