@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from . import isa_core as C
 from .asynccheck import ASYNC_CODES, check_function as _check_async
 from .diag import Diagnostic, SourceLoc
+from . import legality
 from .legality import OperandInfo
 from .ops.operands import operand_info, operand_infos, register_operand_info
 from .errors import InternalError
@@ -445,7 +446,7 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
         near = difflib.get_close_matches(base, [k for k in INSTRUCTIONS if "." not in k], 3, 0.6)
         notes = (("did you mean " + " or ".join(near) + "?",) if near else ())
         return _Op(base, mods, [("PTX-E-OPCODE", f"'{base}' is not a PTX instruction", notes)], None, False)
-    family = _legality_covers(opcode)
+    family = legality.covers(opcode)
     if not family:
         need_t, need_v = INSTRUCTIONS[key]
         _gate(ctx, diags, key, need_t, need_v)
@@ -714,12 +715,8 @@ def _family_mnemonics() -> frozenset:
     """First opcode tokens of the forms ptxgen.legality knows (derived from its table, once)."""
     global _FAMILIES
     if _FAMILIES is None:
-        try:
-            from . import legality
-            # (prefetch: only prefetch.tensormap is a legality form; the other prefetches are core)
-            _FAMILIES = frozenset(f.opcode.split(".")[0] for f in legality.forms()) - {"prefetch"}
-        except Exception:  # noqa: BLE001 - no legality module: no family rule
-            _FAMILIES = frozenset()
+        # (prefetch: only prefetch.tensormap is a legality form; the other prefetches are core)
+        _FAMILIES = frozenset(f.opcode.split(".")[0] for f in legality.forms()) - {"prefetch"}
     return _FAMILIES
 
 
@@ -727,15 +724,6 @@ _FAMILIES: Optional[frozenset] = None
 
 
 # ------------------------------------------------------------------------------------------- legality hook
-def _legality_covers(opcode: str) -> bool:
-    try:
-        from . import legality
-    except ImportError:  # the module ships with ptxgen; a partial install lints without it
-        return False
-    cov = getattr(legality, "covers", None)
-    return bool(cov(opcode)) if cov is not None else False
-
-
 def legality_check(instr: Instr, target: Optional[Target], version: Optional[PtxVersion]) -> List[Diagnostic]:
     """The one call into ptxgen.legality for an instruction of a tensor-core/async family.
 
@@ -743,7 +731,6 @@ def legality_check(instr: Instr, target: Optional[Target], version: Optional[Ptx
     the builder's own translation (ops.operands.operand_infos, which also knows the parser's shapes) and
     returns legality.check's diagnostics (without locations; the caller adds them).
     """
-    from . import legality
     return legality.check(instr.opcode, operand_infos(instr.operands), target, version)
 
 

@@ -416,7 +416,7 @@ def test_tensor_core_forms_go_through_legality():
     ds = [d for d in L.lint_ptx(bad, "t.ptx") if d.severity == "error"]
     assert [d.code for d in ds] == ["PTX-E-OPERANDS"] and "3 given" in ds[0].message
     assert bad.split("\n")[ds[0].loc.line - 1][ds[0].loc.col - 1] == "{"  # the operand it names
-    assert L._legality_covers("wgmma.fence.sync.aligned") and not L._legality_covers("add.s32")
+    assert L.legality.covers("wgmma.fence.sync.aligned") and not L.legality.covers("add.s32")
 
 
 # ----------------------------------------------------------------------------------------- differential
