@@ -140,7 +140,8 @@ def main(argv=None) -> int:
         def make_auto(i, A, B, BT, C, m, n, k):
             cfg = picks[(m, n, k)]
             maps = h.tensor_maps(cfg, A[i], BT[i], m, n, k, c=C[i])
-            return (h.bind(auto_f[cfg], cfg, maps, C[i], m, n, k, auto_ctas[cfg]),)
+            ws = h.workspace(cfg, m, n, k, auto_ctas[cfg])      # the stream-K pick only; kept with the launch
+            return h.bind(auto_f[cfg], cfg, maps, C[i], m, n, k, auto_ctas[cfg], workspace=ws), ws
         variants["wgmma auto (gemm_hopper.choose)"] = (bound_per_set(make_auto), "nt")
         for (m, n, k), cfg in picks.items():
             print(f"[choose] {m}x{n}x{k}: {cfg.name}")

@@ -68,10 +68,12 @@ three), and each warpgroup TMA-stores its own two passes (held: the second durin
 first k-block, which then runs as two m64n128k16 halves); with bn=192 it makes 192 x 192 tiles of
 m64n192k16, written in one 64 x 192 pass per warpgroup (`lwarp=1` adds a warp whose lane 0 issues
 the loads, 416 threads at 128 registers, so no consumer waits for the ring's releases), and with
-`sk=1` it runs stream-K: whole rounds of tiles, then the k-blocks of the remaining tiles shared evenly between the CTAs (`sk_plan`),
-each CTA walking its range from the end; a tile split between CTAs c and c + 1 is summed through a
-workspace (`workspace_bytes`): c stores the f32 partial of the tile's first k-blocks and releases a
-flag, c + 1 (whose last item is the tile's tail) acquires it, adds the partial and writes C.
+`sk=1` it runs stream-K: whole rounds of tiles, then the k-blocks of the remaining tiles shared evenly between the CTAs (`sk_plan`;
+with fewer tiles than CTAs, as for a small M x N over a long K, all of them, over the grid `sk_grid`
+picks), each CTA walking its range from the end; a tile split between CTAs is summed through a
+workspace (`workspace_bytes`): each CTA whose range stops inside a tile stores its f32 partial
+there as the first item of its range and releases a flag, and the CTA holding the tile's last
+k-block (its last item) acquires the flags of the CTAs before it, adds their partials and writes C.
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -189,8 +191,9 @@ class Config:
                             # and each warpgroup TMA-stores its own passes (`_kernel_inline`)
     sk: int = 0             # 1 (producer=0, bn=192, hold=0, mix=0): stream-K. Whole rounds of tiles, then
                             # the k-blocks of the remaining tiles shared evenly between the CTAs
-                            # (`sk_plan`); a tile split between two CTAs is summed through a
-                            # workspace (`workspace_bytes`), and every row goes in 192-row tiles
+                            # (`sk_plan`; every tile when there are fewer tiles than CTAs); a tile
+                            # split between CTAs is summed through a workspace (`workspace_bytes`),
+                            # and every row goes in 192-row tiles
     lwarp: int = 0          # 1 (producer=0, bn=192): the loads come from a warp of their own beside the three
                             # consumer warpgroups (416 threads at 128 registers; m64n192k16 fits) instead
                             # of one consumer thread, so no warpgroup waits for the ring's releases
@@ -445,35 +448,56 @@ def epi_bytes(cfg: Config, pass_cols=None) -> int:
 
 
 def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN):
-    """Stream-K (Config.sk): (grid, m_split, sk_first, split tiles). Every row goes in 192-row tiles
-    (m_split past M). With U tiles on P = min(ctas, U) CTAs: when P divides U, U / P whole rounds
-    (sk_first = U); otherwise U / P - 1 whole rounds (sk_first of them in all) and the k-blocks of the
-    other U - sk_first tiles (between P and 2P of them) shared evenly, so each CTA's range is at least
-    one tile long and a tile is split between at most two CTAs."""
+    """Stream-K (Config.sk): (grid, m_split, sk_first, streamed tiles). Every row goes in 192-row tiles
+    (m_split past M). With U tiles and at least as many CTAs P = ctas: when P divides U, U / P whole
+    rounds (sk_first = U); otherwise U / P - 1 whole rounds (sk_first of them in all) and the k-blocks of
+    the other U - sk_first tiles (between P and 2P of them) shared evenly, so each CTA's range is at
+    least one tile long and a tile is split between at most two CTAs. With fewer tiles than CTAs (a
+    small M x N over a long K) all of them are streamed (sk_first = 0) over the grid `sk_grid` picks,
+    each tile then split between about grid / U CTAs."""
     check_shape(m, n, k)
     if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
         raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident")
     rows = -(-m // 192)
     units = rows * -(-n // bn)
-    grid = min(int(ctas), units)
-    sk_first = units if units % grid == 0 else (units // grid - 1) * grid
-    if (units - sk_first) * -(-k // BK) >= 2**32:
-        raise ValueError(f"{m}x{n}x{k}: the stream-K range ({units - sk_first} tiles x {-(-k // BK)} k-blocks) "
+    nk = -(-k // BK)
+    if units >= ctas:
+        grid = int(ctas)
+        sk_first = units if units % grid == 0 else (units // grid - 1) * grid
+    else:
+        grid = sk_grid(units, nk, int(ctas))
+        sk_first = units if grid == units else 0
+    if (units - sk_first) * nk >= 2**32:
+        raise ValueError(f"{m}x{n}x{k}: the stream-K range ({units - sk_first} tiles x {nk} k-blocks) "
                          "does not fit in 32 bits")
     return grid, 192 * rows, sk_first, units - sk_first
 
 
-def sk_flag_bytes(cfg: Config, tiles: int) -> int:
-    """The head of a stream-K workspace: a u32 flag per (split tile, consumer warpgroup), padded to 256
-    bytes (the kernel computes the same from its split tiles)."""
-    return -(-tiles * 4 * cfg.consumers // 256) * 256
+# what adding one more CTA's f32 partial to a split tile costs its owner, in k-blocks of its own
+# MMA time (a 64 x 192 f32 partial per warpgroup, 144 KiB a CTA, written once to L2 and read back once)
+SK_PART_KBLOCKS = 3
+
+
+def sk_grid(units: int, nk: int, ctas: int) -> int:
+    """The grid for streaming `units` tiles of `nk` k-blocks over at most `ctas` CTAs (units < ctas):
+    the CTA count P from units to ctas with the least estimated time, the longest range ceil(units nk /
+    P) k-blocks plus SK_PART_KBLOCKS for each partial a tile's owner adds (about ceil(P / units) - 1);
+    the fewer CTAs where two tie."""
+    return min(range(units, ctas + 1),
+               key=lambda p: (-(-units * nk // p) + SK_PART_KBLOCKS * (-(-p // units) - 1), p))
+
+
+def sk_flag_bytes(cfg: Config, grid: int) -> int:
+    """The head of a stream-K workspace: a u32 flag per (CTA, consumer warpgroup), padded to 256 bytes
+    (the kernel computes the same from its grid)."""
+    return -(-grid * 4 * cfg.consumers // 256) * 256
 
 
 def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
     """Bytes of a stream-K launch's workspace: the flags (`sk_flag_bytes`), then a 64 x bn f32 partial per
-    (split tile, warpgroup)."""
-    tiles = sk_plan(m, n, k, ctas, cfg.bn)[3]
-    return sk_flag_bytes(cfg, tiles) + tiles * cfg.consumers * WG_M * cfg.bn * 4
+    (CTA, warpgroup): a CTA leaves at most one partial, that of the first item of its range."""
+    grid = sk_plan(m, n, k, ctas, cfg.bn)[0]
+    return sk_flag_bytes(cfg, grid) + grid * cfg.consumers * WG_M * cfg.bn * 4
 
 
 def workspace(cfg: Config, m: int, n: int, k: int, ctas: int):
@@ -1083,8 +1107,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         cta64 = k.cvt(unit0, pg.u64, pg.u32)
         gs = k.cvt(k.div(k.mul(cta64, total, mode="lo"), ctas64), pg.u32, pg.u64)
         ge0 = k.cvt(k.div(k.mul(k.add(cta64, 1), total, mode="lo"), ctas64), pg.u32, pg.u64)
-        # the workspace: a u32 flag per (split tile, warpgroup), padded to 256 bytes, then the partials
-        flag_bytes = k.and_(k.add(k.mul(sk_tiles, 4 * NC, mode="lo"), 255), ~255 & 0xFFFFFFFF)
+        # the workspace: a u32 flag per (CTA, warpgroup), padded to 256 bytes, then the partials
+        flag_bytes = k.and_(k.add(k.mul(nunits, 4 * NC, mode="lo"), 255), ~255 & 0xFFFFFFFF)
 
         def walk_start():
             return k.mov(0, type=pg.u32), k.mov(ge0, type=pg.u32)
@@ -1305,7 +1329,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     _release(k, bars, peer_bars, prev, S, guard=signal)
     load_more()
     if cfg.sk:
-        _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt)
+        _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt,
+                        unit0, total, ctas64)
     row = k.mad(c, WG_M, tile_row, mode="lo")
     col0 = k.mul(nb, bn, mode="lo")
     if hold:
@@ -1337,28 +1362,43 @@ def _kernel_inline(m: pg.Module, cfg: Config):
 SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its partner's partial traps after this
 
 
-def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, slot, c, tid, signal, wg_bar, kb0, kb1, nk, skip):
-    """Stream-K, after a work item's k-blocks [kb0, kb1) of split tile `slot`: the head of a split tile
-    (kb0 = 0, kb1 < nk) stores its accumulators to the workspace (thread-linear 16-byte stores, one
-    64 x bn f32 partial per warpgroup), the warpgroup meets, one thread releases the flag of (slot,
-    warpgroup) at gpu scope, and the item ends (branch to `skip`); the tail (kb0 > 0) owns the tile:
-    one thread waits to acquire the flag, the warpgroup meets, every thread adds the partial to its
-    accumulators, and the flag goes back to 0 for the next launch; the epilogue that follows writes C.
-    Whole tiles pass through."""
+def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, tile, c, tid, signal, wg_bar, kb0, kb1, nk, skip,
+                    cta, total, ctas64):
+    """Stream-K, after a work item's k-blocks [kb0, kb1) of streamed tile `tile`. An item that stops
+    short of the tile's last k-block (kb1 < nk; only the first item of a CTA's streamed range can, which
+    it walks right after its whole tiles) stores its
+    accumulators to this CTA's slot of the workspace (thread-linear 16-byte stores, one 64 x bn f32
+    partial per warpgroup), the warpgroup meets, one thread releases the slot's flag at gpu scope, and
+    the item ends (branch to `skip`). The item that ends the tile but does not start it (kb1 = nk,
+    kb0 > 0) owns it: the tile's other k-blocks belong to the CTAs just before this one, cta - 1 down to
+    the first whose range still reaches into the tile (ge > the tile's first k-block), each of which
+    stored its partial before anything it could wait for. For each of them one thread waits to acquire the
+    flag and puts it back to 0 for the next launch, the warpgroup meets, and every thread adds the
+    partial to its accumulators; the epilogue that follows writes C. Whole tiles pass through."""
     t = k.and_(tid, 127)
-    idx = k.mad(slot, cfg.consumers, c, mode="lo")                      # (split tile, warpgroup)
-    flag = k.add(ws, k.cvt(k.shl(idx, 2), pg.u64, pg.u32))
-    part = k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), k.shl(t, 4))
-    part = k.add(ws, k.cvt(part, pg.u64, pg.u32))
+    NC = cfg.consumers
+
+    def slot(j):
+        """(flag, this thread's part of the partial) of CTA j's slot for this warpgroup."""
+        idx = k.mad(j, NC, c, mode="lo")
+        flag = k.add(ws, k.cvt(k.shl(idx, 2), pg.u64, pg.u32))
+        part = k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), k.shl(t, 4))
+        return flag, k.add(ws, k.cvt(part, pg.u64, pg.u32))
+
     groups = len(frag) // 4                                            # 16-byte groups of accumulators
-    head = k.setp("eq", kb0, 0, bool_op="and", c=k.setp("lt", kb1, nk))
+    head = k.setp("lt", kb1, nk)
     with k.if_(head):
+        flag, part = slot(cta)
         for q in range(groups):
             k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
         k.bar_sync(wg_bar, 128)
         k.st(flag, 1, pg.u32, sem="release", scope="gpu", guard=signal)
     k.bra(skip, guard=head)
     with k.if_(k.setp("ne", kb0, 0)):
+        first = k.cvt(k.mul(tile, nk, mode="lo"), pg.u64, pg.u32)        # the tile's first k-block of the range
+        j = k.sub(cta, 1)
+        more = k.label("sk_part")
+        flag, part = slot(j)
         with k.if_(signal):
             t0 = k.sreg("%clock64")
             spin, ready = k.label("sk_wait"), k.new_label("sk_ready")
@@ -1370,8 +1410,13 @@ def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, slot, c, tid, signal, 
         k.bar_sync(wg_bar, 128)
         for q in range(groups):
             v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4, cache="cg")    # L2: the partial is read once
-            for j in range(4):
-                k.add(frag[4 * q + j], v[j], dst=frag[4 * q + j])
+            for jj in range(4):
+                k.add(frag[4 * q + jj], v[jj], dst=frag[4 * q + jj])
+        # CTA j - 1 has a part of this tile too if its range ends inside it: j * total / P > first
+        ge = k.div(k.mul(k.cvt(j, pg.u64, pg.u32), total, mode="lo"), ctas64)
+        again = k.setp("ne", j, 0, bool_op="and", c=k.setp("gt", ge, first))
+        k.sub(j, 1, dst=j)
+        k.bra(more, guard=again)
 
 
 def _load_policies(k, cfg: Config, tiles_n, nunits):
@@ -1677,13 +1722,12 @@ def _epi_fence(k):
 
 
 def sample_configs() -> list:
-    """What the sample builds and checks by default: CONFIGS, `choose`'s three kernels (128 x 256 tiles with
-    lag 0, 192 x 256 and 192 x 192 tiles), the stream-K kernel (Config.sk, with its workspace) and the 192 x 192 kernel in
+    """What the sample builds and checks by default: CONFIGS, `choose`'s four kernels (128 x 256 tiles with
+    lag 0, 192 x 256 and 192 x 192 tiles, and 192 x 192 stream-K (Config.sk, with its workspace)) and the 192 x 192 kernel in
     clusters of 2 sharing A (nn), so a sanitizer run of the sample covers every kind of kernel `choose`
     can return, stream-K and both ways a cluster shares an operand."""
     return CONFIGS + [c for c in auto_configs("nt") if c not in CONFIGS] + \
-        [Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1).check(),
-         Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0).check()]
+        [Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0).check()]
 
 
 def build(target: str = "sm_90a", configs=None) -> pg.Module:
@@ -1815,16 +1859,18 @@ H100_L2_BYTES = 50 * 2**20   # choose's default L2: the H100's; the H200 reports
 
 
 def auto_configs(layout: str = "nt") -> tuple:
-    """The three configurations `choose` picks from: 128 x 256 tiles in raster groups of 8 whose consumers
+    """The four configurations `choose` picks from: 128 x 256 tiles in raster groups of 8 whose consumers
     release each stage as soon as their own wgmma on it is done (lag 0: the other consumer warpgroup keeps
     the tensor cores busy meanwhile, and the producer gets the stage a k-block sooner; bench/LOG.md round
     15: 0.3 % fewer cycles at 4096^3, +0.5 % sustained over six passes), 192 x 256
     tiles (three consumer warpgroups, 3 stages) in raster groups of 16, and 192 x 192 tiles without a
     producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16, loaded by a warp of
     their own (Config.lwarp; bench/LOG.md round 13: 4 % less time than with the loads in a consumer at
-    3072^3, as fast under the power limit)."""
+    3072^3, as fast under the power limit), and the 192 x 192 stream-K kernel (Config.sk) for shapes with
+    too few tiles to fill the SMs (`choose`; its launches need `workspace`)."""
     return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192).check(),
-            Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check())
+            Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
+            Config(layout, 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1).check())
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -1832,6 +1878,28 @@ def auto_configs(layout: str = "nt") -> tuple:
 # round 11: 0.90 at 3072^3 ran 7 % faster, 1.00 at 6144^3 6 % slower; round 13, with the loading warp:
 # 11 % faster and 4.5 % slower, a line that crosses zero near 0.97, so 0.92 keeps a margin)
 N192_SPAN = 0.92
+
+
+# `choose` takes the stream-K kernel where sk_speedup is at least this: a streamed 192 x 192 k-block on
+# every SM took 1.4-2x the time of a 128 x 256 k-block on a few (bench/LOG.md round 17, ncu at
+# 1024-2048 x 1024-2048 x 2048-16384), and this separates the shapes it sped up from those it did not
+SK_PICK = 1.7
+# the part of a launch that does not scale with its k-blocks (setup, first loads, epilogue), in k-blocks
+SK_FIXED_KBLOCKS = 8
+
+
+def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
+    """The 128 x 256 kernel's k-blocks on its busiest CTA against the stream-K kernel's (the longest
+    range on sk_plan's grid, plus SK_PART_KBLOCKS for each partial a tile's owner adds), each plus
+    SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over more CTAs."""
+    nk = -(-k // BK)
+    tiles = -(-m // BM) * -(-n // BN)
+    rounds = -(-tiles // min(tiles, ctas))
+    grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, 192)
+    longest = sk_first // grid * nk
+    if streamed:
+        longest += -(-streamed * nk // grid) + SK_PART_KBLOCKS * (-(-grid // streamed) - 1)
+    return (rounds * nk + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
 
 
 def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes: int = H100_L2_BYTES) -> Config:
@@ -1857,14 +1925,21 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
       (3072 rows of A and 2048 of B) instead of 8 x 16 (1536 and 4096): 9 % fewer operand rows, and
       fewer DRAM reads where the panels do not stay in L2.
 
+    Before all of these, where the 128 x 256 kernel has fewer tiles than CTAs: the 192 x 192 stream-K
+    kernel (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster
+    (bench/LOG.md round 17: 1024^2 x 8192 and 1024 x 2048 x 8192 on 132 SMs, 1.69x and 1.36x faster;
+    1024^2 x 2048 and 2048^2 x 8192, 0.96x and 0.85x, keep the 128 x 256 kernel).
+
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
     for name, v in (("ctas", ctas), ("l2_bytes", l2_bytes)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} = {v!r} must be a positive int")
-    small, large, n192 = auto_configs(layout)
+    small, large, n192, streamed = auto_configs(layout)
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
+    if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas)) >= SK_PICK:
+        return streamed
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
     # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)
@@ -1984,10 +2059,11 @@ def _buffer_ptr(cfg: Config, buf, what: str, need: int, who_needs: str):
 # sizes checked by run(): ragged edges in every dimension (including a lone block row for a cluster
 # of 2 and a K of one partial k-block), more work units than SMs (the persistent loop and the ring's
 # parity wrap over tiles), and a long K; on 132 SMs 4096 x 4096 x 256 (and in QUICK_SIZES for sanitizer
-# runs, 2304 x 2304 x 192: 144 tiles of 192 x 192 on 132 CTAs) split tiles between stream-K's CTAs
+# runs, 2304 x 2304 x 192: 144 tiles of 192 x 192 on 132 CTAs) split tiles between stream-K's CTAs, and
+# 1000^3, 257 x 520 x 4104 (and 200 x 384 x 2048) have fewer tiles than CTAs, each streamed in 2-5 parts
 CHECK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (1000, 1000, 1000), (257, 520, 4104),
                (4096, 4096, 256), (2048, 2048, 2048)]
-QUICK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (384, 520, 264), (2304, 2304, 192)]
+QUICK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (384, 520, 264), (2304, 2304, 192), (200, 384, 2048)]
 
 
 def run(module, rng):

@@ -223,6 +223,11 @@ def test_mixed_makespan_matches_a_walk():
     (h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 420, 520, 136, 4),
     (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 300, 520, 456, 5),
     (h.Config("nn", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1), 200, 264, 200, 3),
+    # fewer tiles than CTAs: one tile's 64 k-blocks streamed over 4 CTAs (sk_grid), so its owner adds
+    # three partials; and 4 tiles of 32 k-blocks over 5 CTAs, every tile in two parts
+    (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 150, 184, 4096, 4),
+    (h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 250, 200, 2048, 5),
+    (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1, lwarp=1), 250, 200, 2048, 5),
     # 9 tiles on 3 CTAs: whole rounds only, no split tile
     (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 420, 520, 200, 3)],
     ids=lambda v: getattr(v, "name", str(v)))
@@ -237,7 +242,7 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     b = to_bf16_bits(rng.standard_normal((k, n) if cfg.layout == "nn" else (n, k)).astype(np.float32))
     c = np.full((m, n), 0xFFFF, np.uint16)
     ws = np.full(h.workspace_bytes(cfg, m, n, k, ctas), 0x7F, np.uint8)
-    flag_bytes = h.sk_flag_bytes(cfg, tiles)
+    flag_bytes = h.sk_flag_bytes(cfg, grid)
     ws[:flag_bytes] = 0
     ba, bb, bc, bw = Buffer(a), Buffer(b), Buffer(c), Buffer(ws)
     ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")

@@ -46,7 +46,9 @@ P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn",
               h.Config("nt", 2, 3, group=16, bm=192, hold=0, producer=0),
               # a loading warp of its own (Config.lwarp): `choose`'s 192 x 192 kernels
               h.auto_configs("nt")[2], h.auto_configs("nn")[2],
-              h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0, lwarp=1)]
+              h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0, lwarp=1),
+              # `choose`'s stream-K kernels (groups of 16)
+              h.auto_configs("nt")[3], h.auto_configs("nn")[3]]
 CONFIGS += P0_CONFIGS
 
 
@@ -254,13 +256,20 @@ def _sk_walk(m, n, k, ctas, bn=192):
 
 @pytest.mark.parametrize("m, n, k, ctas", [(6144, 6144, 6144, 132), (8192, 8192, 8192, 132), (3072, 3072, 3072, 132),
                                            (4096, 4096, 512, 132), (420, 520, 456, 4), (200, 264, 200, 3),
-                                           (1000, 3000, 72, 7), (192, 192, 64, 132), (5000, 200, 9000, 114)])
+                                           (1000, 3000, 72, 7), (192, 192, 64, 132), (5000, 200, 9000, 114),
+                                           (1024, 1024, 8192, 132), (1024, 1024, 1024, 132), (512, 512, 16384, 132),
+                                           (200, 200, 640, 132), (2048, 2048, 8192, 132)])
 def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas):
     """sk_plan and the kernel's walk: every k-block of every tile is done exactly once; a tile is either
-    whole in one CTA or split between CTAs c and c + 1, c holding its head (from k-block 0, the first
-    item of c's range, which the walk does first) and c + 1 its tail (up to the last k-block, the last
-    item c + 1 walks), so the head's partial is stored before its owner waits for it."""
+    whole in one CTA or split between consecutive CTAs. The one holding its last k-block owns it and
+    walks that item last; every other part is the first item its CTA walks (its partial is stored
+    before the owner waits for it), and the owner finds them all by going down from the CTA before it
+    while their ranges end inside the tile. With at least as many tiles as CTAs a tile has at most two
+    parts; with fewer, every tile is streamed over sk_grid's grid."""
     walks, units, nk = _sk_walk(m, n, k, ctas)
+    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, 192)
+    total = tiles * nk
+    ends = [(c + 1) * total // grid for c in range(grid)]             # each CTA's ge
     done = np.zeros((units, nk), int)
     parts = {}
     for c, items in enumerate(walks):
@@ -273,22 +282,51 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas):
         if len(ps) == 1:
             assert ps[0][3:] == (0, nk)
             continue
-        assert len(ps) == 2
-        (c0, pos0, _, a0, b0), (c1, pos1, n1, a1, b1) = sorted(ps, key=lambda p: p[3])
-        assert a0 == 0 and b1 == nk and b0 == a1 and c1 == c0 + 1
-        assert pos1 == n1 - 1                      # the tail is its CTA's last item
-    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, 192)
-    assert split >= m and split % 192 == 0 and grid == min(ctas, units)
-    assert tiles == 0 or grid <= tiles < 2 * grid
+        ps.sort(key=lambda p: p[3])
+        assert [p[0] for p in ps] == list(range(ps[0][0], ps[0][0] + len(ps)))      # consecutive CTAs
+        assert ps[0][3] == 0 and ps[-1][4] == nk and all(a[4] == b[3] for a, b in zip(ps, ps[1:]))
+        owner, others = ps[-1], ps[:-1]
+        assert owner[1] == owner[2] - 1                                 # the owner's last item
+        whole = sk_first // grid                                        # items before the streamed range
+        assert all(p[1] == whole for p in others)                       # each other part its range's first
+        first = (u - sk_first) * nk
+        read, j = [], owner[0] - 1                                      # the owner's loop in the kernel
+        while True:
+            read.append(j)
+            if j == 0 or ends[j - 1] <= first:
+                break
+            j -= 1
+        assert read == [p[0] for p in reversed(others)]
+        if units >= ctas:
+            assert len(ps) == 2
+    assert split >= m and split % 192 == 0
+    if units >= ctas:
+        assert grid == ctas and (tiles == 0 or grid <= tiles < 2 * grid)
+    else:
+        assert grid == h.sk_grid(units, nk, ctas) and units <= grid <= ctas and sk_first in (0, units)
+        assert (sk_first == units) == (grid == units)
+
+
+def test_sk_grid_trades_range_length_against_partials():
+    """sk_grid: one tile of 16 k-blocks is not worth splitting (a second part saves 8 k-blocks and adds
+    a partial worth SK_PART_KBLOCKS, which still pays, a third does not); a few tiles over a long K
+    take every CTA; the grid never leaves the range [units, ctas]."""
+    assert h.SK_PART_KBLOCKS == 3
+    assert h.sk_grid(1, 16, 132) == 2                     # 8 + 3 against 16, 6 + 6 and 4 + 9
+    assert h.sk_grid(36, 128, 132) == 132                 # 35 + 9 k-blocks against 64 + 3 on 72 CTAs
+    assert h.sk_grid(9, 256, 132) == 72                   # 32 + 21 against 18 + 42 on 132
+    for units, nk, ctas in [(1, 1, 132), (5, 2, 7), (100, 1000, 132), (131, 4, 132)]:
+        assert units <= h.sk_grid(units, nk, ctas) <= ctas
+    assert h.sk_grid(1, 1, 132) == 1
 
 
 def test_stream_k_launch_needs_its_workspace():
     cfg = h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1)
     maps = (b"a" * 128, b"b" * 128, b"c" * 128)
     need = h.workspace_bytes(cfg, 6144, 6144, 6144, 132)
-    tiles = h.sk_plan(6144, 6144, 6144, 132, 192)[3]
-    assert need == -(-tiles * 12 // 256) * 256 + tiles * 3 * 64 * 192 * 4
-    assert h.sk_flag_bytes(cfg, tiles) == -(-tiles * 12 // 256) * 256
+    grid = h.sk_plan(6144, 6144, 6144, 132, 192)[0]
+    assert need == -(-grid * 12 // 256) * 256 + grid * 3 * 64 * 192 * 4            # a slot per CTA
+    assert h.sk_flag_bytes(cfg, grid) == -(-grid * 12 // 256) * 256
     assert h.workspace(h.Config("nt", 1, 3, bm=192, producer=0), 6144, 6144, 6144, 132) is None
     f = RecordingFunction()
     with pytest.raises(ValueError, match="needs a workspace"):
@@ -570,7 +608,7 @@ def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
 
 
 def test_choose_depends_on_the_l2_and_the_ctas():
-    small, large, _ = h.auto_configs("nn")
+    small, large = h.auto_configs("nn")[:2]
     assert h.choose(4096, 4096, 4096, "nn") == small                           # 50 MiB by default
     assert h.choose(4096, 4096, 4096, "nn", l2_bytes=40 * MIB) == small       # 40 MiB exactly: fits
     assert h.choose(4096, 4096, 4096, "nn", l2_bytes=40 * MIB - 1) == large
@@ -579,6 +617,35 @@ def test_choose_depends_on_the_l2_and_the_ctas():
     # the round's rows of A and all of B, K deep, against the L2: exactly 50 MiB still fits
     assert h.choose(4096, 4096, 5120, "nt") == h.auto_configs("nt")[0]
     assert h.choose(4096, 4096, 5128, "nt") == h.auto_configs("nt")[1]
+
+
+@pytest.mark.parametrize("m, n, k, streamed", [
+    # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 17, ncu: 1.69x, 1.84x,
+    # 1.36x and 2.64x faster than the 128 x 256 kernel)
+    (1024, 1024, 8192, True), (1024, 1024, 16384, True), (1024, 2048, 8192, True), (512, 1024, 16384, True),
+    # ... but not over a short K (0.96x), nor where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.85x),
+    # nor with at least as many tiles as SMs
+    (1024, 1024, 2048, False), (2048, 2048, 8192, False), (1000, 1000, 1000, False), (1024, 8192, 8192, False),
+    (4096, 4096, 65536, False)])
+def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, streamed):
+    for layout in ("nt", "nn"):
+        cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
+        assert (cfg == h.auto_configs(layout)[3]) == streamed and bool(cfg.sk) == streamed
+    assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
+    # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
+    assert not h.choose(1024, 1024, 8192, "nt", 32).sk
+
+
+def test_sk_speedup_counts_rounds_ranges_and_partials():
+    # 1024^2 x 8192 on 132 SMs: one round of 128 k-blocks against 36 tiles streamed over 132 CTAs,
+    # ceil(36 x 128 / 132) = 35 k-blocks and 3 partials of 3 each; 8 fixed on both sides
+    assert h.sk_plan(1024, 1024, 8192, 132, 192)[:4:3] == (132, 36)
+    assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 + 8) / (35 + 9 + 8))
+    # whole rounds count on both sides: 6144^2 x 256 has 9 rounds (1152 tiles) of 4 k-blocks for the 128 x 256 kernel
+    # and 5 whole 192-row rounds then a shared range for stream-K
+    grid, _, sk_first, streamed = h.sk_plan(6144, 6144, 256, 132, 192)
+    longest = sk_first // grid * 4 + -(-streamed * 4 // grid) + 3 * (-(-grid // streamed) - 1)
+    assert h.sk_speedup(6144, 6144, 256, 132) == pytest.approx((9 * 4 + 8) / (longest + 8))
 
 
 @pytest.mark.parametrize("args, msg", [((0, 8, 8), "M = 0"), ((8, 12, 8), "multiples of 8"),
@@ -688,13 +755,16 @@ def test_shared_a_cluster_grid_counts_pairs_of_columns():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["nt", "nn"])
-@pytest.mark.parametrize("m, n, k, ctas", [(3072, 3072, 512, None), (1000, 1000, 1000, 7), (6144, 6144, 256, None)],
-                         ids=["3072-all-split", "1000-on-7", "6144-rounds-then-split"])
+@pytest.mark.parametrize("m, n, k, ctas", [(3072, 3072, 512, None), (1000, 1000, 1000, 7), (6144, 6144, 256, None),
+                                           (1024, 1024, 8192, None), (200, 1000, 20000, None)],
+                         ids=["3072-all-split", "1000-on-7", "6144-rounds-then-split", "1024-few-tiles",
+                              "200-one-row"])
 def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
     """Stream-K on the GPU, all CTAs resident at once: 3072^2 on 132 SMs puts all 256 tiles' k-blocks in
     the shared range (each tile's owner waits for the partial of the CTA before it), 1000^2 on 7
-    CTAs has whole rounds first, 6144^2 six whole rounds; each is launched twice on one workspace
-    (poisoned output in between), since the flags must come back to zero."""
+    CTAs has whole rounds first, 6144^2 six whole rounds; 1024^2 x 8192 has 36 tiles for 132 CTAs,
+    each tile in four or five parts, and 200 x 1000 x 20000 12 tiles of 313 k-blocks on 108; each is launched
+    twice on one workspace (poisoned output in between), since the flags must come back to zero."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     cfg = h.Config(layout, 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1)
@@ -709,7 +779,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
         h.launch(f, cfg, maps, c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         _assert_close(c, ref)
-        flags = h.sk_flag_bytes(cfg, h.sk_plan(m, n, k, ctas, 192)[3])
+        flags = h.sk_flag_bytes(cfg, h.sk_plan(m, n, k, ctas, 192)[0])
         assert int(ws[:flags].count_nonzero()) == 0, "flags left set"
 
 
