@@ -1528,23 +1528,26 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     ctx = _Ctx(res.filename, res.lines, override or m.target, m.version, m.address_size)
     _module_checks(ctx, res, override)
     _function_directives(ctx, res)
-    label_uses: Dict[str, int] = {}
-    defined: List[Tuple[str, SourceLoc]] = []
+    # labels are function-scoped: a branch in one kernel does not use a label of the same name in
+    # another; the debug sections may name a label of any function
+    per_fn: List[Tuple[list, Dict[str, int]]] = []
     for fn in m.functions:
-        fc = _FnCheck(ctx, fn, res, label_uses)
+        uses: Dict[str, int] = {}
+        fc = _FnCheck(ctx, fn, res, uses)
         fc.run()
-        defined.extend(fc.defined)
+        per_fn.append((fc.defined, uses))
         _async_checks(ctx, fn, box_bytes)
-    for (fname, label), _sig in res.protos.items():
-        label_uses[label] = label_uses.get(label, 0) + 1
-    _section_refs(ctx, res, label_uses, {n for n, _ in defined})
-    for s in res.sections:
-        for name in s.labels:
-            label_uses.setdefault(name, label_uses.get(name, 0))
-    for name, loc in defined:
-        # compilers place $L__tmp / $L__func labels for debug information whether or not it is emitted
-        if not label_uses.get(name) and not name.startswith(("$L__tmp", "$L__func")):
-            ctx.add("PTX-W-UNUSED-LABEL", f"label '{name}' is never used", loc, (), len(name), "warning")
+    for fname, label in res.protos:
+        for fn, (_, uses) in zip(m.functions, per_fn):
+            if fn.name == fname:
+                uses[label] = uses.get(label, 0) + 1
+    section_uses: Dict[str, int] = {}
+    _section_refs(ctx, res, section_uses, {n for defs, _ in per_fn for n, _ in defs})
+    for defs, uses in per_fn:
+        for name, loc in defs:
+            # compilers place $L__tmp / $L__func labels for debug information whether or not it is emitted
+            if not uses.get(name) and not section_uses.get(name) and not name.startswith(("$L__tmp", "$L__func")):
+                ctx.add("PTX-W-UNUSED-LABEL", f"label '{name}' is never used", loc, (), len(name), "warning")
     return _sorted(diags + ctx.out)
 
 

@@ -212,6 +212,17 @@ def test_unused_label_is_a_warning():
     assert [(d.code, d.severity) for d in ds] == [("PTX-W-UNUSED-LABEL", "warning")]
 
 
+def test_a_label_is_used_only_by_branches_of_its_own_function():
+    """Labels are function-scoped: kernel a's branch to $L_x does not use kernel b's $L_x (ptxas takes
+    both), so b's is reported, at its own line."""
+    text = (".version 8.0\n.target sm_90\n.address_size 64\n\n"
+            ".visible .entry a()\n{\n\tbra $L_x;\n$L_x:\n\tret;\n}\n\n"
+            ".visible .entry b()\n{\n$L_x:\n\tret;\n}\n")
+    ds = L.lint_ptx(text, "t.ptx")
+    assert [(d.code, d.loc.line) for d in ds] == [("PTX-W-UNUSED-LABEL", 14)]
+    assert not L.lint_ptx(text.replace("{\n$L_x:", "{\n\tbra $L_x;\n$L_x:"), "t.ptx")
+
+
 def test_oversized_cta_is_a_warning():
     text = module("").replace("{\n", ".maxntid 2048, 1, 1\n{\n", 1)
     ds = L.lint_ptx(text, "t.ptx")
