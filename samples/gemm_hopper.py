@@ -1183,7 +1183,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         if cfg.sk:
             k.mov(units, dst=lu, guard=k.not_(walk_next(lwalk, lu, lkb, lkb1)))
         load_tile()
-    leave = k.new_label("c_leave")
+    leave = k.new_label("c_leave") if cfg.lwarp else None     # where the loading warp's other lanes go
     if cfg.lwarp:
         # the loading warp: lane 0 walks every k-block of this CTA's units into the ring, each once its
         # stage is released; the other lanes have nothing to do
@@ -1353,7 +1353,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             flush()
     with k.if_(signal):
         k.cp_async_bulk_wait_group(0)                     # C is written before the thread exits
-    k.place(leave)
+    if leave is not None:
+        k.place(leave)
     _leave(k, cl)
     k.ret()
     return k
