@@ -478,13 +478,17 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN):
 SK_PART_KBLOCKS = 3
 
 
+def sk_streamed_cost(units: int, nk: int, grid: int) -> int:
+    """The estimated time, in k-blocks, of streaming `units` tiles of `nk` k-blocks over `grid` CTAs: the
+    longest range ceil(units nk / grid) plus SK_PART_KBLOCKS for each partial a tile's owner adds
+    (about ceil(grid / units) - 1)."""
+    return -(-units * nk // grid) + SK_PART_KBLOCKS * (-(-grid // units) - 1)
+
+
 def sk_grid(units: int, nk: int, ctas: int) -> int:
     """The grid for streaming `units` tiles of `nk` k-blocks over at most `ctas` CTAs (units < ctas):
-    the CTA count P from units to ctas with the least estimated time, the longest range ceil(units nk /
-    P) k-blocks plus SK_PART_KBLOCKS for each partial a tile's owner adds (about ceil(P / units) - 1);
-    the fewer CTAs where two tie."""
-    return min(range(units, ctas + 1),
-               key=lambda p: (-(-units * nk // p) + SK_PART_KBLOCKS * (-(-p // units) - 1), p))
+    the CTA count from units to ctas with the least `sk_streamed_cost`; the fewer CTAs where two tie."""
+    return min(range(units, ctas + 1), key=lambda p: (sk_streamed_cost(units, nk, p), p))
 
 
 def sk_flag_bytes(cfg: Config, grid: int) -> int:
@@ -1105,8 +1109,12 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         total = k.cvt(k.mul(sk_tiles, nk, mode="lo"), pg.u64, pg.u32)
         ctas64 = k.cvt(nunits, pg.u64, pg.u32)
         cta64 = k.cvt(unit0, pg.u64, pg.u32)
-        gs = k.cvt(k.div(k.mul(cta64, total, mode="lo"), ctas64), pg.u32, pg.u64)
-        ge0 = k.cvt(k.div(k.mul(k.add(cta64, 1), total, mode="lo"), ctas64), pg.u32, pg.u64)
+
+        def range_end(c64):
+            """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
+            return k.div(k.mul(c64, total, mode="lo"), ctas64)
+        gs = k.cvt(range_end(cta64), pg.u32, pg.u64)
+        ge0 = k.cvt(range_end(k.add(cta64, 1)), pg.u32, pg.u64)
         # the workspace: a u32 flag per (CTA, warpgroup), padded to 256 bytes, then the partials
         flag_bytes = k.and_(k.add(k.mul(nunits, 4 * NC, mode="lo"), 255), ~255 & 0xFFFFFFFF)
 
@@ -1330,7 +1338,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     load_more()
     if cfg.sk:
         _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt,
-                        unit0, total, ctas64)
+                        unit0, range_end)
     row = k.mad(c, WG_M, tile_row, mode="lo")
     col0 = k.mul(nb, bn, mode="lo")
     if hold:
@@ -1364,18 +1372,19 @@ SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its pa
 
 
 def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, tile, c, tid, signal, wg_bar, kb0, kb1, nk, skip,
-                    cta, total, ctas64):
+                    cta, range_end):
     """Stream-K, after a work item's k-blocks [kb0, kb1) of streamed tile `tile`. An item that stops
-    short of the tile's last k-block (kb1 < nk; only the first item of a CTA's streamed range can, which
-    it walks right after its whole tiles) stores its
-    accumulators to this CTA's slot of the workspace (thread-linear 16-byte stores, one 64 x bn f32
-    partial per warpgroup), the warpgroup meets, one thread releases the slot's flag at gpu scope, and
-    the item ends (branch to `skip`). The item that ends the tile but does not start it (kb1 = nk,
-    kb0 > 0) owns it: the tile's other k-blocks belong to the CTAs just before this one, cta - 1 down to
-    the first whose range still reaches into the tile (ge > the tile's first k-block), each of which
-    stored its partial before anything it could wait for. For each of them one thread waits to acquire the
-    flag and puts it back to 0 for the next launch, the warpgroup meets, and every thread adds the
-    partial to its accumulators; the epilogue that follows writes C. Whole tiles pass through."""
+    short of the tile's last k-block (kb1 < nk; only the first item of a CTA's streamed range can,
+    which it walks right after its whole tiles) stores its accumulators to this CTA's slot of the
+    workspace (thread-linear 16-byte stores, one 64 x bn f32 partial per warpgroup), the warpgroup
+    meets, one thread releases the slot's flag at gpu scope, and the item ends (branch to `skip`). The
+    item that ends the tile but does not start it (kb1 = nk, kb0 > 0) owns it: the tile's other
+    k-blocks belong to the CTAs just before this one, cta - 1 down to the first whose range still
+    reaches into the tile (ge > the tile's first k-block), each of which stored its partial before
+    anything it could wait for. For each of them one thread waits to acquire the flag and puts it back
+    to 0 for the next launch, the warpgroup meets, and every thread adds the partial to its
+    accumulators; the epilogue that follows writes C. Whole tiles pass through. range_end(j): where
+    CTA j - 1's range ends, as a u64 k-block of the streamed range."""
     t = k.and_(tid, 127)
     NC = cfg.consumers
 
@@ -1414,7 +1423,7 @@ def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, tile, c, tid, signal, 
             for jj in range(4):
                 k.add(frag[4 * q + jj], v[jj], dst=frag[4 * q + jj])
         # CTA j - 1 has a part of this tile too if its range ends inside it: j * total / P > first
-        ge = k.div(k.mul(k.cvt(j, pg.u64, pg.u32), total, mode="lo"), ctas64)
+        ge = range_end(k.cvt(j, pg.u64, pg.u32))
         again = k.setp("ne", j, 0, bool_op="and", c=k.setp("gt", ge, first))
         k.sub(j, 1, dst=j)
         k.bra(more, guard=again)
@@ -1890,16 +1899,16 @@ SK_FIXED_KBLOCKS = 8
 
 
 def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
-    """The 128 x 256 kernel's k-blocks on its busiest CTA against the stream-K kernel's (the longest
-    range on sk_plan's grid, plus SK_PART_KBLOCKS for each partial a tile's owner adds), each plus
-    SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over more CTAs."""
+    """The 128 x 256 kernel's k-blocks on its busiest CTA against the stream-K kernel's (its whole
+    rounds, then `sk_streamed_cost` on sk_plan's grid), each plus SK_FIXED_KBLOCKS: a shape's estimated
+    gain from streaming its k-blocks over more CTAs."""
     nk = -(-k // BK)
     tiles = -(-m // BM) * -(-n // BN)
     rounds = -(-tiles // min(tiles, ctas))
     grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, 192)
     longest = sk_first // grid * nk
     if streamed:
-        longest += -(-streamed * nk // grid) + SK_PART_KBLOCKS * (-(-grid // streamed) - 1)
+        longest += sk_streamed_cost(streamed, nk, grid)
     return (rounds * nk + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
 
 
