@@ -1531,16 +1531,17 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     # labels are function-scoped: a branch in one kernel does not use a label of the same name in
     # another; the debug sections may name a label of any function
     per_fn: List[Tuple[list, Dict[str, int]]] = []
+    uses_of: Dict[str, Dict[str, int]] = {}          # function name -> its label uses
     for fn in m.functions:
-        uses: Dict[str, int] = {}
+        uses = uses_of.setdefault(fn.name, {})
         fc = _FnCheck(ctx, fn, res, uses)
         fc.run()
         per_fn.append((fc.defined, uses))
         _async_checks(ctx, fn, box_bytes)
-    for fname, label in res.protos:
-        for fn, (_, uses) in zip(m.functions, per_fn):
-            if fn.name == fname:
-                uses[label] = uses.get(label, 0) + 1
+    for fname, label in res.protos:                  # a call's prototype label, in the calling function
+        uses = uses_of.get(fname)
+        if uses is not None:
+            uses[label] = uses.get(label, 0) + 1
     section_uses: Dict[str, int] = {}
     _section_refs(ctx, res, section_uses, {n for defs, _ in per_fn for n, _ in defs})
     for defs, uses in per_fn:
