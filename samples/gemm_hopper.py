@@ -291,9 +291,12 @@ class Config:
                              f"warpgroups that load and store themselves), not bm = {self.bm}, epi={self.epi!r}, "
                              f"lag {self.lag}, lead {self.lead}")
         if isinstance(self.sk, bool) or self.sk not in (0, 1) or \
-                (self.sk and (self.producer or self.hold or self.mix or self.bn != 192)):
-            # bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas spills)
-            raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with producer=0, hold=0, mix=0 and bn = 192")
+                (self.sk and (self.hold or self.mix or self.kdir or self.trace
+                              or (self.bn != 192 if not self.producer else (self.bm != BM or self.epi != "tma")))):
+            # producer=0: bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas
+            # spills); producer=1: the 128 x 256 kernel, whose epilogue (TMA stores) skips a split tile's head
+            raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with hold=0, mix=0, kdir=0, trace=0 and either "
+                             f"producer=0 and bn = 192, or bm = {BM} and epi='tma'")
         if isinstance(self.lwarp, bool) or self.lwarp not in (0, 1) or \
                 (self.lwarp and (self.producer or self.bn != 192)):
             raise ValueError(f"lwarp = {self.lwarp!r} must be 0, or 1 with producer=0 and bn = 192 (a loading warp "
@@ -447,18 +450,19 @@ def epi_bytes(cfg: Config, pass_cols=None) -> int:
     return cfg.consumers * WG_M * (cfg.pass_cols if pass_cols is None else pass_cols) * 2
 
 
-def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN):
-    """Stream-K (Config.sk): (grid, m_split, sk_first, streamed tiles). Every row goes in 192-row tiles
-    (m_split past M). With U tiles and at least as many CTAs P = ctas: when P divides U, U / P whole
-    rounds (sk_first = U); otherwise U / P - 1 whole rounds (sk_first of them in all) and the k-blocks of
-    the other U - sk_first tiles (between P and 2P of them) shared evenly, so each CTA's range is at
-    least one tile long and a tile is split between at most two CTAs. With fewer tiles than CTAs (a
-    small M x N over a long K) all of them are streamed (sk_first = 0) over the grid `sk_grid` picks,
-    each tile then split between about grid / U CTAs."""
+def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192):
+    """Stream-K (Config.sk): (grid, m_split, sk_first, streamed tiles) for tiles of bm x bn: the producer-less
+    kernel puts every row in 192-row tiles (m_split past M), the producer warpgroup's in 128-row ones. With U
+    tiles and at least as many CTAs P = ctas: when P divides U, U / P whole rounds (sk_first = U);
+    otherwise U / P - 1 whole rounds (sk_first of them in all) and the k-blocks of the other U - sk_first
+    tiles (between P and 2P of them) shared evenly, so each CTA's range is at least one tile long and a
+    tile is split between at most two CTAs. With fewer tiles than CTAs (a small M x N over a long K) all
+    of them are streamed (sk_first = 0) over the grid `sk_grid` picks, each tile then split between about
+    grid / U CTAs."""
     check_shape(m, n, k)
     if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
         raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident")
-    rows = -(-m // 192)
+    rows = -(-m // bm)
     units = rows * -(-n // bn)
     nk = -(-k // BK)
     if units >= ctas:
@@ -470,7 +474,7 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN):
     if (units - sk_first) * nk >= 2**32:
         raise ValueError(f"{m}x{n}x{k}: the stream-K range ({units - sk_first} tiles x {nk} k-blocks) "
                          "does not fit in 32 bits")
-    return grid, 192 * rows, sk_first, units - sk_first
+    return grid, bm * rows, sk_first, units - sk_first
 
 
 # what adding one more CTA's f32 partial to a split tile costs its owner, in k-blocks of its own
@@ -500,7 +504,7 @@ def sk_flag_bytes(cfg: Config, grid: int) -> int:
 def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
     """Bytes of a stream-K launch's workspace: the flags (`sk_flag_bytes`), then a 64 x bn f32 partial per
     (CTA, warpgroup): a CTA leaves at most one partial, that of the first item of its range."""
-    grid = sk_plan(m, n, k, ctas, cfg.bn)[0]
+    grid = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0]
     return sk_flag_bytes(cfg, grid) + grid * cfg.consumers * WG_M * cfg.bn * 4
 
 
@@ -671,6 +675,8 @@ def _kernel(m: pg.Module, cfg: Config):
     mixed = cfg.bm == 192
     # bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
     psplit = k.param("m_split", pg.u32) if mixed else None
+    if cfg.sk:
+        pws, psk = k.param_ptr("ws", align=16), k.param("sk_first", pg.u32)
     ptrace = k.param_ptr("trace", pg.u64, align=8) if cfg.trace else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
@@ -716,6 +722,12 @@ def _kernel(m: pg.Module, cfg: Config):
         mixed_tile = None
     bk = cfg.bk
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)
+    # stream-K (Config.sk): each of the three walkers (the loading thread, the consumers, the storer
+    # threads) walks this CTA's work items in the same order, from its own copy of the state, set up
+    # after its setmaxnreg (the producer warpgroup's 40 registers hold no more than it needs)
+
+    def sk_walk(fixup: bool):
+        return _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, fixup) if cfg.sk else None
     # the stage ring: index and phase (the parity of the stage's barrier waits); the producer and the
     # consumers each walk it from the start in their own copy of the registers
     ring = k.stage_ring(S)
@@ -727,11 +739,17 @@ def _kernel(m: pg.Module, cfg: Config):
         k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
+            walk = sk_walk(False)
             rev = k.mov(0, type=pg.u32) if cfg.kdir else None     # Config.kdir: 1 in tiles loaded K-downwards
             pols = _load_policies(k, cfg, tiles_n, nunits)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
+            if walk is not None:
+                pwalk, pkb0, pkb1 = walk.start(), k.reg(pg.u32, "p_kb0"), k.reg(pg.u32, "p_kb1")
             k.place(top)
-            k.bra(done, guard=k.setp("ge", u, units))
+            if walk is not None:
+                k.bra(done, guard=k.not_(walk.next(pwalk, u, pkb0, pkb1)))
+            else:
+                k.bra(done, guard=k.setp("ge", u, units))
             if mixed:
                 row_a, nb, big = _mixed_tile(k, u, *mixed_tile)
                 # a 128-row tile loads two of the three 64-row boxes of A
@@ -742,7 +760,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 tx = cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             down = k.setp("ne", rev, 0) if cfg.kdir else None
-            with k.for_range(0, nk, name="kb") as kb:
+            with k.for_range(*((pkb0, pkb1) if walk is not None else (0, nk)), name="kb") as kb:
                 if cfg.lead:
                     with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
                         ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
@@ -757,7 +775,8 @@ def _kernel(m: pg.Module, cfg: Config):
                 ring.advance()
             if cfg.kdir:
                 k.xor(rev, 1, dst=rev, type=pg.b32)
-            k.add(u, nunits, dst=u)
+            if walk is None:
+                k.add(u, nunits, dst=u)
             k.bra(top)
             k.place(done)
         if cfg.epi == "storer":
@@ -771,10 +790,12 @@ def _kernel(m: pg.Module, cfg: Config):
             first = 4 - NC
             with k.if_(k.setp("eq", k.and_(tid, 31), 0, bool_op="and", c=k.setp("ge", tid, 32 * first))):
                 _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), first), unit0, nunits, units, rank, tiles_n,
-                            mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None, trace=trace)
+                            mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None, trace=trace,
+                            walk=sk_walk(False))
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", cfg.regs[1])
+        walk = sk_walk(True)
         c = k.sub(wg, 1)
         lane = k.and_(tid, 31)
         if trace is not None:
@@ -859,8 +880,14 @@ def _kernel(m: pg.Module, cfg: Config):
             flush = flush_held
         k.mov(unit0, dst=u)
         top, done = k.new_label("c_tile"), k.new_label("c_done")
+        if walk is not None:
+            cwalk, ckb0, ckb1 = walk.start(), k.reg(pg.u32, "c_kb0"), k.reg(pg.u32, "c_kb1")
         k.place(top)
-        k.bra(done, guard=k.setp("ge", u, units))
+        if walk is not None:
+            k.bra(done, guard=k.not_(walk.next(cwalk, u, ckb0, ckb1)))
+            skip = k.new_label("c_next")                  # a split tile's head ends at its partial
+        else:
+            k.bra(done, guard=k.setp("ge", u, units))
         if mixed:
             # a 128-row tile has no rows for consumer 2: it only keeps the ring's count, waiting for
             # each stage and releasing it at once (the empty barriers expect all three consumers)
@@ -932,8 +959,10 @@ def _kernel(m: pg.Module, cfg: Config):
         else:
             zero(all_parts)
             kb0 = 0
+        # the item's k-blocks: [ckb0, ckb1) of its tile (at least one) with stream-K, else all of them
+        kb_lo, kb_hi = (ckb0, ckb1) if walk is not None else (kb0, nk)
         has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
-        with k.for_range(kb0, nk, name="kb") as kb:
+        with k.for_range(kb_lo, kb_hi, name="kb") as kb:
             da, db = stage_descs()
             k.wgmma_fence()
             mmas(da, db, all_parts)
@@ -948,7 +977,7 @@ def _kernel(m: pg.Module, cfg: Config):
             if cfg.lag:
                 # the previous k-block's stage, read by now (none before the first k-block)
                 _release(k, bars, peer_bars, prev, S,
-                         guard=signal if kb0 else k.setp("ne", kb, 0, bool_op="and", c=signal))
+                         guard=signal if kb0 else k.setp("ne", kb, kb_lo, bool_op="and", c=signal))
             else:
                 _release(k, bars, peer_bars, ring.index, S, guard=signal)
             k.mov(ring.index, dst=prev)
@@ -971,6 +1000,9 @@ def _kernel(m: pg.Module, cfg: Config):
             epi_t = epi
         if cfg.lag and not ring_epi:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
+        if walk is not None:
+            _stream_k_fixup(k, cfg, acc, walk.ws, walk.flag_bytes, k.sub(u, walk.sk_first), c, tid, signal, wg_bar,
+                            ckb0, ckb1, nk, skip, unit0, walk.range_end)
         if storer and not held_pass:
             # pass p: columns h of block j; each pass is one phase of the buffer's barriers. With an
             # even number of passes a tile pass p waits for the buffer with parity p ^ 1; with one pass
@@ -1025,9 +1057,10 @@ def _kernel(m: pg.Module, cfg: Config):
             with k.if_(k.setp("lt", tile_no, TRACE_TILES, bool_op="and", c=tracer)):
                 _stamp(k, k.add(trace, k.mul(tile_no, 8, mode="wide")), len(TRACE_FIELDS))
             k.add(tile_no, 1, dst=tile_no)
-        if mixed:
+        if mixed or walk is not None:
             k.place(skip)
-        k.add(u, nunits, dst=u)
+        if walk is None:
+            k.add(u, nunits, dst=u)
         k.bra(top)
         k.place(done)
         if defer or (storer and held_pass):
@@ -1100,45 +1133,8 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     units = mixed_tile[1]
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)        # >= 1 (check_shape: K >= 1)
     if cfg.sk:
-        # stream-K (`sk_plan`): units below sk_first in whole rounds (FR a CTA), then the k-blocks of the
-        # rest, I in all, in even ranges [gs, ge) walked from the end; 64-bit products, I < 2^32
-        sk_first = k.ld_param(psk)
-        ws = k.cvta(k.ld_param(pws), "global", to=True)
-        fr = k.div(sk_first, nunits)
-        sk_tiles = k.sub(units, sk_first)
-        total = k.cvt(k.mul(sk_tiles, nk, mode="lo"), pg.u64, pg.u32)
-        ctas64 = k.cvt(nunits, pg.u64, pg.u32)
-        cta64 = k.cvt(unit0, pg.u64, pg.u32)
-
-        def range_end(c64):
-            """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
-            return k.div(k.mul(c64, total, mode="lo"), ctas64)
-        gs = k.cvt(range_end(cta64), pg.u32, pg.u64)
-        ge0 = k.cvt(range_end(k.add(cta64, 1)), pg.u32, pg.u64)
-        # the workspace: a u32 flag per (CTA, warpgroup), padded to 256 bytes, then the partials
-        flag_bytes = k.and_(k.add(k.mul(nunits, 4 * NC, mode="lo"), 255), ~255 & 0xFFFFFFFF)
-
-        def walk_start():
-            return k.mov(0, type=pg.u32), k.mov(ge0, type=pg.u32)
-
-        def walk_next(state, u_dst, kb0_dst, kb1_dst):
-            """The next work item of this CTA into u_dst, kb0_dst, kb1_dst (a unit and its k-blocks
-            [kb0, kb1)); returns the predicate 'there is one'. First the FR whole units c + i P, then
-            the stream-K range from its end: the segment of the tile that holds k-block ge - 1."""
-            i, ge = state
-            whole = k.setp("lt", i, fr)
-            t = k.div(k.sub(ge, 1), nk)
-            tstart = k.mul(t, nk, mode="lo")
-            seg = k.max(gs, tstart)
-            more = k.setp("gt", ge, gs)
-            k.selp(k.mad(i, nunits, unit0, mode="lo"), k.add(sk_first, t), whole, type=pg.u32, dst=u_dst)
-            k.selp(0, k.sub(seg, tstart), whole, type=pg.u32, dst=kb0_dst)
-            k.selp(nk, k.sub(ge, tstart), whole, type=pg.u32, dst=kb1_dst)
-            found = k.or_(more, whole)
-            k.add(i, 1, dst=i, guard=whole)
-            k.mov(seg, dst=ge, guard=k.and_(k.not_(whole), more))
-            return found
-
+        walk = _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits)
+        sk_first, ws, flag_bytes = walk.sk_first, walk.ws, walk.flag_bytes
     signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
     # the thread that issues the loads: lane 0 of the loading warp (lwarp), else one of consumer 2's
     loader = k.setp("eq", tid, 128 * NC if cfg.lwarp else 128 * (NC - 1))
@@ -1155,7 +1151,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
         # predicate register as well, ptxas could not prove the TMA coordinates warp-uniform and wrapped
         # each load in an elect loop (3072^3 on 128 CTAs: 88-89 us against 80 us; bench/LOG.md round 11)
         lkb1 = k.reg(pg.u32, "l_kb1")
-        lwalk = walk_start()
+        lwalk = walk.start()
     # the loading thread's tile, kept from one k-block to the next: A's first row, B's first column,
     # the bytes a stage expects and whether it is a 192-row tile
     lrow, lcol, ltx = (k.reg(pg.u32, name) for name in ("l_row", "l_col", "l_tx"))
@@ -1181,7 +1177,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
             k.add(lkb, 1, dst=lkb)
             with k.if_(k.setp("eq", lkb, lkb1 if cfg.sk else nk)):   # the next tile of the sequence
                 if cfg.sk:
-                    k.mov(units, dst=lu, guard=k.not_(walk_next(lwalk, lu, lkb, lkb1)))   # none left
+                    k.mov(units, dst=lu, guard=k.not_(walk.next(lwalk, lu, lkb, lkb1)))   # none left
                 else:
                     k.mov(0, dst=lkb)
                     k.add(lu, nunits, dst=lu)
@@ -1189,7 +1185,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
 
     with k.if_(loader):
         if cfg.sk:
-            k.mov(units, dst=lu, guard=k.not_(walk_next(lwalk, lu, lkb, lkb1)))
+            k.mov(units, dst=lu, guard=k.not_(walk.next(lwalk, lu, lkb, lkb1)))
         load_tile()
     leave = k.new_label("c_leave") if cfg.lwarp else None     # where the loading warp's other lanes go
     if cfg.lwarp:
@@ -1269,14 +1265,14 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     u = k.mov(unit0, type=pg.u32)
     top, done, nxt = k.new_label("c_tile"), k.new_label("c_done"), k.new_label("c_next")
     if cfg.sk:
-        cwalk = walk_start()
+        cwalk = walk.start()
         ckb0, ckb1 = k.reg(pg.u32, "c_kb0"), k.reg(pg.u32, "c_kb1")
         kb_lo, kb_hi = ckb0, ckb1
     else:
         kb_lo, kb_hi = 0, nk
     k.place(top)
     if cfg.sk:
-        k.bra(done, guard=k.not_(walk_next(cwalk, u, ckb0, ckb1)))
+        k.bra(done, guard=k.not_(walk.next(cwalk, u, ckb0, ckb1)))
     else:
         k.bra(done, guard=k.setp("ge", u, units))
     tile_row, nb, big = _mixed_tile(k, u, *mixed_tile)
@@ -1338,7 +1334,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     load_more()
     if cfg.sk:
         _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt,
-                        unit0, range_end)
+                        unit0, walk.range_end)
     row = k.mad(c, WG_M, tile_row, mode="lo")
     col0 = k.mul(nb, bn, mode="lo")
     if hold:
@@ -1366,6 +1362,57 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     _leave(k, cl)
     k.ret()
     return k
+
+
+class _SkWalk:
+    """Stream-K's walk over a CTA's work items (`sk_plan`), the same in every thread that walks it: units
+    below sk_first in whole rounds (FR a CTA: unit0 + i P), then the k-blocks of the other tiles, I in
+    all, in even ranges [gs, ge) (64-bit products, I < 2^32), walked from the end of the range. The
+    kernel's parameters: `pws` the workspace (flags, then partials), `psk` sk_first."""
+
+    def __init__(self, k, cfg: Config, pws, psk, units, nk, unit0, nunits, fixup: bool = True):
+        """fixup=False: a walker that only needs the items (the workspace is not loaded; fewer live registers
+        for a producer warpgroup after setmaxnreg)."""
+        self.k, self.nk, self.unit0, self.nunits = k, nk, unit0, nunits
+        self.sk_first = k.ld_param(psk)
+        self.ws = k.cvta(k.ld_param(pws), "global", to=True) if fixup else None
+        self.fr = k.div(self.sk_first, nunits)
+        sk_tiles = k.sub(units, self.sk_first)
+        self.total = k.cvt(k.mul(sk_tiles, nk, mode="lo"), pg.u64, pg.u32)
+        self.ctas64 = k.cvt(nunits, pg.u64, pg.u32)
+        cta64 = k.cvt(unit0, pg.u64, pg.u32)
+        self.gs = k.cvt(self.range_end(cta64), pg.u32, pg.u64)
+        self.ge0 = k.cvt(self.range_end(k.add(cta64, 1)), pg.u32, pg.u64)
+        # the workspace: a u32 flag per (CTA, warpgroup), padded to 256 bytes, then the partials
+        self.flag_bytes = k.and_(k.add(k.mul(nunits, 4 * cfg.consumers, mode="lo"), 255), ~255 & 0xFFFFFFFF) \
+            if fixup else None
+
+    def range_end(self, c64):
+        """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
+        return self.k.div(self.k.mul(c64, self.total, mode="lo"), self.ctas64)
+
+    def start(self):
+        """A walker's state: (whole units done, the end of the part of the range still to walk)."""
+        return self.k.mov(0, type=pg.u32), self.k.mov(self.ge0, type=pg.u32)
+
+    def next(self, state, u_dst, kb0_dst, kb1_dst):
+        """The next work item of this CTA into u_dst, kb0_dst, kb1_dst (a unit and its k-blocks
+        [kb0, kb1)); returns the predicate 'there is one'. First the FR whole units, then the stream-K
+        range from its end: the segment of the tile that holds k-block ge - 1."""
+        k, nk, gs = self.k, self.nk, self.gs
+        i, ge = state
+        whole = k.setp("lt", i, self.fr)
+        t = k.div(k.sub(ge, 1), nk)
+        tstart = k.mul(t, nk, mode="lo")
+        seg = k.max(gs, tstart)
+        more = k.setp("gt", ge, gs)
+        k.selp(k.mad(i, self.nunits, self.unit0, mode="lo"), k.add(self.sk_first, t), whole, type=pg.u32, dst=u_dst)
+        k.selp(0, k.sub(seg, tstart), whole, type=pg.u32, dst=kb0_dst)
+        k.selp(nk, k.sub(ge, tstart), whole, type=pg.u32, dst=kb1_dst)
+        found = k.or_(more, whole)
+        k.add(i, 1, dst=i, guard=whole)
+        k.mov(seg, dst=ge, guard=k.and_(k.not_(whole), more))
+        return found
 
 
 SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its partner's partial traps after this
@@ -1655,7 +1702,7 @@ def _stamp(k, trace, field):
 
 
 def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tiles_n, mcs, tmap_c, mixed_tile=None,
-                ring=None, trace=None):
+                ring=None, trace=None, walk=None):
     """epi="tma": one thread stores consumer sc's buffer for every pass of every tile of this CTA (the
     consumers' tile order): wait for the buffer to be full (the consumers fenced their stmatrix
     writes for the async proxy), one TMA store per 64 x 64 box (rows and columns past M and N are
@@ -1665,7 +1712,9 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     k-blocks per tile)): the buffer is in the stage of the tile's last k-block (the storer counts the
     ring's k-blocks like the consumers), and after the last pass's read the storer also arrives on
     that stage's empty barrier in the consumer's place. trace (Config.trace): storer 0 stamps
-    "c_written" once its last stores are complete."""
+    "c_written" once its last stores are complete. walk (stream-K, `_SkWalk`): the storer walks the CTA's
+    items, and skips those that stop short of their tile's last k-block (their partial goes to the
+    workspace, and the tile's owner writes C)."""
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
     if ring is not None:
         own = k.mul(sc, WG_M * pc * 2, mode="lo")           # the buffer's offset in a stage
@@ -1680,8 +1729,15 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     pol_c = None if hint_c is None else k.createpolicy(hint_c)
     u = k.mov(unit0, type=pg.u32)
     top, done = k.new_label("t_tile"), k.new_label("t_done")
+    if walk is not None:
+        swalk, skb0, skb1 = walk.start(), k.reg(pg.u32, "t_kb0"), k.reg(pg.u32, "t_kb1")
     k.place(top)
-    k.bra(done, guard=k.setp("ge", u, units))
+    if walk is not None:
+        k.bra(done, guard=k.not_(walk.next(swalk, u, skb0, skb1)))
+        nxt = k.new_label("t_next")
+        k.bra(nxt, guard=k.setp("lt", skb1, walk.nk))
+    else:
+        k.bra(done, guard=k.setp("ge", u, units))
     if mixed_tile is not None:
         tile_row, nb, big = _mixed_tile(k, u, *mixed_tile)
         nxt = k.new_label("t_next")
@@ -1712,11 +1768,12 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
             _release(k, bars, None, last, S, guard=None)      # the stage goes back to the producer
     if epar is not None:
         k.xor(epar, 1, dst=epar)
-    if mixed_tile is not None:
+    if mixed_tile is not None or walk is not None:
         k.place(nxt)
     if ring is not None:
         k.rem(k.add(sidx, nk), S, dst=sidx)
-    k.add(u, nunits, dst=u)
+    if walk is None:
+        k.add(u, nunits, dst=u)
     k.bra(top)
     k.place(done)
     k.cp_async_bulk_wait_group(0)                         # C is written before the thread exits
@@ -2012,10 +2069,11 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
     if cfg.sk:
         if m_split is not None or not balanced:
             raise ValueError(f"{cfg.name}: stream-K takes its grid and row split from sk_plan")
-        grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn)
+        grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
         ptr = _buffer_ptr(cfg, workspace, "the workspace", workspace_bytes(cfg, m, n, k, ctas),
                           f"{m}x{n}x{k} on {ctas} CTAs needs")
-        extra = [np.uint32(split), ptr, np.uint32(sk_first)]
+        # the producer warpgroup's kernel (128-row tiles) has no m_split
+        extra = ([] if cfg.producer else [np.uint32(split)]) + [ptr, np.uint32(sk_first)]
     elif cfg.bm == 192:
         # work units of cfg.cluster block columns (Config.shares_a), on ctas // cluster cluster slots
         cl = cfg.cluster

@@ -229,13 +229,19 @@ def test_mixed_makespan_matches_a_walk():
     (h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 250, 200, 2048, 5),
     (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1, lwarp=1), 250, 200, 2048, 5),
     # 9 tiles on 3 CTAs: whole rounds only, no split tile
-    (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 420, 520, 200, 3)],
+    (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 420, 520, 200, 3),
+    # the producer warpgroup's 128 x 256 kernel: one tile streamed over 4 CTAs (the owner adds three
+    # partials), 4 tiles in two parts each (nn, lag 1), and 3 x 3 tiles on 4 CTAs (a whole round, then
+    # 5 tiles shared: the storer threads skip the heads, whose partials the owners add)
+    (h.Config("nt", 1, lag=0, hold=0, sk=1), 100, 200, 4096, 4),
+    (h.Config("nn", 1, lag=1, hold=0, sk=1), 250, 400, 2048, 5),
+    (h.Config("nt", 1, lag=0, hold=0, sk=1), 300, 520, 456, 4)],
     ids=lambda v: getattr(v, "name", str(v)))
 def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     """Stream-K in the executor (CTAs one after another: the head of a split tile always runs before
     its tail, which is how the kernel orders them on the GPU too): every element written once, the
     split tiles summed, and the flags left at zero for the next launch."""
-    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn)
+    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(m + n + k)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
@@ -250,7 +256,8 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
                     swizzle=cfg.k_swizzle if cfg.layout == "nt" else "128B", dtype="bf16")
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16")
     run_kernel(mod, cfg.name, grid=(grid,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
-               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k), np.uint32(split), bw, np.uint32(sk_first)])
+               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)] + ([] if cfg.producer else [np.uint32(split)])
+               + [bw, np.uint32(sk_first)])
     got = from_bf16_bits(c).astype(np.float64)
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)

@@ -31,7 +31,9 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, epi="storer", l2="none"), h.Config("nt", 1, l2="an"),
                        *h.auto_configs("nt")[:2], *h.auto_configs("nn")[:2],
                        # K walked up and down tile by tile (Config.kdir)
-                       h.Config("nt", 1, kdir=1), h.Config("nn", 1, kdir=1), h.Config("nt", 1, 3, group=16, bm=192, kdir=1)]
+                       h.Config("nt", 1, kdir=1), h.Config("nn", 1, kdir=1), h.Config("nt", 1, 3, group=16, bm=192, kdir=1),
+                       # stream-K in the 128 x 256 kernel
+                       h.Config("nt", 1, lag=0, hold=0, sk=1), h.Config("nn", 1, lag=0, hold=0, sk=1)]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -149,9 +151,19 @@ def test_kernel_structure(module, cfg):
             assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 32;", body)
         else:
             # one thread TMA-stores a pass's 64 x 64 boxes, waits for their reads before freeing the
-            # buffer, and for completion before it leaves; nothing goes through st.global
+            # buffer, and for completion before it leaves; nothing goes through st.global but, with
+            # stream-K, a split tile's head's f32 partial (16-byte pieces) and its flag's release, which
+            # the owner acquires, reads back and clears
             stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group(?:\.L2::cache_hint)? \[", body)
-            assert len(stores) == cfg.passes * cfg.pass_cols // h.TMA_BOX and "st.global" not in body
+            groups = cfg.bn // 8 if cfg.sk else 0           # a thread holds bn / 2 accumulators
+            assert len(stores) == cfg.passes * cfg.pass_cols // h.TMA_BOX
+            assert body.count("st.global") == body.count("st.global.v4.f32") == \
+                body.count("ld.global.cg.v4.f32") == groups
+            assert body.count("st.release.gpu.global.u32") == body.count("ld.acquire.gpu.global.u32") == \
+                body.count("st.relaxed.gpu.global.u32") == int(cfg.sk)
+            if cfg.sk:
+                # the loading thread, the consumers and the two storer threads each walk the items
+                assert len(re.findall(r"div\.u64", body)) >= 4
             assert "cp.async.bulk.wait_group.read 0;" in body and "cp.async.bulk.wait_group 0;" in body
             assert re.search(r"mbarrier\.init\.shared\.b64 \[%r\d+\], 1;", body)
     elif cfg.epi != "direct":
@@ -236,9 +248,9 @@ def test_inline_loads_kernel_structure(module, cfg):
     assert h.bar_bytes(cfg) == 16 * cfg.stages and h.smem_bytes(cfg) <= 227 * 1024
 
 
-def _sk_walk(m, n, k, ctas, bn=192):
-    """Python's copy of the stream-K kernel's walk: for each CTA its items (unit, kb0, kb1) in order."""
-    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn)
+def _sk_walk(m, n, k, ctas, bn=192, bm=192):
+    """Python's copy of the stream-K kernels' walk: for each CTA its items (unit, kb0, kb1) in order."""
+    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm)
     nk = -(-k // h.BK)
     units = sk_first + tiles
     out = []
@@ -259,15 +271,17 @@ def _sk_walk(m, n, k, ctas, bn=192):
                                            (1000, 3000, 72, 7), (192, 192, 64, 132), (5000, 200, 9000, 114),
                                            (1024, 1024, 8192, 132), (1024, 1024, 1024, 132), (512, 512, 16384, 132),
                                            (200, 200, 640, 132), (2048, 2048, 8192, 132)])
-def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas):
+@pytest.mark.parametrize("bm, bn", [(192, 192), (128, 256)], ids=["192x192", "128x256"])
+def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn):
     """sk_plan and the kernel's walk: every k-block of every tile is done exactly once; a tile is either
     whole in one CTA or split between consecutive CTAs. The one holding its last k-block owns it and
     walks that item last; every other part is the first item its CTA walks (its partial is stored
     before the owner waits for it), and the owner finds them all by going down from the CTA before it
     while their ranges end inside the tile. With at least as many tiles as CTAs a tile has at most two
-    parts; with fewer, every tile is streamed over sk_grid's grid."""
-    walks, units, nk = _sk_walk(m, n, k, ctas)
-    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, 192)
+    parts; with fewer, every tile is streamed over sk_grid's grid. The same for both kernels' tiles."""
+    walks, units, nk = _sk_walk(m, n, k, ctas, bn, bm)
+    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm)
+    assert units == -(-m // bm) * -(-n // bn)
     total = tiles * nk
     ends = [(c + 1) * total // grid for c in range(grid)]             # each CTA's ge
     done = np.zeros((units, nk), int)
@@ -299,7 +313,7 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas):
         assert read == [p[0] for p in reversed(others)]
         if units >= ctas:
             assert len(ps) == 2
-    assert split >= m and split % 192 == 0
+    assert split == bm * -(-m // bm)
     if units >= ctas:
         assert grid == ctas and (tiles == 0 or grid <= tiles < 2 * grid)
     else:
@@ -344,12 +358,25 @@ def test_stream_k_launch_needs_its_workspace():
     grid, split, sk_first, _ = h.sk_plan(6144, 6144, 6144, 132, 192)
     (_, args, kw), = f.calls
     assert args[0] == (grid,) and [int(x) for x in args[2][6:]] == [split, 0x1000, sk_first]
+    # the 128 x 256 kernel: a 64 x 256 partial per consumer warpgroup, no m_split argument
+    cfg = h.Config("nt", 1, lag=0, hold=0, sk=1)
+    grid, split, sk_first, _ = h.sk_plan(4096, 4096, 4096, 132, 256, 128)
+    assert (grid, split, sk_first) == (132, 4096, 264)            # two whole rounds, 248 tiles streamed
+    assert h.workspace_bytes(cfg, 4096, 4096, 4096, 132) == -(-grid * 8 // 256) * 256 + grid * 2 * 64 * 256 * 4
+    f = RecordingFunction()
+    h.launch(f, cfg, maps, 0, 4096, 4096, 4096, 132, workspace=0x1000)
+    (_, args, kw), = f.calls
+    assert args[0] == (grid,) and [int(x) for x in args[2][6:]] == [0x1000, sk_first]
 
 
 @pytest.mark.parametrize("kw, msg", [(dict(bm=128), "bm = 192"), (dict(bm=192, epi="ring", stages=4), "epi='tma'"),
                                      (dict(bm=192, lag=0), "lag 0"), (dict(bm=192, producer=2), "producer must be"),
                                      (dict(bm=192, bn=128), "bn 128"), (dict(bm=192, bn=192, producer=1), "bn 192"),
                                      (dict(bm=192, hold=0, sk=1), "bn = 192"), (dict(bm=192, bn=192, sk=1), "hold=0"),
+                                     (dict(producer=1, hold=0, sk=1, epi="storer"), "epi='tma'"),
+                                     (dict(producer=1, hold=0, sk=1, bm=192), "bm = 128"),
+                                     (dict(producer=1, hold=0, sk=1, kdir=1), "kdir=0"),
+                                     (dict(producer=1, hold=1, sk=1), "hold=0"),
                                      (dict(bm=192, bn=192, hold=0, sk=2), "sk = 2"),
                                      (dict(bm=192, lwarp=1), "lwarp = 1"), (dict(bm=192, bn=192, lwarp=2), "lwarp = 2"),
                                      (dict(bm=192, bn=192, lwarp=True), "lwarp = True")])
@@ -754,23 +781,28 @@ def test_shared_a_cluster_grid_counts_pairs_of_columns():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["p0n192", "m128"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, ctas", [(3072, 3072, 512, None), (1000, 1000, 1000, 7), (6144, 6144, 256, None),
                                            (1024, 1024, 8192, None), (200, 1000, 20000, None)],
                          ids=["3072-all-split", "1000-on-7", "6144-rounds-then-split", "1024-few-tiles",
                               "200-one-row"])
-def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
-    """Stream-K on the GPU, all CTAs resident at once: 3072^2 on 132 SMs puts all 256 tiles' k-blocks in
-    the shared range (each tile's owner waits for the partial of the CTA before it), 1000^2 on 7
-    CTAs has whole rounds first, 6144^2 six whole rounds; 1024^2 x 8192 has 36 tiles for 132 CTAs,
-    each tile in four or five parts, and 200 x 1000 x 20000 12 tiles of 313 k-blocks on 108; each is launched
-    twice on one workspace (poisoned output in between), since the flags must come back to zero."""
+def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
+    """Stream-K on the GPU, all CTAs resident at once, in the producer-less 192 x 192 kernel: 3072^2 on 132
+    SMs puts all 256 tiles' k-blocks in the shared range (each tile's owner waits for the partial of the
+    CTA before it), 1000^2 on 7 CTAs has whole rounds first, 6144^2 six whole rounds; 1024^2 x 8192 has
+    36 tiles for 132 CTAs, each tile in four or five parts, and 200 x 1000 x 20000 12 tiles of 313
+    k-blocks on 108. The same shapes in the 128 x 256 kernel (kind m128: whole rounds then a shared range
+    at 3072^2, 1000^2 on 7 and 6144^2; 32 and 8 tiles streamed over every SM at 1024^2 and 200 x 1000).
+    Each is launched twice on one workspace (poisoned output in between), since the flags must come back
+    to zero."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
-    cfg = h.Config(layout, 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1)
+    cfg = h.Config(layout, 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1) if kind == "p0n192" else \
+        h.Config(layout, 1, lag=0, hold=0, sk=1)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
-    assert h.sk_plan(m, n, k, ctas, 192)[3] > 0                        # some tiles are split
+    assert h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[3] > 0            # some tiles are split
     a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + k).integers(2 ** 31))
     ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8, device="cuda")
     maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
@@ -779,7 +811,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas):
         h.launch(f, cfg, maps, c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         _assert_close(c, ref)
-        flags = h.sk_flag_bytes(cfg, h.sk_plan(m, n, k, ctas, 192)[0])
+        flags = h.sk_flag_bytes(cfg, h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0])
         assert int(ws[:flags].count_nonzero()) == 0, "flags left set"
 
 
