@@ -74,6 +74,9 @@ picks), each CTA walking its range from the end; a tile split between CTAs is su
 workspace (`workspace_bytes`): each CTA whose range stops inside a tile stores its f32 partial
 there as the first item of its range and releases a flag, and the CTA holding the tile's last
 k-block (its last item) acquires the flags of the CTAs before it, adds their partials and writes C.
+The 128 x 256 kernel runs the same stream-K (`sk=1` with hold=0; `_SkWalk` is shared): its loading
+thread, its consumer warpgroups and its TMA storer threads each walk the CTA's items, the storers
+skipping a split tile's head, whose partial (64 x 256 f32 per warpgroup) goes to the workspace.
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -189,11 +192,12 @@ class Config:
                             # consumer warpgroups at 168 registers, so each issues the whole
                             # m64n256k16; one consumer thread issues the loads between its wgmma
                             # and each warpgroup TMA-stores its own passes (`_kernel_inline`)
-    sk: int = 0             # 1 (producer=0, bn=192, hold=0, mix=0): stream-K. Whole rounds of tiles, then
-                            # the k-blocks of the remaining tiles shared evenly between the CTAs
-                            # (`sk_plan`; every tile when there are fewer tiles than CTAs); a tile
-                            # split between CTAs is summed through a workspace (`workspace_bytes`),
-                            # and every row goes in 192-row tiles
+    sk: int = 0             # 1 (hold=0, mix=0; producer=0 with bn=192, or the 128 x 256 kernel with
+                            # epi="tma"): stream-K. Whole rounds of tiles, then the k-blocks of the
+                            # remaining tiles shared evenly between the CTAs (`sk_plan`; every tile
+                            # when there are fewer tiles than CTAs); a tile split between CTAs is
+                            # summed through a workspace (`workspace_bytes`); producer=0 puts every
+                            # row in 192-row tiles
     lwarp: int = 0          # 1 (producer=0, bn=192): the loads come from a warp of their own beside the three
                             # consumer warpgroups (416 threads at 128 registers; m64n192k16 fits) instead
                             # of one consumer thread, so no warpgroup waits for the ring's releases
@@ -2035,7 +2039,7 @@ def launch(f, cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, stream=No
     use instead of grid_for's fewest CTAs for the same number of rounds. bm=192: m_split (a multiple
     of 192; rows from it on go in 128-row tiles) defaults to split_for's choice; either way the
     balanced grid is the fewest CTAs that keep the busiest one's rows as low as they can be.
-    Stream-K (cfg.sk): every row in 192-row tiles on `sk_plan`'s grid, and `workspace` is device memory of
+    Stream-K (cfg.sk): the tiles on `sk_plan`'s grid (producer=0: every row in 192-row tiles), and `workspace` is device memory of
     at least workspace_bytes(cfg, m, n, k, ctas) bytes whose flags are zero (`workspace` makes one; each
     launch leaves them zero again). Config.trace: `trace` is device memory of at least
     trace_bytes(grid) bytes, which read_trace decodes. Config.pdl: launched with programmatic dependent
