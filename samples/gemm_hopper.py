@@ -1794,11 +1794,13 @@ def _epi_fence(k):
 
 def sample_configs() -> list:
     """What the sample builds and checks by default: CONFIGS, `choose`'s four kernels (128 x 256 tiles with
-    lag 0, 192 x 256 and 192 x 192 tiles, and 192 x 192 stream-K (Config.sk, with its workspace)) and the 192 x 192 kernel in
-    clusters of 2 sharing A (nn), so a sanitizer run of the sample covers every kind of kernel `choose`
-    can return, stream-K and both ways a cluster shares an operand."""
+    lag 0, 192 x 256 and 192 x 192 tiles, and 128 x 256 stream-K (Config.sk, with its workspace)), the
+    192 x 192 stream-K kernel and the 192 x 192 kernel in clusters of 2 sharing A (nn), so a sanitizer
+    run of the sample covers every kind of kernel `choose` can return, both stream-K walks and both ways
+    a cluster shares an operand."""
     return CONFIGS + [c for c in auto_configs("nt") if c not in CONFIGS] + \
-        [Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0).check()]
+        [Config("nt", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1).check(),
+         Config("nn", 2, 3, group=16, bm=192, bn=192, producer=0).check()]
 
 
 def build(target: str = "sm_90a", configs=None) -> pg.Module:
@@ -1937,11 +1939,13 @@ def auto_configs(layout: str = "nt") -> tuple:
     tiles (three consumer warpgroups, 3 stages) in raster groups of 16, and 192 x 192 tiles without a
     producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16, loaded by a warp of
     their own (Config.lwarp; bench/LOG.md round 13: 4 % less time than with the loads in a consumer at
-    3072^3, as fast under the power limit), and the 192 x 192 stream-K kernel (Config.sk) for shapes with
-    too few tiles to fill the SMs (`choose`; its launches need `workspace`)."""
+    3072^3, as fast under the power limit), and the 128 x 256 kernel in stream-K (Config.sk, both epilogue
+    passes at a tile's end) for shapes with too few tiles to fill the SMs (`choose`; its launches need
+    `workspace`; bench/LOG.md round 18: 11-32 % less time than the 192 x 192 stream-K kernel at six
+    such shapes, whose 192-wide tiles pad 512-2048 more)."""
     return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
-            Config(layout, 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1).check())
+            Config(layout, 1, lag=0, hold=0, sk=1).check())
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -1951,22 +1955,24 @@ def auto_configs(layout: str = "nt") -> tuple:
 N192_SPAN = 0.92
 
 
-# `choose` takes the stream-K kernel where sk_speedup is at least this: a streamed 192 x 192 k-block on
-# every SM took 1.4-2x the time of a 128 x 256 k-block on a few (bench/LOG.md round 17, ncu at
-# 1024-2048 x 1024-2048 x 2048-16384), and this separates the shapes it sped up from those it did not
-SK_PICK = 1.7
+# `choose` takes the stream-K kernel where sk_speedup is at least this. The estimate runs 11-31 % above
+# the measured speed-up (bench/LOG.md round 18, ncu at 512-2048 x 1024-2048 x 2048-16384: a streamed
+# k-block on 128 busy SMs runs at a lower clock than on a few, and a launch's fixed part is longer),
+# and 1.5 separates 1024^2 x 2048 (estimated 1.60, measured 1.11x faster) from the shapes whose tiles
+# fill the SMs without it (2048^2 x 8192: 1.00, measured 0.98x)
+SK_PICK = 1.5
 # the part of a launch that does not scale with its k-blocks (setup, first loads, epilogue), in k-blocks
 SK_FIXED_KBLOCKS = 8
 
 
 def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
-    """The 128 x 256 kernel's k-blocks on its busiest CTA against the stream-K kernel's (its whole
-    rounds, then `sk_streamed_cost` on sk_plan's grid), each plus SK_FIXED_KBLOCKS: a shape's estimated
-    gain from streaming its k-blocks over more CTAs."""
+    """The 128 x 256 kernel's k-blocks on its busiest CTA against those of the same tiles in stream-K
+    (whole rounds, then `sk_streamed_cost` on sk_plan's grid), each plus SK_FIXED_KBLOCKS: a shape's
+    estimated gain from streaming its k-blocks over more CTAs."""
     nk = -(-k // BK)
     tiles = -(-m // BM) * -(-n // BN)
     rounds = -(-tiles // min(tiles, ctas))
-    grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, 192)
+    grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, BN, BM)
     longest = sk_first // grid * nk
     if streamed:
         longest += sk_streamed_cost(streamed, nk, grid)
@@ -1996,10 +2002,11 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
       (3072 rows of A and 2048 of B) instead of 8 x 16 (1536 and 4096): 9 % fewer operand rows, and
       fewer DRAM reads where the panels do not stay in L2.
 
-    Before all of these, where the 128 x 256 kernel has fewer tiles than CTAs: the 192 x 192 stream-K
-    kernel (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster
-    (bench/LOG.md round 17: 1024^2 x 8192 and 1024 x 2048 x 8192 on 132 SMs, 1.69x and 1.36x faster;
-    1024^2 x 2048 and 2048^2 x 8192, 0.96x and 0.85x, keep the 128 x 256 kernel).
+    Before all of these, where the 128 x 256 kernel has fewer tiles than CTAs: the same tiles in stream-K
+    (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster
+    (bench/LOG.md round 18, ncu on 132 SMs: 1.11x at 1024^2 x 2048, 1.58x at 1024 x 2048 x 8192, 2.3-3.9x
+    at 1024^2 x 8192-16384 and 512 x 1024 x 16384; 2048^2 x 8192, whose 128 tiles nearly fill the SMs,
+    keeps the plain kernel).
 
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
@@ -2131,8 +2138,9 @@ def _buffer_ptr(cfg: Config, buf, what: str, need: int, who_needs: str):
 # sizes checked by run(): ragged edges in every dimension (including a lone block row for a cluster
 # of 2 and a K of one partial k-block), more work units than SMs (the persistent loop and the ring's
 # parity wrap over tiles), and a long K; on 132 SMs 4096 x 4096 x 256 (and in QUICK_SIZES for sanitizer
-# runs, 2304 x 2304 x 192: 144 tiles of 192 x 192 on 132 CTAs) split tiles between stream-K's CTAs, and
-# 1000^3, 257 x 520 x 4104 (and 200 x 384 x 2048) have fewer tiles than CTAs, each streamed in 2-5 parts
+# runs, 2304 x 2304 x 192: 144 tiles of 192 x 192 or 162 of 128 x 256 on 132 CTAs) split tiles between
+# stream-K's CTAs, and 1000^3, 257 x 520 x 4104 (and 200 x 384 x 2048) have fewer tiles than CTAs, each
+# streamed in 2-5 parts, in both stream-K kernels
 CHECK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (1000, 1000, 1000), (257, 520, 4104),
                (4096, 4096, 256), (2048, 2048, 2048)]
 QUICK_SIZES = [(128, 256, 64), (1, 8, 8), (130, 264, 72), (384, 520, 264), (2304, 2304, 192), (200, 384, 2048)]

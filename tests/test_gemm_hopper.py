@@ -32,8 +32,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        *h.auto_configs("nt")[:2], *h.auto_configs("nn")[:2],
                        # K walked up and down tile by tile (Config.kdir)
                        h.Config("nt", 1, kdir=1), h.Config("nn", 1, kdir=1), h.Config("nt", 1, 3, group=16, bm=192, kdir=1),
-                       # stream-K in the 128 x 256 kernel
-                       h.Config("nt", 1, lag=0, hold=0, sk=1), h.Config("nn", 1, lag=0, hold=0, sk=1)]
+                       # stream-K in the 128 x 256 kernel: `choose`'s for few tiles
+                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:]]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -49,8 +49,9 @@ P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn",
               # a loading warp of its own (Config.lwarp): `choose`'s 192 x 192 kernels
               h.auto_configs("nt")[2], h.auto_configs("nn")[2],
               h.Config("nt", 2, 3, group=16, bm=192, bn=192, producer=0, lwarp=1),
-              # `choose`'s stream-K kernels (groups of 16)
-              h.auto_configs("nt")[3], h.auto_configs("nn")[3]]
+              # the 192 x 192 stream-K kernels in groups of 16
+              h.Config("nt", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1),
+              h.Config("nn", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1)]
 CONFIGS += P0_CONFIGS
 
 
@@ -647,12 +648,13 @@ def test_choose_depends_on_the_l2_and_the_ctas():
 
 
 @pytest.mark.parametrize("m, n, k, streamed", [
-    # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 17, ncu: 1.69x, 1.84x,
-    # 1.36x and 2.64x faster than the 128 x 256 kernel)
+    # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x,
+    # 1.58x, 3.85x and 1.11x faster than the 128 x 256 kernel)
     (1024, 1024, 8192, True), (1024, 1024, 16384, True), (1024, 2048, 8192, True), (512, 1024, 16384, True),
-    # ... but not over a short K (0.96x), nor where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.85x),
-    # nor with at least as many tiles as SMs
-    (1024, 1024, 2048, False), (2048, 2048, 8192, False), (1000, 1000, 1000, False), (1024, 8192, 8192, False),
+    (1024, 1024, 2048, True),
+    # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
+    # k-blocks, nor with at least as many tiles as SMs
+    (2048, 2048, 8192, False), (1000, 1000, 1000, False), (512, 512, 512, False), (1024, 8192, 8192, False),
     (4096, 4096, 65536, False)])
 def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, streamed):
     for layout in ("nt", "nn"):
@@ -664,13 +666,14 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, streamed):
 
 
 def test_sk_speedup_counts_rounds_ranges_and_partials():
-    # 1024^2 x 8192 on 132 SMs: one round of 128 k-blocks against 36 tiles streamed over 132 CTAs,
-    # ceil(36 x 128 / 132) = 35 k-blocks and 3 partials of 3 each; 8 fixed on both sides
-    assert h.sk_plan(1024, 1024, 8192, 132, 192)[:4:3] == (132, 36)
-    assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 + 8) / (35 + 9 + 8))
-    # whole rounds count on both sides: 6144^2 x 256 has 9 rounds (1152 tiles) of 4 k-blocks for the 128 x 256 kernel
-    # and 5 whole 192-row rounds then a shared range for stream-K
-    grid, _, sk_first, streamed = h.sk_plan(6144, 6144, 256, 132, 192)
+    # 1024^2 x 8192 on 132 SMs: one round of 128 k-blocks against 32 tiles streamed over 128 CTAs,
+    # 32 k-blocks and 3 partials of 3 each; 8 fixed on both sides
+    assert h.sk_plan(1024, 1024, 8192, 132, 256, 128)[:4:3] == (128, 32)
+    assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 + 8) / (32 + 9 + 8))
+    # whole rounds count on both sides: 6144^2 x 256 has 9 rounds (1152 tiles) of 4 k-blocks for the 128 x 256
+    # kernel on 128 CTAs, and 7 whole rounds on 132 then a shared range for stream-K
+    grid, _, sk_first, streamed = h.sk_plan(6144, 6144, 256, 132, 256, 128)
+    assert (grid, sk_first, streamed) == (132, 924, 228)
     longest = sk_first // grid * 4 + -(-streamed * 4 // grid) + 3 * (-(-grid // streamed) - 1)
     assert h.sk_speedup(6144, 6144, 256, 132) == pytest.approx((9 * 4 + 8) / (longest + 8))
 
