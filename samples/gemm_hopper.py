@@ -748,7 +748,7 @@ def _kernel(m: pg.Module, cfg: Config):
             pols = _load_policies(k, cfg, tiles_n, nunits)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             if walk is not None:
-                pwalk, pkb0, pkb1 = walk.start(), k.reg(pg.u32, "p_kb0"), k.reg(pg.u32, "p_kb1")
+                pwalk, pkb0, pkb1 = walk.cursor("p")
             k.place(top)
             if walk is not None:
                 k.bra(done, guard=k.not_(walk.next(pwalk, u, pkb0, pkb1)))
@@ -885,7 +885,7 @@ def _kernel(m: pg.Module, cfg: Config):
         k.mov(unit0, dst=u)
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         if walk is not None:
-            cwalk, ckb0, ckb1 = walk.start(), k.reg(pg.u32, "c_kb0"), k.reg(pg.u32, "c_kb1")
+            cwalk, ckb0, ckb1 = walk.cursor("c")
         k.place(top)
         if walk is not None:
             k.bra(done, guard=k.not_(walk.next(cwalk, u, ckb0, ckb1)))
@@ -1005,8 +1005,7 @@ def _kernel(m: pg.Module, cfg: Config):
         if cfg.lag and not ring_epi:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
         if walk is not None:
-            _stream_k_fixup(k, cfg, acc, walk.ws, walk.flag_bytes, k.sub(u, walk.sk_first), c, tid, signal, wg_bar,
-                            ckb0, ckb1, nk, skip, unit0, walk.range_end)
+            _stream_k_fixup(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip)
         if storer and not held_pass:
             # pass p: columns h of block j; each pass is one phase of the buffer's barriers. With an
             # even number of passes a tile pass p waits for the buffer with parity p ^ 1; with one pass
@@ -1138,7 +1137,6 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)        # >= 1 (check_shape: K >= 1)
     if cfg.sk:
         walk = _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits)
-        sk_first, ws, flag_bytes = walk.sk_first, walk.ws, walk.flag_bytes
     signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
     # the thread that issues the loads: lane 0 of the loading warp (lwarp), else one of consumer 2's
     loader = k.setp("eq", tid, 128 * NC if cfg.lwarp else 128 * (NC - 1))
@@ -1269,8 +1267,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     u = k.mov(unit0, type=pg.u32)
     top, done, nxt = k.new_label("c_tile"), k.new_label("c_done"), k.new_label("c_next")
     if cfg.sk:
-        cwalk = walk.start()
-        ckb0, ckb1 = k.reg(pg.u32, "c_kb0"), k.reg(pg.u32, "c_kb1")
+        cwalk, ckb0, ckb1 = walk.cursor("c")
         kb_lo, kb_hi = ckb0, ckb1
     else:
         kb_lo, kb_hi = 0, nk
@@ -1337,8 +1334,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     _release(k, bars, peer_bars, prev, S, guard=signal)
     load_more()
     if cfg.sk:
-        _stream_k_fixup(k, cfg, frag, ws, flag_bytes, k.sub(u, sk_first), c, tid, signal, wg_bar, ckb0, ckb1, nk, nxt,
-                        unit0, walk.range_end)
+        _stream_k_fixup(k, cfg, frag, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, nxt)
     row = k.mad(c, WG_M, tile_row, mode="lo")
     col0 = k.mul(nb, bn, mode="lo")
     if hold:
@@ -1399,6 +1395,10 @@ class _SkWalk:
         """A walker's state: (whole units done, the end of the part of the range still to walk)."""
         return self.k.mov(0, type=pg.u32), self.k.mov(self.ge0, type=pg.u32)
 
+    def cursor(self, prefix: str):
+        """A walker's state and the registers `next` writes an item's k-blocks to: (state, kb0, kb1)."""
+        return self.start(), self.k.reg(pg.u32, f"{prefix}_kb0"), self.k.reg(pg.u32, f"{prefix}_kb1")
+
     def next(self, state, u_dst, kb0_dst, kb1_dst):
         """The next work item of this CTA into u_dst, kb0_dst, kb1_dst (a unit and its k-blocks
         [kb0, kb1)); returns the predicate 'there is one'. First the FR whole units, then the stream-K
@@ -1422,9 +1422,8 @@ class _SkWalk:
 SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its partner's partial traps after this
 
 
-def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, tile, c, tid, signal, wg_bar, kb0, kb1, nk, skip,
-                    cta, range_end):
-    """Stream-K, after a work item's k-blocks [kb0, kb1) of streamed tile `tile`. An item that stops
+def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip):
+    """Stream-K, after a work item's k-blocks [kb0, kb1) of unit u. An item that stops
     short of the tile's last k-block (kb1 < nk; only the first item of a CTA's streamed range can,
     which it walks right after its whole tiles) stores its accumulators to this CTA's slot of the
     workspace (thread-linear 16-byte stores, one 64 x bn f32 partial per warpgroup), the warpgroup
@@ -1434,8 +1433,10 @@ def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, tile, c, tid, signal, 
     reaches into the tile (ge > the tile's first k-block), each of which stored its partial before
     anything it could wait for. For each of them one thread waits to acquire the flag and puts it back
     to 0 for the next launch, the warpgroup meets, and every thread adds the partial to its
-    accumulators; the epilogue that follows writes C. Whole tiles pass through. range_end(j): where
-    CTA j - 1's range ends, as a u64 k-block of the streamed range."""
+    accumulators; the epilogue that follows writes C. Whole tiles pass through. `walk` (`_SkWalk`) gives
+    the workspace, this CTA, the streamed tile of unit u and where each CTA's range ends."""
+    tile = k.sub(u, walk.sk_first)                                     # the unit's tile of the streamed range
+    ws, flag_bytes, nk, cta = walk.ws, walk.flag_bytes, walk.nk, walk.unit0
     t = k.and_(tid, 127)
     NC = cfg.consumers
 
@@ -1474,7 +1475,7 @@ def _stream_k_fixup(k, cfg: Config, frag, ws, flag_bytes, tile, c, tid, signal, 
             for jj in range(4):
                 k.add(frag[4 * q + jj], v[jj], dst=frag[4 * q + jj])
         # CTA j - 1 has a part of this tile too if its range ends inside it: j * total / P > first
-        ge = range_end(k.cvt(j, pg.u64, pg.u32))
+        ge = walk.range_end(k.cvt(j, pg.u64, pg.u32))
         again = k.setp("ne", j, 0, bool_op="and", c=k.setp("gt", ge, first))
         k.sub(j, 1, dst=j)
         k.bra(more, guard=again)
@@ -1734,7 +1735,7 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     u = k.mov(unit0, type=pg.u32)
     top, done = k.new_label("t_tile"), k.new_label("t_done")
     if walk is not None:
-        swalk, skb0, skb1 = walk.start(), k.reg(pg.u32, "t_kb0"), k.reg(pg.u32, "t_kb1")
+        swalk, skb0, skb1 = walk.cursor("t")
     k.place(top)
     if walk is not None:
         k.bra(done, guard=k.not_(walk.next(swalk, u, skb0, skb1)))
