@@ -214,6 +214,9 @@ class Config:
                             # waits (`griddepcontrol.wait`) for the kernel before it in the stream to finish, before
                             # any global memory access, so a launch's setup overlaps its predecessor's last
                             # CTAs (not with trace=1, whose first stamps come before the wait)
+    serp: int = 0           # 1: the raster walks the block columns of every other group of block rows from the
+                            # last to the first, so a round that spans two groups, or the first round of a
+                            # group, meets the columns of B the round before it read last (bench/l2_model.py)
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -229,7 +232,8 @@ class Config:
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
                 + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else "")
-                + ("_kr" if self.kdir else "") + ("_tr" if self.trace else "") + ("_pdl" if self.pdl else ""))
+                + ("_kr" if self.kdir else "") + ("_tr" if self.trace else "") + ("_pdl" if self.pdl else "")
+                + ("_sp" if self.serp else ""))
 
     @property
     def nsplit(self) -> int:
@@ -316,6 +320,8 @@ class Config:
         if isinstance(self.pdl, bool) or self.pdl not in (0, 1) or (self.pdl and self.trace):
             raise ValueError(f"pdl = {self.pdl!r} must be 0, or 1 without trace (a traced CTA writes its first "
                              "stamps before the wait for the previous kernel)")
+        if isinstance(self.serp, bool) or self.serp not in (0, 1):
+            raise ValueError(f"serp = {self.serp!r} must be 0 or 1")
         if self.sk and self.cluster != 1:
             raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
@@ -556,8 +562,9 @@ def check_shape(m: int, n: int, k: int) -> None:
         raise ValueError(f"N = {n} and K = {k} must be multiples of 8 (TMA needs 16-byte row strides)")
 
 
-def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int):
-    """(block row, block column) of work unit u: `group` cluster rows at a time, column by column."""
+def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int, serp: int = 0):
+    """(block row, block column) of work unit u: `group` cluster rows at a time, column by column
+    (serp: in every other group from the last column to the first; `tile_order` is the Python copy)."""
     per_group = k.mul(tiles_n, group, mode="lo")
     g = k.div(u, per_group)
     first = k.mul(g, group, mode="lo")
@@ -566,6 +573,8 @@ def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int):
     nb = k.div(r, gsize)
     mc = k.add(first, k.sub(r, k.mul(nb, gsize, mode="lo")))
     mb = k.add(k.mul(mc, cluster, mode="lo"), rank) if cluster > 1 else mc
+    if serp:
+        nb = k.selp(k.sub(k.sub(tiles_n, 1), nb), nb, k.setp("ne", k.and_(g, 1), 0))
     return mb, nb
 
 
@@ -608,21 +617,21 @@ def _unit_kind(k, u, u1, units, mix: int):
 
 def _mixed_units(k, cfg: Config, M, split, tiles_n):
     """bm=192: the arguments `_mixed_tile` takes after the unit, (u1, units, mix, tm1, tm2, split,
-    tiles_n, group): units 0 .. u1-1 are the 192-row tiles of the rows before m_split (`split`, tm1
+    tiles_n, group, serp): units 0 .. u1-1 are the 192-row tiles of the rows before m_split (`split`, tm1
     block rows), the rest the 128-row tiles from it on (tm2 block rows)."""
     tm1 = k.div(split, 192)
     tm2 = k.shr(k.add(k.selp(k.sub(M, split), 0, k.setp("gt", M, split)), 127), 7)
     u1 = k.mul(tm1, tiles_n, mode="lo")
     units = k.mad(tm2, tiles_n, u1, mode="lo")
-    return u1, units, cfg.mix, tm1, tm2, split, tiles_n, cfg.group
+    return u1, units, cfg.mix, tm1, tm2, split, tiles_n, cfg.group, cfg.serp
 
 
-def _mixed_tile(k, u, u1, units, mix, tm1, tm2, split, tiles_n, group: int):
+def _mixed_tile(k, u, u1, units, mix, tm1, tm2, split, tiles_n, group: int, serp: int = 0):
     """bm=192: (first row, block column, is-192-row predicate) of work unit u (`_unit_kind` says which
     kind it is). The 192-row tiles cover the rows before `split` (tm1 block rows), the 128-row tiles
     those from `split` on (tm2 block rows); each kind is visited in raster groups like `_tile`."""
     big, idx = _unit_kind(k, u, u1, units, mix)
-    mb, nb = _tile(k, idx, None, tiles_n, k.selp(tm1, tm2, big), 1, group)
+    mb, nb = _tile(k, idx, None, tiles_n, k.selp(tm1, tm2, big), 1, group, serp)
     return k.selp(k.mul(mb, 192, mode="lo"), k.mad(mb, 128, split, mode="lo"), big), nb, big
 
 
@@ -759,7 +768,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 # a 128-row tile loads two of the three 64-row boxes of A
                 tx = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
             else:
-                mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
+                mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
                 row_a = _mul_const(k, mb, cfg.bm)
                 tx = cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
@@ -911,7 +920,7 @@ def _kernel(m: pg.Module, cfg: Config):
                     ring.advance()
             k.bra(skip, guard=idle)
         else:
-            mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group)
+            mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
         def mmas(da, db, parts):
             """The k-block's wgmma for the N parts `parts` of every m64 block, k-step by k-step."""
             for step in range(bk // K_STEP):
@@ -1678,7 +1687,7 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     top, done = k.new_label("s_tile"), k.new_label("s_done")
     k.place(top)
     k.bra(done, guard=k.setp("ge", u, units))
-    mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
+    mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group, cfg.serp)
     grow0 = k.add(k.add(k.shl(mb, 7), k.shl(sc, 6)), r0)
     row_step = k.mul(N, 4, mode="wide")                  # 2 rows of C in bytes
     for p in range(bn // EPI_COLS):
@@ -1748,7 +1757,7 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
         nxt = k.new_label("t_next")
         k.bra(nxt, guard=k.setp("eq", sc, cfg.consumers - 1, bool_op="and", c=k.not_(big)))
     else:
-        mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group)
+        mb, nb = _tile(k, u, rank, tiles_n, mcs, cfg.cluster, cfg.group, cfg.serp)
         tile_row = _mul_const(k, mb, cfg.bm)
     # consumer sc's rows: its blocks of 64 from (tile row + sc * blocks * 64); pass p is the column
     # part p % cpb of block p / cpb (bm=128: two column halves of one block; bm=192: two halves, or
@@ -1857,6 +1866,44 @@ def unit_kinds(u1: int, units: int, mix: int = 0):
         return u < u1
     u2 = units - u1
     return (u + 1) * u2 // units == u * u2 // units
+
+
+def _raster(idx: int, tiles_n: int, rows: int, group: int, serp: int):
+    """Python's copy of the kernel's `_tile` for one CTA per unit: (block row, block column) of unit idx
+    among `rows` block rows of tiles_n columns."""
+    g, r = divmod(idx, tiles_n * group)
+    gsize = min(rows - g * group, group)
+    nb, mc = divmod(r, gsize)
+    return g * group + mc, (tiles_n - 1 - nb if serp and g % 2 else nb)
+
+
+def tile_order(cfg: Config, m: int, n: int, m_split=None) -> list:
+    """The tiles of an M x N product in the order of the work units that the kernel of `cfg` walks,
+    as (first row, rows, first column) each: unit u is computed by CTA u % grid in round u // grid
+    (without stream-K). bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in
+    128-row ones. Clusters are not modelled (cluster 1 only); raises ValueError otherwise."""
+    if cfg.cluster != 1:
+        raise ValueError(f"tile_order models cluster 1, not cluster {cfg.cluster}")
+    tiles_n = -(-n // cfg.bn)
+    if cfg.bm != 192:
+        rows = -(-m // cfg.bm)
+        return [(mb * cfg.bm, cfg.bm, nb * cfg.bn)
+                for mb, nb in (_raster(u, tiles_n, rows, cfg.group, cfg.serp) for u in range(rows * tiles_n))]
+    if m_split is None or m_split % 192:
+        raise ValueError(f"bm = 192 needs m_split, a multiple of 192, not {m_split!r}")
+    u1, units = _split_units(m, m_split, tiles_n)
+    tm1, tm2 = u1 // tiles_n, (units - u1) // tiles_n
+    big = unit_kinds(u1, units, cfg.mix)
+    idx = np.cumsum(big) - big, np.cumsum(~big) - ~big         # each unit's index among its kind
+    out = []
+    for u in range(units):
+        if big[u]:
+            mb, nb = _raster(int(idx[0][u]), tiles_n, tm1, cfg.group, cfg.serp)
+            out.append((192 * mb, 192, nb * cfg.bn))
+        else:
+            mb, nb = _raster(int(idx[1][u]), tiles_n, tm2, cfg.group, cfg.serp)
+            out.append((m_split + 128 * mb, 128, nb * cfg.bn))
+    return out
 
 
 def _makespan(u1: int, units: int, grid: int, mix: int = 0) -> int:

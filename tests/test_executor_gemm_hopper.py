@@ -70,6 +70,9 @@ def _run(cfg, m, n, k, seed=0, m_split=None, record=(), stats=None):
                                     (h.Config("nt", 1, kdir=1), 456), (h.Config("nn", 1, kdir=1), 136),
                                     (h.Config("nt", 1, 3, bm=192, kdir=1), 456),
                                     (h.Config("nt", 1, lag=0, pdl=1), 456),
+                                    (h.Config("nt", 1, group=1, serp=1), 456),
+                                    (h.Config("nt", 1, 3, group=1, bm=192, serp=1), 456),
+                                    (h.Config("nn", 1, 3, group=1, bm=192, bn=192, producer=0, lwarp=1, serp=1), 136),
                                     (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1, pdl=1), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
@@ -116,6 +119,55 @@ def test_kdir_walks_k_up_and_down_tile_by_tile(kdir):
     assert len(tiles) == 9 and all(len(t) == nk for t in tiles)    # 3 x 3 tiles of 128 x 256 over 300 x 520
     for i, t in enumerate(tiles):
         assert t == (ups[::-1] if kdir and i % 2 else ups), (i, t)
+
+
+def _load_coords(record):
+    """(K, row) of each TMA load in a run's record, in issue order (not the C stores)."""
+    out = []
+    for r in record:
+        if ".global.shared" in r.instr.opcode:
+            continue
+        xy = []
+        for c in r.instr.operands[1].coords[:2]:   # [map, {k, row}]: K is the innermost coordinate of both maps
+            xy.append(int(r.values[c.name][0]) if c.name in r.values else int(c.value))
+        out.append(tuple(xy))
+    return out
+
+
+@pytest.mark.parametrize("serp", [0, 1])
+def test_serp_walks_every_other_group_of_rows_backwards(serp):
+    """Config.serp: the producer loads the tiles in `tile_order`'s order; with groups of one block row over
+    3 x 3 tiles of 128 x 256, the middle row's columns come last to first (serp=1) or first to last."""
+    cfg = h.Config("nt", 1, l2="c", group=1, serp=serp)
+    stats = []
+    got, ref, _ = _run(cfg, 300, 520, 136, record=("cp.async.bulk.tensor",), stats=stats)
+    assert np.allclose(got, ref, rtol=2.0 ** -7, atol=0.05)
+    loads = _load_coords(stats[0].records)
+    nk = 3
+    assert len(loads) == 9 * nk * 2          # per k-block: one A load, then one B load
+    walked = [(loads[2 * nk * t][1], loads[2 * nk * t + 1][1]) for t in range(9)]   # (A row, B row) per tile
+    expect = [(row, col) for row, _, col in h.tile_order(cfg, 300, 520)]
+    assert walked == expect
+    middle = [col for row, col in walked if row == 128]
+    assert middle == ([512, 256, 0] if serp else [0, 256, 512])
+
+
+def test_tile_order_copies_the_kernels_raster():
+    """tile_order: every tile once; groups of block rows walked column by column; serp reverses the
+    columns of the odd groups; bm=192 puts the 192-row tiles first, then the 128-row ones."""
+    c = h.Config("nt", 1, group=2)
+    plain = h.tile_order(c, 500, 600)                     # 4 block rows x 3 block columns
+    assert plain[:4] == [(0, 128, 0), (128, 128, 0), (0, 128, 256), (128, 128, 256)]
+    back = h.tile_order(h.Config("nt", 1, group=2, serp=1), 500, 600)
+    assert sorted(back) == sorted(plain) and len(set(back)) == 12
+    assert back[:6] == plain[:6] and back[6:8] == [(256, 128, 512), (384, 128, 512)]
+    mixed = h.tile_order(h.Config("nt", 1, 3, bm=192, group=16, serp=1), 700, 520, m_split=384)
+    assert [t[1] for t in mixed] == [192] * 6 + [128] * 9
+    assert {(r, c) for r, _, c in mixed} == {(r, c) for r in (0, 192, 384, 512, 640) for c in (0, 256, 512)}
+    with pytest.raises(ValueError, match="cluster 1"):
+        h.tile_order(h.Config("nt", 2), 500, 600)
+    with pytest.raises(ValueError, match="m_split"):
+        h.tile_order(h.Config("nt", 1, 3, bm=192), 500, 600)
 
 
 @pytest.mark.parametrize("layout", ["nt", "nn"])

@@ -32,6 +32,8 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        *h.auto_configs("nt")[:2], *h.auto_configs("nn")[:2],
                        # K walked up and down tile by tile (Config.kdir)
                        h.Config("nt", 1, kdir=1), h.Config("nn", 1, kdir=1), h.Config("nt", 1, 3, group=16, bm=192, kdir=1),
+                       # every other raster group's columns walked backwards (Config.serp)
+                       h.Config("nt", 1, 3, group=2, bm=192, kdir=1, serp=1), h.Config("nn", 1, group=1, lag=0, serp=1),
                        # stream-K in the 128 x 256 kernel: `choose`'s for few tiles
                        *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:]]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
@@ -512,13 +514,16 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config("nt", 1, trace=1).name.endswith("_tr")
     assert h.Config.parse("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:0:1") == h.Config("nt", 1, lag=0, pdl=1)
     assert h.Config("nt", 1, pdl=1).name.endswith("_pdl")
-    for bad, msg in (("", "1 to 19"), ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1:1", "pdl = 1"),
+    assert h.Config.parse("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:1:0:0:1:0:0:1") == \
+        h.Config("nt", 1, 3, group=16, bm=192, kdir=1, serp=1)
+    assert h.Config("nt", 1, serp=1).name.endswith("_sp")
+    for bad, msg in (("", "1 to 20"), ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1:1", "pdl = 1"),
                      ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:0:2", "pdl = 2"), ("nt:1:3:1:8:64:256:tma:192:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:1:4:1:8:64:256:storer:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:2", "trace = 2"), ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1", "kdir = 1"),
-                     ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:2", "kdir = 2"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:0:0:x", "1 to 19"),
+                     ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:2", "kdir = 2"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:0:0:2", "serp = 2"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:0:0:0:x", "1 to 20"),
                      ("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0:0:1", "lwarp = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
