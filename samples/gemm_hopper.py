@@ -1984,14 +1984,17 @@ def auto_configs(layout: str = "nt") -> tuple:
     release each stage as soon as their own wgmma on it is done (lag 0: the other consumer warpgroup keeps
     the tensor cores busy meanwhile, and the producer gets the stage a k-block sooner; bench/LOG.md round
     15: 0.3 % fewer cycles at 4096^3, +0.5 % sustained over six passes), 192 x 256
-    tiles (three consumer warpgroups, 3 stages) in raster groups of 16, and 192 x 192 tiles without a
+    tiles (three consumer warpgroups, 3 stages) in raster groups of 16 that walk K up and down tile by
+    tile (kdir) and every other group's columns backwards (serp), so a round starts on operands the round
+    before it left in L2 (bench/LOG.md round 19: 11-14 % fewer DRAM reads at 6144^3 and 8192^3, as
+    bench/l2_model.py predicted, 0.3 % less time, +0.1-0.7 % sustained in six of six passes), and 192 x 192 tiles without a
     producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16, loaded by a warp of
     their own (Config.lwarp; bench/LOG.md round 13: 4 % less time than with the loads in a consumer at
     3072^3, as fast under the power limit), and the 128 x 256 kernel in stream-K (Config.sk, both epilogue
     passes at a tile's end) for shapes with too few tiles to fill the SMs (`choose`; its launches need
     `workspace`; bench/LOG.md round 18: 11-32 % less time than the 192 x 192 stream-K kernel at six
     such shapes, whose 192-wide tiles pad 512-2048 more)."""
-    return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192).check(),
+    return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
             Config(layout, 1, lag=0, hold=0, sk=1).check())
 
