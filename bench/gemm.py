@@ -8,13 +8,18 @@ cuBLAS timings: clocks fall as the GPU heats up over a run, and a reference meas
 start flatters it. Error: relative Frobenius norm of (C - ref) against a float32 reference (TF32 off).
 Prints one table; `--json PATH` also writes the raw numbers.
 
-    python3 bench/gemm.py [--iters 40] [--kernels hopper,ampere] [--json out.json]
+    python3 bench/gemm.py [--iters 40] [--kernels hopper,ampere] [--settle 2] [--json out.json]
+
+Before each size's timings cuBLAS runs back to back for --settle seconds (untimed): the board's
+clock and temperature after an idle spell flatter whichever kernel is timed first (bench/LOG.md
+round 19: about 2.5 % at 6144^3).
 """
 import argparse
 import json
 import os
 import statistics
 import sys
+import time
 
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -46,10 +51,17 @@ def main(argv=None) -> int:
                          "(nt, the configuration gemm_hopper.choose picks for each size), ampere (gemm_ampere's default tile), ampere-all "
                          "(every tile of AMPERE_ALL; GEMM_AMPERE_CONFIGS='256:32:4:8:smem:1:16,...' picks others)")
     ap.add_argument("--sizes", default=None, help="MxNxK,... (default: the four sizes of the table)")
+    ap.add_argument("--settle", type=float, default=2.0,
+                    help="seconds of back-to-back cuBLAS calls before each size's timings, untimed, so the "
+                         "first kernel timed is not run on a board still cool from idling (bench/LOG.md round "
+                         "19: about 2.5 %% higher ratios than the same kernel later in the run); 0: none "
+                         "(default %(default)s)")
     ap.add_argument("--ampere-grid", default="tiles", choices=("tiles", "persistent", "both"),
                     help="gemm_ampere launch: one CTA per tile, a persistent grid (gemm_ampere.persistent_grid), "
                          "or both (default %(default)s)")
     args = ap.parse_args(argv)
+    if not args.settle >= 0:
+        ap.error(f"--settle takes seconds >= 0; got {args.settle}")
     unknown = sorted(set(args.kernels.split(",")) - set(KINDS))
     if unknown:
         ap.error(f"--kernels: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
@@ -157,6 +169,17 @@ def main(argv=None) -> int:
         ref_norm = torch.linalg.norm(ref)
         flops = 2.0 * m * n * k
 
+        def settle(call):
+            """call(i) back to back for --settle seconds of wall time (untimed; the GPU synchronised
+            every 16 calls, so the queue stays short)."""
+            end, i = time.perf_counter() + args.settle, 0
+            while time.perf_counter() < end:
+                call(i % SETS)
+                i += 1
+                if i % 16 == 0:
+                    torch.cuda.synchronize()
+            torch.cuda.synchronize()
+
         def timed(call):
             state = {"i": 0}
 
@@ -191,6 +214,7 @@ def main(argv=None) -> int:
 
         cublas = {"nn": lambda i: torch.matmul(A[i], B[i], out=C[i]),
                   "nt": lambda i: torch.matmul(A[i], BT[i].t(), out=C[i])}
+        settle(cublas["nt"])
         results = {}
         for lay in ("nn", "nt"):
             ms = timed(cublas[lay])
@@ -213,8 +237,9 @@ def main(argv=None) -> int:
         torch.cuda.empty_cache()
 
     print(f"\nbf16 GEMM on {ctx.name} ({target}), median of {args.iters} CUDA-event timings after "
-          f"{args.warmup} warm-up calls, {SETS} input sets rotated; each kernel's calls alternate with "
-          "cuBLAS calls of the same layout, whose median is the 'cuBLAS' column")
+          f"{args.warmup} warm-up calls, {SETS} input sets rotated, each size after {args.settle:g} s of cuBLAS "
+          "calls; each kernel's calls alternate with cuBLAS calls of the same layout, whose median is the "
+          "'cuBLAS' column")
     print(f"{'M x N x K':>18}  {'kernel':<32} {'ms':>8} {'TFLOP/s':>8} {'cuBLAS':>8} {'x cuBLAS':>9} {'rel err':>9}")
     for r in rows:
         print(f"{r['size']:>18}  {r['kernel']:<32} {r['ms']:8.3f} {r['tflops']:8.1f} {r['cublas_tflops']:8.1f} "

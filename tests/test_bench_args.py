@@ -115,3 +115,11 @@ def test_b_is_stored_and_read_as_the_layout_says():
     ap = argparse.ArgumentParser(prog="bench")
     gpu.add_layout_option(ap)
     assert ap.parse_args([]).layout == "nt" and ap.parse_args(["--layout", "nn"]).layout == "nn"
+
+
+@pytest.mark.parametrize("value", ["-1", "nan"])
+def test_gemm_settle_takes_seconds_not_below_zero(value, capsys):
+    gemm = load_bench("gemm")
+    with pytest.raises(SystemExit) as e:
+        gemm.main(["--settle", value])
+    assert e.value.code == 2 and "--settle takes seconds >= 0" in capsys.readouterr().err
