@@ -9,8 +9,9 @@
 arrays over the threads of a CTA holding raw bits (uint64); each instruction interprets them with the
 type of its opcode, as the hardware does.
 
-Scheduling: each thread has its own PC; every step runs the lowest PC among the runnable threads of the
-CTA for all threads sitting at it. Threads of a warp that took different branches therefore meet again
+Scheduling: CTAs run one after another (or, with run_kernel's `concurrent`, all resident at once, taking
+turns of CTA_QUANTUM steps); each thread has its own PC; every step runs the lowest PC among the runnable
+threads of the CTA for all threads sitting at it. Threads of a warp that took different branches therefore meet again
 at the first instruction both paths reach, and warp collectives (shfl.sync, ldmatrix, mma.sync) see
 exactly the lanes that arrived together. Any interleaving of warps is a legal schedule, so picking the
 lowest PC is too; a kernel that spins on a flag another warp sets later can livelock, which `max_steps`
@@ -584,23 +585,34 @@ class _Executor:
         raise _Unsupported(f"memory operand {op} is not modelled")
 
     # ---------------------------------------------------------------- running
-    def run_cta(self, ctaid) -> None:
-        prog = self.prog
+    def new_cta(self, ctaid) -> _Cta:
+        """A CTA at the kernel's first instruction, with zeroed shared memory."""
         n = int(np.prod(self.block))
         lin = np.arange(n)
         bx, by, _ = self.block
-        cta = _Cta(n, {}, np.zeros(prog.shared_bytes, dtype=np.uint8),
-                   (lin % bx, (lin // bx) % by, lin // (bx * by)), ctaid,
-                   np.zeros(n, dtype=np.int64), np.ones(n, bool), np.zeros(n, bool),
-                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        return _Cta(n, {}, np.zeros(self.prog.shared_bytes, dtype=np.uint8),
+                    (lin % bx, (lin // bx) % by, lin // (bx * by)), ctaid,
+                    np.zeros(n, dtype=np.int64), np.ones(n, bool), np.zeros(n, bool),
+                    np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+
+    def run_cta(self, ctaid) -> None:
+        self.advance(self.new_cta(ctaid))
+
+    def advance(self, cta: _Cta, quantum: Optional[int] = None) -> bool:
+        """Run `cta` until all its threads have exited (True), or for `quantum` steps (False if it has
+        not finished by then)."""
+        prog = self.prog
         ncode = len(prog.code)
+        stop = None if quantum is None else self.stats.steps + quantum
         while True:
             runnable = cta.live & ~cta.waiting
             if not runnable.any():
                 if not cta.waiting.any():
-                    return
+                    return True
                 self._release_or_deadlock(cta)
                 continue
+            if stop is not None and self.stats.steps >= stop:
+                return False
             pc = int(cta.pc[runnable].min())
             if pc >= ncode:
                 idx = np.nonzero(runnable & (cta.pc == pc))[0]
@@ -1989,9 +2001,18 @@ def _pack_params(fn: ir.Function, args: Sequence) -> Tuple[bytes, Dict[str, int]
     return bytes(blob), offsets, buffers
 
 
+# concurrent=True: the steps a resident CTA runs before the next one takes its turn
+CTA_QUANTUM = 2000
+
+
 def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *, dynamic_shared: int = 0,
-               max_steps: int = 1_000_000, record: Sequence[str] = ()) -> RunStats:
+               max_steps: int = 1_000_000, record: Sequence[str] = (), concurrent: bool = False) -> RunStats:
     """Run kernel `name` on the CPU over `grid` CTAs of `block` threads; Buffer arguments are updated in place.
+
+    CTAs run one after another, each to its end, unless `concurrent`: then all of them are resident at
+    once and take turns of CTA_QUANTUM steps, in grid order, so a CTA may wait on a flag in global memory
+    that a later CTA sets (a persistent grid whose CTAs exchange partial results); the turns are a legal
+    schedule, since CTAs run in any order and at any relative speed on a GPU.
 
     Raises UnsupportedInstructionError (an instruction the executor does not model), MemoryFaultError
     (out-of-bounds or misaligned access), DeadlockError (a barrier no thread can complete), ExecutionError.
@@ -2012,11 +2033,16 @@ def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *
             blob[offsets[p.name]:offsets[p.name] + 128] = a.encode()
     prog = _Program(fn, irm, dynamic_shared)
     ex = _Executor(prog, mem, bytes(blob), offsets, g, b, max_steps, tuple(record))
-    for z in range(g[2]):
-        for y in range(g[1]):
-            for x in range(g[0]):
-                ex.run_cta((x, y, z))
-                ex.stats.ctas += 1
+    ids = [(x, y, z) for z in range(g[2]) for y in range(g[1]) for x in range(g[0])]
+    if concurrent:
+        resident = [ex.new_cta(i) for i in ids]
+        while resident:
+            resident = [cta for cta in resident if not ex.advance(cta, CTA_QUANTUM)]
+        ex.stats.ctas += len(ids)
+    else:
+        for i in ids:
+            ex.run_cta(i)
+            ex.stats.ctas += 1
     for buf in buffers:
         buf._write_back()
     return ex.stats

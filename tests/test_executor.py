@@ -757,3 +757,69 @@ def test_record_keeps_the_registers_of_an_address():
     assert list(rec.values[value.name]) == [3 * t for t in range(32)]
     addrs = rec.values[base.base.name].astype(np.int64)
     assert list(np.diff(addrs)) == [4] * 31
+
+
+# CTA c waits until CTA c + 1 has raised its flag, then raises its own and records the order it got:
+# only the last CTA can start, so one CTA at a time never ends, while resident CTAs do
+_CHAIN_KERNEL = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry chain(.param .u64 flags, .param .u64 order)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [flags];
+    ld.param.u64 %rd2, [order];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %nctaid.x;
+    mov.u32 %r3, %tid.x;
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 bra $out;
+    add.u32 %r4, %r1, 1;
+    setp.ge.u32 %p2, %r4, %r2;
+    @%p2 bra $mine;
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd1, %rd3;
+$spin:
+    ld.acquire.gpu.global.u32 %r5, [%rd4];
+    setp.eq.u32 %p2, %r5, 0;
+    @%p2 bra $spin;
+$mine:
+    atom.global.add.u32 %r6, [%rd2], 1;
+    mul.wide.u32 %rd5, %r1, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.u32 [%rd6+4], %r6;
+    add.s64 %rd7, %rd1, %rd5;
+    st.release.gpu.global.u32 [%rd7], 1;
+$out:
+    ret;
+}
+"""
+
+
+def test_concurrent_ctas_wait_on_each_others_flags():
+    flags, order = np.zeros(5, np.uint32), np.zeros(6, np.uint32)
+    bo = Buffer(order)
+    stats = run_kernel(_CHAIN_KERNEL, "chain", grid=(5,), block=(64,), args=[Buffer(flags), bo], concurrent=True)
+    assert stats.ctas == 5
+    assert bo.array[0] == 5 and bo.array[1:].tolist() == [4, 3, 2, 1, 0]    # the last CTA went first
+    with pytest.raises(ExecutionError, match="spin-wait"):
+        run_kernel(_CHAIN_KERNEL, "chain", grid=(5,), block=(64,), max_steps=20_000,
+                   args=[Buffer(np.zeros(5, np.uint32)), Buffer(np.zeros(6, np.uint32))])
+
+
+def test_concurrent_ctas_compute_what_one_at_a_time_does(monkeypatch):
+    # turns of 7 steps interleave the CTAs' barriers and shared-memory trees; each keeps its own
+    import ptxgen.executor as ex
+    monkeypatch.setattr(ex, "CTA_QUANTUM", 7)
+    mod = load_sample("block_reduce").build()
+    x = np.random.default_rng(5).standard_normal(3000).astype(np.float32)
+    outs = []
+    for concurrent in (False, True):
+        out = np.full(3, np.nan, np.float32)
+        run_kernel(mod, "block_reduce", grid=(3,), block=(256,), args=[Buffer(x), Buffer(out), 3000],
+                   concurrent=concurrent)
+        outs.append(out)
+    assert not np.isnan(outs[1]).any() and outs[0].tobytes() == outs[1].tobytes()
