@@ -20,7 +20,7 @@ turns into an ExecutionError.
 Modelled: mov (special registers, symbol addresses, vector pack/unpack), add sub mul (lo/hi/wide) mad
 fma div rem min max neg abs not and or xor shl shr setp selp cvt cvta, ld/st (global, shared, param,
 generic; .v2/.v4), atom/red (integer, and .add.f32/.f64; threads applied in order), createpolicy (an
-opaque 0: caches are not modelled, so cache hints change nothing), bra, ret/exit,
+opaque 0: caches are not modelled, so cache hints change nothing), bra, ret/exit, trap (an ExecutionError),
 bar.sync/barrier.sync, bar.warp.sync, shfl.sync, ldmatrix, stmatrix, mma.sync (any shape and type that
 ptxgen.layout maps: f16 bf16 tf32 f64 s8 u8 inputs), cp.async (done at once) with commit/wait and
 cp.async.mbarrier.arrive{.noinc} (arrives at once), and
@@ -1191,6 +1191,12 @@ class _Executor:
         return body, True
 
     _op_exit = _op_ret
+
+    def _op_trap(self, ins, mods):
+        def body(cta, idx):
+            raise _ExecFail(f"trap executed by {idx.size} thread(s) of CTA {cta.ctaid} (the kernel aborts here on "
+                            "a GPU)")
+        return body, True
 
     def _op_bar_warp(self, ins):
         """bar.warp.sync mask: the threads wait until every live thread of their warp named in the mask is there."""

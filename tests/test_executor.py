@@ -203,6 +203,12 @@ def test_unsupported_instruction_names_it_and_its_line():
         _one("atom.global.add.noftz.f16 %rs1, [%rd5], %rs1;")
 
 
+def test_trap_is_an_execution_error_only_where_its_guard_holds():
+    _one("setp.gt.u32 %p1, %r0, 99;\n @%p1 trap;\n mov.u32 %r9, 0;")         # no thread has tid > 99
+    with pytest.raises(ExecutionError, match="trap executed by 2 thread"):
+        _one("setp.gt.u32 %p1, %r0, 29;\n @%p1 trap;\n mov.u32 %r9, 0;")
+
+
 _ATOM_KERNEL = """
 .version 8.0
 .target sm_90
