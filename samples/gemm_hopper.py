@@ -197,7 +197,10 @@ class Config:
                             # remaining tiles shared evenly between the CTAs (`sk_plan`; every tile
                             # when there are fewer tiles than CTAs); a tile split between CTAs is
                             # summed through a workspace (`workspace_bytes`); producer=0 puts every
-                            # row in 192-row tiles
+                            # row in 192-row tiles. 2 (the 128 x 256 kernel): the tile's owner does
+                            # not add the partials one after another; every part parks its partial
+                            # and after its walk sums 1/P of the tile's P partials and stores that
+                            # slice of C itself (`_stream_k_reduce`)
     lwarp: int = 0          # 1 (producer=0, bn=192): the loads come from a warp of their own beside the three
                             # consumer warpgroups (416 threads at 128 registers; m64n192k16 fits) instead
                             # of one consumer thread, so no warpgroup waits for the ring's releases
@@ -231,7 +234,8 @@ class Config:
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
-                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("_lw" if self.lwarp else "")
+                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("2" if self.sk == 2 else "")
+                + ("_lw" if self.lwarp else "")
                 + ("_kr" if self.kdir else "") + ("_tr" if self.trace else "") + ("_pdl" if self.pdl else "")
                 + ("_sp" if self.serp else ""))
 
@@ -298,13 +302,14 @@ class Config:
             raise ValueError(f"producer=0 needs bm = 192, epi='tma', lag 1 and lead 0 (three consumer "
                              f"warpgroups that load and store themselves), not bm = {self.bm}, epi={self.epi!r}, "
                              f"lag {self.lag}, lead {self.lead}")
-        if isinstance(self.sk, bool) or self.sk not in (0, 1) or \
+        if isinstance(self.sk, bool) or self.sk not in (0, 1, 2) or \
                 (self.sk and (self.hold or self.mix or self.kdir or self.trace
-                              or (self.bn != 192 if not self.producer else (self.bm != BM or self.epi != "tma")))):
+                              or (self.bn != 192 if not self.producer else (self.bm != BM or self.epi != "tma")))) or \
+                (self.sk == 2 and not self.producer):
             # producer=0: bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas
             # spills); producer=1: the 128 x 256 kernel, whose epilogue (TMA stores) skips a split tile's head
             raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with hold=0, mix=0, kdir=0, trace=0 and either "
-                             f"producer=0 and bn = 192, or bm = {BM} and epi='tma'")
+                             f"producer=0 and bn = 192, or bm = {BM} and epi='tma'; 2 only for the latter")
         if isinstance(self.lwarp, bool) or self.lwarp not in (0, 1) or \
                 (self.lwarp and (self.producer or self.bn != 192)):
             raise ValueError(f"lwarp = {self.lwarp!r} must be 0, or 1 with producer=0 and bn = 192 (a loading warp "
@@ -323,7 +328,7 @@ class Config:
         if isinstance(self.serp, bool) or self.serp not in (0, 1):
             raise ValueError(f"serp = {self.serp!r} must be 0 or 1")
         if self.sk and self.cluster != 1:
-            raise ValueError(f"sk = 1 needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
+            raise ValueError(f"sk = {self.sk} needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -505,17 +510,18 @@ def sk_grid(units: int, nk: int, ctas: int) -> int:
     return min(range(units, ctas + 1), key=lambda p: (sk_streamed_cost(units, nk, p), p))
 
 
-def sk_flag_bytes(cfg: Config, grid: int) -> int:
-    """The head of a stream-K workspace: a u32 flag per (CTA, consumer warpgroup), padded to 256 bytes
-    (the kernel computes the same from its grid)."""
-    return -(-grid * 4 * cfg.consumers // 256) * 256
+def sk_flag_bytes(cfg: Config, grid: int, streamed: int = 0) -> int:
+    """The head of a stream-K workspace, padded to 256 bytes (the kernel computes the same): a u32 flag per
+    (CTA, consumer warpgroup) of the grid, or with sk=2 a u32 count per (streamed tile, warpgroup)."""
+    return -(-(streamed if cfg.sk == 2 else grid) * 4 * cfg.consumers // 256) * 256
 
 
 def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
     """Bytes of a stream-K launch's workspace: the flags (`sk_flag_bytes`), then a 64 x bn f32 partial per
-    (CTA, warpgroup): a CTA leaves at most one partial, that of the first item of its range."""
-    grid = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0]
-    return sk_flag_bytes(cfg, grid) + grid * cfg.consumers * WG_M * cfg.bn * 4
+    (CTA, warpgroup): a CTA leaves at most one partial, that of the first item of its range; with sk=2
+    two per (CTA, warpgroup), since the part that ends a tile parks its partial too."""
+    grid, _, _, streamed = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+    return sk_flag_bytes(cfg, grid, streamed) + grid * cfg.sk * cfg.consumers * WG_M * cfg.bn * 4
 
 
 def workspace(cfg: Config, m: int, n: int, k: int, ctas: int):
@@ -690,6 +696,8 @@ def _kernel(m: pg.Module, cfg: Config):
     psplit = k.param("m_split", pg.u32) if mixed else None
     if cfg.sk:
         pws, psk = k.param_ptr("ws", align=16), k.param("sk_first", pg.u32)
+    # sk=2: the parts of a split tile write their slices of C with plain stores
+    pcs = k.param_ptr("c_split", align=16) if cfg.sk == 2 else None
     ptrace = k.param_ptr("trace", pg.u64, align=8) if cfg.trace else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
@@ -895,6 +903,8 @@ def _kernel(m: pg.Module, cfg: Config):
         top, done = k.new_label("c_tile"), k.new_label("c_done")
         if walk is not None:
             cwalk, ckb0, ckb1 = walk.cursor("c")
+        # sk=2: the streamed tiles (at most two) whose partial this warpgroup parked, summed after the walk
+        parked = (k.mov(0, type=pg.u32), [k.reg(pg.u32, f"c_park{i}") for i in range(2)]) if cfg.sk == 2 else None
         k.place(top)
         if walk is not None:
             k.bra(done, guard=k.not_(walk.next(cwalk, u, ckb0, ckb1)))
@@ -1013,7 +1023,9 @@ def _kernel(m: pg.Module, cfg: Config):
             epi_t = epi
         if cfg.lag and not ring_epi:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
-        if walk is not None:
+        if parked is not None:
+            _stream_k_park(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, parked)
+        elif walk is not None:
             _stream_k_fixup(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip)
         if storer and not held_pass:
             # pass p: columns h of block j; each pass is one phase of the buffer's barriers. With an
@@ -1078,6 +1090,10 @@ def _kernel(m: pg.Module, cfg: Config):
         if defer or (storer and held_pass):
             with k.if_(pending):
                 flush()
+        if parked is not None:
+            _stream_k_reduce(k, cfg, walk, c, tid, warp, lane, signal, wg_bar, parked,
+                             k.cvta(k.ld_param(pcs), "global", to=True), M, N,
+                             lambda unit: _tile(k, unit, rank, tiles_n, mcs, cl, cfg.group, cfg.serp))
         if trace is not None:
             with k.if_(tracer):
                 _stamp(k, trace, "consumers_done")
@@ -1392,9 +1408,11 @@ class _SkWalk:
         cta64 = k.cvt(unit0, pg.u64, pg.u32)
         self.gs = k.cvt(self.range_end(cta64), pg.u32, pg.u64)
         self.ge0 = k.cvt(self.range_end(k.add(cta64, 1)), pg.u32, pg.u64)
-        # the workspace: a u32 flag per (CTA, warpgroup), padded to 256 bytes, then the partials
-        self.flag_bytes = k.and_(k.add(k.mul(nunits, 4 * cfg.consumers, mode="lo"), 255), ~255 & 0xFFFFFFFF) \
-            if fixup else None
+        # the workspace: a u32 flag per (CTA, warpgroup), or with sk=2 a u32 count per (streamed tile,
+        # warpgroup), padded to 256 bytes, then the partials
+        self.flag_bytes = None if not fixup else \
+            k.and_(k.add(k.mul(nunits if cfg.sk != 2 else sk_tiles, 4 * cfg.consumers, mode="lo"), 255),
+                   ~255 & 0xFFFFFFFF)
 
     def range_end(self, c64):
         """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
@@ -1488,6 +1506,114 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
         again = k.setp("ne", j, 0, bool_op="and", c=k.setp("gt", ge, first))
         k.sub(j, 1, dst=j)
         k.bra(more, guard=again)
+
+
+def _stream_k_park(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip, parked):
+    """Stream-K with sk=2, after a work item's k-blocks [kb0, kb1) of unit u. A part of a split tile (kb0 > 0
+    or kb1 < nk) stores its accumulators to this CTA's slot for it (thread-linear 16-byte stores, one
+    64 x bn f32 partial per warpgroup; slot 0 for an item that stops short of the tile's last k-block,
+    slot 1 for the one that ends the tile), the warpgroup meets, one thread adds 1 to the tile's count at
+    gpu scope (release), the tile goes into `parked` (count, two tile registers) and the item ends
+    (branch to `skip`): `_stream_k_reduce` sums it after the walk. Whole tiles pass through."""
+    tile = k.sub(u, walk.sk_first)
+    ws, flag_bytes, nk, cta = walk.ws, walk.flag_bytes, walk.nk, walk.unit0
+    t = k.and_(tid, 127)
+    NC = cfg.consumers
+    n_parked, tiles = parked
+    head = k.setp("lt", kb1, nk)
+    split = k.setp("ne", kb0, 0, bool_op="or", c=head)
+    with k.if_(split):
+        idx = k.mad(k.add(k.shl(cta, 1), k.selp(0, 1, head, type=pg.u32)), NC, c, mode="lo")
+        part = k.add(ws, k.cvt(k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), k.shl(t, 4)),
+                               pg.u64, pg.u32))
+        for q in range(len(frag) // 4):
+            k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
+        k.bar_sync(wg_bar, 128)
+        count = k.add(ws, k.cvt(k.shl(k.mad(tile, NC, c, mode="lo"), 2), pg.u64, pg.u32))
+        k.red("add", count, 1, type=pg.u32, sem="release", scope="gpu", guard=signal)
+        first = k.setp("eq", n_parked, 0)
+        k.mov(tile, dst=tiles[0], guard=first)
+        k.mov(tile, dst=tiles[1], guard=k.not_(first))
+        k.add(n_parked, 1, dst=n_parked)
+    k.bra(skip, guard=split)
+
+
+def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, parked, gc, M, N, tile_rc):
+    """Stream-K with sk=2, after the walk: for each tile `_stream_k_park` parked, this warpgroup's slice of
+    the tile's sum. The tile's parts are CTAs lo .. hi (those whose ranges meet its k-blocks; hi ends the
+    tile and parked in slot 1, the others in slot 0); part p = cta - lo of P = hi - lo + 1 takes the
+    16-byte accumulator groups [p G / P, (p + 1) G / P) of every thread's G, once one thread has seen the
+    tile's count reach P (acquire): it adds the P partials in CTA order (the same sum on every launch)
+    and stores the bf16 pairs to C (`c_split`, rows and columns past M and N left out). Then one thread
+    adds 1 to the count again (acq_rel); the part that brings it to 2P has seen every part finish
+    reading, and puts it back to 0 for the next launch. Every part parks all its partials before it
+    waits for any, so CTAs that are all resident cannot deadlock. `tile_rc(unit)` gives a unit's
+    (block row, block column)."""
+    ws, flag_bytes, nk, cta = walk.ws, walk.flag_bytes, walk.nk, walk.unit0
+    n_parked, tiles = parked
+    NC, groups = cfg.consumers, cfg.bn // 8
+    t = k.and_(tid, 127)
+    for i in range(2):
+        with k.if_(k.setp("gt", n_parked, i)):
+            tile = tiles[i]
+            first = k.cvt(k.mul(tile, nk, mode="lo"), pg.u64, pg.u32)
+            end = k.add(first, k.cvt(nk, pg.u64, pg.u32))
+            # lo: the CTA whose range holds the tile's first k-block (ranges end at range_end(j + 1))
+            lo = k.mov(cta, type=pg.u32)
+            down = k.label(f"sk_lo{i}")
+            more = k.setp("ne", lo, 0, bool_op="and",
+                          c=k.setp("gt", walk.range_end(k.cvt(lo, pg.u64, pg.u32)), first))
+            k.sub(lo, 1, dst=lo, guard=more)
+            k.bra(down, guard=more)
+            hi = k.mov(cta, type=pg.u32)
+            up = k.label(f"sk_hi{i}")
+            more = k.setp("lt", walk.range_end(k.cvt(k.add(hi, 1), pg.u64, pg.u32)), end)
+            k.add(hi, 1, dst=hi, guard=more)
+            k.bra(up, guard=more)
+            parts = k.add(k.sub(hi, lo), 1)
+            p = k.sub(cta, lo)
+            q0 = k.div(k.mul(p, groups, mode="lo"), parts)
+            q1 = k.div(k.mul(k.add(p, 1), groups, mode="lo"), parts)
+            count = k.add(ws, k.cvt(k.shl(k.mad(tile, NC, c, mode="lo"), 2), pg.u64, pg.u32))
+            with k.if_(signal):
+                t0 = k.sreg("%clock64")
+                spin, ready = k.label(f"sk_wait{i}"), k.new_label(f"sk_ready{i}")
+                k.bra(ready, guard=k.setp("ge", k.ld(count, pg.u32, sem="acquire", scope="gpu"), parts))
+                k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), SK_WAIT_LIMIT_CYCLES))
+                k.bra(spin)
+                k.place(ready)
+            k.bar_sync(wg_bar, 128)
+            mb, nb = tile_rc(k.add(walk.sk_first, tile))
+            row = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)))
+            ok0 = k.setp("lt", row, M)
+            ok1 = k.setp("lt", k.add(row, 8), M)
+            addr = k.add(gc, k.mul(k.mad(row, N, k.mad(nb, cfg.bn, k.shl(k.and_(lane, 3), 1), mode="lo"),
+                                         mode="lo"), 2, mode="wide"))
+            addr8 = k.add(addr, k.mul(N, 16, mode="wide"))        # 8 rows further down
+            col0 = k.mad(nb, cfg.bn, k.shl(k.and_(lane, 3), 1), mode="lo")
+            with k.for_range(q0, q1, name=f"sk_q{i}") as q:
+                acc = [k.mov(0.0, type=pg.f32) for _ in range(4)]
+                # this thread's 16 bytes of group q in slot 0 of CTA lo, for this warpgroup
+                qoff = k.add(k.shl(q, 11), k.shl(t, 4))
+                with k.for_range(lo, k.add(hi, 1), name=f"sk_j{i}") as j:
+                    idx = k.mad(k.add(k.shl(j, 1), k.selp(1, 0, k.setp("eq", j, hi), type=pg.u32)), NC, c,
+                                mode="lo")
+                    off = k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), qoff)
+                    v = k.ld(k.add(ws, k.cvt(off, pg.u64, pg.u32)), pg.f32, vec=4, cache="cg")
+                    for e in range(4):
+                        k.add(acc[e], v[e], dst=acc[e])
+                lo2 = k.cvt(acc[1], pg.bf16x2, pg.f32, b=acc[0], rnd="rn")
+                hi2 = k.cvt(acc[3], pg.bf16x2, pg.f32, b=acc[2], rnd="rn")
+                # group q: columns 8q + 2(lane % 4) + {0, 1}; N is a multiple of 8, so col < N covers col + 1
+                inside = k.setp("lt", k.add(col0, k.shl(q, 3)), N)
+                off16 = k.cvt(k.shl(q, 4), pg.u64, pg.u32)
+                k.st(k.add(addr, off16), lo2, pg.b32, guard=k.and_(inside, ok0))
+                k.st(k.add(addr8, off16), hi2, pg.b32, guard=k.and_(inside, ok1))
+            k.bar_sync(wg_bar, 128)
+            with k.if_(signal):
+                old = k.atom("add", count, 1, type=pg.u32, sem="acq_rel", scope="gpu")
+                k.st(count, 0, pg.u32, sem="relaxed", scope="gpu",
+                     guard=k.setp("eq", old, k.sub(k.shl(parts, 1), 1)))
 
 
 def _load_policies(k, cfg: Config, tiles_n, nunits):
@@ -1728,7 +1854,8 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     that stage's empty barrier in the consumer's place. trace (Config.trace): storer 0 stamps
     "c_written" once its last stores are complete. walk (stream-K, `_SkWalk`): the storer walks the CTA's
     items, and skips those that stop short of their tile's last k-block (their partial goes to the
-    workspace, and the tile's owner writes C)."""
+    workspace, and the tile's owner writes C); with sk=2 every part of a split tile (its parts write
+    their slices of C themselves)."""
     S, bn, pc = cfg.stages, cfg.bn, cfg.pass_cols
     if ring is not None:
         own = k.mul(sc, WG_M * pc * 2, mode="lo")           # the buffer's offset in a stage
@@ -1749,7 +1876,11 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     if walk is not None:
         k.bra(done, guard=k.not_(walk.next(swalk, u, skb0, skb1)))
         nxt = k.new_label("t_next")
-        k.bra(nxt, guard=k.setp("lt", skb1, walk.nk))
+        # a split tile's head (sk=1), or any part of a split tile (sk=2, whose parts store C themselves)
+        split = k.setp("lt", skb1, walk.nk)
+        if cfg.sk == 2:
+            split = k.setp("ne", skb0, 0, bool_op="or", c=split)
+        k.bra(nxt, guard=split)
     else:
         k.bra(done, guard=k.setp("ge", u, units))
     if mixed_tile is not None:
@@ -2134,8 +2265,9 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
         grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
         ptr = _buffer_ptr(cfg, workspace, "the workspace", workspace_bytes(cfg, m, n, k, ctas),
                           f"{m}x{n}x{k} on {ctas} CTAs needs")
-        # the producer warpgroup's kernel (128-row tiles) has no m_split
-        extra = ([] if cfg.producer else [np.uint32(split)]) + [ptr, np.uint32(sk_first)]
+        # the producer warpgroup's kernel (128-row tiles) has no m_split; sk=2 stores into C itself
+        extra = ([] if cfg.producer else [np.uint32(split)]) + [ptr, np.uint32(sk_first)] + \
+            ([np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c] if cfg.sk == 2 else [])
     elif cfg.bm == 192:
         # work units of cfg.cluster block columns (Config.shares_a), on ctas // cluster cluster slots
         cl = cfg.cluster

@@ -287,12 +287,20 @@ def test_mixed_makespan_matches_a_walk():
     # 5 tiles shared: the storer threads skip the heads, whose partials the owners add)
     (h.Config("nt", 1, lag=0, hold=0, sk=1), 100, 200, 4096, 4),
     (h.Config("nn", 1, lag=1, hold=0, sk=1), 250, 400, 2048, 5),
-    (h.Config("nt", 1, lag=0, hold=0, sk=1), 300, 520, 456, 4)],
+    (h.Config("nt", 1, lag=0, hold=0, sk=1), 300, 520, 456, 4),
+    # sk=2, the same three shapes: every part parks its partial, then sums its slice of the tile (one tile
+    # in 4 parts, 8 slices of the 32 groups each; 4 tiles in 2 parts; 5 tiles shared after a whole round)
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 4096, 4),
+    (h.Config("nn", 1, lag=1, hold=0, sk=2), 250, 400, 2048, 5),
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 300, 520, 456, 4),
+    # 2 x 2 tiles over 7 CTAs: parts of two and three CTAs, some CTAs in two tiles
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 130, 264, 1280, 7)],
     ids=lambda v: getattr(v, "name", str(v)))
 def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
-    """Stream-K in the executor (CTAs one after another: the head of a split tile always runs before
-    its tail, which is how the kernel orders them on the GPU too): every element written once, the
-    split tiles summed, and the flags left at zero for the next launch."""
+    """Stream-K in the executor: every element written once, the split tiles summed, and the flags left
+    at zero for the next launch. sk=1: CTAs one after another (the head of a split tile always runs
+    before its tail, which is how the kernel orders them on the GPU too); sk=2, whose parts each wait for
+    all the others: all CTAs resident, taking turns."""
     grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(m + n + k)
@@ -300,7 +308,7 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     b = to_bf16_bits(rng.standard_normal((k, n) if cfg.layout == "nn" else (n, k)).astype(np.float32))
     c = np.full((m, n), 0xFFFF, np.uint16)
     ws = np.full(h.workspace_bytes(cfg, m, n, k, ctas), 0x7F, np.uint8)
-    flag_bytes = h.sk_flag_bytes(cfg, grid)
+    flag_bytes = h.sk_flag_bytes(cfg, grid, tiles)
     ws[:flag_bytes] = 0
     ba, bb, bc, bw = Buffer(a), Buffer(b), Buffer(c), Buffer(ws)
     ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
@@ -309,7 +317,8 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16")
     run_kernel(mod, cfg.name, grid=(grid,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
                args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)] + ([] if cfg.producer else [np.uint32(split)])
-               + [bw, np.uint32(sk_first)])
+               + [bw, np.uint32(sk_first)] + ([bc] if cfg.sk == 2 else []), concurrent=cfg.sk == 2,
+               max_steps=10_000_000)
     got = from_bf16_bits(c).astype(np.float64)
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)

@@ -35,7 +35,9 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        # every other raster group's columns walked backwards (Config.serp)
                        h.Config("nt", 1, 3, group=2, bm=192, kdir=1, serp=1), h.Config("nn", 1, group=1, lag=0, serp=1),
                        # stream-K in the 128 x 256 kernel: `choose`'s for few tiles
-                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:]]
+                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:],
+                       # ... with every part summing its slice of a split tile (sk=2)
+                       h.Config("nt", 1, lag=0, hold=0, sk=2), h.Config("nn", 1, lag=0, hold=0, sk=2)]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -160,10 +162,23 @@ def test_kernel_structure(module, cfg):
             stores = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group(?:\.L2::cache_hint)? \[", body)
             groups = cfg.bn // 8 if cfg.sk else 0           # a thread holds bn / 2 accumulators
             assert len(stores) == cfg.passes * cfg.pass_cols // h.TMA_BOX
-            assert body.count("st.global") == body.count("st.global.v4.f32") == \
-                body.count("ld.global.cg.v4.f32") == groups
-            assert body.count("st.release.gpu.global.u32") == body.count("ld.acquire.gpu.global.u32") == \
-                body.count("st.relaxed.gpu.global.u32") == int(cfg.sk)
+            if cfg.sk == 2:
+                # every part parks its partial and counts itself in (release); after the walk, for each
+                # of at most two parked tiles: wait for the count (acquire), one loop that reads a group
+                # of every part's partial, two bf16-pair stores to C, the count raised again (acq_rel)
+                # and put back to 0 by the last part
+                assert body.count("st.global.v4.f32") == groups and body.count("st.global.b32") == 4
+                assert body.count("st.global") == groups + 4
+                assert body.count("ld.global.cg.v4.f32") == 2
+                assert body.count("red.release.gpu.global.add.u32") == 1
+                assert body.count("ld.acquire.gpu.global.u32") == body.count("atom.acq_rel.gpu.global.add.u32") == \
+                    body.count("st.relaxed.gpu.global.u32") == 2
+                assert "st.release" not in body
+            else:
+                assert body.count("st.global") == body.count("st.global.v4.f32") == \
+                    body.count("ld.global.cg.v4.f32") == groups
+                assert body.count("st.release.gpu.global.u32") == body.count("ld.acquire.gpu.global.u32") == \
+                    body.count("st.relaxed.gpu.global.u32") == int(cfg.sk)
             if cfg.sk:
                 # the loading thread, the consumers and the two storer threads each walk the items
                 assert len(re.findall(r"div\.u64", body)) >= 4
@@ -370,6 +385,14 @@ def test_stream_k_launch_needs_its_workspace():
     h.launch(f, cfg, maps, 0, 4096, 4096, 4096, 132, workspace=0x1000)
     (_, args, kw), = f.calls
     assert args[0] == (grid,) and [int(x) for x in args[2][6:]] == [0x1000, sk_first]
+    # sk=2: a count per (streamed tile, warpgroup), two partials per (CTA, warpgroup), and C's address
+    cfg = h.Config("nt", 1, lag=0, hold=0, sk=2)
+    assert h.sk_flag_bytes(cfg, grid, 248) == -(-248 * 8 // 256) * 256
+    assert h.workspace_bytes(cfg, 4096, 4096, 4096, 132) == -(-248 * 8 // 256) * 256 + grid * 2 * 2 * 64 * 256 * 4
+    f = RecordingFunction()
+    h.launch(f, cfg, maps, 0x2000, 4096, 4096, 4096, 132, workspace=0x1000)
+    (_, args, kw), = f.calls
+    assert [int(x) for x in args[2][6:]] == [0x1000, sk_first, 0x2000]
 
 
 @pytest.mark.parametrize("kw, msg", [(dict(bm=128), "bm = 192"), (dict(bm=192, epi="ring", stages=4), "epi='tma'"),
@@ -789,7 +812,7 @@ def test_shared_a_cluster_grid_counts_pairs_of_columns():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind", ["p0n192", "m128"])
+@pytest.mark.parametrize("kind", ["p0n192", "m128", "m128sk2"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, ctas", [(3072, 3072, 512, None), (1000, 1000, 1000, 7), (6144, 6144, 256, None),
                                            (1024, 1024, 8192, None), (200, 1000, 20000, None)],
@@ -801,13 +824,14 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
     CTA before it), 1000^2 on 7 CTAs has whole rounds first, 6144^2 six whole rounds; 1024^2 x 8192 has
     36 tiles for 132 CTAs, each tile in four or five parts, and 200 x 1000 x 20000 12 tiles of 313
     k-blocks on 108. The same shapes in the 128 x 256 kernel (kind m128: whole rounds then a shared range
-    at 3072^2, 1000^2 on 7 and 6144^2; 32 and 8 tiles streamed over every SM at 1024^2 and 200 x 1000).
+    at 3072^2, 1000^2 on 7 and 6144^2; 32 and 8 tiles streamed over every SM at 1024^2 and 200 x 1000),
+    and in it with every part of a split tile summing a slice of it (m128sk2).
     Each is launched twice on one workspace (poisoned output in between), since the flags must come back
     to zero."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     cfg = h.Config(layout, 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1) if kind == "p0n192" else \
-        h.Config(layout, 1, lag=0, hold=0, sk=1)
+        h.Config(layout, 1, lag=0, hold=0, sk=2 if kind == "m128sk2" else 1)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
     assert h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[3] > 0            # some tiles are split
@@ -819,7 +843,8 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
         h.launch(f, cfg, maps, c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         _assert_close(c, ref)
-        flags = h.sk_flag_bytes(cfg, h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0])
+        grid, _, _, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+        flags = h.sk_flag_bytes(cfg, grid, streamed)
         assert int(ws[:flags].count_nonzero()) == 0, "flags left set"
 
 
