@@ -77,6 +77,8 @@ k-block (its last item) acquires the flags of the CTAs before it, adds their par
 The 128 x 256 kernel runs the same stream-K (`sk=1` with hold=0; `_SkWalk` is shared): its loading
 thread, its consumer warpgroups and its TMA storer threads each walk the CTA's items, the storers
 skipping a split tile's head, whose partial (64 x 256 f32 per warpgroup) goes to the workspace.
+With `sk=2` (that kernel only) every part of a split tile parks its partial and, after its walk, sums
+its 1/P of the tile's P partials and stores that slice of C itself (`_stream_k_reduce`).
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
