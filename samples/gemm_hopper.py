@@ -1595,7 +1595,7 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             col0 = k.mad(nb, cfg.bn, k.shl(k.and_(lane, 3), 1), mode="lo")
             with k.for_range(q0, q1, name=f"sk_q{i}") as q:
                 acc = [k.mov(0.0, type=pg.f32) for _ in range(4)]
-                # this thread's 16 bytes of group q in slot 0 of CTA lo, for this warpgroup
+                # this thread's 16 bytes of group q, at the same offset in every part's slot
                 qoff = k.add(k.shl(q, 11), k.shl(t, 4))
                 with k.for_range(lo, k.add(hi, 1), name=f"sk_j{i}") as j:
                     idx = k.mad(k.add(k.shl(j, 1), k.selp(1, 0, k.setp("eq", j, hi), type=pg.u32)), NC, c,
