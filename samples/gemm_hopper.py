@@ -1451,6 +1451,35 @@ class _SkWalk:
 SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its partner's partial traps after this
 
 
+def _sk_word(k, walk, i):
+    """The address of u32 word i of the stream-K workspace's head (a flag, or with sk=2 a count)."""
+    return k.add(walk.ws, k.cvt(k.shl(i, 2), pg.u64, pg.u32))
+
+
+def _sk_part(k, cfg: Config, walk, idx, t):
+    """The address of thread t's first 16 bytes in partial slot idx (64 x bn f32, after the head): a
+    thread's accumulator group q lies q * 128 * 16 bytes further on."""
+    return k.add(walk.ws, k.cvt(k.add(k.mad(idx, WG_M * cfg.bn * 4, walk.flag_bytes, mode="lo"), k.shl(t, 4)),
+                                pg.u64, pg.u32))
+
+
+def _sk_store_partial(k, frag, part):
+    """A warpgroup's accumulators to its partial slot (`_sk_part`), thread-linear 16-byte stores."""
+    for q in range(len(frag) // 4):
+        k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
+
+
+def _sk_wait(k, addr, cmp: str, value, name: str):
+    """Spin until the u32 at addr (acquired at gpu scope) compares `cmp` to value; trap after
+    SK_WAIT_LIMIT_CYCLES instead of hanging."""
+    t0 = k.sreg("%clock64")
+    spin, ready = k.label(f"{name}_wait"), k.new_label(f"{name}_ready")
+    k.bra(ready, guard=k.setp(cmp, k.ld(addr, pg.u32, sem="acquire", scope="gpu"), value))
+    k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), SK_WAIT_LIMIT_CYCLES))
+    k.bra(spin)
+    k.place(ready)
+
+
 def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip):
     """Stream-K, after a work item's k-blocks [kb0, kb1) of unit u. An item that stops
     short of the tile's last k-block (kb1 < nk; only the first item of a CTA's streamed range can,
@@ -1465,23 +1494,20 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
     accumulators; the epilogue that follows writes C. Whole tiles pass through. `walk` (`_SkWalk`) gives
     the workspace, this CTA, the streamed tile of unit u and where each CTA's range ends."""
     tile = k.sub(u, walk.sk_first)                                     # the unit's tile of the streamed range
-    ws, flag_bytes, nk, cta = walk.ws, walk.flag_bytes, walk.nk, walk.unit0
+    nk, cta = walk.nk, walk.unit0
     t = k.and_(tid, 127)
     NC = cfg.consumers
 
     def slot(j):
         """(flag, this thread's part of the partial) of CTA j's slot for this warpgroup."""
         idx = k.mad(j, NC, c, mode="lo")
-        flag = k.add(ws, k.cvt(k.shl(idx, 2), pg.u64, pg.u32))
-        part = k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), k.shl(t, 4))
-        return flag, k.add(ws, k.cvt(part, pg.u64, pg.u32))
+        return _sk_word(k, walk, idx), _sk_part(k, cfg, walk, idx, t)
 
     groups = len(frag) // 4                                            # 16-byte groups of accumulators
     head = k.setp("lt", kb1, nk)
     with k.if_(head):
         flag, part = slot(cta)
-        for q in range(groups):
-            k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
+        _sk_store_partial(k, frag, part)
         k.bar_sync(wg_bar, 128)
         k.st(flag, 1, pg.u32, sem="release", scope="gpu", guard=signal)
     k.bra(skip, guard=head)
@@ -1491,12 +1517,7 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
         more = k.label("sk_part")
         flag, part = slot(j)
         with k.if_(signal):
-            t0 = k.sreg("%clock64")
-            spin, ready = k.label("sk_wait"), k.new_label("sk_ready")
-            k.bra(ready, guard=k.setp("ne", k.ld(flag, pg.u32, sem="acquire", scope="gpu"), 0))
-            k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), SK_WAIT_LIMIT_CYCLES))
-            k.bra(spin)
-            k.place(ready)
+            _sk_wait(k, flag, "ne", 0, "sk")
             k.st(flag, 0, pg.u32, sem="relaxed", scope="gpu")
         k.bar_sync(wg_bar, 128)
         for q in range(groups):
@@ -1518,21 +1539,17 @@ def _stream_k_park(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, k
     gpu scope (release), the tile goes into `parked` (count, two tile registers) and the item ends
     (branch to `skip`): `_stream_k_reduce` sums it after the walk. Whole tiles pass through."""
     tile = k.sub(u, walk.sk_first)
-    ws, flag_bytes, nk, cta = walk.ws, walk.flag_bytes, walk.nk, walk.unit0
-    t = k.and_(tid, 127)
+    nk, cta = walk.nk, walk.unit0
     NC = cfg.consumers
     n_parked, tiles = parked
     head = k.setp("lt", kb1, nk)
     split = k.setp("ne", kb0, 0, bool_op="or", c=head)
     with k.if_(split):
         idx = k.mad(k.add(k.shl(cta, 1), k.selp(0, 1, head, type=pg.u32)), NC, c, mode="lo")
-        part = k.add(ws, k.cvt(k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), k.shl(t, 4)),
-                               pg.u64, pg.u32))
-        for q in range(len(frag) // 4):
-            k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
+        _sk_store_partial(k, frag, _sk_part(k, cfg, walk, idx, k.and_(tid, 127)))
         k.bar_sync(wg_bar, 128)
-        count = k.add(ws, k.cvt(k.shl(k.mad(tile, NC, c, mode="lo"), 2), pg.u64, pg.u32))
-        k.red("add", count, 1, type=pg.u32, sem="release", scope="gpu", guard=signal)
+        k.red("add", _sk_word(k, walk, k.mad(tile, NC, c, mode="lo")), 1, type=pg.u32, sem="release",
+              scope="gpu", guard=signal)
         first = k.setp("eq", n_parked, 0)
         k.mov(tile, dst=tiles[0], guard=first)
         k.mov(tile, dst=tiles[1], guard=k.not_(first))
@@ -1551,7 +1568,7 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
     reading, and puts it back to 0 for the next launch. Every part parks all its partials before it
     waits for any, so CTAs that are all resident cannot deadlock. `tile_rc(unit)` gives a unit's
     (block row, block column)."""
-    ws, flag_bytes, nk, cta = walk.ws, walk.flag_bytes, walk.nk, walk.unit0
+    nk, cta = walk.nk, walk.unit0
     n_parked, tiles = parked
     NC, groups = cfg.consumers, cfg.bn // 8
     t = k.and_(tid, 127)
@@ -1576,32 +1593,22 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             p = k.sub(cta, lo)
             q0 = k.div(k.mul(p, groups, mode="lo"), parts)
             q1 = k.div(k.mul(k.add(p, 1), groups, mode="lo"), parts)
-            count = k.add(ws, k.cvt(k.shl(k.mad(tile, NC, c, mode="lo"), 2), pg.u64, pg.u32))
+            count = _sk_word(k, walk, k.mad(tile, NC, c, mode="lo"))
             with k.if_(signal):
-                t0 = k.sreg("%clock64")
-                spin, ready = k.label(f"sk_wait{i}"), k.new_label(f"sk_ready{i}")
-                k.bra(ready, guard=k.setp("ge", k.ld(count, pg.u32, sem="acquire", scope="gpu"), parts))
-                k.trap(guard=k.setp("gt", k.sub(k.sreg("%clock64"), t0), SK_WAIT_LIMIT_CYCLES))
-                k.bra(spin)
-                k.place(ready)
+                _sk_wait(k, count, "ge", parts, f"sk{i}")
             k.bar_sync(wg_bar, 128)
             mb, nb = tile_rc(k.add(walk.sk_first, tile))
-            row = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)))
+            row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
             ok0 = k.setp("lt", row, M)
             ok1 = k.setp("lt", k.add(row, 8), M)
-            addr = k.add(gc, k.mul(k.mad(row, N, k.mad(nb, cfg.bn, k.shl(k.and_(lane, 3), 1), mode="lo"),
-                                         mode="lo"), 2, mode="wide"))
-            addr8 = k.add(addr, k.mul(N, 16, mode="wide"))        # 8 rows further down
-            col0 = k.mad(nb, cfg.bn, k.shl(k.and_(lane, 3), 1), mode="lo")
             with k.for_range(q0, q1, name=f"sk_q{i}") as q:
                 acc = [k.mov(0.0, type=pg.f32) for _ in range(4)]
                 # this thread's 16 bytes of group q, at the same offset in every part's slot
-                qoff = k.add(k.shl(q, 11), k.shl(t, 4))
+                qoff = k.cvt(k.shl(q, 11), pg.u64, pg.u32)
                 with k.for_range(lo, k.add(hi, 1), name=f"sk_j{i}") as j:
                     idx = k.mad(k.add(k.shl(j, 1), k.selp(1, 0, k.setp("eq", j, hi), type=pg.u32)), NC, c,
                                 mode="lo")
-                    off = k.add(k.mad(idx, WG_M * cfg.bn * 4, flag_bytes, mode="lo"), qoff)
-                    v = k.ld(k.add(ws, k.cvt(off, pg.u64, pg.u32)), pg.f32, vec=4, cache="cg")
+                    v = k.ld(k.add(_sk_part(k, cfg, walk, idx, t), qoff), pg.f32, vec=4, cache="cg")
                     for e in range(4):
                         k.add(acc[e], v[e], dst=acc[e])
                 lo2 = k.cvt(acc[1], pg.bf16x2, pg.f32, b=acc[0], rnd="rn")
@@ -1714,15 +1721,21 @@ def _pack(k, acc, bn: int, held=None, start: int = 0):
     return out
 
 
-def _store_direct(k, pairs, gc, M, N, mb, nb, c, warp, lane, bn: int):
-    """epi="direct": bf16 pairs straight to C. Thread (warp w, lane l) holds rows 16w + l/4 (+ 8),
-    columns 8j + 2(l%4) + {0, 1} of its warpgroup's 64 x bn piece; stores are predicated per row and
-    column only on tiles that cross an edge."""
+def _direct_rows(k, gc, N, mb, nb, c, warp, lane, bn: int):
+    """Where a thread's bf16 pairs of its warpgroup's 64 x bn piece of tile (mb, nb) go in C (bm=128):
+    thread (warp w, lane l) holds rows 16w + l/4 (+ 8), columns 8j + 2(l%4) + {0, 1}. Returns (row0,
+    the tile's first column, col0, the address of (row0, col0), the same 8 rows further down)."""
     row0 = k.add(k.add(k.shl(mb, 7), k.shl(c, 6)), k.add(k.shl(warp, 4), k.shr(lane, 2)))
     col_b = k.mul(nb, bn, mode="lo")
     col0 = k.add(col_b, k.shl(k.and_(lane, 3), 1))
     addr = k.add(gc, k.mul(k.mad(row0, N, col0, mode="lo"), 2, mode="wide"))
-    addr8 = k.add(addr, k.mul(N, 16, mode="wide"))      # 8 rows further down
+    return row0, col_b, col0, addr, k.add(addr, k.mul(N, 16, mode="wide"))
+
+
+def _store_direct(k, pairs, gc, M, N, mb, nb, c, warp, lane, bn: int):
+    """epi="direct": bf16 pairs straight to C (`_direct_rows`); stores are predicated per row and column
+    only on tiles that cross an edge."""
+    row0, col_b, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, bn)
     inside = k.setp("le", k.shl(k.add(mb, 1), 7), M)
     inside = k.setp("le", k.add(col_b, bn), N, bool_op="and", c=inside)
     edge = k.if_else(inside)
