@@ -24,6 +24,8 @@ import random
 import sys
 from collections import OrderedDict
 
+import numpy as np
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "samples"))
@@ -87,11 +89,10 @@ def plan(cfg, m_split, m: int, n: int, ctas: int):
     import gemm_hopper as h
     if cfg.sk:
         raise ValueError(f"{cfg.name}: stream-K launches are not modelled")
-    if cfg.bm == 192:
-        split, grid = h.split_for(m, n, ctas, cfg.bn, cfg.mix)
-        split = split if m_split is None else m_split
-    else:
-        split, grid = None, h.grid_for(cfg, m, n, ctas)
+    split = None if cfg.bm != 192 else h.split_for(m, n, ctas, cfg.bn, cfg.mix)[0] if m_split is None else m_split
+    # the grid the launch itself takes (for a given m_split, the balanced grid of that split)
+    maps = (b"\0" * 128,) * (3 if cfg.epi in h.TMA_OUT else 2)
+    grid = h._launch_config(cfg, maps, np.uint64(0), m, n, 8, ctas, True, m_split)[0][0]
     return h.tile_order(cfg, m, n, split), grid, split
 
 

@@ -50,6 +50,11 @@ def test_the_model_follows_the_kernels_unit_order():
     plain = h.Config("nt", 1, 3, group=16, bm=192)
     tiles, grid, split = l2.plan(plain, None, 6144, 6144, 132)
     assert (grid, split, len(tiles)) == (128, 6144, 768) and tiles == h.tile_order(plain, 6144, 6144, 6144)
+    # an explicit row split: the grid the launch takes for it (at 8192^2 all 64 block rows in 128-row tiles:
+    # 2048 units, 16 rounds on 128 CTAs), not split_for's (132 CTAs)
+    assert l2.plan(plain, None, 8192, 8192, 132)[1] == 132
+    tiles, grid, split = l2.plan(plain, 0, 8192, 8192, 132)
+    assert (grid, split, len(tiles)) == (128, 0, 2048) and {t[1] for t in tiles} == {128}
     with pytest.raises(ValueError, match="stream-K"):
         l2.plan(h.auto_configs("nt")[3], None, 1024, 1024, 132)
 
