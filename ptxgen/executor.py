@@ -595,9 +595,6 @@ class _Executor:
                     np.zeros(n, dtype=np.int64), np.ones(n, bool), np.zeros(n, bool),
                     np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
-    def run_cta(self, ctaid) -> None:
-        self.advance(self.new_cta(ctaid))
-
     def advance(self, cta: _Cta, quantum: Optional[int] = None) -> bool:
         """Run `cta` until all its threads have exited (True), or for `quantum` steps (False if it has
         not finished by then)."""
@@ -2047,7 +2044,7 @@ def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *
         ex.stats.ctas += len(ids)
     else:
         for i in ids:
-            ex.run_cta(i)
+            ex.advance(ex.new_cta(i))
             ex.stats.ctas += 1
     for buf in buffers:
         buf._write_back()
