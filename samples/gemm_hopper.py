@@ -1562,15 +1562,16 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
     the tile's sum. The tile's parts are CTAs lo .. hi (those whose ranges meet its k-blocks; hi ends the
     tile and parked in slot 1, the others in slot 0); part p = cta - lo of P = hi - lo + 1 takes the
     16-byte accumulator groups [p G / P, (p + 1) G / P) of every thread's G, once one thread has seen the
-    tile's count reach P (acquire): it adds the P partials in CTA order (the same sum on every launch)
-    and stores the bf16 pairs to C (`c_split`, rows and columns past M and N left out). Then one thread
-    adds 1 to the count again (acq_rel); the part that brings it to 2P has seen every part finish
+    tile's count reach P (acquire): it adds the P partials in CTA order (the same sum on every launch),
+    one batch of at most G / 2 predicated loads per partial, and stores the bf16 pairs to C (`c_split`,
+    rows and columns past M and N left out). Then one thread adds 1 to the count again (acq_rel); the part that brings it to 2P has seen every part finish
     reading, and puts it back to 0 for the next launch. Every part parks all its partials before it
     waits for any, so CTAs that are all resident cannot deadlock. `tile_rc(unit)` gives a unit's
     (block row, block column)."""
     nk, cta = walk.nk, walk.unit0
     n_parked, tiles = parked
     NC, groups = cfg.consumers, cfg.bn // 8
+    GQ = -(-groups // 2)                                     # the most groups one part of P >= 2 sums
     t = k.and_(tid, 127)
     for i in range(2):
         with k.if_(k.setp("gt", n_parked, i)):
@@ -1601,20 +1602,27 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
             ok0 = k.setp("lt", row, M)
             ok1 = k.setp("lt", k.add(row, 8), M)
-            with k.for_range(q0, q1, name=f"sk_q{i}") as q:
-                acc = [k.mov(0.0, type=pg.f32) for _ in range(4)]
-                # this thread's 16 bytes of group q, at the same offset in every part's slot
-                qoff = k.cvt(k.shl(q, 11), pg.u64, pg.u32)
-                with k.for_range(lo, k.add(hi, 1), name=f"sk_j{i}") as j:
-                    idx = k.mad(k.add(k.shl(j, 1), k.selp(1, 0, k.setp("eq", j, hi), type=pg.u32)), NC, c,
-                                mode="lo")
-                    v = k.ld(k.add(_sk_part(k, cfg, walk, idx, t), qoff), pg.f32, vec=4, cache="cg")
+            # the slice is at most GQ groups (P >= 2): unrolled and predicated, so each part's partial is
+            # one batch of GQ loads and the slice costs P round trips to L2, not one per (group, part)
+            nq = k.sub(q1, q0)
+            has = [k.setp("gt", nq, qq) for qq in range(GQ)]
+            acc = [k.mov(0.0, type=pg.f32) for _ in range(4 * GQ)]
+            # this thread's 16 bytes of group q0, at the same offset in every part's slot
+            qoff = k.cvt(k.shl(q0, 11), pg.u64, pg.u32)
+            with k.for_range(lo, k.add(hi, 1), name=f"sk_j{i}") as j:
+                idx = k.mad(k.add(k.shl(j, 1), k.selp(1, 0, k.setp("eq", j, hi), type=pg.u32)), NC, c, mode="lo")
+                base = k.add(_sk_part(k, cfg, walk, idx, t), qoff)
+                vs = [k.ld(pg.mem(base, qq * 128 * 16), pg.f32, vec=4, cache="cg", guard=has[qq])
+                      for qq in range(GQ)]
+                for qq in range(GQ):
                     for e in range(4):
-                        k.add(acc[e], v[e], dst=acc[e])
-                lo2 = k.cvt(acc[1], pg.bf16x2, pg.f32, b=acc[0], rnd="rn")
-                hi2 = k.cvt(acc[3], pg.bf16x2, pg.f32, b=acc[2], rnd="rn")
+                        k.add(acc[4 * qq + e], vs[qq][e], dst=acc[4 * qq + e], guard=has[qq])
+            for qq in range(GQ):
+                q = k.add(q0, qq) if qq else q0
+                lo2 = k.cvt(acc[4 * qq + 1], pg.bf16x2, pg.f32, b=acc[4 * qq], rnd="rn")
+                hi2 = k.cvt(acc[4 * qq + 3], pg.bf16x2, pg.f32, b=acc[4 * qq + 2], rnd="rn")
                 # group q: columns 8q + 2(lane % 4) + {0, 1}; N is a multiple of 8, so col < N covers col + 1
-                inside = k.setp("lt", k.add(col0, k.shl(q, 3)), N)
+                inside = k.setp("lt", k.add(col0, k.shl(q, 3)), N, bool_op="and", c=has[qq])
                 off16 = k.cvt(k.shl(q, 4), pg.u64, pg.u32)
                 k.st(k.add(addr, off16), lo2, pg.b32, guard=k.and_(inside, ok0))
                 k.st(k.add(addr8, off16), hi2, pg.b32, guard=k.and_(inside, ok1))
