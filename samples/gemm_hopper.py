@@ -1957,8 +1957,8 @@ def _epi_fence(k):
 
 
 def sample_configs() -> list:
-    """What the sample builds and checks by default: CONFIGS, `choose`'s four kernels (128 x 256 tiles with
-    lag 0, 192 x 256 and 192 x 192 tiles, and 128 x 256 stream-K (Config.sk, with its workspace)), the
+    """What the sample builds and checks by default: CONFIGS, `choose`'s five kernels (128 x 256 tiles with
+    lag 0, 192 x 256 and 192 x 192 tiles, and 128 x 256 stream-K (Config.sk 1 and 2, with its workspace)), the
     192 x 192 stream-K kernel and the 192 x 192 kernel in clusters of 2 sharing A (nn), so a sanitizer
     run of the sample covers every kind of kernel `choose` can return, both stream-K walks and both ways
     a cluster shares an operand."""
@@ -2134,7 +2134,7 @@ H100_L2_BYTES = 50 * 2**20   # choose's default L2: the H100's; the H200 reports
 
 
 def auto_configs(layout: str = "nt") -> tuple:
-    """The four configurations `choose` picks from: 128 x 256 tiles in raster groups of 8 whose consumers
+    """The five configurations `choose` picks from: 128 x 256 tiles in raster groups of 8 whose consumers
     release each stage as soon as their own wgmma on it is done (lag 0: the other consumer warpgroup keeps
     the tensor cores busy meanwhile, and the producer gets the stage a k-block sooner; bench/LOG.md round
     15: 0.3 % fewer cycles at 4096^3, +0.5 % sustained over six passes), 192 x 256
@@ -2147,10 +2147,11 @@ def auto_configs(layout: str = "nt") -> tuple:
     3072^3, as fast under the power limit), and the 128 x 256 kernel in stream-K (Config.sk, both epilogue
     passes at a tile's end) for shapes with too few tiles to fill the SMs (`choose`; its launches need
     `workspace`; bench/LOG.md round 18: 11-32 % less time than the 192 x 192 stream-K kernel at six
-    such shapes, whose 192-wide tiles pad 512-2048 more)."""
+    such shapes, whose 192-wide tiles pad 512-2048 more), and the same with every part of a split tile
+    summing a slice of it (Config.sk=2) for tiles split in many parts (SK2_PARTS)."""
     return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
-            Config(layout, 1, lag=0, hold=0, sk=1).check())
+            Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check())
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -2168,6 +2169,11 @@ N192_SPAN = 0.92
 SK_PICK = 1.5
 # the part of a launch that does not scale with its k-blocks (setup, first loads, epilogue), in k-blocks
 SK_FIXED_KBLOCKS = 8
+# `choose` streams with sk=2 (every part sums a slice of its tile) instead of sk=1 (the tile's owner adds
+# the other parts' partials one after another) where sk_plan splits each tile between at least this many
+# CTAs. bench/LOG.md round 20, ncu on 132 SMs, sk=2 against sk=1: 8 parts (512 x 1024 x 16384) 0.93x the
+# time, 8-9 (512^2 x 16384) 0.86x; 4 parts (1024^2 x 8192 and x 16384) 1.01-1.02x, 2-3 parts 1.09-1.27x
+SK2_PARTS = 8
 
 
 def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
@@ -2211,18 +2217,20 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster
     (bench/LOG.md round 18, ncu on 132 SMs: 1.11x at 1024^2 x 2048, 1.58x at 1024 x 2048 x 8192, 2.3-3.9x
     at 1024^2 x 8192-16384 and 512 x 1024 x 16384; 2048^2 x 8192, whose 128 tiles nearly fill the SMs,
-    keeps the plain kernel).
+    keeps the plain kernel). Where sk_plan splits every tile between at least SK2_PARTS CTAs, the
+    stream-K kernel in which every part sums a slice of its tile (Config.sk=2; bench/LOG.md round 20).
 
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
     for name, v in (("ctas", ctas), ("l2_bytes", l2_bytes)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} = {v!r} must be a positive int")
-    small, large, n192, streamed = auto_configs(layout)
+    small, large, n192, streamed, streamed2 = auto_configs(layout)
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
     if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas)) >= SK_PICK:
-        return streamed
+        sk_ctas = sk_plan(m, n, k, int(ctas), streamed.bn, streamed.bm)[0]
+        return streamed2 if sk_ctas >= SK2_PARTS * tiles_m * tiles_n else streamed
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
     # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)

@@ -34,10 +34,9 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, kdir=1), h.Config("nn", 1, kdir=1), h.Config("nt", 1, 3, group=16, bm=192, kdir=1),
                        # every other raster group's columns walked backwards (Config.serp)
                        h.Config("nt", 1, 3, group=2, bm=192, kdir=1, serp=1), h.Config("nn", 1, group=1, lag=0, serp=1),
-                       # stream-K in the 128 x 256 kernel: `choose`'s for few tiles
-                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:],
-                       # ... with every part summing its slice of a split tile (sk=2)
-                       h.Config("nt", 1, lag=0, hold=0, sk=2), h.Config("nn", 1, lag=0, hold=0, sk=2)]
+                       # stream-K in the 128 x 256 kernel: `choose`'s for few tiles, the owner of a split
+                       # tile adding its partials (sk=1) and every part summing a slice of it (sk=2)
+                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:]]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -678,19 +677,26 @@ def test_choose_depends_on_the_l2_and_the_ctas():
     assert h.choose(4096, 4096, 5128, "nt") == h.auto_configs("nt")[1]
 
 
-@pytest.mark.parametrize("m, n, k, streamed", [
+@pytest.mark.parametrize("m, n, k, sk", [
     # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x,
-    # 1.58x, 3.85x and 1.11x faster than the 128 x 256 kernel)
-    (1024, 1024, 8192, True), (1024, 1024, 16384, True), (1024, 2048, 8192, True), (512, 1024, 16384, True),
-    (1024, 1024, 2048, True),
+    # 1.58x, 3.85x and 1.11x faster than the 128 x 256 kernel); where each tile is split in 8 parts or
+    # more, every part sums a slice of it (round 20: 0.93x and 0.86x sk=1's time at 8 and 8-9 parts)
+    (1024, 1024, 8192, 1), (1024, 1024, 16384, 1), (1024, 2048, 8192, 1), (512, 1024, 16384, 2),
+    (1024, 1024, 2048, 1), (512, 512, 16384, 2), (256, 1024, 16384, 2), (512, 1024, 8192, 1),
     # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
     # k-blocks, nor with at least as many tiles as SMs
-    (2048, 2048, 8192, False), (1000, 1000, 1000, False), (512, 512, 512, False), (1024, 8192, 8192, False),
-    (4096, 4096, 65536, False)])
-def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, streamed):
+    (2048, 2048, 8192, 0), (1000, 1000, 1000, 0), (512, 512, 512, 0), (1024, 8192, 8192, 0),
+    (4096, 4096, 65536, 0)])
+def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, sk):
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
-        assert (cfg == h.auto_configs(layout)[3]) == streamed and bool(cfg.sk) == streamed
+        assert cfg.sk == sk and (cfg in h.auto_configs(layout)[3:]) == bool(sk)
+        if sk:
+            # the parts per tile decide between the two streamed kernels
+            grid = h.sk_plan(m, n, k, 132, cfg.bn, cfg.bm)[0]
+            tiles = -(-m // 128) * -(-n // 256)
+            assert (grid >= h.SK2_PARTS * tiles) == (sk == 2)
+    streamed = bool(sk)
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
     assert not h.choose(1024, 1024, 8192, "nt", 32).sk
