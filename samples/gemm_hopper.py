@@ -2172,7 +2172,7 @@ SK_FIXED_KBLOCKS = 8
 # `choose` streams with sk=2 (every part sums a slice of its tile) instead of sk=1 (the tile's owner adds
 # the other parts' partials one after another) where sk_plan splits each tile between at least this many
 # CTAs. bench/LOG.md round 20, ncu on 132 SMs, sk=2 against sk=1: 8 parts (512 x 1024 x 16384) 0.93x the
-# time, 8-9 (512^2 x 16384) 0.86x; 4 parts (1024^2 x 8192 and x 16384) 1.01-1.02x, 2-3 parts 1.09-1.27x
+# time, 8 (512^2 x 16384) 0.86x; 4 parts (1024^2 x 8192 and x 16384) 1.01-1.02x, 2-3 parts 1.09-1.27x
 SK2_PARTS = 8
 
 

@@ -680,7 +680,8 @@ def test_choose_depends_on_the_l2_and_the_ctas():
 @pytest.mark.parametrize("m, n, k, sk", [
     # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x,
     # 1.58x, 3.85x and 1.11x faster than the 128 x 256 kernel); where each tile is split in 8 parts or
-    # more, every part sums a slice of it (round 20: 0.93x and 0.86x sk=1's time at 8 and 8-9 parts)
+    # more, every part sums a slice of it (round 20: 0.93x and 0.86x sk=1's time at 512 x 1024 and 512^2,
+    # 8 parts each)
     (1024, 1024, 8192, 1), (1024, 1024, 16384, 1), (1024, 2048, 8192, 1), (512, 1024, 16384, 2),
     (1024, 1024, 2048, 1), (512, 512, 16384, 2), (256, 1024, 16384, 2), (512, 1024, 8192, 1),
     # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
