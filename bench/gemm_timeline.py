@@ -1,8 +1,9 @@
 """Where a launch of gemm_hopper's 128 x 256 kernel spends its time, CTA by CTA (Config.trace).
 
 The traced kernel stamps %globaltimer (ns) at points of each CTA's life: its start, the consumers
-holding their registers, their first stage arriving, each tile's epilogue handed off, the consumers
-done, and the last TMA store of C complete. This script launches it --launches times on random bf16
+holding their registers, their first stage arriving, each tile's epilogue handed off (stream-K: each
+work item's last k-block done), the consumers past their last tile, the consumers done, and the last
+TMA store of C complete. This script launches it --launches times on random bf16
 inputs (after --warmup launches), checks the product against float32, and prints, as medians over
 the launches, how the kernel's span (first CTA start to last C written) splits into phases:
 
@@ -11,8 +12,10 @@ the launches, how the kernel's span (first CTA start to last C written) splits i
     first stage       ... to their first stage of operands arriving
     first tile        ... to the first tile's hand-off
     later tiles       the time between hand-offs
-    last epilogue     the last hand-off to the consumers' end (the held pass written)
-    C written         the consumers' end to the last TMA store complete
+    last epilogue     the last hand-off to the consumers past their last tile (the held pass written)
+    stream-K sum      ... to the consumers' end: with Config(sk=2), waiting for the parts of the parked
+                      tiles and summing and storing this CTA's slices of them (0 otherwise)
+    C written         the consumers' end to the last TMA store complete (0 where the consumers store last)
     end skew          the last CTA's C written after the first's
 
 next to the launch's CUDA-event time (which also holds the launch's own overhead).
@@ -20,8 +23,9 @@ next to the launch's CUDA-event time (which also holds the launch's own overhead
     python3 bench/gemm_timeline.py [--size 4096x4096x4096] [--config nt:1:4:0:8:64:256:tma]
            [--launches 20] [--warmup 3] [--save stamps.npz]
 
---config takes gemm_hopper Config fields as Config.parse does (trace=1 is added); the default is
-the 128 x 256 kernel `choose` picks (its configuration with trace=1). %globaltimer's resolution is the
+--config takes gemm_hopper Config fields as Config.parse does (trace=1 is added), or "sk1" / "sk2" for
+`choose`'s 128 x 256 stream-K kernels; the default is the 128 x 256 kernel `choose` picks (its
+configuration with trace=1). A stream-K kernel runs on sk_plan's grid with a workspace of its own. %globaltimer's resolution is the
 GPU's (tens of ns to 1 µs); the phases are medians over CTAs and launches, so they are finer than one tick.
 
 Each stamp also reads the SM's %clock64, so the phases inside a CTA are given in SM cycles too, and
@@ -46,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _gpu import as_kn, b_shape, gpu_or_reason, mnk  # noqa: E402
 
 PHASES = ("span", "start skew", "setup", "first stage", "first tile", "later tiles", "last epilogue",
-          "C written", "end skew")
+          "stream-K sum", "C written", "end skew")
 CTA_PHASES = PHASES[2:-1]          # the phases inside one CTA, which %clock64 also measures
 
 
@@ -67,16 +71,23 @@ def _cta_phases(t: dict) -> dict:
     CTA's first, the others over the CTAs that had a tile."""
     rows, last, counts = _busy(t)
     tiles = t["tiles"].astype(np.int64)
-    at = {name: t[name].astype(np.int64) for name in ("start", "setup", "first_stage", "consumers_done",
-                                                        "c_written")}
+    at = {name: t[name].astype(np.int64) for name in ("start", "setup", "first_stage", "walk_done",
+                                                        "consumers_done")}
     return {
         "setup": at["setup"] - at["start"],
         "first stage": at["first_stage"][rows] - at["setup"][rows],
         "first tile": tiles[rows, 0] - at["first_stage"][rows],
         "later tiles": np.concatenate([np.diff(tiles[r, :counts[r]]) for r in rows]),
-        "last epilogue": at["consumers_done"][rows] - last,
-        "C written": at["c_written"][rows] - at["consumers_done"][rows],
+        "last epilogue": at["walk_done"][rows] - last,
+        "stream-K sum": at["consumers_done"][rows] - at["walk_done"][rows],
+        "C written": _written(t)[rows] - at["consumers_done"][rows],
     }
+
+
+def _written(t: dict):
+    """Each CTA's last write of C (int64): its last TMA store complete or, where the consumers store
+    after that (Config(sk=2)'s slices of parked tiles), their end."""
+    return np.maximum(t["c_written"].astype(np.int64), t["consumers_done"].astype(np.int64))
 
 
 def phases(t: dict) -> dict:
@@ -84,7 +95,7 @@ def phases(t: dict) -> dict:
     "span", "start skew" and "end skew" are one number each (median = max). CTAs without a tile count
     only in the skews and setup. Raises ValueError for a trace in which no CTA had a tile."""
     start = t["start"].astype(np.int64)
-    written = t["c_written"].astype(np.int64)
+    written = _written(t)
     per_cta = _cta_phases(t)
 
     def stat(x):
@@ -154,7 +165,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="4096x4096x4096", help="MxNxK (default %(default)s)")
     ap.add_argument("--config", default=None,
-                    help="gemm_hopper Config fields (Config.parse); default: choose's 128 x 256 kernel")
+                    help="gemm_hopper Config fields (Config.parse), or sk1 / sk2 for choose's 128 x 256 stream-K "
+                         "kernels; default: choose's 128 x 256 kernel")
     ap.add_argument("--launches", type=int, default=20, help="traced launches (default %(default)s)")
     ap.add_argument("--warmup", type=int, default=3, help="launches before them (default %(default)s)")
     ap.add_argument("--save", default=None, metavar="PATH",
@@ -170,7 +182,8 @@ def main(argv=None) -> int:
         ap.error(f"--save {args.save}: no such directory")
     import gemm_hopper as h
     try:
-        cfg = h.Config.parse(args.config) if args.config else h.auto_configs("nt")[0]
+        named = {"sk1": h.auto_configs("nt")[3], "sk2": h.auto_configs("nt")[4]}
+        cfg = named.get(args.config) or (h.Config.parse(args.config) if args.config else h.auto_configs("nt")[0])
         cfg = dataclasses.replace(cfg, trace=1).check()
         h.check_shape(m, n, k)
     except ValueError as e:
@@ -183,14 +196,15 @@ def main(argv=None) -> int:
     from ptxgen.runtime import load_module
     f = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
-    grid = h.grid_for(cfg, m, n, ctas)
+    grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0] if cfg.sk else h.grid_for(cfg, m, n, ctas)
     gen = torch.Generator(device="cuda").manual_seed(m + n + k)
     a = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
     bt = torch.randn(b_shape(cfg.layout, n, k), device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     tr = torch.zeros(h.trace_bytes(grid) // 8, device="cuda", dtype=torch.int64)
     maps = h.tensor_maps(cfg, a, bt, m, n, k, c=c)
-    call = h.bind(f, cfg, maps, c, m, n, k, ctas, trace=tr)
+    ws = h.workspace(cfg, m, n, k, ctas)                  # stream-K's flags and partials; None otherwise
+    call = h.bind(f, cfg, maps, c, m, n, k, ctas, trace=tr, workspace=ws)
     for _ in range(args.warmup):
         call()
     per_launch, cycles, work, raw, ms = [], [], [], [], []

@@ -120,10 +120,12 @@ LAUNCH_REGS_M192, PRODUCER_REGS_M192, CONSUMER_REGS_M192 = 128, 24, 160
 # (65536 // 416 = 157 would pass ptxas, but the launch cannot place the CTA)
 LAUNCH_REGS_LWARP = 128
 WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 2 s) instead of hanging
-# Config.trace: the u64 %globaltimer stamps each CTA writes (ns), in this order, then one per tile;
-# after these TRACE_SLOTS words, as many again with the SM's %clock64 read at the same points
-# (cycles: one CTA's stamps on one SM count the same clock, so their differences are SM cycles)
-TRACE_FIELDS = ("start", "sm", "setup", "first_stage", "consumers_done", "c_written")
+# Config.trace: the u64 %globaltimer stamps each CTA writes (ns), in this order, then one per tile
+# (stream-K: per work item, when its last k-block is done); after these TRACE_SLOTS words, as many again
+# with the SM's %clock64 read at the same points (cycles: one CTA's stamps on one SM count the same
+# clock, so their differences are SM cycles). "walk_done": the consumers past their last tile (before
+# sk=2 sums its parked tiles); "consumers_done": the consumers' end
+TRACE_FIELDS = ("start", "sm", "setup", "first_stage", "walk_done", "consumers_done", "c_written")
 TRACE_TILES = 64                     # tiles of a CTA that get a stamp (later ones are not recorded)
 TRACE_SLOTS = len(TRACE_FIELDS) + TRACE_TILES
 
@@ -213,7 +215,9 @@ class Config:
                             # parameter points at TRACE_SLOTS stamps per CTA of %globaltimer and as many of
                             # %clock64 (`trace_bytes`, `read_trace`): when the CTA started, ran on which SM, when
                             # its consumers had their registers and their first stage, when each tile's epilogue
-                            # was handed off, when the consumers finished and when the last TMA store had written C
+                            # was handed off (stream-K, sk 1 or 2: each work item's last k-block done), when the
+                            # consumers left their last tile and when they finished (apart only with sk=2, which
+                            # sums its parked tiles in between) and when the last TMA store had written C
     pdl: int = 0            # 1: launched with programmatic dependent launch (ptxgen.runtime's pdl=True): once the
                             # barriers are set up every thread signals `griddepcontrol.launch_dependents` and
                             # waits (`griddepcontrol.wait`) for the kernel before it in the stream to finish, before
@@ -305,12 +309,12 @@ class Config:
                              f"warpgroups that load and store themselves), not bm = {self.bm}, epi={self.epi!r}, "
                              f"lag {self.lag}, lead {self.lead}")
         if isinstance(self.sk, bool) or self.sk not in (0, 1, 2) or \
-                (self.sk and (self.hold or self.mix or self.kdir or self.trace
+                (self.sk and (self.hold or self.mix or self.kdir
                               or (self.bn != 192 if not self.producer else (self.bm != BM or self.epi != "tma")))) or \
                 (self.sk == 2 and not self.producer):
             # producer=0: bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas
             # spills); producer=1: the 128 x 256 kernel, whose epilogue (TMA stores) skips a split tile's head
-            raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with hold=0, mix=0, kdir=0, trace=0 and either "
+            raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with hold=0, mix=0, kdir=0 and either "
                              f"producer=0 and bn = 192, or bm = {BM} and epi='tma'; 2 only for the latter")
         if isinstance(self.lwarp, bool) or self.lwarp not in (0, 1) or \
                 (self.lwarp and (self.producer or self.bn != 192)):
@@ -826,10 +830,16 @@ def _kernel(m: pg.Module, cfg: Config):
             tile_no = k.mov(0, type=pg.u32)
             with k.if_(tracer):
                 _stamp(k, trace, "setup")
-                # the first stage of its first tile (stage 0, phase 0; the k-loop's own wait then passes)
-                with k.if_(k.setp("lt", unit0, units)):
+                # the first stage of its first tile (stage 0, phase 0; the k-loop's own wait then passes);
+                # every CTA of a stream-K grid has k-blocks to walk (sk_plan), so it always has one
+                def first_stage():
                     k.mbarrier_wait(bars, parity=0, timeout_cycles=WAIT_LIMIT_CYCLES)
                     _stamp(k, trace, "first_stage")
+                if cfg.sk:
+                    first_stage()
+                else:
+                    with k.if_(k.setp("lt", unit0, units)):
+                        first_stage()
         warp = k.and_(k.shr(tid, 5), 3)                  # warp within the warpgroup
         signal = k.setp("eq", k.and_(tid, 127), 0)        # one thread per warpgroup releases stages
         tile_a, tile_b = cfg.tiles()
@@ -1025,6 +1035,9 @@ def _kernel(m: pg.Module, cfg: Config):
             epi_t = epi
         if cfg.lag and not ring_epi:
             _release(k, bars, peer_bars, prev, S, guard=has_prev)
+        if trace is not None and walk is not None:
+            # stream-K: the item's k-blocks are done (a parked or head item has no epilogue to hand off)
+            _stamp_item(k, trace, tile_no, tracer)
         if parked is not None:
             _stream_k_park(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, parked)
         elif walk is not None:
@@ -1078,11 +1091,9 @@ def _kernel(m: pg.Module, cfg: Config):
             _epi_fence(k)
         else:
             _store_direct(k, _pack(k, acc, bn), gc, M, N, mb, nb, c, warp, lane, bn)
-        if trace is not None:
+        if trace is not None and walk is None:
             # the tile's epilogue is handed off (its last pass may still wait in registers)
-            with k.if_(k.setp("lt", tile_no, TRACE_TILES, bool_op="and", c=tracer)):
-                _stamp(k, k.add(trace, k.mul(tile_no, 8, mode="wide")), len(TRACE_FIELDS))
-            k.add(tile_no, 1, dst=tile_no)
+            _stamp_item(k, trace, tile_no, tracer)
         if mixed or walk is not None:
             k.place(skip)
         if walk is None:
@@ -1092,6 +1103,9 @@ def _kernel(m: pg.Module, cfg: Config):
         if defer or (storer and held_pass):
             with k.if_(pending):
                 flush()
+        if trace is not None:
+            with k.if_(tracer):
+                _stamp(k, trace, "walk_done")
         if parked is not None:
             _stream_k_reduce(k, cfg, walk, c, tid, warp, lane, signal, wg_bar, parked,
                              k.cvta(k.ld_param(pcs), "global", to=True), M, N,
@@ -1854,6 +1868,14 @@ def _storer(k, cfg: Config, cbuf, bars, sc, lane, unit0, nunits, units, rank, ti
     k.add(u, nunits, dst=u)
     k.bra(top)
     k.place(done)
+
+
+def _stamp_item(k, trace, tile_no, tracer):
+    """Config.trace: the stamp of this CTA's tile (or stream-K item) number tile_no, by the tracer thread,
+    for the first TRACE_TILES of them; tile_no counts on."""
+    with k.if_(k.setp("lt", tile_no, TRACE_TILES, bool_op="and", c=tracer)):
+        _stamp(k, k.add(trace, k.mul(tile_no, 8, mode="wide")), len(TRACE_FIELDS))
+    k.add(tile_no, 1, dst=tile_no)
 
 
 def _stamp(k, trace, field):

@@ -357,8 +357,50 @@ def test_trace_stamps_each_phase_of_each_cta_in_order():
             tiles = stamps["tiles"][cta]
             assert (tiles[3:] == 0).all() and (tiles[:3] > 0).all()      # tiles cta, cta + 2, cta + 4
             order = [stamps["start"][cta], stamps["setup"][cta], stamps["first_stage"][cta], *tiles[:3],
-                     stamps["consumers_done"][cta]]
+                     stamps["walk_done"][cta], stamps["consumers_done"][cta]]
             assert all(x < y for x, y in zip(order, order[1:])), order
             assert stamps["c_written"][cta] > tiles[2]
     assert t["start"][1] > t["consumers_done"][0]                       # the executor runs CTA 0, then CTA 1
     assert t["sm"].tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("sk", [1, 2])
+def test_trace_of_stream_k_stamps_each_item_and_the_sum_after_the_walk(sk):
+    """Config.trace with stream-K (one 128 x 256 tile over 4 CTAs, all resident, taking turns): the product
+    is right, and each CTA stamps its one work item when its k-blocks are done, then "walk_done" and
+    "consumers_done" in that order; with sk=2 every CTA's slice sum of the parked tile lies between the
+    two, which takes the executor more steps than sk=1's nothing there."""
+    cfg = h.Config("nt", 1, lag=0, hold=0, sk=sk, trace=1).check()
+    m, n, k, ctas = 100, 200, 4096, 4
+    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+    assert (grid, sk_first, tiles) == (4, 0, 1)
+    mod = h.build("sm_90a", [cfg])
+    rng = np.random.default_rng(7 + sk)
+    a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
+    b = to_bf16_bits(rng.standard_normal((n, k)).astype(np.float32))
+    c = np.full((m, n), 0xFFFF, np.uint16)
+    ws = np.zeros(h.workspace_bytes(cfg, m, n, k, ctas), np.uint8)
+    ba, bb, bc, bw = Buffer(a), Buffer(b), Buffer(c), Buffer(ws)
+    tr = Buffer(np.zeros(h.trace_bytes(grid) // 8, np.uint64))
+    ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
+    tb = tensor_map(bb, box=(cfg.bn, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
+    out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16")
+    run_kernel(mod, cfg.name, grid=(grid,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
+               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k), bw, np.uint32(sk_first)]
+               + ([bc] if sk == 2 else []) + [tr], concurrent=True, max_steps=10_000_000)
+    got = from_bf16_bits(c).astype(np.float64)
+    ref = from_bf16_bits(a).astype(np.float64) @ from_bf16_bits(b).astype(np.float64).T
+    assert not np.isnan(got).any()
+    assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)).all()
+    t = h.read_trace(tr.array, grid)
+    sums = []
+    for cta in range(grid):
+        for stamps in (t, t["clock"]):
+            items = stamps["tiles"][cta]
+            assert items[0] > 0 and (items[1:] == 0).all()
+            order = [stamps["start"][cta], stamps["setup"][cta], stamps["first_stage"][cta], items[0],
+                     stamps["walk_done"][cta], stamps["consumers_done"][cta]]
+            assert all(x < y for x, y in zip(order, order[1:])), order
+        sums.append(int(t["consumers_done"][cta]) - int(t["walk_done"][cta]))
+    # sk=2: every CTA sums a slice (loads, adds and stores); sk=1: the two stamps are back to back
+    assert (min(sums) > 100) == (sk == 2), sums

@@ -576,11 +576,12 @@ def test_trace_buffer_is_checked_at_launch_and_decoded_per_cta():
     words = np.arange(2 * 2 * S, dtype=np.uint64)
     got = h.read_trace(words, 2)
     assert list(got) == list(h.TRACE_FIELDS) + ["tiles", "clock"]
-    assert got["start"].tolist() == [0, 2 * S] and got["c_written"].tolist() == [5, 2 * S + 5]
+    last = len(h.TRACE_FIELDS) - 1                  # c_written, the last field
+    assert got["start"].tolist() == [0, 2 * S] and got["c_written"].tolist() == [last, 2 * S + last]
     assert got["tiles"].shape == (2, h.TRACE_TILES) and got["tiles"][1, 0] == 2 * S + len(h.TRACE_FIELDS)
     clk = got["clock"]
     assert "sm" not in clk and set(clk) == set(h.TRACE_FIELDS) - {"sm"} | {"tiles"}
-    assert clk["start"].tolist() == [S, 3 * S] and clk["c_written"].tolist() == [S + 5, 3 * S + 5]
+    assert clk["start"].tolist() == [S, 3 * S] and clk["c_written"].tolist() == [S + last, 3 * S + last]
     assert clk["tiles"].shape == (2, h.TRACE_TILES) and clk["tiles"][0, -1] == 2 * S - 1
     with pytest.raises(ValueError, match=f"{4 * S} words, got {4 * S - 1}"):
         h.read_trace(words[:-1], 2)
@@ -940,10 +941,39 @@ def test_trace_on_the_gpu_keeps_the_product_and_stamps_in_order(layout):
             assert (tiles[:owned] > 0).all() and (tiles[owned:] == 0).all()
             for stamps in (t, t["clock"]):           # %globaltimer, then the SM's %clock64
                 order = [stamps["start"][cta], stamps["setup"][cta], stamps["first_stage"][cta],
-                         *stamps["tiles"][cta][:owned], stamps["consumers_done"][cta]]
+                         *stamps["tiles"][cta][:owned], stamps["walk_done"][cta], stamps["consumers_done"][cta]]
                 assert all(x <= y for x, y in zip(order, order[1:])), (cta, order)
                 assert stamps["c_written"][cta] >= stamps["tiles"][cta][owned - 1]
             assert (t["clock"]["tiles"][cta][owned:] == 0).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sk", [1, 2])
+def test_trace_of_stream_k_on_the_gpu_keeps_the_product_and_stamps_in_order(sk):
+    """Config.trace with stream-K on the GPU (every tile streamed at 1000^3, whole rounds then shared
+    tiles at 4096^2 x 256): the product matches float64, and every CTA of sk_plan's grid stamped at
+    least one work item, its items in order, then "walk_done" and "consumers_done"."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    cfg = h.Config("nt", 1, lag=0, hold=0, sk=sk, trace=1).check()
+    f, ctx = _sm90_kernel(h.build("sm_90a", [cfg]), cfg)
+    ctas = h.resident_ctas(f, cfg, ctx.sm_count)
+    for (m, n, k) in [(1000, 1000, 1000), (4096, 4096, 256)]:
+        a, b, ref, c = bf16_gemm_case("nt", m, n, k, np.random.default_rng(m + k + sk).integers(2 ** 31))
+        grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0]
+        tr = torch.zeros(h.trace_bytes(grid) // 8, dtype=torch.int64, device="cuda")
+        h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, trace=tr,
+                 workspace=h.workspace(cfg, m, n, k, ctas))
+        torch.cuda.synchronize()
+        _assert_close(c, ref, f"{m}x{n}x{k}: ")
+        t = h.read_trace(tr.cpu().numpy().view(np.uint64), grid)
+        for cta in range(grid):
+            items = int((t["tiles"][cta] > 0).sum())
+            assert items >= 1 and (t["tiles"][cta][items:] == 0).all()
+            for stamps in (t, t["clock"]):
+                order = [stamps["start"][cta], stamps["setup"][cta], stamps["first_stage"][cta],
+                         *stamps["tiles"][cta][:items], stamps["walk_done"][cta], stamps["consumers_done"][cta]]
+                assert all(x <= y for x, y in zip(order, order[1:])), (cta, order)
 
 
 @pytest.mark.parametrize("cfg", [h.Config("nt", 1), h.Config("nn", 2), h.Config("nt", 1, 3, group=16, bm=192, producer=0)],

@@ -9,8 +9,9 @@ h = load_sample("gemm_hopper")
 tl = load_bench("gemm_timeline")
 
 
-def _trace(starts, tiles_per_cta, tile_ns=1000, setup=50, first=300, last_epi=40, written=200):
-    """A decoded trace of CTAs starting at `starts` (ns), each with its count of tiles of tile_ns."""
+def _trace(starts, tiles_per_cta, tile_ns=1000, setup=50, first=300, last_epi=40, written=200, sk_sum=0):
+    """A decoded trace of CTAs starting at `starts` (ns), each with its count of tiles of tile_ns; sk_sum:
+    the consumers' time between their last tile and their end (Config(sk=2)'s sums of parked tiles)."""
     ctas = len(starts)
     t = {name: np.zeros(ctas, np.uint64) for name in h.TRACE_FIELDS}
     t["tiles"] = np.zeros((ctas, h.TRACE_TILES), np.uint64)
@@ -21,8 +22,9 @@ def _trace(starts, tiles_per_cta, tile_ns=1000, setup=50, first=300, last_epi=40
         stamps = s + setup + first + tile_ns * np.arange(1, nt + 1)
         t["tiles"][i, :nt] = stamps
         end = stamps[-1] if nt else s + setup
-        t["consumers_done"][i] = end + last_epi
-        t["c_written"][i] = end + last_epi + written
+        t["walk_done"][i] = end + last_epi
+        t["consumers_done"][i] = end + last_epi + sk_sum
+        t["c_written"][i] = end + last_epi + sk_sum + written
         t["sm"][i] = 2 * i
     # %clock64 at 2 GHz, from an SM counter that started at 10^6 (SMs' counters do not agree)
     t["clock"] = {name: (10 ** 6 + 2 * t[name]).astype(np.uint64) for name in h.TRACE_FIELDS if name != "sm"}
@@ -37,6 +39,7 @@ def test_phases_split_the_span():
     assert p["setup"] == (50.0, 50.0) and p["first stage"] == (300.0, 300.0)
     assert p["first tile"] == (1000.0, 1000.0) and p["later tiles"] == (1000.0, 1000.0)
     assert p["last epilogue"] == (40.0, 40.0) and p["C written"] == (200.0, 200.0)
+    assert p["stream-K sum"] == (0.0, 0.0)
     # span: first start (1000) to the last C written (a 3-tile CTA: 1000 + 50 + 300 + 3000 + 40 + 200)
     assert p["span"] == (3590.0, 3590.0)
     ends = [1000 + 3590, 1000 + 3590, 1600 + 50 + 300 + 2000 + 240]
@@ -44,10 +47,27 @@ def test_phases_split_the_span():
     assert set(p) == set(tl.PHASES)
 
 
+def test_the_stream_k_sum_is_its_own_phase_and_may_end_the_cta():
+    """Config(sk=2): the consumers sum and store their slices of the parked tiles after their walk; that
+    time is the "stream-K sum" phase, and where their stores end after the storers' last TMA store (the
+    storers had nothing left to write), the CTA's end is the consumers' end."""
+    t = _trace([0, 0], [2, 2], sk_sum=700)
+    t["walk_done"][1] += 100                      # CTA 1's last epilogue took 100 ns longer ...
+    t["consumers_done"][1] += 100
+    t["c_written"][1] = t["walk_done"][1]         # ... and its storers were done before its sum began
+    p = tl.phases(t)
+    assert p["last epilogue"] == (90.0, 140.0) and p["stream-K sum"] == (700.0, 700.0)
+    assert p["C written"] == (100.0, 200.0)       # CTA 0: 200 ns of TMA stores after its sum; CTA 1: none
+    end0 = 50 + 300 + 2000 + 40 + 700 + 200
+    end1 = 50 + 300 + 2000 + 140 + 700
+    assert p["span"] == (float(end0),) * 2 and p["end skew"] == (float(end0 - end1),) * 2
+
+
 def test_phases_take_the_median_and_max_over_ctas_and_skip_idle_ones():
     t = _trace([0, 0, 0, 0], [2, 2, 2, 0], first=300)
     t["first_stage"][2] += 900                    # one CTA waited 900 ns longer for its first stage
     t["tiles"][2, :2] += 900
+    t["walk_done"][2] += 900
     t["consumers_done"][2] += 900
     t["c_written"][2] += 900
     p = tl.phases(t)
@@ -64,6 +84,7 @@ def test_phase_cycles_come_from_the_clock_stamps():
     assert set(cyc) == set(tl.CTA_PHASES)
     assert cyc["setup"] == 100.0 and cyc["first stage"] == 600.0 and cyc["first tile"] == 2000.0
     assert cyc["later tiles"] == 2000.0 and cyc["last epilogue"] == 80.0 and cyc["C written"] == 400.0
+    assert cyc["stream-K sum"] == 0.0
     later = tl._cta_phases(t["clock"])["later tiles"]
     assert sorted(later.tolist()) == [1900, 2000, 2000, 2000, 2100]
 
