@@ -25,8 +25,9 @@ next to the launch's CUDA-event time (which also holds the launch's own overhead
 
 --config takes gemm_hopper Config fields as Config.parse does (trace=1 is added), or "sk1" / "sk2" for
 `choose`'s 128 x 256 stream-K kernels; the default is the 128 x 256 kernel `choose` picks (its
-configuration with trace=1). A stream-K kernel runs on sk_plan's grid with a workspace of its own. %globaltimer's resolution is the
-GPU's (tens of ns to 1 µs); the phases are medians over CTAs and launches, so they are finer than one tick.
+configuration with trace=1). A stream-K kernel runs on sk_plan's grid with a workspace of its own.
+%globaltimer's resolution is the GPU's (tens of ns to 1 µs); the phases are medians over CTAs and
+launches, so they are finer than one tick.
 
 Each stamp also reads the SM's %clock64, so the phases inside a CTA are given in SM cycles too, and
 their ratio is the clock the SMs ran at in that phase. A second table ranks the SMs by how long their

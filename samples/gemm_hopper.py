@@ -334,7 +334,8 @@ class Config:
         if isinstance(self.serp, bool) or self.serp not in (0, 1):
             raise ValueError(f"serp = {self.serp!r} must be 0 or 1")
         if self.sk and self.cluster != 1:
-            raise ValueError(f"sk = {self.sk} needs cluster 1 (a stream-K walk is one CTA's), not cluster {self.cluster}")
+            raise ValueError(f"sk = {self.sk} needs cluster 1 (a stream-K walk is one CTA's), "
+                             f"not cluster {self.cluster}")
         if smem_bytes(self) > 227 * 1024:
             raise ValueError(f"{self.stages} stages of {self.stage_bytes} bytes do not fit in 227 KiB of shared memory")
         return self
@@ -1578,8 +1579,9 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
     16-byte accumulator groups [p G / P, (p + 1) G / P) of every thread's G, once one thread has seen the
     tile's count reach P (acquire): it adds the P partials in CTA order (the same sum on every launch),
     one batch of at most G / 2 predicated loads per partial, and stores the bf16 pairs to C (`c_split`,
-    rows and columns past M and N left out). Then one thread adds 1 to the count again (acq_rel); the part that brings it to 2P has seen every part finish
-    reading, and puts it back to 0 for the next launch. Every part parks all its partials before it
+    rows and columns past M and N left out). Then one thread adds 1 to the count again (acq_rel); the
+    part that brings it to 2P has seen every part finish reading, and puts it back to 0 for the next
+    launch. Every part parks all its partials before it
     waits for any, so CTAs that are all resident cannot deadlock. `tile_rc(unit)` gives a unit's
     (block row, block column)."""
     nk, cta = walk.nk, walk.unit0
@@ -2163,8 +2165,8 @@ def auto_configs(layout: str = "nt") -> tuple:
     tiles (three consumer warpgroups, 3 stages) in raster groups of 16 that walk K up and down tile by
     tile (kdir) and every other group's columns backwards (serp), so a round starts on operands the round
     before it left in L2 (bench/LOG.md round 19: 11-14 % fewer DRAM reads at 6144^3 and 8192^3, as
-    bench/l2_model.py predicted, 0.3 % less time, +0.1-0.7 % sustained in six of six passes), and 192 x 192 tiles without a
-    producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16, loaded by a warp of
+    bench/l2_model.py predicted, 0.3 % less time, +0.1-0.7 % sustained in six of six passes), and
+    192 x 192 tiles without a producer warpgroup (m64n192k16, one epilogue pass a tile) in raster groups of 16, loaded by a warp of
     their own (Config.lwarp; bench/LOG.md round 13: 4 % less time than with the loads in a consumer at
     3072^3, as fast under the power limit), and the 128 x 256 kernel in stream-K (Config.sk, both epilogue
     passes at a tile's end) for shapes with too few tiles to fill the SMs (`choose`; its launches need
@@ -2320,7 +2322,7 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
                           f"{m}x{n}x{k} on {ctas} CTAs needs")
         # the producer warpgroup's kernel (128-row tiles) has no m_split; sk=2 stores into C itself
         extra = ([] if cfg.producer else [np.uint32(split)]) + [ptr, np.uint32(sk_first)] + \
-            ([np.uint64(c.data_ptr()) if hasattr(c, "data_ptr") else c] if cfg.sk == 2 else [])
+            ([pc] if cfg.sk == 2 else [])
     elif cfg.bm == 192:
         # work units of cfg.cluster block columns (Config.shares_a), on ctas // cluster cluster slots
         cl = cfg.cluster
