@@ -197,7 +197,7 @@ def main(argv=None) -> int:
     from ptxgen.runtime import load_module
     f = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
-    grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0] if cfg.sk else h.grid_for(cfg, m, n, ctas)
+    grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[0] if cfg.sk else h.grid_for(cfg, m, n, ctas)
     gen = torch.Generator(device="cuda").manual_seed(m + n + k)
     a = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
     bt = torch.randn(b_shape(cfg.layout, n, k), device="cuda", generator=gen).to(torch.bfloat16)

@@ -472,18 +472,20 @@ def epi_bytes(cfg: Config, pass_cols=None) -> int:
     return cfg.consumers * WG_M * (cfg.pass_cols if pass_cols is None else pass_cols) * 2
 
 
-def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192):
+def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192, sk: int = 1):
     """Stream-K (Config.sk): (grid, m_split, sk_first, streamed tiles) for tiles of bm x bn: the producer-less
     kernel puts every row in 192-row tiles (m_split past M), the producer warpgroup's in 128-row ones. With U
     tiles and at least as many CTAs P = ctas: when P divides U, U / P whole rounds (sk_first = U);
     otherwise U / P - 1 whole rounds (sk_first of them in all) and the k-blocks of the other U - sk_first
     tiles (between P and 2P of them) shared evenly, so each CTA's range is at least one tile long and a
     tile is split between at most two CTAs. With fewer tiles than CTAs (a small M x N over a long K) all
-    of them are streamed (sk_first = 0) over the grid `sk_grid` picks, each tile then split between about
-    grid / U CTAs."""
+    of them are streamed (sk_first = 0) over the grid `sk_grid` picks for the kernel `sk` (1 or 2): a
+    multiple of U, so each tile is split between the same number of CTAs, each with one range inside it."""
     check_shape(m, n, k)
     if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
         raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident")
+    if sk not in (1, 2):
+        raise ValueError(f"sk = {sk!r}: stream-K is sk=1 or sk=2")
     rows = -(-m // bm)
     units = rows * -(-n // bn)
     nk = -(-k // BK)
@@ -491,7 +493,7 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192):
         grid = int(ctas)
         sk_first = units if units % grid == 0 else (units // grid - 1) * grid
     else:
-        grid = sk_grid(units, nk, int(ctas))
+        grid = sk_grid(units, nk, int(ctas), sk)
         sk_first = units if grid == units else 0
     if (units - sk_first) * nk >= 2**32:
         raise ValueError(f"{m}x{n}x{k}: the stream-K range ({units - sk_first} tiles x {nk} k-blocks) "
@@ -502,19 +504,33 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192):
 # what adding one more CTA's f32 partial to a split tile costs its owner, in k-blocks of its own
 # MMA time (a 64 x 192 f32 partial per warpgroup, 144 KiB a CTA, written once to L2 and read back once)
 SK_PART_KBLOCKS = 3
+# the same for sk=2, where every part parks its partial and sums a slice of the tile: each part costs
+# less (the slices are read in parallel), but every tile pays a fixed round trip (park, wait for the
+# slowest part, read, store). bench/LOG.md round 21, batches of bound launches on an H100 over grids of
+# 2-64 parts a tile: sk=2's time less sk=1's on the same grid is about +5 to +16 k-blocks at 2 parts,
+# 0 at 4, -8 at 8 and -16 at 16, that is (SK_PART_KBLOCKS - SK2_PART_KBLOCKS) (P - 1) - SK2_FIXED_KBLOCKS
+SK2_PART_KBLOCKS = 2
+SK2_FIXED_KBLOCKS = 3
 
 
-def sk_streamed_cost(units: int, nk: int, grid: int) -> int:
-    """The estimated time, in k-blocks, of streaming `units` tiles of `nk` k-blocks over `grid` CTAs: the
-    longest range ceil(units nk / grid) plus SK_PART_KBLOCKS for each partial a tile's owner adds
-    (about ceil(grid / units) - 1)."""
-    return -(-units * nk // grid) + SK_PART_KBLOCKS * (-(-grid // units) - 1)
+def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
+    """The estimated time, in k-blocks, of streaming `units` tiles of `nk` k-blocks over `grid` CTAs with
+    the kernel `sk`: the longest range ceil(units nk / grid) plus, with P = ceil(grid / units) parts a
+    tile, SK_PART_KBLOCKS for each partial a tile's owner adds (sk=1), or SK2_PART_KBLOCKS for each part
+    past the first and SK2_FIXED_KBLOCKS for the sum (sk=2; nothing when no tile is split)."""
+    parts = -(-grid // units)
+    if sk == 2:
+        return -(-units * nk // grid) + (SK2_PART_KBLOCKS * (parts - 1) + SK2_FIXED_KBLOCKS if parts > 1 else 0)
+    return -(-units * nk // grid) + SK_PART_KBLOCKS * (parts - 1)
 
 
-def sk_grid(units: int, nk: int, ctas: int) -> int:
-    """The grid for streaming `units` tiles of `nk` k-blocks over at most `ctas` CTAs (units < ctas):
-    the CTA count from units to ctas with the least `sk_streamed_cost`; the fewer CTAs where two tie."""
-    return min(range(units, ctas + 1), key=lambda p: (sk_streamed_cost(units, nk, p), p))
+def sk_grid(units: int, nk: int, ctas: int, sk: int = 1) -> int:
+    """The grid for streaming `units` tiles of `nk` k-blocks over at most `ctas` CTAs (units < ctas) with
+    the kernel `sk`: of the multiples of units up to ctas (every tile in the same number of parts; a
+    grid between two multiples gives some CTAs pieces of two tiles, and ran 5-30 % slower than the
+    multiple below it, bench/LOG.md round 21), the one with the least `sk_streamed_cost`; the fewer
+    CTAs where two tie."""
+    return min(range(units, ctas + 1, units), key=lambda p: (sk_streamed_cost(units, nk, p, sk), p))
 
 
 def sk_flag_bytes(cfg: Config, grid: int, streamed: int = 0) -> int:
@@ -527,7 +543,7 @@ def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
     """Bytes of a stream-K launch's workspace: the flags (`sk_flag_bytes`), then a 64 x bn f32 partial per
     (CTA, warpgroup): a CTA leaves at most one partial, that of the first item of its range; with sk=2
     two per (CTA, warpgroup), since the part that ends a tile parks its partial too."""
-    grid, _, _, streamed = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+    grid, _, _, streamed = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     return sk_flag_bytes(cfg, grid, streamed) + grid * cfg.sk * cfg.consumers * WG_M * cfg.bn * 4
 
 
@@ -2172,7 +2188,7 @@ def auto_configs(layout: str = "nt") -> tuple:
     passes at a tile's end) for shapes with too few tiles to fill the SMs (`choose`; its launches need
     `workspace`; bench/LOG.md round 18: 11-32 % less time than the 192 x 192 stream-K kernel at six
     such shapes, whose 192-wide tiles pad 512-2048 more), and the same with every part of a split tile
-    summing a slice of it (Config.sk=2) for tiles split in many parts (SK2_PARTS)."""
+    summing a slice of it (Config.sk=2) for tiles split in many parts (`sk_kernel`)."""
     return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
             Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check())
@@ -2193,24 +2209,28 @@ N192_SPAN = 0.92
 SK_PICK = 1.5
 # the part of a launch that does not scale with its k-blocks (setup, first loads, epilogue), in k-blocks
 SK_FIXED_KBLOCKS = 8
-# `choose` streams with sk=2 (every part sums a slice of its tile) instead of sk=1 (the tile's owner adds
-# the other parts' partials one after another) where sk_plan splits each tile between at least this many
-# CTAs. bench/LOG.md round 20, ncu on 132 SMs, sk=2 against sk=1: 8 parts (512 x 1024 x 16384) 0.93x the
-# time, 8 (512^2 x 16384) 0.86x; 4 parts (1024^2 x 8192 and x 16384) 1.01-1.02x, 2-3 parts 1.09-1.27x
-SK2_PARTS = 8
+def _sk_longest(m: int, n: int, k: int, ctas: int, sk: int) -> int:
+    """The 128 x 256 tiles' busiest CTA in stream-K with the kernel `sk`, in k-blocks: whole rounds,
+    then `sk_streamed_cost` on sk_plan's grid."""
+    nk = -(-k // BK)
+    grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, BN, BM, sk)
+    return sk_first // grid * nk + (sk_streamed_cost(streamed, nk, grid, sk) if streamed else 0)
+
+
+def sk_kernel(m: int, n: int, k: int, ctas: int) -> int:
+    """The stream-K kernel (Config.sk) whose estimated busiest CTA (`_sk_longest`) is the shorter for this
+    shape: 2 where every part summing a slice of its tile pays (many parts a tile), else 1."""
+    return 2 if _sk_longest(m, n, k, ctas, 2) < _sk_longest(m, n, k, ctas, 1) else 1
 
 
 def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
     """The 128 x 256 kernel's k-blocks on its busiest CTA against those of the same tiles in stream-K
-    (whole rounds, then `sk_streamed_cost` on sk_plan's grid), each plus SK_FIXED_KBLOCKS: a shape's
-    estimated gain from streaming its k-blocks over more CTAs."""
+    (`sk_kernel`'s, on its sk_plan grid), each plus SK_FIXED_KBLOCKS: a shape's estimated gain from
+    streaming its k-blocks over more CTAs."""
     nk = -(-k // BK)
     tiles = -(-m // BM) * -(-n // BN)
     rounds = -(-tiles // min(tiles, ctas))
-    grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, BN, BM)
-    longest = sk_first // grid * nk
-    if streamed:
-        longest += sk_streamed_cost(streamed, nk, grid)
+    longest = _sk_longest(m, n, k, ctas, sk_kernel(m, n, k, ctas))
     return (rounds * nk + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
 
 
@@ -2241,8 +2261,8 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster
     (bench/LOG.md round 18, ncu on 132 SMs: 1.11x at 1024^2 x 2048, 1.58x at 1024 x 2048 x 8192, 2.3-3.9x
     at 1024^2 x 8192-16384 and 512 x 1024 x 16384; 2048^2 x 8192, whose 128 tiles nearly fill the SMs,
-    keeps the plain kernel). Where sk_plan splits every tile between at least SK2_PARTS CTAs, the
-    stream-K kernel in which every part sums a slice of its tile (Config.sk=2; bench/LOG.md round 20).
+    keeps the plain kernel). Where `sk_kernel` estimates it shorter (many parts a tile), the stream-K
+    kernel in which every part sums a slice of its tile (Config.sk=2; bench/LOG.md rounds 20-21).
 
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
@@ -2253,8 +2273,7 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
     if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas)) >= SK_PICK:
-        sk_ctas = sk_plan(m, n, k, int(ctas), streamed.bn, streamed.bm)[0]
-        return streamed2 if sk_ctas >= SK2_PARTS * tiles_m * tiles_n else streamed
+        return streamed2 if sk_kernel(m, n, k, int(ctas)) == 2 else streamed
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
     # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)
@@ -2317,7 +2336,7 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
     if cfg.sk:
         if m_split is not None or not balanced:
             raise ValueError(f"{cfg.name}: stream-K takes its grid and row split from sk_plan")
-        grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+        grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
         ptr = _buffer_ptr(cfg, workspace, "the workspace", workspace_bytes(cfg, m, n, k, ctas),
                           f"{m}x{n}x{k} on {ctas} CTAs needs")
         # the producer warpgroup's kernel (128-row tiles) has no m_split; sk=2 stores into C itself

@@ -276,32 +276,32 @@ def test_mixed_makespan_matches_a_walk():
     (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 300, 520, 456, 5),
     (h.Config("nn", 1, 3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1), 200, 264, 200, 3),
     # fewer tiles than CTAs: one tile's 64 k-blocks streamed over 4 CTAs (sk_grid), so its owner adds
-    # three partials; and 4 tiles of 32 k-blocks over 5 CTAs, every tile in two parts
+    # three partials; and 4 tiles of 32 k-blocks over 8 CTAs, every tile in two parts
     (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 150, 184, 4096, 4),
-    (h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 250, 200, 2048, 5),
-    (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1, lwarp=1), 250, 200, 2048, 5),
+    (h.Config("nn", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 250, 200, 2048, 8),
+    (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1, lwarp=1), 250, 200, 2048, 8),
     # 9 tiles on 3 CTAs: whole rounds only, no split tile
     (h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=1), 420, 520, 200, 3),
     # the producer warpgroup's 128 x 256 kernel: one tile streamed over 4 CTAs (the owner adds three
     # partials), 4 tiles in two parts each (nn, lag 1), and 3 x 3 tiles on 4 CTAs (a whole round, then
     # 5 tiles shared: the storer threads skip the heads, whose partials the owners add)
     (h.Config("nt", 1, lag=0, hold=0, sk=1), 100, 200, 4096, 4),
-    (h.Config("nn", 1, lag=1, hold=0, sk=1), 250, 400, 2048, 5),
+    (h.Config("nn", 1, lag=1, hold=0, sk=1), 250, 400, 2048, 8),
     (h.Config("nt", 1, lag=0, hold=0, sk=1), 300, 520, 456, 4),
     # sk=2, the same three shapes: every part parks its partial, then sums its slice of the tile (one tile
     # in 4 parts, 8 slices of the 32 groups each; 4 tiles in 2 parts; 5 tiles shared after a whole round)
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 4096, 4),
-    (h.Config("nn", 1, lag=1, hold=0, sk=2), 250, 400, 2048, 5),
+    (h.Config("nn", 1, lag=1, hold=0, sk=2), 250, 400, 2048, 8),
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 300, 520, 456, 4),
-    # 2 x 2 tiles over 7 CTAs: parts of two and three CTAs, some CTAs in two tiles
-    (h.Config("nt", 1, lag=0, hold=0, sk=2), 130, 264, 1280, 7)],
+    # 2 x 2 tiles of 20 k-blocks over 12 CTAs: three parts a tile, ranges of 6 and 7 k-blocks
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 130, 264, 1280, 12)],
     ids=lambda v: getattr(v, "name", str(v)))
 def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     """Stream-K in the executor: every element written once, the split tiles summed, and the flags left
     at zero for the next launch. sk=1: CTAs one after another (the head of a split tile always runs
     before its tail, which is how the kernel orders them on the GPU too); sk=2, whose parts each wait for
     all the others: all CTAs resident, taking turns."""
-    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(m + n + k)
     a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
@@ -372,7 +372,7 @@ def test_trace_of_stream_k_stamps_each_item_and_the_sum_after_the_walk(sk):
     two, which takes the executor more steps than sk=1's nothing there."""
     cfg = h.Config("nt", 1, lag=0, hold=0, sk=sk, trace=1).check()
     m, n, k, ctas = 100, 200, 4096, 4
-    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     assert (grid, sk_first, tiles) == (4, 0, 1)
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(7 + sk)

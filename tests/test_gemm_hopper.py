@@ -268,9 +268,9 @@ def test_inline_loads_kernel_structure(module, cfg):
     assert h.bar_bytes(cfg) == 16 * cfg.stages and h.smem_bytes(cfg) <= 227 * 1024
 
 
-def _sk_walk(m, n, k, ctas, bn=192, bm=192):
+def _sk_walk(m, n, k, ctas, bn=192, bm=192, sk=1):
     """Python's copy of the stream-K kernels' walk: for each CTA its items (unit, kb0, kb1) in order."""
-    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm)
+    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm, sk)
     nk = -(-k // h.BK)
     units = sk_first + tiles
     out = []
@@ -291,16 +291,19 @@ def _sk_walk(m, n, k, ctas, bn=192, bm=192):
                                            (1000, 3000, 72, 7), (192, 192, 64, 132), (5000, 200, 9000, 114),
                                            (1024, 1024, 8192, 132), (1024, 1024, 1024, 132), (512, 512, 16384, 132),
                                            (200, 200, 640, 132), (2048, 2048, 8192, 132)])
-@pytest.mark.parametrize("bm, bn", [(192, 192), (128, 256)], ids=["192x192", "128x256"])
-def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn):
+@pytest.mark.parametrize("bm, bn, sk", [(192, 192, 1), (128, 256, 1), (128, 256, 2)],
+                         ids=["192x192", "128x256", "128x256-sk2"])
+def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn, sk):
     """sk_plan and the kernel's walk: every k-block of every tile is done exactly once; a tile is either
     whole in one CTA or split between consecutive CTAs. The one holding its last k-block owns it and
     walks that item last; every other part is the first item its CTA walks (its partial is stored
     before the owner waits for it), and the owner finds them all by going down from the CTA before it
     while their ranges end inside the tile. With at least as many tiles as CTAs a tile has at most two
-    parts; with fewer, every tile is streamed over sk_grid's grid. The same for both kernels' tiles."""
-    walks, units, nk = _sk_walk(m, n, k, ctas, bn, bm)
-    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm)
+    parts; with fewer, every tile is streamed over sk_grid's grid, a multiple of the tiles, so every
+    tile has the same number of parts and each CTA one item. The same for both kernels' tiles and for
+    both stream-K kernels' grids."""
+    walks, units, nk = _sk_walk(m, n, k, ctas, bn, bm, sk)
+    grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm, sk)
     assert units == -(-m // bm) * -(-n // bn)
     total = tiles * nk
     ends = [(c + 1) * total // grid for c in range(grid)]             # each CTA's ge
@@ -337,21 +340,32 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn):
     if units >= ctas:
         assert grid == ctas and (tiles == 0 or grid <= tiles < 2 * grid)
     else:
-        assert grid == h.sk_grid(units, nk, ctas) and units <= grid <= ctas and sk_first in (0, units)
-        assert (sk_first == units) == (grid == units)
+        assert grid == h.sk_grid(units, nk, ctas, sk) and units <= grid <= ctas and sk_first in (0, units)
+        assert (sk_first == units) == (grid == units) and grid % units == 0
+        assert all(len(items) == 1 for items in walks)
+        assert {len(ps) for ps in parts.values()} == {grid // units}
 
 
 def test_sk_grid_trades_range_length_against_partials():
-    """sk_grid: one tile of 16 k-blocks is not worth splitting (a second part saves 8 k-blocks and adds
-    a partial worth SK_PART_KBLOCKS, which still pays, a third does not); a few tiles over a long K
-    take every CTA; the grid never leaves the range [units, ctas]."""
-    assert h.SK_PART_KBLOCKS == 3
+    """sk_grid: one tile of 16 k-blocks is not worth splitting in more than two (a second part saves 8
+    k-blocks and adds a partial worth SK_PART_KBLOCKS, which still pays, a third does not); a few tiles
+    over a long K take a multiple of the tiles; sk=2's cheaper parts take more of them, its fixed
+    cost fewer where the ranges are short; the grid never leaves the range [units, ctas]."""
+    assert (h.SK_PART_KBLOCKS, h.SK2_PART_KBLOCKS, h.SK2_FIXED_KBLOCKS) == (3, 2, 3)
     assert h.sk_grid(1, 16, 132) == 2                     # 8 + 3 against 16, 6 + 6 and 4 + 9
-    assert h.sk_grid(36, 128, 132) == 132                 # 35 + 9 k-blocks against 64 + 3 on 72 CTAs
-    assert h.sk_grid(9, 256, 132) == 72                   # 32 + 21 against 18 + 42 on 132
-    for units, nk, ctas in [(1, 1, 132), (5, 2, 7), (100, 1000, 132), (131, 4, 132)]:
-        assert units <= h.sk_grid(units, nk, ctas) <= ctas
-    assert h.sk_grid(1, 1, 132) == 1
+    assert h.sk_grid(1, 16, 132, 2) == 2                  # 8 + 2 + 3 against 16, 6 + 4 + 3 and 4 + 6 + 3
+    assert h.sk_grid(36, 128, 132) == 108                 # 43 + 6 against 64 + 3 (72); 132 is no multiple
+    assert h.sk_grid(9, 256, 132) == 72                   # 32 + 21 against 29 + 24 (81): the fewer on a tie
+    assert h.sk_grid(9, 256, 132, 2) == 90                # 26 + 18 + 3 against 32 + 14 + 3 (72)
+    assert h.sk_grid(32, 32, 132) == 96                   # 11 + 6 against 8 + 9 (128) and 16 + 3 (64)
+    assert h.sk_grid(16, 128, 132, 2) == 128              # 16 + 14 + 3 against 22 + 10 + 3 (96)
+    for units, nk, ctas in [(1, 1, 132), (5, 2, 7), (100, 1000, 132), (131, 4, 132), (3, 500, 132)]:
+        for sk in (1, 2):
+            grid = h.sk_grid(units, nk, ctas, sk)
+            assert units <= grid <= ctas and grid % units == 0
+    assert h.sk_grid(1, 1, 132) == 1 and h.sk_grid(100, 1000, 132) == 100
+    with pytest.raises(ValueError, match="sk = 3"):
+        h.sk_plan(512, 512, 16384, 132, 256, 128, 3)
 
 
 def test_stream_k_launch_needs_its_workspace():
@@ -680,11 +694,11 @@ def test_choose_depends_on_the_l2_and_the_ctas():
 
 @pytest.mark.parametrize("m, n, k, sk", [
     # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x,
-    # 1.58x, 3.85x and 1.11x faster than the 128 x 256 kernel); where each tile is split in 8 parts or
-    # more, every part sums a slice of it (round 20: 0.93x and 0.86x sk=1's time at 512 x 1024 and 512^2,
-    # 8 parts each)
+    # 1.58x, 3.85x and 1.11x faster than the 128 x 256 kernel); where each tile is split in many parts,
+    # every part sums a slice of it (rounds 20-21: 0.86-0.93x sk=1's time with 8 parts, 1.0-1.3x with 2-4)
     (1024, 1024, 8192, 1), (1024, 1024, 16384, 1), (1024, 2048, 8192, 1), (512, 1024, 16384, 2),
-    (1024, 1024, 2048, 1), (512, 512, 16384, 2), (256, 1024, 16384, 2), (512, 1024, 8192, 1),
+    (1024, 1024, 2048, 1), (512, 512, 16384, 2), (256, 1024, 16384, 2), (512, 1024, 8192, 2),
+    (128, 128, 65536, 2),
     # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
     # k-blocks, nor with at least as many tiles as SMs
     (2048, 2048, 8192, 0), (1000, 1000, 1000, 0), (512, 512, 512, 0), (1024, 8192, 8192, 0),
@@ -694,10 +708,9 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, sk):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
         assert cfg.sk == sk and (cfg in h.auto_configs(layout)[3:]) == bool(sk)
         if sk:
-            # the parts per tile decide between the two streamed kernels
-            grid = h.sk_plan(m, n, k, 132, cfg.bn, cfg.bm)[0]
-            tiles = -(-m // 128) * -(-n // 256)
-            assert (grid >= h.SK2_PARTS * tiles) == (sk == 2)
+            # the estimated busiest CTA decides between the two streamed kernels, each on its own grid
+            assert h.sk_kernel(m, n, k, 132) == sk
+            assert (h._sk_longest(m, n, k, 132, 2) < h._sk_longest(m, n, k, 132, 1)) == (sk == 2)
     streamed = bool(sk)
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
@@ -833,10 +846,10 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
     """Stream-K on the GPU, all CTAs resident at once, in the producer-less 192 x 192 kernel: 3072^2 on 132
     SMs puts all 256 tiles' k-blocks in the shared range (each tile's owner waits for the partial of the
     CTA before it), 1000^2 on 7 CTAs has whole rounds first, 6144^2 six whole rounds; 1024^2 x 8192 has
-    36 tiles for 132 CTAs, each tile in four or five parts, and 200 x 1000 x 20000 12 tiles of 313
-    k-blocks on 108. The same shapes in the 128 x 256 kernel (kind m128: whole rounds then a shared range
-    at 3072^2, 1000^2 on 7 and 6144^2; 32 and 8 tiles streamed over every SM at 1024^2 and 200 x 1000),
-    and in it with every part of a split tile summing a slice of it (m128sk2).
+    36 tiles on 108 CTAs, each tile in three parts, and 200 x 1000 x 20000 12 tiles of 313 k-blocks in
+    9 parts each. The same shapes in the 128 x 256 kernel (kind m128: whole rounds then a shared range
+    at 3072^2, 1000^2 on 7 and 6144^2; 32 tiles in 4 parts at 1024^2, 8 in 9 at 200 x 1000), and in it
+    with every part of a split tile summing a slice of it (m128sk2: 8 tiles in 11 parts at 200 x 1000).
     Each is launched twice on one workspace (poisoned output in between), since the flags must come back
     to zero."""
     torch = pytest.importorskip("torch")
@@ -845,7 +858,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
         h.Config(layout, 1, lag=0, hold=0, sk=2 if kind == "m128sk2" else 1)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
-    assert h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[3] > 0            # some tiles are split
+    assert h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[3] > 0            # some tiles are split
     a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + k).integers(2 ** 31))
     ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8, device="cuda")
     maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
@@ -854,7 +867,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
         h.launch(f, cfg, maps, c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         _assert_close(c, ref)
-        grid, _, _, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)
+        grid, _, _, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
         flags = h.sk_flag_bytes(cfg, grid, streamed)
         assert int(ws[:flags].count_nonzero()) == 0, "flags left set"
 
@@ -960,7 +973,7 @@ def test_trace_of_stream_k_on_the_gpu_keeps_the_product_and_stamps_in_order(sk):
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     for (m, n, k) in [(1000, 1000, 1000), (4096, 4096, 256)]:
         a, b, ref, c = bf16_gemm_case("nt", m, n, k, np.random.default_rng(m + k + sk).integers(2 ** 31))
-        grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm)[0]
+        grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[0]
         tr = torch.zeros(h.trace_bytes(grid) // 8, dtype=torch.int64, device="cuda")
         h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, trace=tr,
                  workspace=h.workspace(cfg, m, n, k, ctas))
