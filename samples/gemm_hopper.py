@@ -518,10 +518,10 @@ def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
     the kernel `sk`: the longest range ceil(units nk / grid) plus, with P = ceil(grid / units) parts a
     tile, SK_PART_KBLOCKS for each partial a tile's owner adds (sk=1), or SK2_PART_KBLOCKS for each part
     past the first and SK2_FIXED_KBLOCKS for the sum (sk=2; nothing when no tile is split)."""
-    parts = -(-grid // units)
+    longest, parts = -(-units * nk // grid), -(-grid // units)
     if sk == 2:
-        return -(-units * nk // grid) + (SK2_PART_KBLOCKS * (parts - 1) + SK2_FIXED_KBLOCKS if parts > 1 else 0)
-    return -(-units * nk // grid) + SK_PART_KBLOCKS * (parts - 1)
+        return longest + (SK2_PART_KBLOCKS * (parts - 1) + SK2_FIXED_KBLOCKS if parts > 1 else 0)
+    return longest + SK_PART_KBLOCKS * (parts - 1)
 
 
 def sk_grid(units: int, nk: int, ctas: int, sk: int = 1) -> int:
@@ -2209,6 +2209,8 @@ N192_SPAN = 0.92
 SK_PICK = 1.5
 # the part of a launch that does not scale with its k-blocks (setup, first loads, epilogue), in k-blocks
 SK_FIXED_KBLOCKS = 8
+
+
 def _sk_longest(m: int, n: int, k: int, ctas: int, sk: int) -> int:
     """The 128 x 256 tiles' busiest CTA in stream-K with the kernel `sk`, in k-blocks: whole rounds,
     then `sk_streamed_cost` on sk_plan's grid."""
@@ -2225,12 +2227,12 @@ def sk_kernel(m: int, n: int, k: int, ctas: int) -> int:
 
 def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
     """The 128 x 256 kernel's k-blocks on its busiest CTA against those of the same tiles in stream-K
-    (`sk_kernel`'s, on its sk_plan grid), each plus SK_FIXED_KBLOCKS: a shape's estimated gain from
-    streaming its k-blocks over more CTAs."""
+    (`sk_kernel`'s, the shorter of the two, on its sk_plan grid), each plus SK_FIXED_KBLOCKS: a shape's
+    estimated gain from streaming its k-blocks over more CTAs."""
     nk = -(-k // BK)
     tiles = -(-m // BM) * -(-n // BN)
     rounds = -(-tiles // min(tiles, ctas))
-    longest = _sk_longest(m, n, k, ctas, sk_kernel(m, n, k, ctas))
+    longest = min(_sk_longest(m, n, k, ctas, 1), _sk_longest(m, n, k, ctas, 2))
     return (rounds * nk + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
 
 

@@ -858,7 +858,7 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
         h.Config(layout, 1, lag=0, hold=0, sk=2 if kind == "m128sk2" else 1)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
-    assert h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[3] > 0            # some tiles are split
+    assert h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[3] > 0    # some tiles are split
     a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + k).integers(2 ** 31))
     ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8, device="cuda")
     maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
