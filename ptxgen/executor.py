@@ -10,7 +10,8 @@ arrays over the threads of a CTA holding raw bits (uint64); each instruction int
 type of its opcode, as the hardware does.
 
 Scheduling: CTAs run one after another (or, with run_kernel's `concurrent`, all resident at once, taking
-turns of CTA_QUANTUM steps); each thread has its own PC; every step runs the lowest PC among the runnable
+turns of CTA_QUANTUM steps; the CTAs of a thread-block cluster are always resident together, see
+Clusters below); each thread has its own PC; every step runs the lowest PC among the runnable
 threads of the CTA for all threads sitting at it. Threads of a warp that took different branches therefore meet again
 at the first instruction both paths reach, and warp collectives (shfl.sync, ldmatrix, mma.sync) see
 exactly the lanes that arrived together. Any interleaving of warps is a legal schedule, so picking the
@@ -56,8 +57,31 @@ hints prefetch, prefetch.tensormap and cp.async.bulk.prefetch.
 wgmma.mma_async also takes A in registers (the fragment of ptxgen.layout's wgmma A map), and 16-bit
 operands MN-major (the transpose bit) from swizzled layouts.
 
-Not modelled: MN-major wgmma operands without swizzle, clusters, calls, .local memory. Exited threads
-no longer count towards bar.sync. Floating-point fma is computed in float64 and rounded to the result
+Clusters: run_kernel's `cluster` (default: the kernel's .reqnctapercluster, else one CTA) groups the
+grid into thread-block clusters; with clusters of one, %cluster_ctarank is 0, %cluster_nctarank 1,
+%clusterid = %ctaid, %nclusterid = %nctaid and %is_explicit_cluster false. The CTAs of a cluster are
+resident together and take turns of CTA_QUANTUM steps in rank order; when none of them can run a step
+(each waits on another), the delayed test_waits give up, or a DeadlockError says why. A shared::cluster
+address is a shared::cta offset with rank + 1 of the CTA holding it in bits CLUSTER_RANK_SHIFT (24) and
+up, 0 meaning the executing CTA, so a CTA's own shared::cta addresses are shared::cluster addresses of
+itself; a generic shared address is SHARED_WINDOW plus a shared::cluster address, so cvta to and from
+.shared::cluster and generic loads and stores work on any CTA's memory. Modelled: %cluster_ctarank,
+%cluster_nctarank, %clusterid, %nclusterid, %cluster_ctaid, %cluster_nctaid, %is_explicit_cluster; mapa
+and getctarank (.shared::cluster or generic; a rank outside the cluster is a MemoryFaultError); ld, st,
+atom and red on .shared::cluster (any .sem/.scope, .v2/.v4); mbarrier.arrive{_drop}{.expect_tx},
+expect_tx and complete_tx on another CTA's mbarrier through .shared::cluster; barrier.cluster.arrive
+and .wait: arrive marks the thread as arrived in the barrier's current phase (twice in one phase is an
+ExecutionError), the phase completes once every live thread of the cluster has arrived (exited threads
+count as arrived, as in PTX), and wait parks the thread until the phase it arrived in has completed (a
+wait with no arrive before it waits for the current phase, which then cannot complete). A barrier some
+thread never arrives at is a DeadlockError naming those threads and where they wait. Touching the
+shared memory or mbarriers of a CTA of the cluster that has exited is a MemoryFaultError (on a GPU that
+memory is gone). Not modelled for clusters: TMA multicast, and bulk copies or complete_tx into another
+CTA's shared memory; the .aligned rule of barrier.cluster (all threads of a warp execute it together) is not checked,
+and its .release/.acquire, like every memory ordering here, change nothing.
+
+Not modelled: MN-major wgmma operands without swizzle, calls, .local memory. Exited threads no longer
+count towards bar.sync. Floating-point fma is computed in float64 and rounded to the result
 type; for .f32 the product is exact, so only a rare double-rounding tie can differ from the hardware.
 mma.sync and wgmma accumulate in float64, so results can differ from the tensor core's in the last bits.
 """
@@ -77,7 +101,12 @@ __all__ = ["Buffer", "TensorMapArg", "tensor_map", "RunStats", "Record", "run_ke
            "fragment_report", "FragmentReport", "coordinate_matrix"]
 
 GLOBAL_BASE = 1 << 40        # global buffers live from here, each 256-byte aligned
-SHARED_WINDOW = 1 << 32      # generic addresses [SHARED_WINDOW, SHARED_WINDOW + size) are shared memory
+SHARED_WINDOW = 1 << 32      # generic addresses [SHARED_WINDOW, SHARED_WINDOW + 2**32) are shared memory
+# a shared::cluster address is offset | field << CLUSTER_RANK_SHIFT: field 0 is the executing CTA (so its
+# shared::cta addresses are shared::cluster addresses of itself), field r + 1 is CTA rank r of the cluster
+CLUSTER_RANK_SHIFT = 24
+_OFFSET_MASK = (1 << CLUSTER_RANK_SHIFT) - 1
+MAX_CLUSTER_CTAS = 16        # sm_90: 8 portable, 16 with the non-portable cluster size opt-in
 _M64 = (1 << 64) - 1
 
 
@@ -301,6 +330,19 @@ def _const(value, t: str) -> np.ndarray:
 # ============================================================================================ state
 
 _SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid)\.([xyz])$")
+_CLUSTER_SPECIAL = re.compile(r"^%(clusterid|nclusterid|cluster_ctaid|cluster_nctaid)\.([xyz])$")
+
+
+@dataclass
+class _Cluster:
+    """The CTAs of one thread-block cluster (by rank) and its barrier.cluster state."""
+
+    id: Tuple[int, int, int]                 # %clusterid
+    shape: Tuple[int, int, int]              # %cluster_nctaid
+    explicit: bool                           # %is_explicit_cluster
+    ctas: List["_Cta"] = field(default_factory=list)
+    phase: int = 0                           # the barrier.cluster phase in progress
+    armed: bool = False                      # some thread has arrived in it
 
 
 @dataclass
@@ -316,6 +358,11 @@ class _Cta:
     bar_id: np.ndarray
     bar_count: np.ndarray
     mbarriers: Dict[int, "_Mbarrier"] = field(default_factory=dict)
+    cluster: Optional[_Cluster] = None
+    rank: int = 0                            # %cluster_ctarank
+    # per thread: the barrier.cluster phase it arrived in and has not yet waited for, or -1
+    cl_arrived: Optional[np.ndarray] = None
+    blocked: bool = False                    # its last turn ended with every live thread waiting
 
 
 # bar_count markers of threads delayed at an mbarrier.test_wait (bar_id names the barrier): still delayed,
@@ -325,6 +372,8 @@ _TEST_WAIT, _GIVE_UP = -1, -2
 _WARP_SYNC = -(1 << 40)
 # bar_id of threads that reached a wgmma.mma_async before the rest of their warpgroup: _WG_SYNC - warpgroup
 _WG_SYNC = -(1 << 50)
+# bar_id of threads parked at barrier.cluster.wait (released when the cluster's phase completes)
+_CLUSTER_WAIT = -(1 << 30)
 
 
 @dataclass
@@ -416,7 +465,8 @@ class _Fault(Exception):
 
 class _Executor:
     def __init__(self, prog: _Program, mem: _Memory, params: bytes, param_offsets: Dict[str, int],
-                 grid, block, max_steps: int, record: Tuple[str, ...] = ()):
+                 grid, block, max_steps: int, record: Tuple[str, ...] = (), cluster=(1, 1, 1),
+                 explicit_cluster: bool = False):
         self.prog = prog
         self.mem = mem
         self.params = np.frombuffer(params, dtype=np.uint8)
@@ -426,6 +476,9 @@ class _Executor:
         self.max_steps = max_steps
         self.stats = RunStats()
         self.record = tuple(record)
+        self.cluster = tuple(cluster)
+        self.nclusters = tuple(g // c for g, c in zip(grid, self.cluster))
+        self.explicit_cluster = explicit_cluster
 
     # ---------------------------------------------------------------- errors
     def _where(self, pc: int):
@@ -438,19 +491,25 @@ class _Executor:
         """(byte array, offsets) for addresses in a state space; raises _Fault when out of bounds."""
         addr = addr.astype(np.uint64)
         if space == "generic":
-            sh = (addr >= np.uint64(SHARED_WINDOW)) & (addr < np.uint64(SHARED_WINDOW + max(cta.shared.size, 1)))
+            sh = (addr >= np.uint64(SHARED_WINDOW)) & (addr < np.uint64(2 * SHARED_WINDOW))
             if sh.all() and addr.size:
-                return self._resolve("shared", addr - np.uint64(SHARED_WINDOW), nbytes, cta)
+                return self._resolve("shared::cluster", addr - np.uint64(SHARED_WINDOW), nbytes, cta)
             if sh.any():
                 return None  # mixed spaces: the caller splits
             space = "global"
+        if space == "shared::cluster":
+            return self._resolve_cluster(addr, nbytes, cta)
         if space == "shared":
             off = addr.astype(np.int64)
             bad = (off < 0) | (off + nbytes > cta.shared.size)
             if bad.any():
                 i = int(np.argmax(bad))
+                hint, f = "", int(off[i]) >> CLUSTER_RANK_SHIFT
+                if 0 < f <= len(cta.cluster.ctas):
+                    hint = (f" (it looks like the shared::cluster address of CTA rank {f - 1} that mapa gives; such "
+                            "addresses need a .shared::cluster or generic access)")
                 raise _Fault(f"shared-memory access of {nbytes} bytes at {int(off[i]):#x} is outside the "
-                             f"{cta.shared.size} bytes of shared memory", [i])
+                             f"{cta.shared.size} bytes of shared memory{hint}", [i])
             return [(cta.shared, off, np.ones(addr.size, bool))]
         if space == "param":
             off = addr.astype(np.int64)
@@ -477,6 +536,42 @@ class _Executor:
             raise _Fault(f"global access of {nbytes} bytes at {int(addr[i]):#x} is outside every buffer passed "
                          f"to the kernel ({', '.join(f'{b.address:#x}+{b.nbytes}' for b in self.mem.buffers)})",
                          [i])
+        return out
+
+    def _cluster_cta(self, cta: _Cta, field: int, addr: int, what: str, i: int = 0) -> _Cta:
+        """The CTA that rank field `field` of a shared::cluster address names (0: the executing CTA)."""
+        if field == 0:
+            return cta
+        ctas = cta.cluster.ctas
+        if field > len(ctas):
+            raise _Fault(f"{what} at shared::cluster address {addr:#x} names CTA rank {field - 1}, but the cluster "
+                         f"has {len(ctas)} CTA(s)", [i])
+        target = ctas[field - 1]
+        if target is not cta and not target.live.any():
+            raise _Fault(f"{what} at shared::cluster address {addr:#x} reaches CTA rank {field - 1} of the cluster, "
+                         "which has exited: its shared memory is gone (meet the cluster, e.g. with barrier.cluster, "
+                         "before a CTA leaves)", [i])
+        return target
+
+    def _resolve_cluster(self, addr: np.ndarray, nbytes: int, cta: _Cta):
+        """Parts (shared bytes of the CTA, offsets, threads) of shared::cluster addresses."""
+        fields = (addr >> np.uint64(CLUSTER_RANK_SHIFT)).astype(np.int64)
+        if addr.size and (fields == 0).all():
+            return self._resolve("shared", addr, nbytes, cta)
+        offs = (addr & np.uint64(_OFFSET_MASK)).astype(np.int64)
+        out = []
+        for f in np.unique(fields):
+            sel = fields == f
+            i = int(np.argmax(sel))
+            target = self._cluster_cta(cta, int(f), int(addr[i]), f"a {nbytes}-byte access", i)
+            off = np.where(sel, offs, 0)
+            over = sel & (off + nbytes > target.shared.size)
+            if over.any():
+                i = int(np.argmax(over))
+                raise _Fault(f"shared::cluster access of {nbytes} bytes at {int(addr[i]):#x} (offset {int(off[i]):#x} "
+                             f"in CTA rank {target.rank}) is outside the {target.shared.size} bytes of its shared "
+                             "memory", [i])
+            out.append((target.shared, off, sel))
         return out
 
     def _load(self, space, addr, nbytes, cta) -> np.ndarray:
@@ -544,6 +639,23 @@ class _Executor:
                 c = _const(val[axis], t)
                 return lambda cta, idx: np.broadcast_to(c, idx.shape)
             return lambda cta, idx: np.broadcast_to(_const(cta.ctaid[axis], t), idx.shape)
+        m = _CLUSTER_SPECIAL.match(name)
+        if m:
+            what, axis = m.group(1), "xyz".index(m.group(2))
+            if what in ("nclusterid", "cluster_nctaid"):
+                c = _const((self.nclusters if what == "nclusterid" else self.cluster)[axis], t)
+                return lambda cta, idx: np.broadcast_to(c, idx.shape)
+            if what == "clusterid":
+                return lambda cta, idx: np.broadcast_to(_const(cta.cluster.id[axis], t), idx.shape)
+            return lambda cta, idx: np.broadcast_to(_const(cta.ctaid[axis] % self.cluster[axis], t), idx.shape)
+        if name == "%cluster_ctarank":
+            return lambda cta, idx: np.broadcast_to(_const(cta.rank, t), idx.shape)
+        if name == "%cluster_nctarank":
+            c = _const(int(np.prod(self.cluster)), t)
+            return lambda cta, idx: np.broadcast_to(c, idx.shape)
+        if name == "%is_explicit_cluster":
+            c = _const(int(self.explicit_cluster), t)
+            return lambda cta, idx: np.broadcast_to(c, idx.shape)
         if name == "%laneid":
             return lambda cta, idx: bits_to((idx % 32).astype(np.uint64), t)
         if name == "%warpid":
@@ -565,7 +677,8 @@ class _Executor:
         if isinstance(op, ir.Reg):
             name = op.name
             return lambda cta, idx, v: self._reg(cta, name).__setitem__(idx, to_bits(v, t))
-        if isinstance(op, str) and op == "_":
+        from .ops.operands import Sink
+        if isinstance(op, Sink) or isinstance(op, str) and op == "_":
             return lambda cta, idx, v: None
         raise _Unsupported(f"destination {op} ({type(op).__name__}) is not a register")
 
@@ -585,28 +698,51 @@ class _Executor:
         raise _Unsupported(f"memory operand {op} is not modelled")
 
     # ---------------------------------------------------------------- running
-    def new_cta(self, ctaid) -> _Cta:
-        """A CTA at the kernel's first instruction, with zeroed shared memory."""
+    def new_cta(self, ctaid, cluster: Optional[_Cluster] = None) -> _Cta:
+        """A CTA at the kernel's first instruction, with zeroed shared memory; it joins `cluster` as its next
+        rank (without one, it is a cluster of one)."""
         n = int(np.prod(self.block))
         lin = np.arange(n)
         bx, by, _ = self.block
-        return _Cta(n, {}, np.zeros(self.prog.shared_bytes, dtype=np.uint8),
-                    (lin % bx, (lin // bx) % by, lin // (bx * by)), ctaid,
-                    np.zeros(n, dtype=np.int64), np.ones(n, bool), np.zeros(n, bool),
-                    np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        if cluster is None:
+            cluster = _Cluster(tuple(ctaid), (1, 1, 1), self.explicit_cluster)
+        cta = _Cta(n, {}, np.zeros(self.prog.shared_bytes, dtype=np.uint8),
+                   (lin % bx, (lin // bx) % by, lin // (bx * by)), ctaid,
+                   np.zeros(n, dtype=np.int64), np.ones(n, bool), np.zeros(n, bool),
+                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+                   cluster=cluster, rank=len(cluster.ctas), cl_arrived=np.full(n, -1, dtype=np.int64))
+        cluster.ctas.append(cta)
+        return cta
+
+    def new_cluster(self, clusterid) -> List[_Cta]:
+        """The CTAs of cluster `clusterid`, by rank (x fastest), all at the kernel's first instruction."""
+        cx, cy, cz = self.cluster
+        cl = _Cluster(tuple(clusterid), self.cluster, self.explicit_cluster)
+        for z in range(cz):
+            for y in range(cy):
+                for x in range(cx):
+                    self.new_cta((clusterid[0] * cx + x, clusterid[1] * cy + y, clusterid[2] * cz + z), cl)
+        return list(cl.ctas)
 
     def advance(self, cta: _Cta, quantum: Optional[int] = None) -> bool:
         """Run `cta` until all its threads have exited (True), or for `quantum` steps (False if it has
-        not finished by then)."""
+        not finished by then). A CTA of a cluster of several also stops (False, with `blocked` set) when
+        every live thread waits on something only another CTA of the cluster can complete."""
         prog = self.prog
         ncode = len(prog.code)
         stop = None if quantum is None else self.stats.steps + quantum
+        cta.blocked = False
         while True:
             runnable = cta.live & ~cta.waiting
             if not runnable.any():
                 if not cta.waiting.any():
                     return True
-                self._release_or_deadlock(cta)
+                if self._release(cta):
+                    continue
+                if len(cta.cluster.ctas) > 1:
+                    cta.blocked = True
+                    return False
+                self._give_up_or_deadlock(cta)
                 continue
             if stop is not None and self.stats.steps >= stop:
                 return False
@@ -652,7 +788,8 @@ class _Executor:
                     vals[r.name] = self._reg(cta, r.name)[idx].copy()
         self.stats.records.append(Record(ins, idx.copy(), cta.ctaid, vals))
 
-    def _release_or_deadlock(self, cta: _Cta) -> None:
+    def _release(self, cta: _Cta) -> bool:
+        """Release the threads of one barrier of the CTA that has completed (True), if any."""
         waiting = np.nonzero(cta.waiting)[0]
         live = int(cta.live.sum())
         for b in np.unique(cta.bar_id[waiting]):
@@ -662,7 +799,7 @@ class _Executor:
                 g = int(_WG_SYNC - b)
                 if at.size == 128 and np.unique(cta.pc[at]).size == 1 and (at // 128 == g).all():
                     cta.waiting[at] = False
-                    return
+                    return True
                 continue
             if b <= _WARP_SYNC:
                 at = waiting[cta.bar_id[waiting] == b]
@@ -673,22 +810,78 @@ class _Executor:
                 if np.isin(need, at).all():
                     cta.waiting[at] = False
                     cta.pc[at] += 1
-                    return
+                    return True
                 continue
             if b < 0:
-                continue  # threads parked on an mbarrier wake when its phase completes
+                continue  # threads parked on an mbarrier or barrier.cluster wake when its phase completes
             at = waiting[cta.bar_id[waiting] == b]
             need = int(cta.bar_count[at].max()) or live
             if at.size >= need:
                 cta.waiting[at] = False
                 cta.pc[at] += 1
-                return
-        tests = waiting[cta.bar_count[waiting] == _TEST_WAIT]
-        if tests.size:
-            # nothing else can run: the delayed mbarrier.test_waits go ahead and return false
-            cta.waiting[tests] = False
-            cta.bar_count[tests] = _GIVE_UP
+                return True
+        return False
+
+    @staticmethod
+    def _give_up_tests(cta: _Cta) -> bool:
+        """Nothing else can run: the delayed mbarrier.test_waits go ahead and return false (True if any)."""
+        tests = np.nonzero(cta.waiting & (cta.bar_count == _TEST_WAIT))[0]
+        cta.waiting[tests] = False
+        cta.bar_count[tests] = _GIVE_UP
+        return bool(tests.size)
+
+    def _stalled(self, resident: Sequence[_Cta]) -> None:
+        """No resident CTA could run a step in a whole round: the delayed test_waits give up, or (if there
+        are none) the deadlock is reported, preferring a barrier.cluster.wait's view of it."""
+        if any([self._give_up_tests(c) for c in resident]):
             return
+        pick = next((c for c in resident if (c.waiting & (c.bar_id == _CLUSTER_WAIT)).any()), None)
+        if pick is not None:
+            self._cluster_deadlock(pick)
+        pick = next((c for c in resident if c.blocked), resident[0])
+        try:
+            self._give_up_or_deadlock(pick)
+        except DeadlockError as e:
+            raise DeadlockError(f"{e.message} (in CTA {pick.ctaid}, rank {pick.rank} of its cluster; no other CTA "
+                                "of the cluster can proceed either)", e.loc, e.instr, e.threads) from None
+        raise ExecutionError("the resident CTAs stalled, but none reports a deadlock", self.prog.fn.loc)
+
+    def _cluster_deadlock(self, cta: _Cta) -> None:
+        """DeadlockError: threads of `cta` wait at barrier.cluster.wait for a phase that cannot complete;
+        names the live threads of the cluster that have not arrived and where they are."""
+        cl = cta.cluster
+        here = np.nonzero(cta.waiting & (cta.bar_id == _CLUSTER_WAIT))[0]
+        loc, text = self._where(int(cta.pc[here[0]]))
+        live = sum(int(c.live.sum()) for c in cl.ctas)
+        arrived = sum(int((c.live & (c.cl_arrived == cl.phase)).sum()) for c in cl.ctas)
+        parts = []
+        for c in cl.ctas:
+            missing = np.nonzero(c.live & (c.cl_arrived != cl.phase))[0]
+            if not missing.size:
+                continue
+            at = []
+            for p in sorted(set(int(x) for x in c.pc[missing])):
+                th = missing[c.pc[missing] == p]
+                ploc, ptext = self._where(p) if p < len(self.prog.code) else (None, "the end of the kernel")
+                blocked = c.waiting[th] & (c.bar_id[th] == _CLUSTER_WAIT)
+                how = " (waiting there without having arrived)" if blocked.all() else \
+                    " (waiting there)" if c.waiting[th].all() else ""
+                at.append(f"{th.size} at `{ptext}`" + (f" ({ploc})" if ploc else "") + how)
+            parts.append(f"CTA rank {c.rank} (ctaid {c.ctaid}): " + ", ".join(at))
+        raise DeadlockError(
+            f"deadlock: barrier.cluster.wait cannot complete: {arrived} of the {live} live threads of the "
+            f"{len(cl.ctas)}-CTA cluster {cl.id} have arrived in phase {cl.phase}, and these never will: "
+            + "; ".join(parts), loc, text, here)
+
+    def _give_up_or_deadlock(self, cta: _Cta) -> None:
+        """Every live thread of the CTA waits and no barrier of it completes: the delayed test_waits give
+        up, or a DeadlockError (or an ExecutionError for a warpgroup that never gathers) says why."""
+        if self._give_up_tests(cta):
+            return
+        waiting = np.nonzero(cta.waiting)[0]
+        live = int(cta.live.sum())
+        if (cta.bar_id[waiting] == _CLUSTER_WAIT).any():
+            self._cluster_deadlock(cta)
         pcs = sorted(set(int(p) for p in cta.pc[waiting]))
         loc, text = self._where(pcs[0])
         exited = cta.nthreads - live
@@ -707,7 +900,7 @@ class _Executor:
                        f"{at.size - here.size} elsewhere)")
             raise ExecutionError(f"wgmma is .aligned: all 128 threads of warpgroup {g} must execute it together, "
                                  f"but {why}", loc, text, here)
-        parked = sorted({int(-b - 1) for b in cta.bar_id[waiting] if _WARP_SYNC < b < 0})
+        parked = sorted({int(-b - 1) for b in cta.bar_id[waiting] if _CLUSTER_WAIT < b < 0})
         if parked:
             states = "; ".join(cta.mbarriers[a].describe(a) for a in parked if a in cta.mbarriers)
             raise DeadlockError(
@@ -1068,7 +1261,8 @@ class _Executor:
     _SPACES = ("global", "shared", "param", "local", "const")
 
     def _ldst_form(self, mods):
-        space = next((m.split("::")[0] for m in mods if m.split("::")[0] in self._SPACES), "generic")
+        space = next(("shared::cluster" if m == "shared::cluster" else m.split("::")[0] for m in mods
+                      if m.split("::")[0] in self._SPACES), "generic")
         vec = next((int(m[1:]) for m in mods if re.fullmatch(r"v[248]", m)), 1)
         return space, vec, mods[-1]
 
@@ -1185,6 +1379,8 @@ class _Executor:
 
         def body(cta, idx):
             cta.live[idx] = False
+            # exited threads no longer count towards barrier.cluster: they may have been all it waited for
+            self._cluster_try_complete(cta.cluster)
         return body, True
 
     _op_exit = _op_ret
@@ -1224,7 +1420,120 @@ class _Executor:
             cta.bar_count[idx] = rcount(cta, idx).astype(np.int64) if rcount else 0
         return body, True
 
-    _op_barrier = _op_bar
+    def _op_barrier(self, ins, mods):
+        if mods[:1] == ["cluster"]:
+            return self._op_barrier_cluster(ins, mods[1:])
+        return self._op_bar(ins, mods)
+
+    def _op_barrier_cluster(self, ins, mods):
+        """barrier.cluster.arrive{.release|.relaxed}{.aligned} and barrier.cluster.wait{.acquire}{.aligned}.
+
+        arrive marks the thread as arrived in the cluster barrier's current phase (twice before the phase
+        completes is an ExecutionError); the phase completes once every live thread of every CTA of the
+        cluster has arrived (exited threads count as arrived). wait returns once the phase the thread last
+        arrived in has completed, and parks the thread until then; a wait with no arrive before it waits
+        for the current phase, which then cannot complete (a DeadlockError once nothing else can run).
+        Memory is sequentially consistent here, so .release/.relaxed/.acquire change nothing; .aligned
+        (all threads of a warp execute it together) is not checked."""
+        kind, rest = (mods[0] if mods else ""), mods[1:]
+        allowed = {"arrive": ("release", "relaxed", "aligned"), "wait": ("acquire", "aligned")}.get(kind)
+        if allowed is None or any(m not in allowed for m in rest) or ins.operands:
+            raise _Unsupported(f"{ins.opcode} is not modelled (barrier.cluster.arrive / barrier.cluster.wait only)")
+        if kind == "arrive":
+            def arrive(cta, idx):
+                cl = cta.cluster
+                again = idx[cta.cl_arrived[idx] == cl.phase]
+                if again.size:
+                    raise _ExecFail(f"barrier.cluster.arrive: {again.size} thread(s) of CTA {cta.ctaid} (threads "
+                                    f"{_few(again)}) arrive a second time before the cluster barrier's phase "
+                                    f"{cl.phase} completes; each thread arrives once per phase")
+                cta.cl_arrived[idx] = cl.phase
+                cl.armed = True
+                self._cluster_try_complete(cl)
+            return arrive, False
+
+        def wait(cta, idx):
+            cl = cta.cluster
+            arrived = cta.cl_arrived[idx]
+            done = (arrived >= 0) & (arrived < cl.phase)
+            go, stay = idx[done], idx[~done]
+            cta.cl_arrived[go] = -1
+            cta.pc[go] += 1
+            cta.waiting[stay] = True
+            cta.bar_id[stay] = _CLUSTER_WAIT
+            cta.bar_count[stay] = 0
+        return wait, True
+
+    @staticmethod
+    def _cluster_try_complete(cl: _Cluster) -> None:
+        """Complete the cluster barrier's phase if every live thread of the cluster has arrived in it, and
+        release the threads waiting for it."""
+        if not cl.armed:
+            return
+        for c in cl.ctas:
+            if (c.live & (c.cl_arrived != cl.phase)).any():
+                return
+        cl.phase += 1
+        cl.armed = False
+        for c in cl.ctas:
+            woken = c.waiting & (c.bar_id == _CLUSTER_WAIT)
+            c.waiting[woken] = False
+            c.pc[woken] += 1
+            c.cl_arrived[woken] = -1
+
+    def _cluster_field(self, cta: _Cta, a: np.ndarray, generic: bool, what: str):
+        """(rank fields, offsets) of shared::cluster (or, `generic`, generic shared) addresses `a`."""
+        a = a.astype(np.uint64)
+        if generic:
+            out = (a < np.uint64(SHARED_WINDOW)) | (a >= np.uint64(2 * SHARED_WINDOW))
+            if out.any():
+                i = int(np.argmax(out))
+                raise _Fault(f"{what}: the generic address {int(a[i]):#x} is not in shared memory", [i])
+            a = a - np.uint64(SHARED_WINDOW)
+        fields = (a >> np.uint64(CLUSTER_RANK_SHIFT)).astype(np.int64)
+        bad = fields > len(cta.cluster.ctas)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise _Fault(f"{what}: {int(a[i]):#x} is not a shared::cluster address of this {len(cta.cluster.ctas)}-CTA "
+                         "cluster", [i])
+        return fields, a & np.uint64(_OFFSET_MASK)
+
+    def _op_mapa(self, ins, mods):
+        """mapa{.shared::cluster}.u32/.u64 d, a, rank: the address of a's counterpart in CTA `rank` of the
+        cluster (generic addresses in, generic out, without .shared::cluster)."""
+        t = mods[-1] if mods else ""
+        if t not in ("u32", "u64") or len(ins.operands) != 3:
+            raise _Unsupported(f"{ins.opcode}: expected mapa{{.shared::cluster}}.u32/.u64 d, a, rank")
+        generic = "shared::cluster" not in mods
+        d, a, b = ins.operands
+        ra, rb, w = self._reader(a, t), self._reader(b, "u32"), self._writer(d, t)
+
+        def body(cta, idx):
+            _, offs = self._cluster_field(cta, ra(cta, idx), generic, "mapa")
+            ranks = rb(cta, idx).astype(np.int64)
+            n = len(cta.cluster.ctas)
+            bad = ranks >= n
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise _Fault(f"mapa to CTA rank {int(ranks[i])}, but the cluster has {n} CTA(s) (ranks 0..{n - 1})",
+                             [i])
+            out = offs | ((ranks + 1).astype(np.uint64) << np.uint64(CLUSTER_RANK_SHIFT))
+            w(cta, idx, out + np.uint64(SHARED_WINDOW) if generic else out)
+        return body, False
+
+    def _op_getctarank(self, ins, mods):
+        """getctarank{.shared::cluster}.u32/.u64 d, a: the rank of the CTA whose shared memory holds a."""
+        t = mods[-1] if mods else ""
+        if t not in ("u32", "u64") or len(ins.operands) != 2:
+            raise _Unsupported(f"{ins.opcode}: expected getctarank{{.shared::cluster}}.u32/.u64 d, a")
+        generic = "shared::cluster" not in mods
+        d, a = ins.operands
+        ra, w = self._reader(a, t), self._writer(d, "u32")
+
+        def body(cta, idx):
+            fields, _ = self._cluster_field(cta, ra(cta, idx), generic, "getctarank")
+            w(cta, idx, np.where(fields == 0, cta.rank, fields - 1))
+        return body, False
 
     def _noop(self, ins, mods):
         return (lambda cta, idx: None), False
@@ -1349,12 +1658,19 @@ class _Executor:
         mb.tx -= nbytes
         self._maybe_complete(cta, ad, mb)
 
+    def _mbarrier_home(self, cta, ad: int, j: int = 0):
+        """(CTA, shared::cta offset) of the mbarrier at shared::cluster address `ad`."""
+        field = ad >> CLUSTER_RANK_SHIFT
+        target = self._cluster_cta(cta, field, ad, "an mbarrier operation", j)
+        return target, ad & _OFFSET_MASK
+
     @staticmethod
     def _mbarrier_at(cta, ad: int) -> "_Mbarrier":
         """The mbarrier object at shared address `ad` (an instruction's operand)."""
         mb = cta.mbarriers.get(ad)
         if mb is None:
-            raise _ExecFail(f"mbarrier at shared {ad:#x} was not initialized (mbarrier.init)")
+            of = f" of CTA rank {cta.rank}" if cta.cluster is not None and len(cta.cluster.ctas) > 1 else ""
+            raise _ExecFail(f"mbarrier at shared {ad:#x}{of} was not initialized (mbarrier.init)")
         return mb
 
     def _settle(self, cta, ad: int, mb: "_Mbarrier") -> None:
@@ -1589,7 +1905,7 @@ class _Executor:
                 th = idx[wg == g]
                 if th.size != 128:
                     # .sync.aligned: these threads wait here for the rest of their warpgroup (released
-                    # together by _release_or_deadlock, which reports a warpgroup that never gathers)
+                    # together by _release; _give_up_or_deadlock reports a warpgroup that never gathers)
                     cta.waiting[th] = True
                     cta.bar_id[th] = _WG_SYNC - int(g)
                     continue
@@ -1648,13 +1964,16 @@ class _Executor:
             rn = self._reader(rest[0], "u32") if rest else None
             wd = self._writer(d, "b64") if d is not None and not (isinstance(d, str)) else None
             drop = kind == "arrive_drop"
+            remote = "shared::cluster" in mods
 
             def arrive(cta, idx):
                 ads = addr(cta, idx)
                 ns = rn(cta, idx) if rn else np.ones(idx.size, np.int64)
                 tokens = np.zeros(idx.size, np.uint64)
                 for j, ad in enumerate(ads):
-                    mb = self._mbarrier_at(cta, int(ad))
+                    # .shared::cluster: the barrier may be another CTA's (an address from mapa)
+                    at, ad = self._mbarrier_home(cta, int(ad), j) if remote else (cta, int(ad))
+                    mb = self._mbarrier_at(at, ad)
                     tokens[j] = mb.phase
                     n = int(ns[j])
                     if kind == "complete_tx":
@@ -1665,7 +1984,7 @@ class _Executor:
                         mb.pending -= 1 if expect or rn is None else n
                         if drop:
                             mb.expected -= 1
-                    self._settle(cta, int(ad), mb)
+                    self._settle(at, ad, mb)
                 if wd:
                     wd(cta, idx, tokens)
             return arrive, False
@@ -1929,6 +2248,12 @@ def _pack(vals: np.ndarray, fm) -> np.ndarray:
     return out
 
 
+def _few(threads: np.ndarray, n: int = 8) -> str:
+    """Up to n thread indices, for a message."""
+    shown = ", ".join(str(int(t)) for t in threads[:n])
+    return shown + (f", ... ({threads.size} in all)" if threads.size > n else "")
+
+
 class _Unsupported(Exception):
     pass
 
@@ -2004,18 +2329,71 @@ def _pack_params(fn: ir.Function, args: Sequence) -> Tuple[bytes, Dict[str, int]
     return bytes(blob), offsets, buffers
 
 
-# concurrent=True: the steps a resident CTA runs before the next one takes its turn
+# concurrent=True (and the CTAs of a cluster): the steps a resident CTA runs before the next one takes its turn
 CTA_QUANTUM = 2000
 
 
+def _take_turns(ex: _Executor, resident: List[_Cta]) -> None:
+    """Run resident CTAs in turns of CTA_QUANTUM steps until all have exited; a round in which every one
+    of them is blocked (all its live threads wait on others) and none ran a step is a stall."""
+    while resident:
+        before = ex.stats.steps
+        resident = [cta for cta in resident if not ex.advance(cta, CTA_QUANTUM)]
+        if resident and ex.stats.steps == before and all(cta.blocked for cta in resident):
+            ex._stalled(resident)
+
+
+def _cluster_shape(fn: ir.Function, cluster, grid) -> Tuple[Tuple[int, int, int], bool]:
+    """(cluster shape, explicit) of a launch: `cluster` as given, else the kernel's .reqnctapercluster, else
+    clusters of one CTA. Checks the kernel's cluster directives and that the grid is whole clusters."""
+    req, explicit_only, max_rank = None, False, None
+    for d in fn.directives:
+        key, _, vals = d.strip().partition(" ")
+        if key == ".reqnctapercluster":
+            req = _dim3(tuple(int(v) for v in vals.split(",")), ".reqnctapercluster")
+        elif key == ".explicitcluster":
+            explicit_only = True
+        elif key == ".maxclusterrank":
+            max_rank = int(vals)
+    if cluster is None:
+        if req is None and explicit_only:
+            raise UsageError(f"{fn.name} is .explicitcluster: it must be launched in clusters; give run_kernel "
+                             "cluster=")
+        c, explicit = (req, True) if req is not None else ((1, 1, 1), False)
+    else:
+        c, explicit = _dim3(cluster, "cluster"), True
+        if req is not None and c != req:
+            raise UsageError(f"{fn.name} declares .reqnctapercluster {', '.join(map(str, req))}; it cannot be "
+                             f"launched with cluster {c}")
+    size = c[0] * c[1] * c[2]
+    if size > MAX_CLUSTER_CTAS:
+        raise UsageError(f"a cluster has at most {MAX_CLUSTER_CTAS} CTAs (8 portable), not {size} (cluster {c})")
+    if max_rank is not None and size > max_rank:
+        raise UsageError(f"{fn.name} declares .maxclusterrank {max_rank}; cluster {c} has {size} CTAs")
+    bad = [a for a in range(3) if grid[a] % c[a]]
+    if bad:
+        a = bad[0]
+        raise UsageError(f"the grid {grid} is not a whole number of clusters {c}: its {'xyz'[a]} extent {grid[a]} "
+                         f"is not a multiple of {c[a]}")
+    return c, explicit
+
+
 def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *, dynamic_shared: int = 0,
-               max_steps: int = 1_000_000, record: Sequence[str] = (), concurrent: bool = False) -> RunStats:
+               max_steps: int = 1_000_000, record: Sequence[str] = (), concurrent: bool = False,
+               cluster=None) -> RunStats:
     """Run kernel `name` on the CPU over `grid` CTAs of `block` threads; Buffer arguments are updated in place.
 
     CTAs run one after another, each to its end, unless `concurrent`: then all of them are resident at
     once and take turns of CTA_QUANTUM steps, in grid order, so a CTA may wait on a flag in global memory
     that a later CTA sets (a persistent grid whose CTAs exchange partial results); the turns are a legal
     schedule, since CTAs run in any order and at any relative speed on a GPU.
+
+    `cluster` (1 to 3 ints, like grid) launches thread-block clusters of that shape (default: the kernel's
+    .reqnctapercluster, else clusters of one CTA); each grid extent must be a multiple of the cluster's.
+    The CTAs of a cluster are resident together and take turns of CTA_QUANTUM steps (rank order); clusters
+    run one after another, or all at once with `concurrent`. A cluster that disagrees with the kernel's
+    .reqnctapercluster or .maxclusterrank, has more than MAX_CLUSTER_CTAS CTAs, or is missing for an
+    .explicitcluster kernel is a UsageError.
 
     Raises UnsupportedInstructionError (an instruction the executor does not model), MemoryFaultError
     (out-of-bounds or misaligned access), DeadlockError (a barrier no thread can complete), ExecutionError.
@@ -2026,6 +2404,7 @@ def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *
     g, b = _dim3(grid, "grid"), _dim3(block, "block")
     if b[0] * b[1] * b[2] > 1024:
         raise UsageError(f"a CTA has at most 1024 threads, not {b[0] * b[1] * b[2]}")
+    c, explicit = _cluster_shape(fn, cluster, g)
     blob, offsets, buffers = _pack_params(fn, args)
     mem = _Memory(buffers)
     blob = bytearray(blob)
@@ -2035,17 +2414,22 @@ def run_kernel(module, name: str, grid=(1,), block=(32,), args: Sequence = (), *
         elif isinstance(a, TensorMapArg):
             blob[offsets[p.name]:offsets[p.name] + 128] = a.encode()
     prog = _Program(fn, irm, dynamic_shared)
-    ex = _Executor(prog, mem, bytes(blob), offsets, g, b, max_steps, tuple(record))
-    ids = [(x, y, z) for z in range(g[2]) for y in range(g[1]) for x in range(g[0])]
+    ex = _Executor(prog, mem, bytes(blob), offsets, g, b, max_steps, tuple(record), c, explicit)
+    n = ex.nclusters
+    ids = [(x, y, z) for z in range(n[2]) for y in range(n[1]) for x in range(n[0])]
     if concurrent:
-        resident = [ex.new_cta(i) for i in ids]
-        while resident:
-            resident = [cta for cta in resident if not ex.advance(cta, CTA_QUANTUM)]
-        ex.stats.ctas += len(ids)
+        resident = [cta for i in ids for cta in ex.new_cluster(i)]
+        total = len(resident)
+        _take_turns(ex, resident)
+        ex.stats.ctas += total
     else:
         for i in ids:
-            ex.advance(ex.new_cta(i))
-            ex.stats.ctas += 1
+            ctas = ex.new_cluster(i)
+            if len(ctas) == 1:
+                ex.advance(ctas[0])
+            else:
+                _take_turns(ex, ctas)
+            ex.stats.ctas += len(ctas)
     for buf in buffers:
         buf._write_back()
     return ex.stats
