@@ -67,6 +67,7 @@ HOPPER_NAMED = {
     "hopper-sk": dict(cluster=1, stages=3, group=16, bm=192, bn=192, hold=0, producer=0, sk=1),
     "hopper-sk128": dict(cluster=1, lag=0, hold=0, sk=1),   # stream-K in the 128 x 256 kernel
     "hopper-sk2": dict(cluster=1, lag=0, hold=0, sk=2),     # ... each part summing a slice of a split tile
+    "hopper-sk3": dict(cluster=1, lag=0, hold=0, sk=3),     # ... a tile's parts one cluster, summed in shared memory
     "hopper-p0n192c2": dict(cluster=2, stages=3, group=16, bm=192, bn=192, producer=0),   # A shared by 2 CTAs
     "hopper-p0c2": dict(cluster=2, stages=3, group=16, bm=192, hold=0, producer=0),   # held: slower (LOG 12)
     "hopper-p0n192lw": dict(cluster=1, stages=3, group=16, bm=192, bn=192, producer=0, lwarp=1),

@@ -33,7 +33,10 @@ consumer warpgroups of whole m64n256k16, one of whose threads issues the loads),
 with both epilogue passes at the tile's end, hopper-p0n192 its 192 x 192 tiles (m64n192k16, one
 epilogue pass a tile), hopper-sk those tiles in stream-K (Config.sk: whole rounds, then the rest of
 the k-blocks shared evenly, split tiles summed through a workspace), hopper-sk128 stream-K in the
-128 x 256 kernel with a producer warpgroup (lag 0, both epilogue passes at a tile's end), hopper-p0n192c2 and
+128 x 256 kernel with a producer warpgroup (lag 0, both epilogue passes at a tile's end), hopper-sk2 the
+same with every part of a split tile summing a slice of it through the workspace, hopper-sk3 the same with a
+tile's parts launched as one cluster that sums through distributed shared memory (no workspace; shapes with
+at most as many tiles as CTAs), hopper-p0n192c2 and
 hopper-p0c2 the 192 x 192 and 192 x 256 (hold=0) producer-less kernels in clusters of 2 CTAs that share A
 through TMA multicast, hopper-p0n192lw and hopper-p0n192c2lw the 192 x 192 kernel (without and with
 the cluster) with a loading warp of its own (Config.lwarp), and

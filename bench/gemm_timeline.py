@@ -23,9 +23,10 @@ next to the launch's CUDA-event time (which also holds the launch's own overhead
     python3 bench/gemm_timeline.py [--size 4096x4096x4096] [--config nt:1:4:0:8:64:256:tma]
            [--launches 20] [--warmup 3] [--save stamps.npz]
 
---config takes gemm_hopper Config fields as Config.parse does (trace=1 is added), or "sk1" / "sk2" for
-`choose`'s 128 x 256 stream-K kernels; the default is the 128 x 256 kernel `choose` picks (its
-configuration with trace=1). A stream-K kernel runs on sk_plan's grid with a workspace of its own.
+--config takes gemm_hopper Config fields as Config.parse does (trace=1 is added), or "sk1" / "sk2" / "sk3" for
+the 128 x 256 stream-K kernels (`choose`'s two, and sk=3, which sums in its clusters' shared memory); the
+default is the 128 x 256 kernel `choose` picks (its configuration with trace=1). A stream-K kernel runs on
+sk_plan's grid with a workspace of its own (sk=3: none).
 %globaltimer's resolution is the GPU's (tens of ns to 1 µs); the phases are medians over CTAs and
 launches, so they are finer than one tick.
 
@@ -166,7 +167,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="4096x4096x4096", help="MxNxK (default %(default)s)")
     ap.add_argument("--config", default=None,
-                    help="gemm_hopper Config fields (Config.parse), or sk1 / sk2 for choose's 128 x 256 stream-K "
+                    help="gemm_hopper Config fields (Config.parse), or sk1 / sk2 / sk3 for the 128 x 256 stream-K "
                          "kernels; default: choose's 128 x 256 kernel")
     ap.add_argument("--launches", type=int, default=20, help="traced launches (default %(default)s)")
     ap.add_argument("--warmup", type=int, default=3, help="launches before them (default %(default)s)")
@@ -183,7 +184,8 @@ def main(argv=None) -> int:
         ap.error(f"--save {args.save}: no such directory")
     import gemm_hopper as h
     try:
-        named = {"sk1": h.auto_configs("nt")[3], "sk2": h.auto_configs("nt")[4]}
+        named = {"sk1": h.auto_configs("nt")[3], "sk2": h.auto_configs("nt")[4],
+                 "sk3": h.Config("nt", 1, lag=0, hold=0, sk=3)}
         cfg = named.get(args.config) or (h.Config.parse(args.config) if args.config else h.auto_configs("nt")[0])
         cfg = dataclasses.replace(cfg, trace=1).check()
         h.check_shape(m, n, k)

@@ -78,7 +78,11 @@ The 128 x 256 kernel runs the same stream-K (`sk=1` with hold=0; `_SkWalk` is sh
 thread, its consumer warpgroups and its TMA storer threads each walk the CTA's items, the storers
 skipping a split tile's head, whose partial (64 x 256 f32 per warpgroup) goes to the workspace.
 With `sk=2` (that kernel only) every part of a split tile parks its partial and, after its walk, sums
-its 1/P of the tile's P partials and stores that slice of C itself (`_stream_k_reduce`).
+its 1/P of the tile's P partials and stores that slice of C itself (`_stream_k_reduce`). With `sk=3`
+(that kernel, shapes with at most as many tiles as CTAs) a tile's P parts are launched as one cluster of
+P CTAs: each parks its partial in its own stages once the walk is done, the cluster meets at its
+barrier, and each part sums its slice from the P CTAs' shared memory through `mapa` and
+`ld.shared::cluster` (`_stream_k_cluster_sum`), so the partials never leave the cluster (no workspace).
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -204,7 +208,11 @@ class Config:
                             # row in 192-row tiles. 2 (the 128 x 256 kernel): the tile's owner does
                             # not add the partials one after another; every part parks its partial
                             # and after its walk sums 1/P of the tile's P partials and stores that
-                            # slice of C itself (`_stream_k_reduce`)
+                            # slice of C itself (`_stream_k_reduce`). 3 (the same kernel): a tile's
+                            # parts are one cluster (launched with as many CTAs a cluster as a tile has
+                            # parts, `sk_plan`), which park their partials in their own shared memory
+                            # and sum their slices from the cluster's through distributed shared memory
+                            # (`_stream_k_cluster_sum`): no workspace, no L2 round trip
     lwarp: int = 0          # 1 (producer=0, bn=192): the loads come from a warp of their own beside the three
                             # consumer warpgroups (416 threads at 128 registers; m64n192k16 fits) instead
                             # of one consumer thread, so no warpgroup waits for the ring's releases
@@ -240,7 +248,7 @@ class Config:
                 + ("" if self.epi == DEFAULT_EPI else "_" + self.epi)
                 + ("_h0" if self.can_hold and not self.hold else "") + (f"_lead{self.lead}" if self.lead else "")
                 + ("_mix" if self.mix else "") + ("" if self.l2 == DEFAULT_L2 else f"_l2{self.l2}")
-                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + ("2" if self.sk == 2 else "")
+                + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + (str(self.sk) if self.sk >= 2 else "")
                 + ("_lw" if self.lwarp else "")
                 + ("_kr" if self.kdir else "") + ("_tr" if self.trace else "") + ("_pdl" if self.pdl else "")
                 + ("_sp" if self.serp else ""))
@@ -308,14 +316,17 @@ class Config:
             raise ValueError(f"producer=0 needs bm = 192, epi='tma', lag 1 and lead 0 (three consumer "
                              f"warpgroups that load and store themselves), not bm = {self.bm}, epi={self.epi!r}, "
                              f"lag {self.lag}, lead {self.lead}")
-        if isinstance(self.sk, bool) or self.sk not in (0, 1, 2) or \
+        if isinstance(self.sk, bool) or self.sk not in (0, 1, 2, 3) or \
                 (self.sk and (self.hold or self.mix or self.kdir
                               or (self.bn != 192 if not self.producer else (self.bm != BM or self.epi != "tma")))) or \
-                (self.sk == 2 and not self.producer):
+                (self.sk >= 2 and not self.producer):
             # producer=0: bn=256's 128 accumulators leave too few of the 168 registers for the walk (ptxas
             # spills); producer=1: the 128 x 256 kernel, whose epilogue (TMA stores) skips a split tile's head
             raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with hold=0, mix=0, kdir=0 and either "
-                             f"producer=0 and bn = 192, or bm = {BM} and epi='tma'; 2 only for the latter")
+                             f"producer=0 and bn = 192, or bm = {BM} and epi='tma'; 2 and 3 only for the latter")
+        if self.sk == 3 and self.stages * self.stage_bytes < self.consumers * WG_M * self.bn * 4:
+            raise ValueError(f"sk = 3 parks each warpgroup's 64 x {self.bn} f32 partial in the stages, "
+                             f"which {self.stages} stages of {self.stage_bytes} bytes cannot hold")
         if isinstance(self.lwarp, bool) or self.lwarp not in (0, 1) or \
                 (self.lwarp and (self.producer or self.bn != 192)):
             raise ValueError(f"lwarp = {self.lwarp!r} must be 0, or 1 with producer=0 and bn = 192 (a loading warp "
@@ -480,15 +491,24 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192, sk: 
     tiles (between P and 2P of them) shared evenly, so each CTA's range is at least one tile long and a
     tile is split between at most two CTAs. With fewer tiles than CTAs (a small M x N over a long K) all
     of them are streamed (sk_first = 0) over the grid `sk_grid` picks for the kernel `sk` (1 or 2): a
-    multiple of U, so each tile is split between the same number of CTAs, each with one range inside it."""
+    multiple of U, so each tile is split between the same number of CTAs, each with one range inside it.
+    sk=3 sums a tile's parts within one cluster, so it takes only shapes with at most as many tiles as
+    CTAs, and parts a tile (the cluster's size) from SK3_PARTS, at most one per k-block; with one part
+    a tile it runs whole tiles (sk_first = U)."""
     check_shape(m, n, k)
     if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
         raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident")
-    if sk not in (1, 2):
-        raise ValueError(f"sk = {sk!r}: stream-K is sk=1 or sk=2")
+    if sk not in (1, 2, 3):
+        raise ValueError(f"sk = {sk!r}: stream-K is sk=1, 2 or 3")
     rows = -(-m // bm)
     units = rows * -(-n // bn)
     nk = -(-k // BK)
+    if sk == 3:
+        if units > ctas:
+            raise ValueError(f"{m}x{n}x{k}: sk=3 splits tiles within clusters and takes at most as many "
+                             f"tiles as CTAs, not {units} tiles on {ctas} CTAs (sk=1 and 2 take any shape)")
+        grid = sk_grid(units, nk, int(ctas), sk)
+        return grid, bm * rows, units if grid == units else 0, 0 if grid == units else units
     if units >= ctas:
         grid = int(ctas)
         sk_first = units if units % grid == 0 else (units // grid - 1) * grid
@@ -511,6 +531,11 @@ SK_PART_KBLOCKS = 3
 # 0 at 4, -8 at 8 and -16 at 16, that is (SK_PART_KBLOCKS - SK2_PART_KBLOCKS) (P - 1) - SK2_FIXED_KBLOCKS
 SK2_PART_KBLOCKS = 2
 SK2_FIXED_KBLOCKS = 3
+# sk=3: a tile's parts are the CTAs of one cluster (2, 4 or 8: the portable cluster sizes), and sum in
+# shared memory: the parking stays in the SM and the slices cross the cluster's SM-to-SM network
+SK3_PARTS = (1, 2, 4, 8)
+SK3_PART_KBLOCKS = 0
+SK3_FIXED_KBLOCKS = 2
 
 
 def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
@@ -519,6 +544,8 @@ def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
     tile, SK_PART_KBLOCKS for each partial a tile's owner adds (sk=1), or SK2_PART_KBLOCKS for each part
     past the first and SK2_FIXED_KBLOCKS for the sum (sk=2; nothing when no tile is split)."""
     longest, parts = -(-units * nk // grid), -(-grid // units)
+    if sk == 3:
+        return longest + (SK3_PART_KBLOCKS * (parts - 1) + SK3_FIXED_KBLOCKS if parts > 1 else 0)
     if sk == 2:
         return longest + (SK2_PART_KBLOCKS * (parts - 1) + SK2_FIXED_KBLOCKS if parts > 1 else 0)
     return longest + SK_PART_KBLOCKS * (parts - 1)
@@ -529,8 +556,11 @@ def sk_grid(units: int, nk: int, ctas: int, sk: int = 1) -> int:
     the kernel `sk`: of the multiples of units up to ctas (every tile in the same number of parts; a
     grid between two multiples gives some CTAs pieces of two tiles, and ran 5-30 % slower than the
     multiple below it, bench/LOG.md round 21), the one with the least `sk_streamed_cost`; the fewer
-    CTAs where two tie."""
-    return min(range(units, ctas + 1, units), key=lambda p: (sk_streamed_cost(units, nk, p, sk), p))
+    CTAs where two tie. sk=3: only the multiples whose parts a tile are in SK3_PARTS and at most nk."""
+    grids = range(units, ctas + 1, units)
+    if sk == 3:
+        grids = [p for p in grids if p // units in SK3_PARTS and p // units <= nk]
+    return min(grids, key=lambda p: (sk_streamed_cost(units, nk, p, sk), p))
 
 
 def sk_flag_bytes(cfg: Config, grid: int, streamed: int = 0) -> int:
@@ -542,15 +572,19 @@ def sk_flag_bytes(cfg: Config, grid: int, streamed: int = 0) -> int:
 def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
     """Bytes of a stream-K launch's workspace: the flags (`sk_flag_bytes`), then a 64 x bn f32 partial per
     (CTA, warpgroup): a CTA leaves at most one partial, that of the first item of its range; with sk=2
-    two per (CTA, warpgroup), since the part that ends a tile parks its partial too."""
+    two per (CTA, warpgroup), since the part that ends a tile parks its partial too. sk=3 needs none (0)."""
+    if cfg.sk == 3:
+        sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)               # the shape's checks
+        return 0
     grid, _, _, streamed = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     return sk_flag_bytes(cfg, grid, streamed) + grid * cfg.sk * cfg.consumers * WG_M * cfg.bn * 4
 
 
 def workspace(cfg: Config, m: int, n: int, k: int, ctas: int):
     """A zeroed ptxgen.runtime.DeviceBuffer of workspace_bytes for a stream-K launch (Config.sk) of this
-    shape; None for every other configuration. One serves launches issued one after another."""
-    if not cfg.sk:
+    shape; None for every other configuration (and sk=3, which sums in shared memory). One serves
+    launches issued one after another."""
+    if cfg.sk in (0, 3):
         return None
     from ptxgen.runtime import DeviceBuffer
     return DeviceBuffer.zeros(workspace_bytes(cfg, m, n, k, ctas))
@@ -718,9 +752,11 @@ def _kernel(m: pg.Module, cfg: Config):
     # bm=192: rows before m_split (a multiple of 192) in 192-row tiles, the rest in 128-row tiles
     psplit = k.param("m_split", pg.u32) if mixed else None
     if cfg.sk:
-        pws, psk = k.param_ptr("ws", align=16), k.param("sk_first", pg.u32)
-    # sk=2: the parts of a split tile write their slices of C with plain stores
-    pcs = k.param_ptr("c_split", align=16) if cfg.sk == 2 else None
+        # sk=3 sums in the cluster's shared memory: no workspace
+        pws = k.param_ptr("ws", align=16) if cfg.sk != 3 else None
+        psk = k.param("sk_first", pg.u32)
+    # sk=2 and 3: the parts of a split tile write their slices of C with plain stores
+    pcs = k.param_ptr("c_split", align=16) if cfg.sk >= 2 else None
     ptrace = k.param_ptr("trace", pg.u64, align=8) if cfg.trace else None
     dyn = m.extern_shared(f"smem_{cfg.name}", align=1024)
 
@@ -771,7 +807,7 @@ def _kernel(m: pg.Module, cfg: Config):
     # after its setmaxnreg (the producer warpgroup's 40 registers hold no more than it needs)
 
     def sk_walk(fixup: bool):
-        return _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, fixup) if cfg.sk else None
+        return _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, fixup and cfg.sk != 3) if cfg.sk else None
     # the stage ring: index and phase (the parity of the stage's barrier waits); the producer and the
     # consumers each walk it from the start in their own copy of the registers
     ring = k.stage_ring(S)
@@ -836,6 +872,8 @@ def _kernel(m: pg.Module, cfg: Config):
                 _tma_storer(k, cfg, cbuf, bars, k.sub(k.shr(tid, 5), first), unit0, nunits, units, rank, tiles_n,
                             mcs, tmap_c, mixed_tile, ring=(base, nk) if cfg.epi == "ring" else None, trace=trace,
                             walk=sk_walk(False))
+        if cfg.sk == 3:
+            _cluster_phase(k)                             # the consumers' partials are parked
     with role.otherwise():
         # ---------------------------------------------------------------- consumer warpgroups
         k.setmaxnreg("inc", cfg.regs[1])
@@ -933,7 +971,8 @@ def _kernel(m: pg.Module, cfg: Config):
         if walk is not None:
             cwalk, ckb0, ckb1 = walk.cursor("c")
         # sk=2: the streamed tiles (at most two) whose partial this warpgroup parked, summed after the walk
-        parked = (k.mov(0, type=pg.u32), [k.reg(pg.u32, f"c_park{i}") for i in range(2)]) if cfg.sk == 2 else None
+        # (sk=3: at most one, the CTA's only item)
+        parked = (k.mov(0, type=pg.u32), [k.reg(pg.u32, f"c_park{i}") for i in range(2)]) if cfg.sk >= 2 else None
         k.place(top)
         if walk is not None:
             k.bra(done, guard=k.not_(walk.next(cwalk, u, ckb0, ckb1)))
@@ -1055,7 +1094,9 @@ def _kernel(m: pg.Module, cfg: Config):
         if trace is not None and walk is not None:
             # stream-K: the item's k-blocks are done (a parked or head item has no epilogue to hand off)
             _stamp_item(k, trace, tile_no, tracer)
-        if parked is not None:
+        if cfg.sk == 3:
+            _stream_k_park_cluster(k, cfg, acc, walk, u, c, tid, ckb0, ckb1, skip, parked, base)
+        elif parked is not None:
             _stream_k_park(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, parked)
         elif walk is not None:
             _stream_k_fixup(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip)
@@ -1123,13 +1164,20 @@ def _kernel(m: pg.Module, cfg: Config):
         if trace is not None:
             with k.if_(tracer):
                 _stamp(k, trace, "walk_done")
-        if parked is not None:
+        if cfg.sk == 3:
+            _cluster_phase(k)                             # every part's partial is in its shared memory
+            _stream_k_cluster_sum(k, cfg, walk, c, tid, warp, lane, parked, base,
+                                  k.cvta(k.ld_param(pcs), "global", to=True), M, N,
+                                  lambda unit: _tile(k, unit, rank, tiles_n, mcs, cl, cfg.group, cfg.serp))
+        elif parked is not None:
             _stream_k_reduce(k, cfg, walk, c, tid, warp, lane, signal, wg_bar, parked,
                              k.cvta(k.ld_param(pcs), "global", to=True), M, N,
                              lambda unit: _tile(k, unit, rank, tiles_n, mcs, cl, cfg.group, cfg.serp))
         if trace is not None:
             with k.if_(tracer):
                 _stamp(k, trace, "consumers_done")
+    if cfg.sk == 3:
+        _cluster_phase(k)                                 # no CTA leaves while the others read its partials
     _leave(k, cl)
     k.ret()
     return k
@@ -1632,8 +1680,6 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             k.bar_sync(wg_bar, 128)
             mb, nb = tile_rc(k.add(walk.sk_first, tile))
             row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
-            ok0 = k.setp("lt", row, M)
-            ok1 = k.setp("lt", k.add(row, 8), M)
             # the slice is at most GQ groups (P >= 2): unrolled and predicated, so each part's partial is
             # one batch of GQ loads and the slice costs P round trips to L2, not one per (group, part)
             nq = k.sub(q1, q0)
@@ -1649,20 +1695,90 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
                 for qq in range(GQ):
                     for e in range(4):
                         k.add(acc[4 * qq + e], vs[qq][e], dst=acc[4 * qq + e], guard=has[qq])
-            for qq in range(GQ):
-                q = k.add(q0, qq) if qq else q0
-                lo2 = k.cvt(acc[4 * qq + 1], pg.bf16x2, pg.f32, b=acc[4 * qq], rnd="rn")
-                hi2 = k.cvt(acc[4 * qq + 3], pg.bf16x2, pg.f32, b=acc[4 * qq + 2], rnd="rn")
-                # group q: columns 8q + 2(lane % 4) + {0, 1}; N is a multiple of 8, so col < N covers col + 1
-                inside = k.setp("lt", k.add(col0, k.shl(q, 3)), N, bool_op="and", c=has[qq])
-                off16 = k.cvt(k.shl(q, 4), pg.u64, pg.u32)
-                k.st(k.add(addr, off16), lo2, pg.b32, guard=k.and_(inside, ok0))
-                k.st(k.add(addr8, off16), hi2, pg.b32, guard=k.and_(inside, ok1))
+            _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N)
             k.bar_sync(wg_bar, 128)
             with k.if_(signal):
                 old = k.atom("add", count, 1, type=pg.u32, sem="acq_rel", scope="gpu")
                 k.st(count, 0, pg.u32, sem="relaxed", scope="gpu",
                      guard=k.setp("eq", old, k.sub(k.shl(parts, 1), 1)))
+
+
+def _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N):
+    """A part's summed slice of a split tile to C (sk=2 and 3): acc holds groups q0 + qq (where has[qq])
+    of this thread's 16-byte accumulator groups, each stored as two bf16 pairs (rows row and row + 8,
+    `_direct_rows`), leaving out rows and columns past M and N."""
+    ok0 = k.setp("lt", row, M)
+    ok1 = k.setp("lt", k.add(row, 8), M)
+    for qq in range(len(has)):
+        q = k.add(q0, qq) if qq else q0
+        lo2 = k.cvt(acc[4 * qq + 1], pg.bf16x2, pg.f32, b=acc[4 * qq], rnd="rn")
+        hi2 = k.cvt(acc[4 * qq + 3], pg.bf16x2, pg.f32, b=acc[4 * qq + 2], rnd="rn")
+        # group q: columns 8q + 2(lane % 4) + {0, 1}; N is a multiple of 8, so col < N covers col + 1
+        inside = k.setp("lt", k.add(col0, k.shl(q, 3)), N, bool_op="and", c=has[qq])
+        off16 = k.cvt(k.shl(q, 4), pg.u64, pg.u32)
+        k.st(k.add(addr, off16), lo2, pg.b32, guard=k.and_(inside, ok0))
+        k.st(k.add(addr8, off16), hi2, pg.b32, guard=k.and_(inside, ok1))
+
+
+def _cluster_phase(k):
+    """sk=3: one phase of the cluster barrier, which every thread of every CTA of the cluster passes
+    exactly twice (after the partials are parked, and before exit), from wherever its role ends."""
+    k.barrier_cluster_arrive(sem="release", aligned=False)
+    k.barrier_cluster_wait(acquire=True, aligned=False)
+
+
+def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip, parked, base):
+    """Stream-K with sk=3, after a work item's k-blocks [kb0, kb1) of unit u. A part of a split tile (the CTA's
+    only item: `sk_plan` gives every tile as many parts as a cluster has CTAs, one range each) parks its
+    accumulators in the stages, which no load or wgmma uses any more once both consumer warpgroups are
+    done with the walk (they meet first): warpgroup c's 64 x bn f32 partial at base + c * 64 * bn * 4,
+    thread-linear 16-byte stores (group q of thread t at (q * 128 + t) * 16). The tile goes into
+    `parked` and the item ends (branch to `skip`); `_stream_k_cluster_sum` sums it. Whole tiles pass through."""
+    n_parked, tiles = parked
+    split = k.setp("ne", kb0, 0, bool_op="or", c=k.setp("lt", kb1, walk.nk))
+    with k.if_(split):
+        k.bar_sync(4, cfg.consumers * 128)               # the other warpgroup's last wgmma has read the ring
+        k.fence_proxy_async("shared::cta")               # the stages were written by TMA and read by wgmma
+        part = k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo")
+        for q in range(len(frag) // 4):
+            k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32, space="shared")
+        # (a walk never has a second split item, but nothing here may reach a wgmma or TMA unfenced)
+        k.fence_proxy_async("shared::cta")
+        k.mov(k.sub(u, walk.sk_first), dst=tiles[0])
+        k.add(n_parked, 1, dst=n_parked)
+    k.bra(skip, guard=split)
+
+
+def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base, gc, M, N, tile_rc):
+    """Stream-K with sk=3, after the walk and the cluster barrier that follows every part's parking: the
+    tile `_stream_k_park_cluster` parked is split between the P CTAs of this cluster, part r = its rank.
+    Part r sums the 16-byte accumulator groups [r G / P, (r + 1) G / P) of every thread's G over the P
+    partials in rank order (the same sum on every launch), reading each CTA's shared memory through
+    `mapa` (one batch of at most G / 2 predicated loads per partial), and stores the bf16 pairs to C
+    (`c_split`, rows and columns past M and N left out)."""
+    n_parked, tiles = parked
+    groups = cfg.bn // 8
+    GQ = -(-groups // 2)                                     # the most groups one part of P >= 2 sums
+    with k.if_(k.setp("ne", n_parked, 0)):
+        parts, r = k.sreg("%cluster_nctarank"), k.sreg("%cluster_ctarank")
+        q0 = k.div(k.mul(r, groups, mode="lo"), parts)
+        q1 = k.div(k.mul(k.add(r, 1), groups, mode="lo"), parts)
+        mb, nb = tile_rc(k.add(walk.sk_first, tiles[0]))
+        row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
+        nq = k.sub(q1, q0)
+        has = [k.setp("gt", nq, qq) for qq in range(GQ)]
+        acc = [k.mov(0.0, type=pg.f32) for _ in range(4 * GQ)]
+        # this thread's 16 bytes of group q0 in warpgroup c's partial, at the same offset in every CTA
+        own = k.add(k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo"),
+                    k.shl(q0, 11))
+        with k.for_range(0, parts, name="sk_peer") as j:
+            src = k.mapa(own, j, space="shared::cluster", type=pg.u32)
+            vs = [k.ld(pg.mem(src, qq * 128 * 16), pg.f32, vec=4, space="shared::cluster", guard=has[qq])
+                  for qq in range(GQ)]
+            for qq in range(GQ):
+                for e in range(4):
+                    k.add(acc[4 * qq + e], vs[qq][e], dst=acc[4 * qq + e], guard=has[qq])
+        _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N)
 
 
 def _load_policies(k, cfg: Config, tiles_n, nunits):
@@ -1939,9 +2055,9 @@ def _tma_storer(k, cfg: Config, cbuf, bars, sc, unit0, nunits, units, rank, tile
     if walk is not None:
         k.bra(done, guard=k.not_(walk.next(swalk, u, skb0, skb1)))
         nxt = k.new_label("t_next")
-        # a split tile's head (sk=1), or any part of a split tile (sk=2, whose parts store C themselves)
+        # a split tile's head (sk=1), or any part of a split tile (sk=2 and 3, whose parts store C themselves)
         split = k.setp("lt", skb1, walk.nk)
-        if cfg.sk == 2:
+        if cfg.sk >= 2:
             split = k.setp("ne", skb0, 0, bool_op="or", c=split)
         k.bra(nxt, guard=split)
     else:
@@ -2047,7 +2163,13 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
 
 def resident_ctas(f, cfg: Config, sm_count: int) -> int:
     """How many CTAs of this kernel the device holds at once: one per SM, or, for clusters, the
-    driver's count of co-resident clusters (not every SM can host a cluster of 2 with 193 KiB each)."""
+    driver's count of co-resident clusters (not every SM can host a cluster of 2 with 193 KiB each).
+    sk=3, launched in clusters of up to max(SK3_PARTS) CTAs: the CTAs in as many clusters of that size as
+    fit (120 on an H100 SXM: 15 clusters of 8, as many CTAs as 30 clusters of 4), which also hold
+    clusters of every smaller size in SK3_PARTS."""
+    if cfg.sk == 3:
+        big = max(SK3_PARTS)
+        return min(sm_count, f.max_active_clusters((big, 1, 1), (cfg.threads,), smem_bytes(cfg)) * big)
     if cfg.cluster == 1:
         return sm_count
     return f.max_active_clusters((cfg.cluster, 1, 1), (cfg.threads,), smem_bytes(cfg)) * cfg.cluster
@@ -2332,18 +2454,23 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
     if isinstance(ctas, bool) or not isinstance(ctas, (int, np.integer)) or ctas < 1:
         raise ValueError(f"ctas = {ctas!r}: at least one CTA must be resident (resident_ctas gives the number)")
     ctas = int(ctas)
-    if (workspace is None) == bool(cfg.sk):
-        raise ValueError(f"{cfg.name}: " + ("stream-K needs a workspace (workspace_bytes gives its size)" if cfg.sk
-                                            else "a workspace is for stream-K kernels (Config.sk) only"))
+    if (workspace is None) == (cfg.sk in (1, 2)):
+        raise ValueError(f"{cfg.name}: " + ("stream-K needs a workspace (workspace_bytes gives its size)"
+                                            if cfg.sk in (1, 2) else "a workspace is for stream-K kernels "
+                                            "(Config.sk 1 and 2) only"))
+    cluster = (cfg.cluster, 1, 1) if cfg.cluster > 1 else None
     if cfg.sk:
         if m_split is not None or not balanced:
             raise ValueError(f"{cfg.name}: stream-K takes its grid and row split from sk_plan")
-        grid, split, sk_first, _ = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
-        ptr = _buffer_ptr(cfg, workspace, "the workspace", workspace_bytes(cfg, m, n, k, ctas),
-                          f"{m}x{n}x{k} on {ctas} CTAs needs")
-        # the producer warpgroup's kernel (128-row tiles) has no m_split; sk=2 stores into C itself
-        extra = ([] if cfg.producer else [np.uint32(split)]) + [ptr, np.uint32(sk_first)] + \
-            ([pc] if cfg.sk == 2 else [])
+        grid, split, sk_first, streamed = sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
+        ptr = [] if cfg.sk == 3 else [_buffer_ptr(cfg, workspace, "the workspace", workspace_bytes(cfg, m, n, k, ctas),
+                                                  f"{m}x{n}x{k} on {ctas} CTAs needs")]
+        # the producer warpgroup's kernel (128-row tiles) has no m_split; sk=2 and 3 store into C
+        # themselves; sk=3 runs a tile's parts as one cluster
+        extra = ([] if cfg.producer else [np.uint32(split)]) + ptr + [np.uint32(sk_first)] + \
+            ([pc] if cfg.sk >= 2 else [])
+        if cfg.sk == 3:
+            cluster = (grid // streamed if streamed else 1, 1, 1)
     elif cfg.bm == 192:
         # work units of cfg.cluster block columns (Config.shares_a), on ctas // cluster cluster slots
         cl = cfg.cluster
@@ -2382,7 +2509,7 @@ def _launch_config(cfg: Config, maps, c, m: int, n: int, k: int, ctas: int, bala
     if cfg.trace:
         extra = extra + [_buffer_ptr(cfg, trace, "the trace buffer", trace_bytes(grid), f"{grid} CTAs need")]
     return ((grid,), (cfg.threads,), [maps[0], maps[1], pc, np.uint32(m), np.uint32(n), np.uint32(k)] + extra,
-            smem_bytes(cfg), (cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
+            smem_bytes(cfg), cluster)
 
 
 def _buffer_ptr(cfg: Config, buf, what: str, need: int, who_needs: str):

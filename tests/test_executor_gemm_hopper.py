@@ -328,6 +328,39 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     assert not bw.array[:flag_bytes].any(), "flags left set"
 
 
+@pytest.mark.parametrize("layout, m, n, k, ctas", [("nt", 100, 200, 4096, 4), ("nn", 250, 400, 2048, 8),
+                                                    ("nt", 130, 264, 1280, 12), ("nt", 130, 264, 64, 12)],
+                         ids=["1-tile-4-parts", "nn-4-tiles-2-parts", "4-tiles-on-12", "whole-tiles"])
+def test_stream_k3_cluster_sum_matches_numpy(layout, m, n, k, ctas):
+    """sk=3 in the executor, launched as the host launches it (one cluster of P CTAs a tile, sk_plan's
+    grid): every part parks its partial in its shared memory, meets its cluster, and sums its slice from
+    the others' through mapa and ld.shared::cluster; every element is written once and matches numpy.
+    The last case has one k-block a tile, so every tile is whole (clusters of one)."""
+    cfg = h.Config(layout, 1, lag=0, hold=0, sk=3)
+    grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
+    parts = grid // tiles if tiles else 1
+    assert parts == ({4: 4, 8: 2, 12: 2}[ctas] if k > 64 else 1)
+    mod = h.build("sm_90a", [cfg])
+    rng = np.random.default_rng(m + n + k)
+    a = to_bf16_bits(rng.standard_normal((m, k)).astype(np.float32))
+    b = to_bf16_bits(rng.standard_normal((k, n) if layout == "nn" else (n, k)).astype(np.float32))
+    c = np.full((m, n), 0xFFFF, np.uint16)
+    ba, bb, bc = Buffer(a), Buffer(b), Buffer(c)
+    ta = tensor_map(ba, box=(cfg.a_box, cfg.bk), swizzle=cfg.k_swizzle, dtype="bf16")
+    tb = tensor_map(bb, box=(cfg.bn, cfg.bk) if layout == "nt" else (cfg.bk, h.PANEL_N),
+                    swizzle=cfg.k_swizzle if layout == "nt" else "128B", dtype="bf16")
+    out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16")
+    run_kernel(mod, cfg.name, grid=(grid,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
+               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k), np.uint32(sk_first), bc],
+               cluster=(parts,), max_steps=10_000_000)
+    got = from_bf16_bits(c).astype(np.float64)
+    bm = from_bf16_bits(b).astype(np.float64)
+    ref = from_bf16_bits(a).astype(np.float64) @ (bm if layout == "nn" else bm.T)
+    assert not np.isnan(got).any(), "elements left unwritten"
+    err = np.abs(got - ref)
+    assert (err <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)).all(), f"{int((err > 0.1).sum())} elements differ"
+
+
 def test_trace_stamps_each_phase_of_each_cta_in_order():
     """Config.trace on the executor (2 CTAs, 6 tiles of 128 x 256): the product is right, and each CTA's
     stamps come in the order the kernel passes those points (the executor's %globaltimer is its step

@@ -36,7 +36,9 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        h.Config("nt", 1, 3, group=2, bm=192, kdir=1, serp=1), h.Config("nn", 1, group=1, lag=0, serp=1),
                        # stream-K in the 128 x 256 kernel: `choose`'s for few tiles, the owner of a split
                        # tile adding its partials (sk=1) and every part summing a slice of it (sk=2)
-                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:]]
+                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:],
+                       # ... and a tile's parts summed within their cluster through shared memory (sk=3)
+                       h.Config("nt", 1, lag=0, hold=0, sk=3), h.Config("nn", 1, lag=0, hold=0, sk=3)]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -176,6 +178,23 @@ def test_kernel_structure(module, cfg):
                 assert body.count("ld.acquire.gpu.global.u32") == body.count("atom.acq_rel.gpu.global.add.u32") == \
                     body.count("st.relaxed.gpu.global.u32") == 2
                 assert "st.release" not in body
+            elif cfg.sk == 3:
+                # every part parks its partial in its own shared memory (after the warpgroups meet on
+                # barrier 4 and a proxy fence), then each thread meets the cluster twice wherever its role
+                # ends (6 barrier.cluster arrive/wait pairs: producer, consumers and the common exit
+                # path); the slice is read in one batch of predicated shared::cluster loads per part
+                # from `mapa`, and two predicated bf16-pair stores to C per group; no global partials
+                half = groups // 2
+                assert body.count("st.shared.v4.f32") == groups and "st.global.v4.f32" not in body
+                assert body.count("st.global.b32") == 2 * half == body.count("st.global")
+                assert len(re.findall(r"@%p\d+ ld\.shared::cluster\.v4\.f32", body)) == \
+                    body.count("ld.shared::cluster.v4.f32") == half
+                assert body.count("mapa.shared::cluster.u32") == 1
+                assert body.count("barrier.cluster.arrive.release;") == body.count("barrier.cluster.wait.acquire;") == 3
+                assert ".aligned" not in body.split("barrier.cluster")[1][:10]
+                assert "ld.global.cg" not in body and "\tatom." not in body and "\tred." not in body
+                park = body.split("st.shared.v4.f32")[0]
+                assert park.rindex("bar.sync 4, 256;") < park.rindex("fence.proxy.async.shared::cta")
             else:
                 assert body.count("st.global") == body.count("st.global.v4.f32") == \
                     body.count("ld.global.cg.v4.f32") == groups
@@ -201,7 +220,7 @@ def test_kernel_structure(module, cfg):
         assert "mapa.shared::cluster.u32" in body
         assert "mbarrier.arrive.shared::cluster.b64 _," in body
         assert body.count("barrier.cluster.wait") == 2
-    else:
+    elif cfg.sk != 3:                                       # sk=3: a launch's cluster is a tile's parts
         assert "mapa" not in body and "barrier.cluster" not in body
 
 
@@ -364,8 +383,58 @@ def test_sk_grid_trades_range_length_against_partials():
             grid = h.sk_grid(units, nk, ctas, sk)
             assert units <= grid <= ctas and grid % units == 0
     assert h.sk_grid(1, 1, 132) == 1 and h.sk_grid(100, 1000, 132) == 100
+    with pytest.raises(ValueError, match="sk = 4"):
+        h.sk_plan(512, 512, 16384, 132, 256, 128, 4)
+
+
+@pytest.mark.parametrize("m, n, k, ctas", [(512, 1024, 8192, 132), (256, 256, 16384, 132), (1000, 1000, 1000, 132),
+                                           (1000, 1000, 1000, 64), (257, 520, 4104, 132), (130, 264, 72, 132),
+                                           (2048, 2048, 8192, 132), (1, 8, 8, 132), (100, 200, 128, 132),
+                                           (1024, 1024, 2048, 100)])
+def test_sk3_plan_gives_each_tile_one_cluster_of_parts(m, n, k, ctas):
+    """sk=3: every tile is split into P parts from SK3_PARTS (the cluster's size), at most one part per
+    k-block and at most ctas CTAs in all; the ranges of the walk put part r of tile t in CTA t P + r (the
+    cluster of tile t, rank r), one item each, so a cluster's CTAs are exactly its tile's parts.
+    P = 1 runs whole tiles."""
+    grid, split, sk_first, streamed = h.sk_plan(m, n, k, ctas, 256, 128, 3)
+    units, nk = -(-m // 128) * -(-n // 256), -(-k // 64)
+    assert split == 128 * -(-m // 128) and grid <= ctas and grid % units == 0
+    parts = grid // units
+    assert parts in h.SK3_PARTS and parts <= nk
+    assert (sk_first, streamed) == ((units, 0) if parts == 1 else (0, units))
+    assert grid == min((p * units for p in h.SK3_PARTS if p * units <= ctas and p <= nk),
+                       key=lambda g: (h.sk_streamed_cost(units, nk, g, 3), g))
+    walks, _, _ = _sk_walk(m, n, k, ctas, 256, 128, 3)
+    for cta, items in enumerate(walks):
+        assert len(items) == 1
+        u, kb0, kb1 = items[0]
+        t, r = divmod(cta, parts)
+        assert u == t and (kb0, kb1) == (r * nk // parts, (r + 1) * nk // parts)
+    if parts > 1:          # a launch: one cluster of P CTAs a tile, no workspace, C passed for the slices
+        cfg = h.Config("nt", 1, lag=0, hold=0, sk=3)
+        f = RecordingFunction()
+        h.launch(f, cfg, (b"a" * 128, b"b" * 128, b"c" * 128), 0x2000, m, n, k, ctas)
+        (_, args, kw), = f.calls
+        assert args[0] == (grid,) and kw["cluster"] == (parts, 1, 1)
+        assert [int(x) for x in args[2][6:]] == [0, 0x2000]
+
+
+def test_sk3_takes_no_workspace_and_few_tiles_only():
+    cfg = h.Config("nt", 1, lag=0, hold=0, sk=3)
+    assert cfg.name.endswith("_sk3") and h.workspace(cfg, 512, 1024, 8192, 132) is None
+    assert h.workspace_bytes(cfg, 512, 1024, 8192, 132) == 0
+    maps = (b"a" * 128, b"b" * 128, b"c" * 128)
+    with pytest.raises(ValueError, match="for stream-K kernels"):
+        h.launch(RecordingFunction(), cfg, maps, 0, 512, 1024, 8192, 132, workspace=0x1000)
+    # 512 tiles of 128 x 256 on 132 CTAs: no cluster can hold a tile's parts and whole rounds too
+    for call in (lambda: h.sk_plan(4096, 4096, 256, 132, 256, 128, 3),
+                 lambda: h.launch(RecordingFunction(), cfg, maps, 0, 4096, 4096, 256, 132)):
+        with pytest.raises(ValueError, match="at most as many tiles"):
+            call()
     with pytest.raises(ValueError, match="sk = 3"):
-        h.sk_plan(512, 512, 16384, 132, 256, 128, 3)
+        h.Config("nt", 1, 3, bm=192, bn=192, hold=0, producer=0, sk=3).check()
+    with pytest.raises(ValueError, match="sk = 3 parks"):
+        h.Config("nt", 1, 2, lag=0, hold=0, sk=3).check()       # 2 stages of 48 KiB < 2 x 64 KiB
 
 
 def test_stream_k_launch_needs_its_workspace():
@@ -873,6 +942,35 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("m, n, k, ctas, parts", [(512, 1024, 8192, 128, 8), (257, 520, 4104, None, 8),
+                                                  (1000, 1000, 1000, 128, 4), (1000, 1000, 1000, 64, 2),
+                                                  (200, 384, 2048, None, 8), (130, 264, 72, None, 1)],
+                         ids=["512x1024-p8", "257x520-ragged-p8", "1000-p4", "1000-p2", "200x384-p8", "130x264-whole"])
+def test_stream_k3_cluster_sum_matches_float64(module, layout, m, n, k, ctas, parts):
+    """sk=3 on the GPU: each tile's parts are one cluster of `parts` CTAs that park their partials in shared
+    memory and sum their slices through distributed shared memory; ragged M and N (257 x 520: 9 tiles, the
+    last row and column of them partly outside C), 4 and 2 parts a tile, and one part (whole tiles, a
+    cluster of one). On 128 CTAs the clusters of 8 and of 4 are more than fit at once (an H100 holds 15 of
+    8 or 30 of 4: resident_ctas), so some clusters start only when others have finished, which sk=3 allows
+    (no part waits for a CTA outside its cluster). Launched twice, the output poisoned with NaN before each."""
+    torch = pytest.importorskip("torch")
+    from ptxgen.harness import bf16_gemm_case
+    cfg = h.Config(layout, 1, lag=0, hold=0, sk=3)
+    f, ctx = _sm90_kernel(module, cfg)
+    ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
+    grid, _, sk_first, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
+    assert (grid // streamed if streamed else 1) == parts
+    a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + k).integers(2 ** 31))
+    maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
+    for _ in range(2):
+        c.view(torch.int16).fill_(-1)                                   # NaN poison
+        h.launch(f, cfg, maps, c, m, n, k, ctas)
+        torch.cuda.synchronize()
+        _assert_close(c, ref)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("epi", ["tma", "ring", "mix", "p0", "p0n192", "p0n192c2", "p0n192lw"])
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, split", [(4096, 4096, 256, None), (1000, 1000, 520, 0), (1000, 1000, 520, 576),
@@ -961,17 +1059,18 @@ def test_trace_on_the_gpu_keeps_the_product_and_stamps_in_order(layout):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("sk", [1, 2])
+@pytest.mark.parametrize("sk", [1, 2, 3])
 def test_trace_of_stream_k_on_the_gpu_keeps_the_product_and_stamps_in_order(sk):
     """Config.trace with stream-K on the GPU (every tile streamed at 1000^3, whole rounds then shared
-    tiles at 4096^2 x 256): the product matches float64, and every CTA of sk_plan's grid stamped at
+    tiles at 4096^2 x 256; sk=3, which takes no more tiles than CTAs, 4 tiles in clusters of 8 at
+    200 x 384 x 2048 instead): the product matches float64, and every CTA of sk_plan's grid stamped at
     least one work item, its items in order, then "walk_done" and "consumers_done"."""
     torch = pytest.importorskip("torch")
     from ptxgen.harness import bf16_gemm_case
     cfg = h.Config("nt", 1, lag=0, hold=0, sk=sk, trace=1).check()
     f, ctx = _sm90_kernel(h.build("sm_90a", [cfg]), cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
-    for (m, n, k) in [(1000, 1000, 1000), (4096, 4096, 256)]:
+    for (m, n, k) in [(1000, 1000, 1000), (4096, 4096, 256) if sk != 3 else (200, 384, 2048)]:
         a, b, ref, c = bf16_gemm_case("nt", m, n, k, np.random.default_rng(m + k + sk).integers(2 ** 31))
         grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[0]
         tr = torch.zeros(h.trace_bytes(grid) // 8, dtype=torch.int64, device="cuda")
