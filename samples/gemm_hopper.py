@@ -536,6 +536,7 @@ SK2_FIXED_KBLOCKS = 3
 SK3_PARTS = (1, 2, 4, 8)
 SK3_PART_KBLOCKS = 0
 SK3_FIXED_KBLOCKS = 2
+SK3_BATCH_REGS = 64          # f32 registers of one batch of a slice's shared::cluster loads
 
 
 def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
@@ -1704,7 +1705,7 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
 
 
 def _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N):
-    """A part's summed slice of a split tile to C (sk=2 and 3): acc holds groups q0 + qq (where has[qq])
+    """A part's summed slice of a split tile to C (sk=2 and 3): acc holds groups q0 + qq (where has[qq]; None: always)
     of this thread's 16-byte accumulator groups, each stored as two bf16 pairs (rows row and row + 8,
     `_direct_rows`), leaving out rows and columns past M and N."""
     ok0 = k.setp("lt", row, M)
@@ -1714,7 +1715,7 @@ def _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N):
         lo2 = k.cvt(acc[4 * qq + 1], pg.bf16x2, pg.f32, b=acc[4 * qq], rnd="rn")
         hi2 = k.cvt(acc[4 * qq + 3], pg.bf16x2, pg.f32, b=acc[4 * qq + 2], rnd="rn")
         # group q: columns 8q + 2(lane % 4) + {0, 1}; N is a multiple of 8, so col < N covers col + 1
-        inside = k.setp("lt", k.add(col0, k.shl(q, 3)), N, bool_op="and", c=has[qq])
+        inside = k.setp("lt", k.add(col0, k.shl(q, 3)), N, **({} if has[qq] is None else dict(bool_op="and", c=has[qq])))
         off16 = k.cvt(k.shl(q, 4), pg.u64, pg.u32)
         k.st(k.add(addr, off16), lo2, pg.b32, guard=k.and_(inside, ok0))
         k.st(k.add(addr8, off16), hi2, pg.b32, guard=k.and_(inside, ok1))
@@ -1752,33 +1753,42 @@ def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip
 def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base, gc, M, N, tile_rc):
     """Stream-K with sk=3, after the walk and the cluster barrier that follows every part's parking: the
     tile `_stream_k_park_cluster` parked is split between the P CTAs of this cluster, part r = its rank.
-    Part r sums the 16-byte accumulator groups [r G / P, (r + 1) G / P) of every thread's G over the P
+    Part r sums the nq = G / P 16-byte accumulator groups [r nq, (r + 1) nq) of every thread's G over the P
     partials in rank order (the same sum on every launch), reading each CTA's shared memory through
-    `mapa` (one batch of at most G / 2 predicated loads per partial), and stores the bf16 pairs to C
-    (`c_split`, rows and columns past M and N left out)."""
+    `mapa`, and stores the bf16 pairs to C (`c_split`, rows and columns past M and N left out). The code
+    is unrolled for each P of SK3_PARTS (a branch on %cluster_nctarank): the loads of as many CTAs as fill
+    SK3_BATCH_REGS registers are in flight together, so the slice costs two round trips through the
+    cluster whatever P is, instead of one per part (bench/LOG.md round 22: about 0.5 µs each). A cluster
+    size sk_plan never gives traps."""
     n_parked, tiles = parked
     groups = cfg.bn // 8
-    GQ = -(-groups // 2)                                     # the most groups one part of P >= 2 sums
     with k.if_(k.setp("ne", n_parked, 0)):
         parts, r = k.sreg("%cluster_nctarank"), k.sreg("%cluster_ctarank")
-        q0 = k.div(k.mul(r, groups, mode="lo"), parts)
-        q1 = k.div(k.mul(k.add(r, 1), groups, mode="lo"), parts)
         mb, nb = tile_rc(k.add(walk.sk_first, tiles[0]))
         row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
-        nq = k.sub(q1, q0)
-        has = [k.setp("gt", nq, qq) for qq in range(GQ)]
-        acc = [k.mov(0.0, type=pg.f32) for _ in range(4 * GQ)]
-        # this thread's 16 bytes of group q0 in warpgroup c's partial, at the same offset in every CTA
-        own = k.add(k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo"),
-                    k.shl(q0, 11))
-        with k.for_range(0, parts, name="sk_peer") as j:
-            src = k.mapa(own, j, space="shared::cluster", type=pg.u32)
-            vs = [k.ld(pg.mem(src, qq * 128 * 16), pg.f32, vec=4, space="shared::cluster", guard=has[qq])
-                  for qq in range(GQ)]
-            for qq in range(GQ):
-                for e in range(4):
-                    k.add(acc[4 * qq + e], vs[qq][e], dst=acc[4 * qq + e], guard=has[qq])
-        _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N)
+        # this thread's 16 bytes of group 0 in warpgroup c's partial, at the same offset in every CTA
+        own0 = k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo")
+        known = None
+        for P in (p for p in SK3_PARTS if p > 1):
+            nq = groups // P
+            batch = max(1, SK3_BATCH_REGS // (4 * nq))             # CTAs whose loads are in flight together
+            this = k.setp("eq", parts, P)
+            known = this if known is None else k.or_(known, this)
+            with k.if_(this):
+                q0 = k.mul(r, nq, mode="lo")
+                own = k.add(own0, k.shl(q0, 11))
+                acc = None
+                for j0 in range(0, P, batch):
+                    srcs = [k.mapa(own, j, space="shared::cluster", type=pg.u32) for j in range(j0, min(P, j0 + batch))]
+                    vs = [[k.ld(pg.mem(src, qq * 128 * 16), pg.f32, vec=4, space="shared::cluster") for qq in range(nq)]
+                          for src in srcs]
+                    for v in vs:                                     # in rank order
+                        if acc is None:
+                            acc = [v[qq][e] for qq in range(nq) for e in range(4)]
+                        else:
+                            acc = [k.add(acc[4 * qq + e], v[qq][e]) for qq in range(nq) for e in range(4)]
+                _sk_store_slice(k, acc, [None] * nq, q0, row, col0, addr, addr8, M, N)
+        k.trap(guard=k.not_(known))
 
 
 def _load_policies(k, cfg: Config, tiles_n, nunits):

@@ -181,15 +181,22 @@ def test_kernel_structure(module, cfg):
             elif cfg.sk == 3:
                 # every part parks its partial in its own shared memory (after the warpgroups meet on
                 # barrier 4 and a proxy fence), then each thread meets the cluster twice wherever its role
-                # ends (6 barrier.cluster arrive/wait pairs: producer, consumers and the common exit
-                # path); the slice is read in one batch of predicated shared::cluster loads per part
-                # from `mapa`, and two predicated bf16-pair stores to C per group; no global partials
-                half = groups // 2
+                # ends (3 barrier.cluster arrive/wait pairs: producer, consumers and the common exit
+                # path); the slice is read by code unrolled for each cluster size P of SK3_PARTS: a mapa
+                # per CTA of the cluster and G / P unpredicated shared::cluster loads from each (G loads
+                # in all per P), in batches of SK3_BATCH_REGS registers (two batches per P here), then
+                # two predicated bf16-pair stores to C per group; no global partials; an unknown P traps
+                sizes = [p for p in h.SK3_PARTS if p > 1]
                 assert body.count("st.shared.v4.f32") == groups and "st.global.v4.f32" not in body
-                assert body.count("st.global.b32") == 2 * half == body.count("st.global")
-                assert len(re.findall(r"@%p\d+ ld\.shared::cluster\.v4\.f32", body)) == \
-                    body.count("ld.shared::cluster.v4.f32") == half
-                assert body.count("mapa.shared::cluster.u32") == 1
+                assert body.count("st.global.b32") == sum(2 * groups // p for p in sizes) == body.count("st.global")
+                assert body.count("ld.shared::cluster.v4.f32") == groups * len(sizes)
+                assert not re.search(r"@%p\d+ ld\.shared::cluster", body)
+                assert body.count("mapa.shared::cluster.u32") == sum(sizes)
+                for p in sizes:
+                    assert re.search(rf"mapa\.shared::cluster\.u32 %r\d+, %r\d+, {p - 1};", body)
+                assert h.SK3_BATCH_REGS == 64 and all(4 * groups // p * max(1, 64 // (4 * groups // p)) == 64
+                                                      for p in sizes)
+                assert re.search(r"@%p\d+ trap;", body[body.rindex("ld.shared::cluster"):])
                 assert body.count("barrier.cluster.arrive.release;") == body.count("barrier.cluster.wait.acquire;") == 3
                 assert ".aligned" not in body.split("barrier.cluster")[1][:10]
                 assert "ld.global.cg" not in body and "\tatom." not in body and "\tred." not in body
