@@ -537,6 +537,11 @@ SK3_PARTS = (1, 2, 4, 8)
 SK3_PART_KBLOCKS = 0
 SK3_FIXED_KBLOCKS = 2
 SK3_BATCH_REGS = 64          # f32 registers of one batch of a slice's shared::cluster loads
+# sk=2's slices: a code path for P from each of these up to the next, whose parts sum at most
+# ceil(G / P) of the G 16-byte groups (16, 8 and 4 of 32 with bn = 256), each reading as many parts at
+# once as fill SK2_BATCH_REGS registers (1, 2 and 4)
+SK2_SLICE_PARTS = (2, 4, 8)
+SK2_BATCH_REGS = 64
 
 
 def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
@@ -1643,7 +1648,8 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
     tile and parked in slot 1, the others in slot 0); part p = cta - lo of P = hi - lo + 1 takes the
     16-byte accumulator groups [p G / P, (p + 1) G / P) of every thread's G, once one thread has seen the
     tile's count reach P (acquire): it adds the P partials in CTA order (the same sum on every launch),
-    one batch of at most G / 2 predicated loads per partial, and stores the bf16 pairs to C (`c_split`,
+    reading several parts' predicated loads at once where P is large enough that each part's slice is
+    small (SK2_SLICE_PARTS, SK2_BATCH_REGS), and stores the bf16 pairs to C (`c_split`,
     rows and columns past M and N left out). Then one thread adds 1 to the count again (acq_rel); the
     part that brings it to 2P has seen every part finish reading, and puts it back to 0 for the next
     launch. Every part parks all its partials before it
@@ -1652,7 +1658,6 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
     nk, cta = walk.nk, walk.unit0
     n_parked, tiles = parked
     NC, groups = cfg.consumers, cfg.bn // 8
-    GQ = -(-groups // 2)                                     # the most groups one part of P >= 2 sums
     t = k.and_(tid, 127)
     for i in range(2):
         with k.if_(k.setp("gt", n_parked, i)):
@@ -1681,22 +1686,39 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             k.bar_sync(wg_bar, 128)
             mb, nb = tile_rc(k.add(walk.sk_first, tile))
             row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
-            # the slice is at most GQ groups (P >= 2): unrolled and predicated, so each part's partial is
-            # one batch of GQ loads and the slice costs P round trips to L2, not one per (group, part)
+            # the slice is at most GQ groups (P >= 2): unrolled and predicated. Parts are read in batches
+            # whose loads are in flight together, SK2_BATCH_REGS registers of them: with P >= G / S every
+            # part's slice fits S groups, so B = SK2_BATCH_REGS / (4 S) parts go in one batch and the
+            # slice costs ceil(P / B) round trips to L2 (a code path for each S; bench/LOG.md round 22)
             nq = k.sub(q1, q0)
-            has = [k.setp("gt", nq, qq) for qq in range(GQ)]
-            acc = [k.mov(0.0, type=pg.f32) for _ in range(4 * GQ)]
             # this thread's 16 bytes of group q0, at the same offset in every part's slot
             qoff = k.cvt(k.shl(q0, 11), pg.u64, pg.u32)
-            with k.for_range(lo, k.add(hi, 1), name=f"sk_j{i}") as j:
-                idx = k.mad(k.add(k.shl(j, 1), k.selp(1, 0, k.setp("eq", j, hi), type=pg.u32)), NC, c, mode="lo")
-                base = k.add(_sk_part(k, cfg, walk, idx, t), qoff)
-                vs = [k.ld(pg.mem(base, qq * 128 * 16), pg.f32, vec=4, cache="cg", guard=has[qq])
-                      for qq in range(GQ)]
-                for qq in range(GQ):
-                    for e in range(4):
-                        k.add(acc[4 * qq + e], vs[qq][e], dst=acc[4 * qq + e], guard=has[qq])
-            _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N)
+            last = k.add(hi, 1)
+            for pi, p_lo in enumerate(SK2_SLICE_PARTS):
+                S = -(-groups // p_lo)                            # a part's most groups with P >= p_lo
+                B = max(1, SK2_BATCH_REGS // (4 * S))
+                fits = k.setp("ge", parts, p_lo)
+                if pi + 1 < len(SK2_SLICE_PARTS):
+                    fits = k.setp("lt", parts, SK2_SLICE_PARTS[pi + 1], bool_op="and", c=fits)
+                with k.if_(fits):
+                    has = [k.setp("gt", nq, qq) for qq in range(S)]
+                    acc = [k.mov(0.0, type=pg.f32) for _ in range(4 * S)]
+                    with k.for_range(lo, last, B, name=f"sk_j{i}_{S}") as j:
+                        vs = []
+                        for b in range(B):
+                            jb = k.add(j, b) if b else j
+                            # part jb < P of the tile (the last batch may run past hi)
+                            ok = [k.and_(h_, k.setp("lt", jb, last)) for h_ in has] if b else has
+                            idx = k.mad(k.add(k.shl(jb, 1), k.selp(1, 0, k.setp("eq", jb, hi), type=pg.u32)), NC, c,
+                                        mode="lo")
+                            src = k.add(_sk_part(k, cfg, walk, idx, t), qoff)
+                            vs.append((ok, [k.ld(pg.mem(src, qq * 128 * 16), pg.f32, vec=4, cache="cg", guard=ok[qq])
+                                            for qq in range(S)]))
+                        for ok, v in vs:                          # in part order
+                            for qq in range(S):
+                                for e in range(4):
+                                    k.add(acc[4 * qq + e], v[qq][e], dst=acc[4 * qq + e], guard=ok[qq])
+                    _sk_store_slice(k, acc, has, q0, row, col0, addr, addr8, M, N)
             k.bar_sync(wg_bar, 128)
             with k.if_(signal):
                 old = k.atom("add", count, 1, type=pg.u32, sem="acq_rel", scope="gpu")

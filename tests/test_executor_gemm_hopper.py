@@ -294,7 +294,11 @@ def test_mixed_makespan_matches_a_walk():
     (h.Config("nn", 1, lag=1, hold=0, sk=2), 250, 400, 2048, 8),
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 300, 520, 456, 4),
     # 2 x 2 tiles of 20 k-blocks over 12 CTAs: three parts a tile, ranges of 6 and 7 k-blocks
-    (h.Config("nt", 1, lag=0, hold=0, sk=2), 130, 264, 1280, 12)],
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 130, 264, 1280, 12),
+    # one tile in 5 and in 10 parts: slices of at most 8 and 4 groups, read 2 and 4 parts at a time, the
+    # last batch running past the last part
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 4096, 6),
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 16384, 10)],
     ids=lambda v: getattr(v, "name", str(v)))
 def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     """Stream-K in the executor: every element written once, the split tiles summed, and the flags left

@@ -165,15 +165,18 @@ def test_kernel_structure(module, cfg):
             assert len(stores) == cfg.passes * cfg.pass_cols // h.TMA_BOX
             if cfg.sk == 2:
                 # every part parks its partial and counts itself in (release); after the walk, for each
-                # of at most two parked tiles: wait for the count (acquire), one loop over the parts
-                # that reads the slice's groups (at most half of them, as a tile has two parts or more)
-                # in one batch of predicated loads, two predicated bf16-pair stores to C per group, the
-                # count raised again (acq_rel) and put back to 0 by the last part
-                half = groups // 2
-                assert body.count("st.global.v4.f32") == groups and body.count("st.global.b32") == 2 * 2 * half
-                assert body.count("st.global") == groups + 4 * half
+                # of at most two parked tiles: wait for the count (acquire), then a code path for each
+                # range of P in SK2_SLICE_PARTS, whose loop over the parts reads S = G / P_lo groups of
+                # B = 64 / (4 S) parts at a time as predicated loads (16 groups of 1 part, 8 of 2, 4 of
+                # 4: 64 loads per path), two predicated bf16-pair stores to C per group, the count
+                # raised again (acq_rel) and put back to 0 by the last part
+                slots = [-(-groups // p) for p in h.SK2_SLICE_PARTS]
+                assert slots == [16, 8, 4] and h.SK2_BATCH_REGS == 64
+                assert body.count("st.global.v4.f32") == groups
+                assert body.count("st.global.b32") == 2 * 2 * sum(slots)
+                assert body.count("st.global") == groups + 4 * sum(slots)
                 assert len(re.findall(r"@%p\d+ ld\.global\.cg\.v4\.f32", body)) == \
-                    body.count("ld.global.cg.v4.f32") == 2 * half
+                    body.count("ld.global.cg.v4.f32") == 2 * 16 * len(slots)
                 assert body.count("red.release.gpu.global.add.u32") == 1
                 assert body.count("ld.acquire.gpu.global.u32") == body.count("atom.acq_rel.gpu.global.add.u32") == \
                     body.count("st.relaxed.gpu.global.u32") == 2
