@@ -534,13 +534,17 @@ SK2_FIXED_KBLOCKS = 3
 # sk=3: a tile's parts are the CTAs of one cluster (2, 4 or 8: the portable cluster sizes), and sum in
 # shared memory: the parking stays in the SM and the slices cross the cluster's SM-to-SM network
 SK3_PARTS = (1, 2, 4, 8)
-SK3_PART_KBLOCKS = 0
-SK3_FIXED_KBLOCKS = 2
+# bench/LOG.md round 22 (H100, the same grids): sk=3 took 2-4 us less than sk=2 at 4 and 8 parts a
+# tile (about 4.5 k-blocks) and about 2 k-blocks more than sk=1 at 2 parts
+SK3_PART_KBLOCKS = 1
+SK3_FIXED_KBLOCKS = 3
 SK3_BATCH_REGS = 64          # f32 registers of one batch of a slice's shared::cluster loads
 # sk=2's slices: a code path for P from each of these up to the next, whose parts sum at most
-# ceil(G / P) of the G 16-byte groups (16, 8 and 4 of 32 with bn = 256), each reading as many parts at
-# once as fill SK2_BATCH_REGS registers (1, 2 and 4)
-SK2_SLICE_PARTS = (2, 4, 8)
+# ceil(G / P) of the G 16-byte groups (16 and 4 of 32 with bn = 256), each reading as many parts at once
+# as fill SK2_BATCH_REGS registers (1 and 4). bench/LOG.md round 22 (H100, the same grids): reading 4
+# parts at once took 0.90-0.95x the time at 10 and 16 parts a tile and was level at 8, and 2 at once
+# (P from 4 to 7) took 1.05-1.09x, so that range keeps one part at a time
+SK2_SLICE_PARTS = (2, 8)
 SK2_BATCH_REGS = 64
 
 
@@ -2342,10 +2346,12 @@ def auto_configs(layout: str = "nt") -> tuple:
     passes at a tile's end) for shapes with too few tiles to fill the SMs (`choose`; its launches need
     `workspace`; bench/LOG.md round 18: 11-32 % less time than the 192 x 192 stream-K kernel at six
     such shapes, whose 192-wide tiles pad 512-2048 more), and the same with every part of a split tile
-    summing a slice of it (Config.sk=2) for tiles split in many parts (`sk_kernel`)."""
+    summing a slice of it (Config.sk=2) for tiles split in many parts, and with a tile's parts summing in
+    their cluster's shared memory (Config.sk=3) where they fit a cluster (`sk_kernel`)."""
     return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
-            Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check())
+            Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check(),
+            Config(layout, 1, lag=0, hold=0, sk=3).check())
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -2365,18 +2371,33 @@ SK_PICK = 1.5
 SK_FIXED_KBLOCKS = 8
 
 
-def _sk_longest(m: int, n: int, k: int, ctas: int, sk: int) -> int:
+def sk3_ctas(ctas: int) -> int:
+    """`choose`'s estimate of resident_ctas for sk=3 without the device at hand: one cluster of
+    max(SK3_PARTS) fewer than ctas // max(SK3_PARTS) (a cluster's CTAs share one GPC, and 132-SM H100s
+    hold 15 clusters of 8, not 16: bench/LOG.md round 22); ctas itself below two such clusters."""
+    big = max(SK3_PARTS)
+    return (ctas // big - 1) * big if ctas >= 2 * big else ctas
+
+
+def _sk_longest(m: int, n: int, k: int, ctas: int, sk: int):
     """The 128 x 256 tiles' busiest CTA in stream-K with the kernel `sk`, in k-blocks: whole rounds,
-    then `sk_streamed_cost` on sk_plan's grid."""
+    then `sk_streamed_cost` on sk_plan's grid (sk=3: on sk3_ctas(ctas), None where it cannot take the
+    shape)."""
     nk = -(-k // BK)
+    if sk == 3:
+        ctas = sk3_ctas(ctas)
+        if -(-m // BM) * -(-n // BN) > ctas:
+            return None
     grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, BN, BM, sk)
     return sk_first // grid * nk + (sk_streamed_cost(streamed, nk, grid, sk) if streamed else 0)
 
 
 def sk_kernel(m: int, n: int, k: int, ctas: int) -> int:
-    """The stream-K kernel (Config.sk) whose estimated busiest CTA (`_sk_longest`) is the shorter for this
-    shape: 2 where every part summing a slice of its tile pays (many parts a tile), else 1."""
-    return 2 if _sk_longest(m, n, k, ctas, 2) < _sk_longest(m, n, k, ctas, 1) else 1
+    """The stream-K kernel (Config.sk) whose estimated busiest CTA (`_sk_longest`) is the shortest for this
+    shape, the lower sk on a tie: 3 where a tile's parts fit a cluster and the sum in shared memory pays,
+    2 where every part summing a slice of its tile through L2 pays (many parts a tile), else 1."""
+    est = {sk: _sk_longest(m, n, k, ctas, sk) for sk in (1, 2, 3)}
+    return min((v, sk) for sk, v in est.items() if v is not None)[1]
 
 
 def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
@@ -2386,7 +2407,7 @@ def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
     nk = -(-k // BK)
     tiles = -(-m // BM) * -(-n // BN)
     rounds = -(-tiles // min(tiles, ctas))
-    longest = min(_sk_longest(m, n, k, ctas, 1), _sk_longest(m, n, k, ctas, 2))
+    longest = min(v for v in (_sk_longest(m, n, k, ctas, sk) for sk in (1, 2, 3)) if v is not None)
     return (rounds * nk + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
 
 
@@ -2418,18 +2439,21 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     (bench/LOG.md round 18, ncu on 132 SMs: 1.11x at 1024^2 x 2048, 1.58x at 1024 x 2048 x 8192, 2.3-3.9x
     at 1024^2 x 8192-16384 and 512 x 1024 x 16384; 2048^2 x 8192, whose 128 tiles nearly fill the SMs,
     keeps the plain kernel). Where `sk_kernel` estimates it shorter (many parts a tile), the stream-K
-    kernel in which every part sums a slice of its tile (Config.sk=2; bench/LOG.md rounds 20-21).
+    kernel in which every part sums a slice of its tile (Config.sk=2; bench/LOG.md rounds 20-21), or
+    the one whose tile's parts are a cluster summing in shared memory (Config.sk=3, where the tiles fit
+    the CTAs clusters of 8 leave, `sk3_ctas`; bench/LOG.md round 22: 0.88-0.89x sk=2's time at 512^2
+    and 256 x 1024 x 16384).
 
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
     for name, v in (("ctas", ctas), ("l2_bytes", l2_bytes)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} = {v!r} must be a positive int")
-    small, large, n192, streamed, streamed2 = auto_configs(layout)
+    small, large, n192, *streamed = auto_configs(layout)
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
     if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas)) >= SK_PICK:
-        return streamed2 if sk_kernel(m, n, k, int(ctas)) == 2 else streamed
+        return streamed[sk_kernel(m, n, k, int(ctas)) - 1]
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
     # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)
@@ -2574,6 +2598,8 @@ def run(module, rng):
         f = prepare(module, cfg)
         ctas = resident_ctas(f, cfg, sms)
         for (m, n, kk) in sizes:
+            if cfg.sk == 3 and -(-m // cfg.bm) * -(-n // cfg.bn) > ctas:
+                continue                    # sk=3 takes at most as many tiles as CTAs (sk_plan)
             a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, kk, rng.integers(2**31))
             launch(f, cfg, tensor_maps(cfg, a, b, m, n, kk, c=c), c, m, n, kk, ctas,
                    workspace=workspace(cfg, m, n, kk, ctas))

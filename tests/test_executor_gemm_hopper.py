@@ -295,8 +295,8 @@ def test_mixed_makespan_matches_a_walk():
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 300, 520, 456, 4),
     # 2 x 2 tiles of 20 k-blocks over 12 CTAs: three parts a tile, ranges of 6 and 7 k-blocks
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 130, 264, 1280, 12),
-    # one tile in 5 and in 10 parts: slices of at most 8 and 4 groups, read 2 and 4 parts at a time, the
-    # last batch running past the last part
+    # one tile in 5 and in 10 parts: slices of at most 7 groups read one part at a time, and of at most 4
+    # read 4 parts at a time, the last batch running past the last part
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 4096, 6),
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 16384, 10)],
     ids=lambda v: getattr(v, "name", str(v)))
