@@ -542,7 +542,7 @@ SK3_BATCH_REGS = 64          # f32 registers of one batch of a slice's shared::c
 # sk=2's slices: a code path for P from each of these up to the next, whose parts sum at most
 # ceil(G / P) of the G 16-byte groups (16 and 4 of 32 with bn = 256), each reading as many parts at once
 # as fill SK2_BATCH_REGS registers (1 and 4). bench/LOG.md round 22 (H100, the same grids): reading 4
-# parts at once took 0.90-0.95x the time at 10 and 16 parts a tile and was level at 8, and 2 at once
+# parts at once took 0.90-0.99x the time at 10 and 16 parts a tile and 0.97-1.01x at 8, and 2 at once
 # (P from 4 to 7) took 1.05-1.09x, so that range keeps one part at a time
 SK2_SLICE_PARTS = (2, 8)
 SK2_BATCH_REGS = 64
