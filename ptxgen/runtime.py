@@ -653,6 +653,11 @@ class Function:
         """This launch checked and packed once: the BoundLaunch's call issues it (see BoundLaunch)."""
         return BoundLaunch(self, grid, block, args, shared_bytes=shared_bytes, cluster=cluster, pdl=pdl)
 
+    def allow_nonportable_clusters(self) -> None:
+        """cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1): clusters of more than
+        the 8 CTAs every device takes (16 on sm_90); max_active_clusters says how many fit."""
+        self.set_attribute(_driver_module().CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+
     def max_active_clusters(self, cluster: DimsLike, block: DimsLike, shared_bytes: int = 0) -> int:
         """cuOccupancyMaxActiveClusters: how many clusters of this shape can be resident on the device at
         once (a persistent kernel launches no more than this many, or the rest wait for a second wave)."""

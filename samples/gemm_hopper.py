@@ -531,9 +531,14 @@ SK_PART_KBLOCKS = 3
 # 0 at 4, -8 at 8 and -16 at 16, that is (SK_PART_KBLOCKS - SK2_PART_KBLOCKS) (P - 1) - SK2_FIXED_KBLOCKS
 SK2_PART_KBLOCKS = 2
 SK2_FIXED_KBLOCKS = 3
-# sk=3: a tile's parts are the CTAs of one cluster (2, 4 or 8: the portable cluster sizes), and sum in
-# shared memory: the parking stays in the SM and the slices cross the cluster's SM-to-SM network
-SK3_PARTS = (1, 2, 4, 8)
+# sk=3: a tile's parts are the CTAs of one cluster (2, 4 or 8, the portable cluster sizes, or 16, which
+# `prepare` allows), and sum in shared memory: the parking stays in the SM and the slices cross the
+# cluster's SM-to-SM network. A cluster's CTAs share one GPC: a lone cluster of 16 (one tile) ran 1.3x
+# slower than sk=2 on 21 CTAs spread over the GPU, two or more of them 0.84-0.94x sk=2's time
+# (bench/LOG.md round 22, H200), so 16 parts need at least SK3_MIN_TILES_16 tiles
+SK3_PARTS = (1, 2, 4, 8, 16)
+SK3_PORTABLE = 8
+SK3_MIN_TILES_16 = 2
 # bench/LOG.md round 22 (H100, the same grids): sk=3 took 2-4 us less than sk=2 at 4 and 8 parts a
 # tile (about 4.5 k-blocks) and about 2 k-blocks more than sk=1 at 2 parts
 SK3_PART_KBLOCKS = 1
@@ -566,10 +571,12 @@ def sk_grid(units: int, nk: int, ctas: int, sk: int = 1) -> int:
     the kernel `sk`: of the multiples of units up to ctas (every tile in the same number of parts; a
     grid between two multiples gives some CTAs pieces of two tiles, and ran 5-30 % slower than the
     multiple below it, bench/LOG.md round 21), the one with the least `sk_streamed_cost`; the fewer
-    CTAs where two tie. sk=3: only the multiples whose parts a tile are in SK3_PARTS and at most nk."""
+    CTAs where two tie. sk=3: only the multiples whose parts a tile are in SK3_PARTS and at most nk (16 with
+    at least SK3_MIN_TILES_16 tiles)."""
     grids = range(units, ctas + 1, units)
     if sk == 3:
-        grids = [p for p in grids if p // units in SK3_PARTS and p // units <= nk]
+        grids = [p for p in grids if p // units in SK3_PARTS and p // units <= nk
+                 and (p // units < 16 or units >= SK3_MIN_TILES_16)]
     return min(grids, key=lambda p: (sk_streamed_cost(units, nk, p, sk), p))
 
 
@@ -2168,9 +2175,12 @@ def build(target: str = "sm_90a", configs=None) -> pg.Module:
 
 
 def prepare(module, cfg: Config):
-    """The kernel Function with its dynamic shared memory allowance raised to smem_bytes(cfg)."""
+    """The kernel Function with its dynamic shared memory allowance raised to smem_bytes(cfg) (and, for
+    sk=3, clusters of 16 CTAs allowed)."""
     f = module.function(cfg.name)
     f.set_max_dynamic_shared(smem_bytes(cfg))
+    if cfg.sk == 3:
+        f.allow_nonportable_clusters()
     return f
 
 
@@ -2200,11 +2210,12 @@ def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
 def resident_ctas(f, cfg: Config, sm_count: int) -> int:
     """How many CTAs of this kernel the device holds at once: one per SM, or, for clusters, the
     driver's count of co-resident clusters (not every SM can host a cluster of 2 with 193 KiB each).
-    sk=3, launched in clusters of up to max(SK3_PARTS) CTAs: the CTAs in as many clusters of that size as
-    fit (120 on an H100 SXM: 15 clusters of 8, as many CTAs as 30 clusters of 4), which also hold
-    clusters of every smaller size in SK3_PARTS."""
+    sk=3: the CTAs in as many clusters of SK3_PORTABLE (8) as fit (120 on an H100 or H200: 15 clusters of
+    8, as many CTAs as 30 clusters of 4), which also hold clusters of every smaller size; a grid of
+    clusters of 16 within it is at most 7 of them (16 parts need a tile count times 16 <= 120), and 7
+    fit at once (round 22)."""
     if cfg.sk == 3:
-        big = max(SK3_PARTS)
+        big = SK3_PORTABLE
         return min(sm_count, f.max_active_clusters((big, 1, 1), (cfg.threads,), smem_bytes(cfg)) * big)
     if cfg.cluster == 1:
         return sm_count
@@ -2373,9 +2384,9 @@ SK_FIXED_KBLOCKS = 8
 
 def sk3_ctas(ctas: int) -> int:
     """`choose`'s estimate of resident_ctas for sk=3 without the device at hand: one cluster of
-    max(SK3_PARTS) fewer than ctas // max(SK3_PARTS) (a cluster's CTAs share one GPC, and 132-SM H100s
-    hold 15 clusters of 8, not 16: bench/LOG.md round 22); ctas itself below two such clusters."""
-    big = max(SK3_PARTS)
+    SK3_PORTABLE fewer than ctas // SK3_PORTABLE (a cluster's CTAs share one GPC, and 132-SM H100s and
+    H200s hold 15 clusters of 8, not 16: bench/LOG.md round 22); ctas itself below two such clusters."""
+    big = SK3_PORTABLE
     return (ctas // big - 1) * big if ctas >= 2 * big else ctas
 
 

@@ -334,8 +334,9 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
 
 @pytest.mark.parametrize("layout, m, n, k, ctas, want", [("nt", 100, 200, 4096, 4, 4), ("nn", 250, 400, 2048, 8, 2),
                                                           ("nt", 130, 264, 1280, 12, 2), ("nt", 100, 200, 4096, 8, 8),
-                                                          ("nt", 130, 264, 64, 12, 1)],
-                         ids=["1-tile-4-parts", "nn-4-tiles-2-parts", "4-tiles-on-12", "1-tile-8-parts", "whole-tiles"])
+                                                          ("nt", 130, 264, 64, 12, 1), ("nt", 100, 512, 16384, 32, 16)],
+                         ids=["1-tile-4-parts", "nn-4-tiles-2-parts", "4-tiles-on-12", "1-tile-8-parts", "whole-tiles",
+                              "2-tiles-16-parts"])
 def test_stream_k3_cluster_sum_matches_numpy(layout, m, n, k, ctas, want):
     """sk=3 in the executor, launched as the host launches it (one cluster of P CTAs a tile, sk_plan's
     grid): every part parks its partial in its shared memory, meets its cluster, and sums its slice from

@@ -397,6 +397,7 @@ def test_sk_grid_trades_range_length_against_partials():
 
 
 @pytest.mark.parametrize("m, n, k, ctas", [(512, 1024, 8192, 132), (256, 256, 16384, 132), (1000, 1000, 1000, 132),
+                                           (256, 512, 16384, 120), (128, 128, 65536, 120),
                                            (1000, 1000, 1000, 64), (257, 520, 4104, 132), (130, 264, 72, 132),
                                            (2048, 2048, 8192, 132), (1, 8, 8, 132), (100, 200, 128, 132),
                                            (1024, 1024, 2048, 100)])
@@ -411,7 +412,8 @@ def test_sk3_plan_gives_each_tile_one_cluster_of_parts(m, n, k, ctas):
     parts = grid // units
     assert parts in h.SK3_PARTS and parts <= nk
     assert (sk_first, streamed) == ((units, 0) if parts == 1 else (0, units))
-    assert grid == min((p * units for p in h.SK3_PARTS if p * units <= ctas and p <= nk),
+    assert grid == min((p * units for p in h.SK3_PARTS if p * units <= ctas and p <= nk
+                        and (p < 16 or units >= h.SK3_MIN_TILES_16)),
                        key=lambda g: (h.sk_streamed_cost(units, nk, g, 3), g))
     walks, _, _ = _sk_walk(m, n, k, ctas, 256, 128, 3)
     for cta, items in enumerate(walks):
@@ -780,7 +782,7 @@ def test_choose_depends_on_the_l2_and_the_ctas():
     (1024, 1024, 2048, 1), (512, 1024, 8192, 2), (128, 128, 65536, 2),
     # ... and where a tile's parts fit a cluster of 8, their sum in shared memory (round 22, H100: 0.92x
     # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384, 0.75x at 200 x 384 x 2048)
-    (512, 512, 16384, 3), (256, 1024, 16384, 3), (256, 256, 16384, 3), (200, 384, 2048, 3),
+    (512, 512, 16384, 3), (256, 1024, 16384, 3), (256, 256, 16384, 3), (200, 384, 2048, 3), (256, 512, 16384, 3),
     # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
     # k-blocks, nor with at least as many tiles as SMs
     (2048, 2048, 8192, 0), (1000, 1000, 1000, 0), (512, 512, 512, 0), (1024, 8192, 8192, 0),
@@ -961,8 +963,10 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, ctas, parts", [(512, 1024, 8192, 128, 8), (257, 520, 4104, None, 8),
                                                   (1000, 1000, 1000, 128, 4), (1000, 1000, 1000, 64, 2),
-                                                  (200, 384, 2048, None, 4), (130, 264, 72, None, 1)],
-                         ids=["512x1024-p8", "257x520-ragged-p8", "1000-p4", "1000-p2", "200x384-p4", "130x264-whole"])
+                                                  (200, 384, 2048, None, 4), (130, 264, 72, None, 1),
+                                                  (256, 512, 16384, None, 16)],
+                         ids=["512x1024-p8", "257x520-ragged-p8", "1000-p4", "1000-p2", "200x384-p4", "130x264-whole",
+                              "256x512-p16"])
 def test_stream_k3_cluster_sum_matches_float64(module, layout, m, n, k, ctas, parts):
     """sk=3 on the GPU: each tile's parts are one cluster of `parts` CTAs that park their partials in shared
     memory and sum their slices through distributed shared memory; ragged M and N (257 x 520: 9 tiles, the
