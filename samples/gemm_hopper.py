@@ -556,14 +556,14 @@ SK2_BATCH_REGS = 64
 def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
     """The estimated time, in k-blocks, of streaming `units` tiles of `nk` k-blocks over `grid` CTAs with
     the kernel `sk`: the longest range ceil(units nk / grid) plus, with P = ceil(grid / units) parts a
-    tile, SK_PART_KBLOCKS for each partial a tile's owner adds (sk=1), or SK2_PART_KBLOCKS for each part
-    past the first and SK2_FIXED_KBLOCKS for the sum (sk=2; nothing when no tile is split)."""
+    tile, SK_PART_KBLOCKS for each partial a tile's owner adds (sk=1), or SK2_PART_KBLOCKS (sk=3:
+    SK3_PART_KBLOCKS) for each part past the first and SK2_FIXED_KBLOCKS (SK3_FIXED_KBLOCKS) for the sum
+    (nothing when no tile is split)."""
     longest, parts = -(-units * nk // grid), -(-grid // units)
-    if sk == 3:
-        return longest + (SK3_PART_KBLOCKS * (parts - 1) + SK3_FIXED_KBLOCKS if parts > 1 else 0)
-    if sk == 2:
-        return longest + (SK2_PART_KBLOCKS * (parts - 1) + SK2_FIXED_KBLOCKS if parts > 1 else 0)
-    return longest + SK_PART_KBLOCKS * (parts - 1)
+    if sk == 1:
+        return longest + SK_PART_KBLOCKS * (parts - 1)
+    part, fixed = (SK2_PART_KBLOCKS, SK2_FIXED_KBLOCKS) if sk == 2 else (SK3_PART_KBLOCKS, SK3_FIXED_KBLOCKS)
+    return longest + (part * (parts - 1) + fixed if parts > 1 else 0)
 
 
 def sk_grid(units: int, nk: int, ctas: int, sk: int = 1) -> int:
@@ -989,7 +989,8 @@ def _kernel(m: pg.Module, cfg: Config):
             cwalk, ckb0, ckb1 = walk.cursor("c")
         # sk=2: the streamed tiles (at most two) whose partial this warpgroup parked, summed after the walk
         # (sk=3: at most one, the CTA's only item)
-        parked = (k.mov(0, type=pg.u32), [k.reg(pg.u32, f"c_park{i}") for i in range(2)]) if cfg.sk >= 2 else None
+        parked = (k.mov(0, type=pg.u32), [k.reg(pg.u32, f"c_park{i}") for i in range(2 if cfg.sk == 2 else 1)]) \
+            if cfg.sk >= 2 else None
         k.place(top)
         if walk is not None:
             k.bra(done, guard=k.not_(walk.next(cwalk, u, ckb0, ckb1)))
@@ -1697,7 +1698,7 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             k.bar_sync(wg_bar, 128)
             mb, nb = tile_rc(k.add(walk.sk_first, tile))
             row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
-            # the slice is at most GQ groups (P >= 2): unrolled and predicated. Parts are read in batches
+            # the slice is at most G / 2 groups (P >= 2): unrolled and predicated. Parts are read in batches
             # whose loads are in flight together, SK2_BATCH_REGS registers of them: with P >= G / S every
             # part's slice fits S groups, so B = SK2_BATCH_REGS / (4 S) parts go in one batch and the
             # slice costs ceil(P / B) round trips to L2 (a code path for each S; bench/LOG.md round 22)
@@ -1761,6 +1762,13 @@ def _cluster_phase(k):
     k.barrier_cluster_wait(acquire=True, aligned=False)
 
 
+def _sk3_partial(k, cfg: Config, base, c, tid):
+    """sk=3: the shared address of this thread's first 16 bytes in warpgroup c's parked partial (64 x bn
+    f32 at base + c * 64 * bn * 4, thread-linear: group q of thread t at (q * 128 + t) * 16), the same
+    offset in every CTA of the cluster."""
+    return k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo")
+
+
 def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip, parked, base):
     """Stream-K with sk=3, after a work item's k-blocks [kb0, kb1) of unit u. A part of a split tile (the CTA's
     only item: `sk_plan` gives every tile as many parts as a cluster has CTAs, one range each) parks its
@@ -1773,7 +1781,7 @@ def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip
     with k.if_(split):
         k.bar_sync(4, cfg.consumers * 128)               # the other warpgroup's last wgmma has read the ring
         k.fence_proxy_async("shared::cta")               # the stages were written by TMA and read by wgmma
-        part = k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo")
+        part = _sk3_partial(k, cfg, base, c, tid)
         for q in range(len(frag) // 4):
             k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32, space="shared")
         # (a walk never has a second split item, but nothing here may reach a wgmma or TMA unfenced)
@@ -1799,8 +1807,7 @@ def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base
         parts, r = k.sreg("%cluster_nctarank"), k.sreg("%cluster_ctarank")
         mb, nb = tile_rc(k.add(walk.sk_first, tiles[0]))
         row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
-        # this thread's 16 bytes of group 0 in warpgroup c's partial, at the same offset in every CTA
-        own0 = k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo")
+        own0 = _sk3_partial(k, cfg, base, c, tid)
         known = None
         for P in (p for p in SK3_PARTS if p > 1):
             nq = groups // P

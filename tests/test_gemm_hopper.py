@@ -861,6 +861,20 @@ def _sm90_kernel(module, cfg):
     return h.prepare(load_module(module.emit()), cfg), ctx
 
 
+def _launch_twice_matches(f, cfg, m, n, k, ctas, seed):
+    """Two launches of cfg on one bf16 case (numpy seed `seed`), C poisoned with NaN before each; both
+    match the float64 reference."""
+    import torch
+    from ptxgen.harness import bf16_gemm_case
+    a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, np.random.default_rng(seed).integers(2 ** 31))
+    maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
+    for _ in range(2):
+        c.view(torch.int16).fill_(-1)                                   # NaN poison
+        h.launch(f, cfg, maps, c, m, n, k, ctas)
+        torch.cuda.synchronize()
+        _assert_close(c, ref)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
 def test_matches_float64_reference(module, cfg):
@@ -886,19 +900,12 @@ def test_shared_a_cluster_matches_float64(module, layout, bn, m, n, k):
     """producer=0 in clusters of 2 sharing A: an odd number of block columns (the last cluster's second
     CTA computes past N and stores nothing), 128- and 192-row tiles, and 3072^2 (two rounds of
     clusters); launched twice with the output poisoned in between."""
-    torch = pytest.importorskip("torch")
-    from ptxgen.harness import bf16_gemm_case
+    pytest.importorskip("torch")
     cfg = h.Config(layout, 2, 3, group=16, bm=192, bn=bn, producer=0)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = h.resident_ctas(f, cfg, ctx.sm_count)
     assert ctas % 2 == 0 and ctas >= 2
-    a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(n + k).integers(2 ** 31))
-    maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
-    for _ in range(2):
-        c.view(torch.int16).fill_(-1)                                   # NaN poison
-        h.launch(f, cfg, maps, c, m, n, k, ctas)
-        torch.cuda.synchronize()
-        _assert_close(c, ref)
+    _launch_twice_matches(f, cfg, m, n, k, ctas, n + k)
 
 
 def test_shared_a_cluster_grid_counts_pairs_of_columns():
@@ -974,20 +981,13 @@ def test_stream_k3_cluster_sum_matches_float64(module, layout, m, n, k, ctas, pa
     cluster of one). On 128 CTAs the clusters of 8 and of 4 are more than fit at once (an H100 holds 15 of
     8 or 30 of 4: resident_ctas), so some clusters start only when others have finished, which sk=3 allows
     (no part waits for a CTA outside its cluster). Launched twice, the output poisoned with NaN before each."""
-    torch = pytest.importorskip("torch")
-    from ptxgen.harness import bf16_gemm_case
+    pytest.importorskip("torch")
     cfg = h.Config(layout, 1, lag=0, hold=0, sk=3)
     f, ctx = _sm90_kernel(module, cfg)
     ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
     grid, _, sk_first, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     assert (grid // streamed if streamed else 1) == parts
-    a, b, ref, c = bf16_gemm_case(layout, m, n, k, np.random.default_rng(m + k).integers(2 ** 31))
-    maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
-    for _ in range(2):
-        c.view(torch.int16).fill_(-1)                                   # NaN poison
-        h.launch(f, cfg, maps, c, m, n, k, ctas)
-        torch.cuda.synchronize()
-        _assert_close(c, ref)
+    _launch_twice_matches(f, cfg, m, n, k, ctas, m + k)
 
 
 @pytest.mark.gpu
