@@ -599,6 +599,20 @@ def test_mbarrier_wait_loops_and_traps_after_the_timeout():
             k.mbarrier_wait(bar, parity=0, timeout_cycles=bad)
 
 
+def test_mbarrier_wait_takes_a_memory_semantic_and_scope():
+    # a wait for arrivals released by other CTAs of a cluster acquires at cluster scope
+    m, k = kernel()
+    bar = k.reg(u32)
+    n = len(k.fn.body)
+    k.mbarrier_wait(bar, parity=0, sem="acquire", scope="cluster")
+    assert texts(k, n)[0] == "mbarrier.try_wait.parity.acquire.cluster.shared.b64 %p0, [%r0], 0;"
+    for kw in ({"sem": "acquire"}, {"scope": "cluster"}):
+        with pytest.raises(LegalityError, match="go together"):
+            k.mbarrier_wait(bar, parity=0, **kw)
+    with pytest.raises(LegalityError):
+        k.mbarrier_wait(bar, parity=0, sem="release", scope="cluster")      # a wait does not release
+
+
 
 def test_mbarrier_wait_spins_on_test_wait_before_sm90():
     # sm_80-sm_89 have mbarrier.test_wait but not try_wait; the wait loop uses what the target has

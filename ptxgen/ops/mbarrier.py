@@ -124,18 +124,23 @@ class MbarrierOps(CheckedOps):
         self._legal_emit(op, tuple(ops), guard)
         return p
 
-    def mbarrier_wait(self, addr, *, parity, timeout_cycles: Optional[int] = None, space: str = "shared") -> None:
+    def mbarrier_wait(self, addr, *, parity, timeout_cycles: Optional[int] = None, space: str = "shared",
+                      sem: Optional[str] = None, scope: Optional[str] = None) -> None:
         """Wait until the phase of the barrier at `addr` with parity `parity` has completed: a loop around
         `mbarrier.try_wait.parity` (sm_90 and later; `mbarrier.test_wait.parity` on sm_80-sm_89, which
         have no try_wait). With `timeout_cycles` the loop traps once that many %clock64 cycles have
-        passed, so a wait that can never complete ends the launch with an error instead of a hang."""
+        passed, so a wait that can never complete ends the launch with an error instead of a hang.
+        sem and scope go together (e.g. sem="acquire", scope="cluster": the waiting thread sees the writes
+        that other CTAs of the cluster released with their arrivals); without them the wait acquires at
+        CTA scope, the instruction's default."""
         _check_timeout(timeout_cycles)
+        self._sem_scope(sem, scope, "mbarrier_wait")
         t0 = self.sreg("%clock64") if timeout_cycles is not None else None
         top = self.label("mbar_wait")
         if self.target.satisfies("sm_90"):
-            done = self.mbarrier_try_wait(addr, parity=parity, space=space)
+            done = self.mbarrier_try_wait(addr, parity=parity, space=space, sem=sem, scope=scope)
         else:
-            done = self.mbarrier_test_wait(addr, parity=parity, space=space)
+            done = self.mbarrier_test_wait(addr, parity=parity, space=space, sem=sem, scope=scope)
         if t0 is None:
             self.bra(top, guard=~done)
             return
