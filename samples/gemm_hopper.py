@@ -1795,12 +1795,14 @@ def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base
     """Stream-K with sk=3, after the walk and the cluster barrier that follows every part's parking: the
     tile `_stream_k_park_cluster` parked is split between the P CTAs of this cluster, part r = its rank.
     Part r sums the nq = G / P 16-byte accumulator groups [r nq, (r + 1) nq) of every thread's G over the P
-    partials in rank order (the same sum on every launch), reading each CTA's shared memory through
-    `mapa`, and stores the bf16 pairs to C (`c_split`, rows and columns past M and N left out). The code
-    is unrolled for each P of SK3_PARTS (a branch on %cluster_nctarank): the loads of as many CTAs as fill
-    SK3_BATCH_REGS registers are in flight together, so the slice costs two round trips through the
-    cluster whatever P is, instead of one per part (bench/LOG.md round 22: about 0.5 µs each). A cluster
-    size sk_plan never gives traps."""
+    partials, reading each CTA's shared memory through `mapa`, and stores the bf16 pairs to C (`c_split`,
+    rows and columns past M and N left out). Part r reads and adds the partials of ranks r, r + 1, ...
+    (mod P): the same order on every launch, so the same sum, and at any moment the P readers ask P
+    different CTAs (all in rank order would queue every reader on one CTA's shared memory at a time:
+    bench/LOG.md round 23, up to 0.9x the time at 16 parts). The code is unrolled for each P of
+    SK3_PARTS (a branch on %cluster_nctarank): the loads of as many CTAs as fill SK3_BATCH_REGS
+    registers are in flight together, so the slice costs two round trips through the cluster whatever P
+    is, instead of one per part (round 22: about 0.5 µs each). A cluster size sk_plan never gives traps."""
     n_parked, tiles = parked
     groups = cfg.bn // 8
     with k.if_(k.setp("ne", n_parked, 0)):
@@ -1819,10 +1821,12 @@ def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base
                 own = k.add(own0, k.shl(q0, 11))
                 acc = None
                 for j0 in range(0, P, batch):
-                    srcs = [k.mapa(own, j, space="shared::cluster", type=pg.u32) for j in range(j0, min(P, j0 + batch))]
+                    # the j-th CTA after this one: each CTA's readers start at a different peer
+                    srcs = [k.mapa(own, k.and_(k.add(r, j), P - 1), space="shared::cluster", type=pg.u32)
+                            for j in range(j0, min(P, j0 + batch))]
                     vs = [[k.ld(pg.mem(src, qq * 128 * 16), pg.f32, vec=4, space="shared::cluster") for qq in range(nq)]
                           for src in srcs]
-                    for v in vs:                                     # in rank order
+                    for v in vs:                                     # in the order read
                         if acc is None:
                             acc = [v[qq][e] for qq in range(nq) for e in range(4)]
                         else:

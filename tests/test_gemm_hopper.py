@@ -194,8 +194,12 @@ def test_kernel_structure(module, cfg):
                 assert body.count("ld.shared::cluster.v4.f32") == groups * len(sizes)
                 assert not re.search(r"@%p\d+ ld\.shared::cluster", body)
                 assert body.count("mapa.shared::cluster.u32") == sum(sizes)
-                for p in sizes:
-                    assert re.search(rf"mapa\.shared::cluster\.u32 %r\d+, %r\d+, {p - 1};", body)
+                # for cluster size P, the CTA each mapa names is (rank + j) mod P, j = 0 .. P - 1: every
+                # mapa's rank comes from an `and` with P - 1 (each part starts reading at its own CTA)
+                masks = []
+                for rank_reg in re.findall(r"mapa\.shared::cluster\.u32 %r\d+, %r\d+, (%r\d+);", body):
+                    masks += re.findall(rf"and\.b32 {re.escape(rank_reg)}, %r\d+, (\d+);", body)
+                assert sorted(int(x) for x in masks) == sorted(p - 1 for p in sizes for _ in range(p))
                 assert h.SK3_BATCH_REGS == 64 and all(4 * groups // p * max(1, 64 // (4 * groups // p)) == 64
                                                       for p in sizes)
                 assert re.search(r"@%p\d+ trap;", body[body.rindex("ld.shared::cluster"):])
@@ -886,7 +890,9 @@ def test_matches_float64_reference(module, cfg):
     rng = np.random.default_rng(7)
     for (m, n, k) in [(256, 512, 128), (130, 264, 72), (1000, 1000, 1000)]:
         a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, rng.integers(2 ** 31))   # c: NaN poison
-        ws = torch.zeros(h.workspace_bytes(cfg, m, n, k, ctas), dtype=torch.uint8, device="cuda") if cfg.sk else None
+        # sk=1 and 2 sum through a workspace; sk=3 takes none (it sums in its clusters' shared memory)
+        nbytes = h.workspace_bytes(cfg, m, n, k, ctas) if cfg.sk else 0
+        ws = torch.zeros(nbytes, dtype=torch.uint8, device="cuda") if nbytes else None
         h.launch(f, cfg, h.tensor_maps(cfg, a, b, m, n, k, c=c), c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         _assert_close(c, ref, f"{m}x{n}x{k}: ")
