@@ -158,7 +158,8 @@ class Config:
     lag: int = 1            # wgmma groups left in flight before a stage is released (0 or 1)
     group: int = GROUP_M    # block rows (cluster rows) of the tile raster
     bk: int = BK            # K of a stage: 64 (128-byte rows, 128B swizzle) or 32 (64-byte rows, 64B swizzle)
-    bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256)
+    bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256;
+                            # epi="tma" in 128-row tiles: 256, or 128 for one pass a tile, `narrow`)
     epi: str = "tma"        # "tma": the consumers only stmatrix, one producer thread per buffer
                             # writes it with TMA stores while the next tile runs (C's tensor map
                             # is the third kernel parameter); "storer": the same hand-off, two
@@ -281,10 +282,14 @@ class Config:
             raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
                              f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
         if self.epi not in EPI_MODES or (self.bm == BM and self.epi != "direct" and self.bn % EPI_COLS) or \
-                (self.bm == BM and self.epi in HANDOFF and self.bn != 2 * EPI_COLS):
+                (self.bm == BM and self.epi in HANDOFF and self.bn != 2 * EPI_COLS
+                 and (self.epi, self.bn) != ("tma", EPI_COLS)):
             raise ValueError(f"epi must be one of {', '.join(EPI_MODES)} (the smem ones with bn a multiple of "
-                             f"{EPI_COLS}, storer and tma with bn = {2 * EPI_COLS}), "
-                             f"not {self.epi!r} with bn = {self.bn}")
+                             f"{EPI_COLS}, storer with bn = {2 * EPI_COLS}, tma with bn = {EPI_COLS} or "
+                             f"{2 * EPI_COLS}), not {self.epi!r} with bn = {self.bn}")
+        if self.bm == BM and self.epi == "tma" and self.bn == EPI_COLS and self.cluster != 1:
+            raise ValueError(f"epi='tma' with bn = {EPI_COLS} (128 x {EPI_COLS} tiles) needs cluster 1, "
+                             f"not {self.cluster}")
         if self.bm not in (128, 192, 256):
             raise ValueError(f"bm must be 128, 192 or 256, not {self.bm!r}")
         if self.bm == 256 and (self.epi != "tma" or self.cluster != 1 or self.bn > 192):
@@ -402,9 +407,10 @@ class Config:
     @property
     def can_hold(self) -> bool:
         """Whether a tile's last epilogue pass can wait in registers into the next tile: bm=128, and
-        bm=192 with two passes a tile (bm=256 has no registers to spare; a single pass has nothing to
-        hold)."""
-        return self.bm == BM or (self.bm == 192 and self.pass_cols == EPI_COLS)
+        bm=192 with two passes a tile (bm=256 has no registers to spare; a single pass, as epi="tma" with
+        bn=128 has, has nothing to hold)."""
+        return (self.bm == BM and not (self.epi in HANDOFF and self.bn == EPI_COLS)) or \
+            (self.bm == 192 and self.pass_cols == EPI_COLS)
 
     @property
     def held(self) -> bool:
@@ -2369,11 +2375,14 @@ def auto_configs(layout: str = "nt") -> tuple:
     `workspace`; bench/LOG.md round 18: 11-32 % less time than the 192 x 192 stream-K kernel at six
     such shapes, whose 192-wide tiles pad 512-2048 more), and the same with every part of a split tile
     summing a slice of it (Config.sk=2) for tiles split in many parts, and with a tile's parts summing in
-    their cluster's shared memory (Config.sk=3) where they fit a cluster (`sk_kernel`)."""
-    return (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
+    their cluster's shared memory (Config.sk=3) where they fit a cluster (`sk_kernel`). Then the same four
+    128-row kernels with 128 x 128 tiles (bn=128), which `choose` takes where N leaves the last 256-wide
+    tile column at most half used (`narrow`)."""
+    wide = (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
             Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check(),
             Config(layout, 1, lag=0, hold=0, sk=3).check())
+    return wide + tuple(Config(layout, 1, lag=0, hold=0, sk=sk, bn=EPI_COLS).check() for sk in range(4))
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -2466,12 +2475,35 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     the CTAs clusters of 8 leave, `sk3_ctas`; bench/LOG.md round 22: 0.88-0.89x sk=2's time at 512^2
     and 256 x 1024 x 16384).
 
+    Last, `narrow`: where N mod 256 is from 1 to 128 and the pick is streamed, or N <= 128 whatever the
+    pick, the 128-row kernel (streamed as picked) in 128 x 128 tiles instead (bench/LOG.md round 23).
+
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
     for name, v in (("ctas", ctas), ("l2_bytes", l2_bytes)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} = {v!r} must be a positive int")
-    small, large, n192, *streamed = auto_configs(layout)
+    autos = auto_configs(layout)
+    pick = _choose_wide(m, n, k, autos[:6], int(ctas), l2_bytes)
+    return autos[6 + pick.sk] if narrow(pick, n) else pick
+
+
+def narrow(cfg: Config, n: int) -> bool:
+    """Whether `choose` runs its pick `cfg` in 128 x 128 tiles (bn=128, one m64n128k16 a k-step per
+    consumer): where N leaves the last 256-column tile at most half used (N mod 256 from 1 to 128), so the
+    256-wide tiles would compute up to half their columns for nothing; for the stream-K picks, and for
+    every pick where N <= 128. bench/LOG.md round 23 (H100): 0.62-0.81x the former pick's time at eight
+    streamed shapes (N = 128, 320 and 384), 0.76-0.89x at three of many tiles with N = 128 (16384-65536
+    rows, 1.03-1.05x cuBLAS). Not measured, so not taken: N = 384 and the like over many tiles, where
+    128-wide tiles would read a third more operand bytes per useful FLOP than they save."""
+    if n > 128 and not (cfg.bm == BM and cfg.producer and cfg.sk):
+        return False
+    return 0 < n % (2 * EPI_COLS) <= EPI_COLS
+
+
+def _choose_wide(m: int, n: int, k: int, autos, ctas: int, l2_bytes: int) -> Config:
+    """`choose`'s pick among its six kernels of 256- and 192-column tiles (auto_configs' first six)."""
+    small, large, n192, *streamed = autos
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
     if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas)) >= SK_PICK:

@@ -73,7 +73,8 @@ def _run(cfg, m, n, k, seed=0, m_split=None, record=(), stats=None):
                                     (h.Config("nt", 1, group=1, serp=1), 456),
                                     (h.Config("nt", 1, 3, group=1, bm=192, serp=1), 456),
                                     (h.Config("nn", 1, 3, group=1, bm=192, bn=192, producer=0, lwarp=1, serp=1), 136),
-                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1, pdl=1), 136)],
+                                    (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1, pdl=1), 136),
+                                    (h.Config("nt", 1, bn=128), 456), (h.Config("nn", 1, bn=128), 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -88,7 +89,8 @@ def test_whole_kernel_matches_numpy(cfg, k):
     # 128-row tiles over the unit order; l2's cache hints change nothing here; producer=0: no producer
     # warpgroup, one consumer thread loads the ring and each warpgroup TMA-stores its own passes, the
     # second held into the next tile's first k-block, which then runs as two m64n128k16 halves; with
-    # bn=192, 192 x 192 tiles of m64n192k16 written in one pass)
+    # bn=192, 192 x 192 tiles of m64n192k16 written in one pass; bn=128: 3 x 5 tiles of 128 x 128, one
+    # m64n128k16 a k-step and one TMA-stored pass a tile, whose barrier parity alternates from tile to tile)
     got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)
@@ -298,7 +300,14 @@ def test_mixed_makespan_matches_a_walk():
     # one tile in 5 and in 10 parts: slices of at most 7 groups read one part at a time, and of at most 4
     # read 4 parts at a time, the last batch running past the last part
     (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 4096, 6),
-    (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 16384, 10)],
+    (h.Config("nt", 1, lag=0, hold=0, sk=2), 100, 200, 16384, 10),
+    # 128 x 128 tiles (bn=128: one epilogue pass a tile, 16 accumulator groups a thread): one tile in 4
+    # parts, 2 x 2 tiles in 2 parts (nn), 3 x 3 tiles after a whole round, one tile in 10 parts
+    (h.Config("nt", 1, lag=0, hold=0, sk=1, bn=128), 100, 120, 4096, 4),
+    (h.Config("nn", 1, lag=1, hold=0, sk=1, bn=128), 250, 200, 2048, 8),
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 4096, 4),
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 300, 264, 456, 4),
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 128, 16384, 10)],
     ids=lambda v: getattr(v, "name", str(v)))
 def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     """Stream-K in the executor: every element written once, the split tiles summed, and the flags left
@@ -332,17 +341,18 @@ def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     assert not bw.array[:flag_bytes].any(), "flags left set"
 
 
-@pytest.mark.parametrize("layout, m, n, k, ctas, want", [("nt", 100, 200, 4096, 4, 4), ("nn", 250, 400, 2048, 8, 2),
-                                                          ("nt", 130, 264, 1280, 12, 2), ("nt", 100, 200, 4096, 8, 8),
-                                                          ("nt", 130, 264, 64, 12, 1), ("nt", 100, 512, 16384, 32, 16)],
-                         ids=["1-tile-4-parts", "nn-4-tiles-2-parts", "4-tiles-on-12", "1-tile-8-parts", "whole-tiles",
-                              "2-tiles-16-parts"])
-def test_stream_k3_cluster_sum_matches_numpy(layout, m, n, k, ctas, want):
+@pytest.mark.parametrize("layout, m, n, k, ctas, want, bn", [
+    ("nt", 100, 200, 4096, 4, 4, 256), ("nn", 250, 400, 2048, 8, 2, 256), ("nt", 130, 264, 1280, 12, 2, 256),
+    ("nt", 100, 200, 4096, 8, 8, 256), ("nt", 130, 264, 64, 12, 1, 256), ("nt", 100, 512, 16384, 32, 16, 256),
+    ("nt", 100, 120, 4096, 8, 8, 128), ("nn", 200, 128, 2048, 8, 4, 128), ("nt", 100, 256, 16384, 32, 16, 128)],
+    ids=["1-tile-4-parts", "nn-4-tiles-2-parts", "4-tiles-on-12", "1-tile-8-parts", "whole-tiles", "2-tiles-16-parts",
+         "n128-1-tile-8-parts", "n128-nn-2-tiles-4-parts", "n128-2-tiles-16-parts"])
+def test_stream_k3_cluster_sum_matches_numpy(layout, m, n, k, ctas, want, bn):
     """sk=3 in the executor, launched as the host launches it (one cluster of P CTAs a tile, sk_plan's
     grid): every part parks its partial in its shared memory, meets its cluster, and sums its slice from
     the others' through mapa and ld.shared::cluster; every element is written once and matches numpy.
     The last case has one k-block a tile, so every tile is whole (clusters of one)."""
-    cfg = h.Config(layout, 1, lag=0, hold=0, sk=3)
+    cfg = h.Config(layout, 1, lag=0, hold=0, sk=3, bn=bn)
     grid, _, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     parts = grid // tiles if tiles else 1
     assert parts == want

@@ -166,11 +166,11 @@ def test_kernel_structure(module, cfg):
                 # every part parks its partial and counts itself in (release); after the walk, for each
                 # of at most two parked tiles: wait for the count (acquire), then a code path for each
                 # range of P in SK2_SLICE_PARTS, whose loop over the parts reads S = G / P_lo groups of
-                # B = 64 / (4 S) parts at a time as predicated loads (16 groups of 1 part, 4 of 4: 16
-                # loads per path), two predicated bf16-pair stores to C per group, the count raised
-                # again (acq_rel) and put back to 0 by the last part
+                # B = 64 / (4 S) parts at a time as predicated loads (bn=256: 16 groups of 1 part, 4 of 4;
+                # bn=128: 8 of 2, 2 of 8; 16 loads per path), two predicated bf16-pair stores to C per
+                # group, the count raised again (acq_rel) and put back to 0 by the last part
                 slots = [-(-groups // p) for p in h.SK2_SLICE_PARTS]
-                assert slots == [16, 4] and h.SK2_BATCH_REGS == 64
+                assert slots == [groups // 2, groups // 8] and h.SK2_BATCH_REGS == 64
                 assert body.count("st.global.v4.f32") == groups
                 assert body.count("st.global.b32") == 2 * 2 * sum(slots)
                 assert body.count("st.global") == groups + 4 * sum(slots)
@@ -617,7 +617,8 @@ def test_grid_keeps_the_rounds_with_the_fewest_ctas(cluster):
 @pytest.mark.parametrize("kw, msg", [(dict(layout="tn"), "layout"), (dict(cluster=4), "cluster"),
                                      (dict(bk=128), "bk"), (dict(bn=96), "bn = 96"),
                                      (dict(bn=192, cluster=2, layout="nn"), "bn = 192"), (dict(stages=5), "do not fit"), (dict(bn=192, epi="smem"), "epi"),
-                                     (dict(bn=128), "storer and tma with bn = 256"), (dict(lag=2), "lag")])
+                                     (dict(bn=128, epi="storer"), "storer with bn = 256"),
+                                     (dict(bn=64), "tma with bn = 128 or 256"), (dict(lag=2), "lag")])
 def test_config_check_names_the_field(kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
         h.Config(**kw).check()
@@ -743,7 +744,7 @@ MIB = 2**20
 @pytest.mark.parametrize("m, n, k, want", [
     # 128 x 256: a round of the balanced grid (128 CTAs) runs whole raster groups of 8 block rows, and
     # their 1024 rows of A plus all of B stay in 50 MiB of L2 (40 MiB at 4096^3)
-    (4096, 4096, 4096, 128), (2048, 2048, 2048, 128), (1000, 1000, 1000, 128), (1, 8, 8, 128),
+    (4096, 4096, 4096, 128), (2048, 2048, 2048, 128), (1000, 1000, 1000, 128),
     # ... unless the mixed 192- and 128-row tiles give the busiest CTA fewer rows: 5120^2 on 132 SMs is
     # 7 rounds of 128 x 256 tiles (896 rows) but 832 rows of 192- and 128-row tiles
     (5120, 5120, 1024, 192),
@@ -764,6 +765,23 @@ def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     assert (cfg.bm, cfg.bn) == {128: (128, 256), 192: (192, 256), 192192: (192, 192)}[want]
     assert cfg in h.auto_configs("nt") and cfg.producer == (want != 192192)
     assert cfg.group == (8 if want == 128 else 16)
+
+
+@pytest.mark.parametrize("m, n, k, sk, bn", [
+    # N <= 128: 128 x 128 tiles whatever the pick (a 256-wide tile would compute half its columns or
+    # more for nothing), streamed or not
+    (1, 8, 8, 0, 128), (16384, 128, 8192, 0, 128), (65536, 128, 4096, 0, 128), (128, 128, 65536, 2, 128),
+    (128, 128, 16384, 3, 128), (4096, 128, 4096, 1, 128),
+    # N mod 256 from 1 to 128 in a streamed pick: 128-wide tiles too (N = 384: 3 columns, not 2 of 256)
+    (1024, 384, 8192, 2, 128), (512, 384, 16384, 3, 128), (4096, 384, 4096, 1, 128), (512, 320, 16384, 3, 128),
+    # ... but not where the pick is not streamed (many tiles), nor where N fills more than half of
+    # its last 256-wide column
+    (8192, 384, 8192, 0, 256), (16384, 640, 4096, 0, 256), (512, 512, 16384, 3, 256), (512, 448, 16384, 3, 256)])
+def test_choose_narrows_the_tiles_where_n_leaves_a_column_half_empty(m, n, k, sk, bn):
+    for layout in ("nt", "nn"):
+        cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
+        assert (cfg.bm, cfg.bn, cfg.sk) == (128 if bn == 128 else cfg.bm, bn, sk)
+        assert cfg in h.auto_configs(layout)
 
 
 def test_choose_depends_on_the_l2_and_the_ctas():
@@ -867,14 +885,15 @@ def _sm90_kernel(module, cfg):
 
 def _launch_twice_matches(f, cfg, m, n, k, ctas, seed):
     """Two launches of cfg on one bf16 case (numpy seed `seed`), C poisoned with NaN before each; both
-    match the float64 reference."""
+    match the float64 reference (stream-K with a workspace: one for both launches, its flags back at 0)."""
     import torch
     from ptxgen.harness import bf16_gemm_case
     a, b, ref, c = bf16_gemm_case(cfg.layout, m, n, k, np.random.default_rng(seed).integers(2 ** 31))
     maps = h.tensor_maps(cfg, a, b, m, n, k, c=c)
+    ws = h.workspace(cfg, m, n, k, ctas)
     for _ in range(2):
         c.view(torch.int16).fill_(-1)                                   # NaN poison
-        h.launch(f, cfg, maps, c, m, n, k, ctas)
+        h.launch(f, cfg, maps, c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         _assert_close(c, ref)
 
@@ -994,6 +1013,22 @@ def test_stream_k3_cluster_sum_matches_float64(module, layout, m, n, k, ctas, pa
     grid, _, sk_first, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     assert (grid // streamed if streamed else 1) == parts
     _launch_twice_matches(f, cfg, m, n, k, ctas, m + k)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("m, n, k, sk", [(16384, 128, 1024, 0), (1000, 120, 1000, 0), (4096, 128, 4096, 1),
+                                         (1024, 384, 8192, 2), (128, 128, 65536, 2), (257, 384, 4104, 3),
+                                         (128, 128, 16384, 3)])
+def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
+    """`choose`'s 128 x 128 tiles (bn=128) on the GPU, each kind it can return: the plain kernel over many
+    tiles (16384 x 128) and ragged ones, and the three stream-K kernels (N = 384 in 3 tile columns, one tile in many parts over K =
+    65536, ragged 257 x 384 in clusters), launched twice with the output poisoned."""
+    pytest.importorskip("torch")
+    cfg = h.choose(m, n, k, layout)
+    assert (cfg.bn, cfg.sk) == (128, sk)
+    f, ctx = _sm90_kernel(module, cfg)
+    _launch_twice_matches(f, cfg, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count), m + n + k)
 
 
 @pytest.mark.gpu
