@@ -2173,8 +2173,9 @@ def _epi_fence(k):
 
 
 def sample_configs() -> list:
-    """What the sample builds and checks by default: CONFIGS, `choose`'s five kernels (128 x 256 tiles with
-    lag 0, 192 x 256 and 192 x 192 tiles, and 128 x 256 stream-K (Config.sk 1 and 2, with its workspace)), the
+    """What the sample builds and checks by default: CONFIGS, `choose`'s ten kernels (128 x 256 tiles with
+    lag 0, 192 x 256 and 192 x 192 tiles, 128 x 256 stream-K (Config.sk 1 and 2 with a workspace, 3 in
+    clusters), and the 128-row ones again in 128 x 128 tiles), the
     192 x 192 stream-K kernel and the 192 x 192 kernel in clusters of 2 sharing A (nn), so a sanitizer
     run of the sample covers every kind of kernel `choose` can return, both stream-K walks and both ways
     a cluster shares an operand."""
@@ -2360,7 +2361,7 @@ H100_L2_BYTES = 50 * 2**20   # choose's default L2: the H100's; the H200 reports
 
 
 def auto_configs(layout: str = "nt") -> tuple:
-    """The five configurations `choose` picks from: 128 x 256 tiles in raster groups of 8 whose consumers
+    """The configurations `choose` picks from: 128 x 256 tiles in raster groups of 8 whose consumers
     release each stage as soon as their own wgmma on it is done (lag 0: the other consumer warpgroup keeps
     the tensor cores busy meanwhile, and the producer gets the stage a k-block sooner; bench/LOG.md round
     15: 0.3 % fewer cycles at 4096^3, +0.5 % sustained over six passes), 192 x 256
@@ -2495,7 +2496,9 @@ def narrow(cfg: Config, n: int) -> bool:
     every pick where N <= 128. bench/LOG.md round 23 (H100): 0.62-0.81x the former pick's time at eight
     streamed shapes (N = 128, 320 and 384), 0.76-0.89x at three of many tiles with N = 128 (16384-65536
     rows, 1.03-1.05x cuBLAS). Not measured, so not taken: N = 384 and the like over many tiles, where
-    128-wide tiles would read a third more operand bytes per useful FLOP than they save."""
+    128-wide tiles save a quarter of the MACs but read A once per 128 columns instead of per 256 (a fifth
+    more operand bytes at N = 384) and ask more of shared memory per FLOP than its 128 bytes a cycle give
+    at the tensor cores' full rate."""
     if n > 128 and not (cfg.bm == BM and cfg.producer and cfg.sk):
         return False
     return 0 < n % (2 * EPI_COLS) <= EPI_COLS
