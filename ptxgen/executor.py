@@ -68,7 +68,9 @@ itself; a generic shared address is SHARED_WINDOW plus a shared::cluster address
 .shared::cluster and generic loads and stores work on any CTA's memory. Modelled: %cluster_ctarank,
 %cluster_nctarank, %clusterid, %nclusterid, %cluster_ctaid, %cluster_nctaid, %is_explicit_cluster; mapa
 and getctarank (.shared::cluster or generic; a rank outside the cluster is a MemoryFaultError); ld, st,
-atom and red on .shared::cluster (any .sem/.scope, .v2/.v4); mbarrier.arrive{_drop}{.expect_tx},
+atom and red on .shared::cluster (any .sem/.scope, .v2/.v4); st.async and red.async (the store or
+reduction at once, its bytes completing on the mbarrier operand, which must be in the receiving CTA);
+mbarrier.arrive{_drop}{.expect_tx},
 expect_tx and complete_tx on another CTA's mbarrier through .shared::cluster; barrier.cluster.arrive
 and .wait: arrive marks the thread as arrived in the barrier's current phase (twice in one phase is an
 ExecutionError), the phase completes once every live thread of the cluster has arrived (exited threads
@@ -1285,6 +1287,8 @@ class _Executor:
         return body, False
 
     def _op_st(self, ins, mods):
+        if mods and mods[0] == "async":
+            return self._op_async_store(ins, mods)
         space, vec, t = self._ldst_form(mods)
         a, s = ins.operands
         space, addr = self._address(a, space)
@@ -1360,7 +1364,46 @@ class _Executor:
         return body, False
 
     def _op_red(self, ins, mods):
+        if mods and mods[0] == "async":
+            return self._op_async_store(ins, mods)
         return self._op_atom(ins, mods, red=True)
+
+    _ASYNC_MODS = ("async", "weak", "relaxed", "cluster", "mbarrier::complete_tx::bytes")
+
+    def _op_async_store(self, ins, mods):
+        """st.async / red.async: the store (or reduction, as red does it) into a CTA of the cluster happens when
+        issued, and with .mbarrier::complete_tx::bytes its size in bytes completes at once as a transaction
+        on the mbarrier operand, which must be in the same CTA as the address (a MemoryFaultError if not)."""
+        plain = [m for m in mods if m not in self._ASYNC_MODS]
+        ops = tuple(ins.operands)
+        if "mbarrier::complete_tx::bytes" not in mods:
+            if len(ops) != 2:
+                raise _Unsupported(f"{ins.opcode}: expected [a], b without the completion mechanism")
+            return (self._op_st if ins.opcode.startswith("st") else self._op_red)(
+                ir.Instr(ins.opcode.replace(".async", ""), ops), plain)
+        inner_op = "st." if ins.opcode.startswith("st") else "red."
+        inner = ir.Instr(inner_op + ".".join(plain), ops[:2])
+        store, _ = self._op_st(inner, plain) if inner_op == "st." else self._op_atom(inner, plain, red=True)
+        if len(ops) < 3:
+            return store, False
+        space, vec, t = self._ldst_form(plain)
+        nbytes = vec * max(_tinfo(t)[1] // 8, 1)
+        _, addr = self._address(ops[0], space)
+        _, mbar = self._address(ops[2], "shared::cluster")
+        remote = space == "shared::cluster"
+
+        def body(cta, idx):
+            store(cta, idx)
+            ads, mbs = addr(cta, idx), mbar(cta, idx)
+            for j in range(idx.size):
+                at, ad = self._mbarrier_home(cta, int(mbs[j]), j)
+                if remote:
+                    dest, _ = self._mbarrier_home(cta, int(ads[j]), j)
+                    if dest is not at:
+                        raise _Fault(f"{ins.opcode}: the mbarrier (CTA rank {at.rank}) is not in the CTA the data "
+                                     f"goes to (rank {dest.rank})", [j])
+                self._complete_tx(at, ad, nbytes)
+        return body, False
 
     def _op_bra(self, ins, mods):
         (target,) = ins.operands

@@ -74,6 +74,7 @@ _FIELDS = {
                                                                                        CODE_MODIFIER),
     "action": ("action", CODE_MODIFIER), "space": ("proxy space", CODE_MODIFIER),
     "restrict": ("restriction", CODE_MODIFIER), "aligned": (".aligned", CODE_MODIFIER),
+    "vec": ("vector size", CODE_TYPE), "op": ("operation", CODE_MODIFIER),
 }
 
 
@@ -252,6 +253,7 @@ _COVERED = {
                                                                      ".wait_group"),
     "cp": (".async",), "mbarrier": None, "fence": None, "barrier": (".cluster",), "mapa": None,
     "getctarank": None, "setmaxnreg": None, "elect": None, "griddepcontrol": None,
+    "st": (".async",), "red": (".async",),
 }
 
 
@@ -576,6 +578,18 @@ def _mbarrier_operands(f: Form) -> List[Signature]:
     raise InternalError(f"no mbarrier operand rule for {r}")
 
 
+def _async_store_operands(f: Form) -> List[Signature]:
+    """st.async / red.async [a], b, [mbar]: b a register or immediate of the type (st.async: a vector of
+    2 or 4 with .v2/.v4). ptxas 13.0 also takes a scalar b without [mbar] (so there it is optional), and
+    st.async without the completion mechanism takes no [mbar]."""
+    ty = get_type(f.fields["type"][1:])
+    vec = f.fields.get("vec")
+    b = _vec("b", int(vec[2:]), ty) if vec else _reg_imm("b", ty)
+    if "completion" not in f.fields:
+        return _sig(_addr("a"), b)
+    return _sig(_addr("a"), b, _addr("mbar", optional=not vec))
+
+
 def _no_operands(f: Form) -> List[Signature]:
     return _sig()
 
@@ -734,6 +748,9 @@ FORMS: Dict[str, FormRule] = {
     "setmaxnreg": _form("setmaxnreg", ("sm_90a",) + _FAMILIES_100, "8.0", _setmaxnreg_operands),
     "elect_sync": _form("elect.sync", "sm_90", "8.0", _elect_operands),
     "griddepcontrol": _form("griddepcontrol", "sm_90", "7.8", _no_operands),
+    # ---- asynchronous stores and reductions into another CTA's shared memory
+    "st_async": _form("st.async", "sm_90", "8.1", _async_store_operands),
+    "red_async": _form("red.async", "sm_90", "8.1", _async_store_operands),
 }
 
 

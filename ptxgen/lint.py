@@ -715,8 +715,9 @@ def _family_mnemonics() -> frozenset:
     """First opcode tokens of the forms ptxgen.legality knows (derived from its table, once)."""
     global _FAMILIES
     if _FAMILIES is None:
-        # (prefetch: only prefetch.tensormap is a legality form; the other prefetches are core)
-        _FAMILIES = frozenset(f.opcode.split(".")[0] for f in legality.forms()) - {"prefetch"}
+        # (prefetch, st, red: only prefetch.tensormap, st.async and red.async are legality forms; the other
+        # prefetches, stores and reductions are core)
+        _FAMILIES = frozenset(f.opcode.split(".")[0] for f in legality.forms()) - {"prefetch", "st", "red"}
     return _FAMILIES
 
 

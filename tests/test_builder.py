@@ -614,6 +614,43 @@ def test_mbarrier_wait_takes_a_memory_semantic_and_scope():
 
 
 
+def test_st_async_and_red_async_emit_their_forms():
+    m, k = kernel(version="8.1")
+    a, bar = k.reg(u32), k.reg(u32)
+    v, f = k.reg(u32), k.regs(f32, 4)
+    n = len(k.fn.body)
+    k.st_async(a, v, bar, b32)
+    k.st_async(a, list(f), bar, f32, weak=True)
+    k.st_async(a, 7, bar, "u32")
+    k.red_async("add", a, v, bar, u32)
+    k.red_async("max", a, v, bar, "s32")
+    tx = "shared::cluster.mbarrier::complete_tx::bytes"
+    assert texts(k, n) == [f"st.async.{tx}.b32 [%r0], %r2, [%r1];",
+                           f"st.async.weak.{tx}.v4.f32 [%r0], {{%f0, %f1, %f2, %f3}}, [%r1];",
+                           f"st.async.{tx}.u32 [%r0], 7, [%r1];",
+                           f"red.async.relaxed.cluster.{tx}.add.u32 [%r0], %r2, [%r1];",
+                           f"red.async.relaxed.cluster.{tx}.max.s32 [%r0], %r2, [%r1];"]
+
+
+def test_st_async_and_red_async_refuse_what_ptxas_refuses():
+    m, k = kernel(version="8.1")
+    a, bar, d = k.reg(u32), k.reg(u32), k.reg(b64)
+    with pytest.raises(LegalityError, match="element type"):
+        k.st_async(a, [d, d, d, d], bar, b64)                # .v4 of 64-bit values: 256 bits
+    with pytest.raises(LegalityError, match="element type"):
+        k.red_async("add", a, k.reg(f32), bar, f32)           # red.async adds integers only
+    with pytest.raises(LegalityError, match="element type"):
+        k.red_async("inc", a, k.reg(u32), bar, "s32")         # inc and dec: .u32
+    with pytest.raises(LegalityError):
+        k.st_async(a, k.reg(b16), bar, b16)
+    m, k = kernel(version="8.0")
+    with pytest.raises(LegalityError, match="needs PTX ISA 8.1"):
+        k.st_async(k.reg(u32), k.reg(u32), k.reg(u32), u32)
+    m, k = kernel("sm_80", version="8.1")
+    with pytest.raises(LegalityError, match="sm_90"):
+        k.red_async("add", k.reg(u32), k.reg(u32), k.reg(u32), u32)
+
+
 def test_mbarrier_wait_spins_on_test_wait_before_sm90():
     # sm_80-sm_89 have mbarrier.test_wait but not try_wait; the wait loop uses what the target has
     # (tests/test_gemm_ampere.py assembles an sm_80 kernel that waits this way)

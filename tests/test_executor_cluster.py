@@ -288,6 +288,67 @@ def test_remote_mbarrier_arrive_releases_the_peers_waiters(P):
     np.testing.assert_array_equal(out, prev[:, None] * 1000 + np.arange(32)[None, :])
 
 
+def async_store_module(P: int, wrong_barrier: bool = False) -> pg.Module:
+    """A ring of asynchronous stores: thread 0 of each CTA expects 32 x (4 + 16 + 4) bytes on its mbarrier;
+    each thread then pushes into the next CTA, with that CTA's mbarrier counting the bytes, a b32
+    (st.async), a v4.f32 (st.async) and an add of rank + 1 into a counter (red.async); each CTA waits on
+    its own mbarrier (acquire, cluster scope) and copies what it received to global memory.
+    wrong_barrier: the stores complete on the sender's own mbarrier instead of the receiver's."""
+    m = pg.Module("sm_90a", version="8.1")                # st.async and red.async need PTX ISA 8.1
+    k = m.entry("push", reqntid=32)
+    out = k.cvta(k.ld_param(k.param_ptr("out", pg.u32, align=4)), "global", to=True)
+    bar = k.shared("bar", 8, align=8)
+    words = k.shared("words", 32 * 4, align=16)
+    quads = k.shared("quads", 32 * 16, align=16)
+    count = k.shared("count", 4, align=4)
+    tid = k.tid.x
+    rank = k.sreg("%cluster_ctarank")
+    bar_a, words_a, quads_a, count_a = (k.mov(x, type=pg.u32) for x in (bar, words, quads, count))
+    with k.if_(k.setp("eq", tid, 0)):
+        k.st(count_a, 0, pg.u32, space="shared")
+        k.mbarrier_init(bar_a, 1)
+        k.fence_mbarrier_init()
+        k.mbarrier_arrive_expect_tx(bar_a, 32 * (4 + 16 + 4))
+    _meet(k)
+    nxt = k.rem(k.add(rank, 1), P)
+
+    def peer(a):
+        return k.mapa(a, nxt, space="shared::cluster", type=pg.u32)
+    pbar = bar_a if wrong_barrier else peer(bar_a)
+    k.st_async(peer(k.add(words_a, k.shl(tid, 2))), k.mad(rank, 1000, tid, mode="lo"), pbar, pg.b32)
+    f = k.cvt(k.mad(rank, 100, tid, mode="lo"), pg.f32, pg.u32, rnd="rn")
+    k.st_async(peer(k.add(quads_a, k.shl(tid, 4))), [f, f, f, f], pbar, pg.f32)
+    k.red_async("add", peer(count_a), k.add(rank, 1), pbar, pg.u32)
+    k.mbarrier_wait(bar_a, parity=0, sem="acquire", scope="cluster")
+    o = k.add(out, k.mul(k.mad(k.ctaid.x, 32, tid, mode="lo"), 12, mode="wide"))
+    k.st(o, k.ld(k.add(words_a, k.shl(tid, 2)), pg.u32, space="shared"))
+    k.st(pg.mem(o, 4), k.cvt(k.ld(k.add(quads_a, k.shl(tid, 4)), pg.f32, space="shared"), pg.u32, pg.f32, rnd="rzi"))
+    k.st(pg.mem(o, 8), k.ld(count_a, pg.u32, space="shared"))
+    _meet(k)
+    k.ret()
+    return m
+
+
+@pytest.mark.parametrize("P", [2, 4])
+def test_async_stores_complete_on_the_receivers_mbarrier(P):
+    out = np.zeros((2 * P, 32, 3), np.uint32)
+    run_kernel(async_store_module(P), "push", grid=(2 * P,), block=(32,), args=[Buffer(out)], cluster=P)
+    prev = (np.arange(2 * P) % P - 1) % P
+    tid = np.arange(32)[None, :]
+    np.testing.assert_array_equal(out[..., 0], prev[:, None] * 1000 + tid)
+    np.testing.assert_array_equal(out[..., 1], prev[:, None] * 100 + tid)
+    np.testing.assert_array_equal(out[..., 2], np.broadcast_to(32 * (prev[:, None] + 1), (2 * P, 32)))
+
+
+def test_async_store_completing_on_another_ctas_mbarrier_faults():
+    out = np.zeros((2, 32, 3), np.uint32)
+    # (whichever CTA gets there first: its own mbarrier, the other CTA's data)
+    with pytest.raises(MemoryFaultError, match=r"the mbarrier \(CTA rank (\d)\) is not in the CTA the data goes to "
+                                               r"\(rank (?!\1)\d\)"):
+        run_kernel(async_store_module(2, wrong_barrier=True), "push", grid=(2,), block=(32,), args=[Buffer(out)],
+                   cluster=2)
+
+
 def test_nvcc_cluster_kernel_runs_in_its_declared_clusters():
     """nvcc's cluster_dsmem (.reqnctapercluster 2): generic mapa.u64 and ld.u32 through the window; the
     launch takes the kernel's cluster shape, and refuses another."""
@@ -385,6 +446,7 @@ def test_plain_shared_access_with_a_cluster_address_faults_with_a_hint():
 @pytest.mark.ptxas
 def test_cluster_kernels_assemble_for_sm_90a():
     from ptxgen.ptxas import assemble
-    for mod in (neighbour_module(), reduce_module(256), sreg_module(), remote_mbarrier_module(4)):
+    for mod in (neighbour_module(), reduce_module(256), sreg_module(), remote_mbarrier_module(4),
+                async_store_module(4)):
         res = assemble(mod.emit(), "sm_90a", cache=False)
         assert res.cubin[:4] == b"\x7fELF"

@@ -278,6 +278,14 @@ def _build(k, pool: Pool, f: L.Form, sig_index: int, optional: bool):
     elif r == "getctarank":
         ty = get_type(_tok(f, "type"))
         k.getctarank(pool.reg(ty), space=_tok(f, "ss"), dst=pool.reg(u32))
+    elif r in ("st_async", "red_async") and has(".mbarrier::complete_tx::bytes"):
+        ty = get_type(_tok(f, "type"))
+        vec = f.fields.get("vec")
+        value = [pool.reg(ty) for _ in range(int(vec[2:]))] if vec else pool.reg(ty)
+        if r == "st_async":
+            k.st_async(a(), value, a(), ty, weak=has(".weak"), space=_tok(f, "ss"))
+        else:
+            k.red_async(_tok(f, "op"), a(), value, a(), ty, space=_tok(f, "ss"))
     elif r == "setmaxnreg":
         k.setmaxnreg(_tok(f, "action"), 128)
     elif r == "elect_sync":
@@ -307,6 +315,13 @@ def _shape_mutations(tok: str) -> List[str]:
     return [f".m{mm}n{n + 4}k{kk}", f".m{mm}n{n + 256}k{kk}", f".m{mm}n{n}k{kk * 2}", f".m{mm * 2}n{n}k{kk}"]
 
 
+def _core(opcode: str) -> bool:
+    """st and red without .async are core instructions (st.weak.b32 is a plain store), not near misses of
+    st.async / red.async."""
+    toks = opcode.split(".")
+    return toks[0] in ("st", "red") and "async" not in toks
+
+
 def _field_mutations(f: L.Form, vocab: Dict[Optional[str], List[str]]) -> List[Tuple[str, str]]:
     out = []
     for i, (t, lb) in enumerate(zip(f.tokens, f.labels)):
@@ -325,7 +340,7 @@ def _field_mutations(f: L.Form, vocab: Dict[Optional[str], List[str]]) -> List[T
                     break
         # drop the token
         new = "".join(f.tokens[:i]) + "".join(f.tokens[i + 1:])
-        if L.parse(new) is None:
+        if L.parse(new) is None and not _core(new):
             out.append((new, f"drop {t}"))
     return out
 

@@ -90,6 +90,41 @@ def test_examples_agree_with_ptxas(code, tmp_path):
     assert gen_cases.run_ptxas(good)["rc"] == 0, code
 
 
+_ASYNC_TX = "shared::cluster.mbarrier::complete_tx::bytes"
+# st.async / red.async: (rejected line, the code lint gives it, a line ptxas takes in its place)
+ASYNC_STORES = [
+    (f"st.async.{_ASYNC_TX}.v4.b64 [%r1], {{%rd1, %rd2, %rd3, %rd4}}, [%r2];", "PTX-E-TYPE",
+     f"st.async.{_ASYNC_TX}.v2.b64 [%r1], {{%rd1, %rd2}}, [%r2];"),
+    (f"red.async.relaxed.cluster.{_ASYNC_TX}.add.f32 [%r1], %f1, [%r2];", "PTX-E-TYPE",
+     f"red.async.relaxed.cluster.{_ASYNC_TX}.add.u32 [%r1], %r3, [%r2];"),
+    (f"red.async.{_ASYNC_TX}.inc.u32 [%r1], %r3, [%r2];", "PTX-E-MODIFIER",
+     f"red.async.relaxed.cluster.{_ASYNC_TX}.inc.u32 [%r1], %r3, [%r2];"),
+    ("st.async.shared::cluster.b32 [%r1], %r3, [%r2];", "PTX-E-MODIFIER",
+     f"st.async.{_ASYNC_TX}.b32 [%r1], %r3, [%r2];"),
+    (f"st.async.{_ASYNC_TX}.v4.f32 [%r1], {{%f1, %f2, %f3, %f4}};", "PTX-E-OPERANDS",
+     f"st.async.{_ASYNC_TX}.v4.f32 [%r1], {{%f1, %f2, %f3, %f4}}, [%r2];"),
+    (f"st.async.{_ASYNC_TX}.b16 [%r1], %rs1, [%r2];", "PTX-E-TYPE", f"st.async.{_ASYNC_TX}.b32 [%r1], %r3, [%r2];"),
+]
+
+
+@pytest.mark.parametrize("bad, code, good", ASYNC_STORES, ids=[c[0].split(" ")[0] for c in ASYNC_STORES])
+def test_async_stores_lint_as_ptxas_takes_them(bad, code, good):
+    """st.async and red.async (PTX ISA 8.1, sm_90): what ptxas 13.0 rejects is an error at its line, what it
+    takes is clean."""
+    b, g = module(bad, version="8.1"), module(good, version="8.1")
+    assert codes(b) == [code], [str(d) for d in L.lint_ptx(b, "bad.ptx")]
+    assert codes(g) == [], [str(d) for d in L.lint_ptx(g, "good.ptx")]
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("bad, code, good", ASYNC_STORES, ids=[c[0].split(" ")[0] for c in ASYNC_STORES])
+def test_async_store_examples_agree_with_ptxas(bad, code, good):
+    b, g = module(bad, version="8.1"), module(good, version="8.1")
+    got = gen_cases.run_ptxas(b)
+    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in L.lint_ptx(b, "bad.ptx")}, got
+    assert gen_cases.run_ptxas(g)["rc"] == 0
+
+
 _FRACTIONS = ["1.0", "0.5", "0f3F800000", "1e-30", "%f1", "0.0", "1.5", "-0.5", "0f00000000", "0f3F800001", "1"]
 
 

@@ -15,7 +15,7 @@ __all__ = ["ClusterOps"]
 
 class ClusterOps(CheckedOps):
     """Mixin of FunctionBuilder: fence.proxy.*, fence.mbarrier_init, barrier.cluster.*, mapa, getctarank,
-    setmaxnreg, elect.sync, griddepcontrol."""
+    st.async, red.async, setmaxnreg, elect.sync, griddepcontrol."""
 
     def fence_proxy_async(self, space: Optional[str] = None, *, guard=None) -> None:
         """`fence.proxy.async{.global|.shared::cta|.shared::cluster};` orders generic-proxy accesses with
@@ -69,6 +69,37 @@ class ClusterOps(CheckedOps):
         d = self.reg(u32) if dst is None else dst
         self._legal_emit(f"getctarank{sp}.{ty.name}", (d, a), guard)
         return d
+
+    def st_async(self, addr, value, mbar, type, *, weak: bool = False, space: Optional[str] = "shared::cluster",
+                 guard=None) -> None:
+        """`st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes{.v2|.v4}.T [addr], value, [mbar];`
+
+        Stores `value` (a register or immediate, or a list of 2 or 4 registers: .v2/.v4) into the shared
+        memory of a CTA of the cluster (`addr` from mapa) and completes its size in bytes as a transaction
+        on that CTA's mbarrier `mbar` (same CTA as addr); the receiver waits on it after
+        mbarrier.expect_tx of the bytes it expects. T: .b32/.u32/.s32/.f32 (.v4 too) or their 64-bit forms.
+        space=None leaves out `.shared::cluster` (addresses are then generic)."""
+        ty = self._type(type)
+        sp = self._space_suffix(space, (None, "shared::cluster"), "st.async")
+        vals = list(value) if isinstance(value, (list, tuple)) else None
+        vec = "" if vals is None else f".v{len(vals)}"
+        op = f"st.async{'.weak' if weak else ''}{sp}.mbarrier::complete_tx::bytes{vec}.{ty.name}"
+        b = self._reg_or_imm(value, ty, "value") if vals is None else self._vec_operand(vals, "st.async value")
+        self._legal_emit(op, (self._address_operand(addr, "destination"), b,
+                              self._address_operand(mbar, "mbarrier")), guard)
+
+    def red_async(self, op: str, addr, value, mbar, type, *, space: Optional[str] = "shared::cluster",
+                  guard=None) -> None:
+        """`red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.T [addr], value, [mbar];`
+
+        Applies `op` (add: .u32/.s32/.u64/.s64; inc, dec: .u32; min, max: .u32/.s32; and, or, xor: .b32)
+        to the shared memory of a CTA of the cluster and completes its size in bytes on that CTA's mbarrier
+        `mbar`, as st_async does."""
+        ty = self._type(type)
+        sp = self._space_suffix(space, (None, "shared::cluster"), "red.async")
+        opc = f"red.async.relaxed.cluster{sp}.mbarrier::complete_tx::bytes.{op}.{ty.name}"
+        self._legal_emit(opc, (self._address_operand(addr, "destination"), self._reg_or_imm(value, ty, "value"),
+                               self._address_operand(mbar, "mbarrier")), guard)
 
     def setmaxnreg(self, action: str, count: int, *, guard=None) -> None:
         """`setmaxnreg.{inc,dec}.sync.aligned.u32 count;` (count: a multiple of 8 from 24 to 256)."""
