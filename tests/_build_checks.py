@@ -1,5 +1,5 @@
-"""Checks the builder tests share: the caller's line, the instruction texts a builder emitted, and a BuildError raised with
-an exact code and message at the test's own line."""
+"""Checks the builder tests share: the caller's line, the instruction texts a builder emitted, a BuildError raised with
+an exact code and message at the test's own line, and a benchmark module's kernels assembled without spills."""
 import inspect
 
 import pytest
@@ -28,3 +28,13 @@ def raises_at(file, cls, code, message, line, fn):
     assert e.loc is not None and (e.loc.file, e.loc.line) == (file, line)
     assert str(e).startswith(f"{file}:{line}: error[{code}]: {message}")
     return e
+
+
+def assembles_without_spills(module, names) -> None:
+    """ptxas (sm_90a) assembles `module` without a warning, and each kernel in `names` without spills."""
+    from ptxgen.ptxas import assemble
+    res = assemble(module.emit(), "sm_90a", cache=False)
+    assert not res.warnings, [str(w) for w in res.warnings]
+    assert set(names) <= set(res.resources)
+    for name in names:
+        assert res.resources[name].spill_stores == 0 and res.resources[name].spill_loads == 0, name

@@ -4,6 +4,7 @@ pulls read the peers the table says and the pushes complete before the clock sto
 import numpy as np
 import pytest
 
+from _build_checks import assembles_without_spills
 from _samples import load_bench
 
 ds = load_bench("dsmem_bw")
@@ -21,13 +22,7 @@ def test_lints_clean(module):
 
 @pytest.mark.ptxas
 def test_assembles_without_spills(module):
-    from ptxgen.ptxas import assemble
-    res = assemble(module.emit(), "sm_90a", cache=False)
-    assert not res.warnings, [str(w) for w in res.warnings]
-    names = {ds.kernel_name(mode, p) for mode in ds.MODES for p in ds.SIZES}
-    assert names <= set(res.resources)
-    for name in names:
-        assert res.resources[name].spill_stores == 0 and res.resources[name].spill_loads == 0, name
+    assembles_without_spills(module, {ds.kernel_name(mode, p) for mode in ds.MODES for p in ds.SIZES})
 
 
 @pytest.mark.parametrize("mode, parts", [("local", 2), ("pull", 2), ("pull", 4), ("push", 4)])

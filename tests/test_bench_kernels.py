@@ -3,6 +3,7 @@ assemble without spills, keep the fragments random, and the TMA stream's ring ne
 import numpy as np
 import pytest
 
+from _build_checks import assembles_without_spills
 from _samples import load_bench
 
 mp = load_bench("mma_peak")
@@ -20,14 +21,9 @@ def test_lints_clean(module):
 
 @pytest.mark.ptxas
 def test_assembles_without_spills(module):
-    from ptxgen.ptxas import assemble
-    res = assemble(module.emit(), "sm_90a", cache=False)
-    assert not res.warnings, [str(w) for w in res.warnings]
-    names = {"wgmma_peak", "wgmma_peak_pattern", "wgmma_peak_regs", "wgmma_peak_copies", "tma_stream"} | {f"mma_sync_peak_w{w}_c{c}" for w, c in mp.MMA_SHAPES} \
-        | {mp.wgmma_name("random", w, s, n) for w, s, n in mp.WGMMA_SPLITS}
-    assert names <= set(res.resources)
-    for name in names:
-        assert res.resources[name].spill_stores == 0 and res.resources[name].spill_loads == 0, name
+    assembles_without_spills(module, {"wgmma_peak", "wgmma_peak_pattern", "wgmma_peak_regs", "wgmma_peak_copies",
+                                      "tma_stream"} | {f"mma_sync_peak_w{w}_c{c}" for w, c in mp.MMA_SHAPES}
+                             | {mp.wgmma_name("random", w, s, n) for w, s, n in mp.WGMMA_SPLITS})
 
 
 def test_random_fragments_are_bf16_of_the_intended_range():
