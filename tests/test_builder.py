@@ -624,12 +624,14 @@ def test_st_async_and_red_async_emit_their_forms():
     k.st_async(a, 7, bar, "u32")
     k.red_async("add", a, v, bar, u32)
     k.red_async("max", a, v, bar, "s32")
+    k.st_async(a, 1.5, bar, f32)
     tx = "shared::cluster.mbarrier::complete_tx::bytes"
     assert texts(k, n) == [f"st.async.{tx}.b32 [%r0], %r2, [%r1];",
                            f"st.async.weak.{tx}.v4.f32 [%r0], {{%f0, %f1, %f2, %f3}}, [%r1];",
                            f"st.async.{tx}.u32 [%r0], 7, [%r1];",
                            f"red.async.relaxed.cluster.{tx}.add.u32 [%r0], %r2, [%r1];",
-                           f"red.async.relaxed.cluster.{tx}.max.s32 [%r0], %r2, [%r1];"]
+                           f"red.async.relaxed.cluster.{tx}.max.s32 [%r0], %r2, [%r1];",
+                           f"st.async.{tx}.f32 [%r0], 0f3FC00000, [%r1];"]
 
 
 def test_st_async_and_red_async_refuse_what_ptxas_refuses():
@@ -643,6 +645,10 @@ def test_st_async_and_red_async_refuse_what_ptxas_refuses():
         k.red_async("inc", a, k.reg(u32), bar, "s32")         # inc and dec: .u32
     with pytest.raises(LegalityError):
         k.st_async(a, k.reg(b16), bar, b16)
+    with pytest.raises(BuildError, match="is a .f32 register; .u32 expected"):
+        k.st_async(a, k.reg(f32), bar, u32)
+    with pytest.raises(BuildError, match="not an integer"):
+        k.red_async("add", a, 2.5, bar, u32)
     m, k = kernel(version="8.0")
     with pytest.raises(LegalityError, match="needs PTX ISA 8.1"):
         k.st_async(k.reg(u32), k.reg(u32), k.reg(u32), u32)

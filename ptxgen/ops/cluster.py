@@ -84,7 +84,7 @@ class ClusterOps(CheckedOps):
         vals = list(value) if isinstance(value, (list, tuple)) else None
         vec = "" if vals is None else f".v{len(vals)}"
         op = f"st.async{'.weak' if weak else ''}{sp}.mbarrier::complete_tx::bytes{vec}.{ty.name}"
-        b = self._reg_or_imm(value, ty, "value") if vals is None else self._vec_operand(vals, "st.async value")
+        b = self._src(value, ty, "st.async value") if vals is None else self._vec_operand(vals, "st.async value")
         self._legal_emit(op, (self._address_operand(addr, "destination"), b,
                               self._address_operand(mbar, "mbarrier")), guard)
 
@@ -98,7 +98,7 @@ class ClusterOps(CheckedOps):
         ty = self._type(type)
         sp = self._space_suffix(space, (None, "shared::cluster"), "red.async")
         opc = f"red.async.relaxed.cluster{sp}.mbarrier::complete_tx::bytes.{op}.{ty.name}"
-        self._legal_emit(opc, (self._address_operand(addr, "destination"), self._reg_or_imm(value, ty, "value"),
+        self._legal_emit(opc, (self._address_operand(addr, "destination"), self._src(value, ty, "red.async value"),
                                self._address_operand(mbar, "mbarrier")), guard)
 
     def setmaxnreg(self, action: str, count: int, *, guard=None) -> None:
