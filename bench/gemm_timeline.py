@@ -24,7 +24,7 @@ next to the launch's CUDA-event time (which also holds the launch's own overhead
            [--launches 20] [--warmup 3] [--save stamps.npz]
 
 --config takes gemm_hopper Config fields as Config.parse does (trace=1 is added), or "sk1" / "sk2" / "sk3" for
-the 128 x 256 stream-K kernels (`choose`'s two, and sk=3, which sums in its clusters' shared memory); the
+the 128 x 256 stream-K kernels `choose` picks from (sk=3 sums in its clusters' shared memory); the
 default is the 128 x 256 kernel `choose` picks (its configuration with trace=1). A stream-K kernel runs on
 sk_plan's grid with a workspace of its own (sk=3: none).
 %globaltimer's resolution is the GPU's (tens of ns to 1 µs); the phases are medians over CTAs and
@@ -184,8 +184,7 @@ def main(argv=None) -> int:
         ap.error(f"--save {args.save}: no such directory")
     import gemm_hopper as h
     try:
-        named = {"sk1": h.auto_configs("nt")[3], "sk2": h.auto_configs("nt")[4],
-                 "sk3": h.Config("nt", 1, lag=0, hold=0, sk=3)}
+        named = {f"sk{c.sk}": c for c in h.auto_configs("nt") if c.sk and c.bn == h.BN}
         cfg = named.get(args.config) or (h.Config.parse(args.config) if args.config else h.auto_configs("nt")[0])
         cfg = dataclasses.replace(cfg, trace=1).check()
         h.check_shape(m, n, k)

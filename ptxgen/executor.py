@@ -78,8 +78,8 @@ count as arrived, as in PTX), and wait parks the thread until the phase it arriv
 wait with no arrive before it waits for the current phase, which then cannot complete). A barrier some
 thread never arrives at is a DeadlockError naming those threads and where they wait. Touching the
 shared memory or mbarriers of a CTA of the cluster that has exited is a MemoryFaultError (on a GPU that
-memory is gone). Not modelled for clusters: TMA multicast, and bulk copies or complete_tx into another
-CTA's shared memory; the .aligned rule of barrier.cluster (all threads of a warp execute it together) is not checked,
+memory is gone). Not modelled for clusters: TMA multicast, and bulk copies into another CTA's shared
+memory; the .aligned rule of barrier.cluster (all threads of a warp execute it together) is not checked,
 and its .release/.acquire, like every memory ordering here, change nothing.
 
 Not modelled: MN-major wgmma operands without swizzle, calls, .local memory. Exited threads no longer
@@ -1376,14 +1376,13 @@ class _Executor:
         on the mbarrier operand, which must be in the same CTA as the address (a MemoryFaultError if not)."""
         plain = [m for m in mods if m not in self._ASYNC_MODS]
         ops = tuple(ins.operands)
-        if "mbarrier::complete_tx::bytes" not in mods:
-            if len(ops) != 2:
-                raise _Unsupported(f"{ins.opcode}: expected [a], b without the completion mechanism")
-            return (self._op_st if ins.opcode.startswith("st") else self._op_red)(
-                ir.Instr(ins.opcode.replace(".async", ""), ops), plain)
-        inner_op = "st." if ins.opcode.startswith("st") else "red."
-        inner = ir.Instr(inner_op + ".".join(plain), ops[:2])
-        store, _ = self._op_st(inner, plain) if inner_op == "st." else self._op_atom(inner, plain, red=True)
+        completes = "mbarrier::complete_tx::bytes" in mods
+        if len(ops) > (3 if completes else 2):
+            raise _Unsupported(f"{ins.opcode}: expected [a], b" + (", [mbar]" if completes else ""))
+        # the store or reduction itself, as st / red without .async does it
+        st = ins.opcode.startswith("st.")
+        inner = ir.Instr(".".join(["st" if st else "red", *plain]), ops[:2])
+        store, _ = self._op_st(inner, plain) if st else self._op_atom(inner, plain, red=True)
         if len(ops) < 3:
             return store, False
         space, vec, t = self._ldst_form(plain)
