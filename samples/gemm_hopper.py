@@ -2378,12 +2378,15 @@ def auto_configs(layout: str = "nt") -> tuple:
     summing a slice of it (Config.sk=2) for tiles split in many parts, and with a tile's parts summing in
     their cluster's shared memory (Config.sk=3) where they fit a cluster (`sk_kernel`). Then the same four
     128-row kernels with 128 x 128 tiles (bn=128), which `choose` takes where N leaves the last 256-wide
-    tile column at most half used (`narrow`)."""
+    tile column at most half used (`narrow`), and last the 128-row kernel in 128 x 192 tiles (one
+    m64n192k16 a k-step per consumer, stored straight from the registers: epi="direct"), which `choose`
+    takes where its rounds are the shorter (`tile_width`)."""
     wide = (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
             Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check(),
             Config(layout, 1, lag=0, hold=0, sk=3).check())
-    return wide + tuple(Config(layout, 1, lag=0, hold=0, sk=sk, bn=EPI_COLS).check() for sk in range(4))
+    return wide + tuple(Config(layout, 1, lag=0, hold=0, sk=sk, bn=EPI_COLS).check() for sk in range(4)) + \
+        (Config(layout, 1, lag=0, bn=192, epi="direct").check(),)
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -2477,7 +2480,10 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     and 256 x 1024 x 16384).
 
     Last, `narrow`: where N mod 256 is from 1 to 128 and the pick is streamed, or N <= 128 whatever the
-    pick, the 128-row kernel (streamed as picked) in 128 x 128 tiles instead (bench/LOG.md round 23).
+    pick, the 128-row kernel (streamed as picked) in 128 x 128 tiles instead (bench/LOG.md round 23);
+    and where the pick is the plain 128 x 256 kernel, the tile width of 256, 192 or 128 whose rounds are
+    the shortest (`tile_width`; bench/LOG.md round 24: N = 384 in 128 x 192 tiles, N = 640 and the tiles
+    of 1000^3 to 2048 x 1024 x 2048 in 128 x 128 ones, 0.62-0.93x the 256-wide tiles' time).
 
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
@@ -2486,7 +2492,40 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
             raise ValueError(f"{name} = {v!r} must be a positive int")
     autos = auto_configs(layout)
     pick = _choose_wide(m, n, k, autos[:6], int(ctas), l2_bytes)
-    return autos[6 + pick.sk] if narrow(pick, n) else pick
+    if narrow(pick, n):
+        return autos[6 + pick.sk]
+    if pick == autos[0]:
+        return {BN: pick, 192: autos[10], EPI_COLS: autos[6]}[tile_width(m, n, k, int(ctas), autos)]
+    return pick
+
+
+# The time of a k-block of 128-row tiles per column, against 256-wide tiles' (`tile_width`), and what a
+# 128 x 192 tile's epilogue, stored from the registers at the tile's end, adds in k-blocks. bench/LOG.md
+# round 24 (H100): 128 x 192 tiles ran 1.06x the 256-wide tiles' time per column at 128 k-blocks a tile
+# and 1.13-1.16x at 64 (N = 384 on 64-128 block rows), and 1536^3 in one round of them (24 k-blocks)
+# 1.07x the 256-wide tiles' time where the columns alone give 0.75x: 1.0 a k-block and 10 a tile fit
+# all three. 128 x 128 tiles: 1.11-1.19x per column (more operand bytes and wgmma issues per FLOP), and
+# their TMA-stored epilogue adds about nothing (1000^3 to 2048 x 1024 x 2048: 0.58-0.73x the time of
+# half as many 256-wide tiles).
+WIDTH_COST = {BN: 1.0, 192: 1.0, EPI_COLS: 1.15}
+DIRECT_TILE_KBLOCKS = 10
+
+
+def tile_width(m: int, n: int, k: int, ctas: int, autos=None) -> int:
+    """The width of `choose`'s plain 128-row tiles (not streamed): of 256, 192 and 128, the one whose
+    busiest CTA has the least to compute, its rounds x the width x (k-blocks x WIDTH_COST, plus
+    DIRECT_TILE_KBLOCKS for the 192-wide tiles' epilogue), the wider on a tie. N = 384 on 64 block rows
+    and K = 8192: one round x 256 x 128 (a quarter of it padding), against 1 x 192 x (128 + 10) or
+    2 x 128 x 128 x 1.15; at 1000^3 the 256-wide tiles' one round on 32 CTAs against one of 128-wide
+    tiles on 64; at 4096^3 the 256-wide tiles' 4 rounds against 6 x 192 or 8 x 128."""
+    autos = auto_configs() if autos is None else autos
+    nk = -(-k // BK)
+    cost = {}
+    for cfg in (autos[0], autos[10], autos[6]):
+        tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
+        per_tile = nk * WIDTH_COST[cfg.bn] + (DIRECT_TILE_KBLOCKS if cfg.epi == "direct" else 0)
+        cost[cfg.bn] = -(-tiles // grid_for(cfg, m, n, ctas)) * cfg.bn * per_tile
+    return min(cost, key=lambda bn: (cost[bn], -bn))
 
 
 def narrow(cfg: Config, n: int) -> bool:
@@ -2495,10 +2534,8 @@ def narrow(cfg: Config, n: int) -> bool:
     256-wide tiles would compute up to half their columns for nothing; for the stream-K picks, and for
     every pick where N <= 128. bench/LOG.md round 23 (H100): 0.62-0.81x the former pick's time at eight
     streamed shapes (N = 128, 320 and 384), 0.76-0.89x at three of many tiles with N = 128 (16384-65536
-    rows, 1.03-1.05x cuBLAS). Not measured, so not taken: N = 384 and the like over many tiles, where
-    128-wide tiles save a quarter of the MACs but read A once per 128 columns instead of per 256 (a fifth
-    more operand bytes at N = 384) and ask more of shared memory per FLOP than its 128 bytes a cycle give
-    at the tensor cores' full rate."""
+    rows, 1.03-1.05x cuBLAS). The plain 128 x 256 pick with N above 128 takes its width from
+    `tile_width` instead, which weighs the rounds of each width."""
     if n > 128 and not (cfg.bm == BM and cfg.producer and cfg.sk):
         return False
     return 0 < n % (2 * EPI_COLS) <= EPI_COLS

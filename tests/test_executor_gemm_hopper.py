@@ -74,7 +74,8 @@ def _run(cfg, m, n, k, seed=0, m_split=None, record=(), stats=None):
                                     (h.Config("nt", 1, 3, group=1, bm=192, serp=1), 456),
                                     (h.Config("nn", 1, 3, group=1, bm=192, bn=192, producer=0, lwarp=1, serp=1), 136),
                                     (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1, pdl=1), 136),
-                                    (h.Config("nt", 1, bn=128), 456), (h.Config("nn", 1, bn=128), 136)],
+                                    (h.Config("nt", 1, bn=128), 456), (h.Config("nn", 1, bn=128), 136),
+                                    (h.auto_configs("nt")[10], 456), (h.auto_configs("nn")[10], 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
     # ragged in every dimension, 6 tiles for the one CTA; K = 456: 8 k-blocks, the stage ring wraps
@@ -90,7 +91,9 @@ def test_whole_kernel_matches_numpy(cfg, k):
     # warpgroup, one consumer thread loads the ring and each warpgroup TMA-stores its own passes, the
     # second held into the next tile's first k-block, which then runs as two m64n128k16 halves; with
     # bn=192, 192 x 192 tiles of m64n192k16 written in one pass; bn=128: 3 x 5 tiles of 128 x 128, one
-    # m64n128k16 a k-step and one TMA-stored pass a tile, whose barrier parity alternates from tile to tile)
+    # m64n128k16 a k-step and one TMA-stored pass a tile, whose barrier parity alternates from tile to tile;
+    # `choose`'s 128 x 192 tiles: 3 x 3 tiles of m64n192k16, stored from the registers, the last one 136
+    # columns of its 192)
     got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

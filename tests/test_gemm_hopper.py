@@ -762,7 +762,10 @@ MIB = 2**20
     (1536, 1536, 1536, 128)])
 def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     cfg = h.choose(m, n, k, "nt", 132, 50 * MIB)
-    assert (cfg.bm, cfg.bn) == {128: (128, 256), 192: (192, 256), 192192: (192, 192)}[want]
+    # (the 128-row tiles in the width `tile_width` gives them: 256 but for 1000^3, whose tiles all fit
+    # one round and leave SMs idle: 128 x 128 tiles on 64 CTAs instead of 32)
+    assert (cfg.bm, cfg.bn) == {128: (128, h.tile_width(m, n, k, 132)), 192: (192, 256), 192192: (192, 192)}[want]
+    assert want != 128 or (cfg.bn != 256) == ((m, n) == (1000, 1000))
     assert cfg in h.auto_configs("nt") and cfg.producer == (want != 192192)
     assert cfg.group == (8 if want == 128 else 16)
 
@@ -774,14 +777,56 @@ def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     (128, 128, 16384, 3, 128), (4096, 128, 4096, 1, 128),
     # N mod 256 from 1 to 128 in a streamed pick: 128-wide tiles too (N = 384: 3 columns, not 2 of 256)
     (1024, 384, 8192, 2, 128), (512, 384, 16384, 3, 128), (4096, 384, 4096, 1, 128), (512, 320, 16384, 3, 128),
-    # ... but not where the pick is not streamed (many tiles), nor where N fills more than half of
-    # its last 256-wide column
-    (8192, 384, 8192, 0, 256), (16384, 640, 4096, 0, 256), (512, 512, 16384, 3, 256), (512, 448, 16384, 3, 256)])
+    # ... but not where N fills more than half of its last 256-wide column
+    (512, 512, 16384, 3, 256), (512, 448, 16384, 3, 256)])
 def test_choose_narrows_the_tiles_where_n_leaves_a_column_half_empty(m, n, k, sk, bn):
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
         assert (cfg.bm, cfg.bn, cfg.sk) == (128 if bn == 128 else cfg.bm, bn, sk)
         assert cfg in h.auto_configs(layout)
+
+
+@pytest.mark.parametrize("m, n, k, bn", [
+    # N = 384 or 192 over 64-256 block rows: 128 x 192 tiles, with nothing padded (bench/LOG.md round 24,
+    # H100: 0.74-0.93x the 256-wide tiles' time), also where 256-wide tiles take one round (8192 rows)
+    (8192, 384, 8192, 192), (16384, 384, 8192, 192), (32768, 192, 4096, 192), (1536, 1536, 6144, 192),
+    # N = 640: 5 rounds of 128 columns (x 1.15) against 3 of 256 (0.90x measured)
+    (16384, 640, 4096, 128),
+    # ... but 256 wide where the narrower tiles' rounds are not short enough to pay for their cost per
+    # column (N = 896: 7 x 128 x 1.15 against 4 x 256; 1.05x measured), or the 192-wide tiles' epilogue
+    # (1536^3: 1.07x measured), and at the goal's 4096^3
+    (16384, 896, 4096, 256), (1536, 1536, 1536, 256), (4096, 4096, 4096, 256), (2048, 2048, 8192, 256),
+    (16384, 1408, 4096, 256)])
+def test_choose_takes_the_128_row_tile_width_with_the_shortest_rounds(m, n, k, bn):
+    for layout in ("nt", "nn"):
+        cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
+        assert (cfg.bm, cfg.bn, cfg.sk) == (128, bn, 0)
+        assert cfg in h.auto_configs(layout) and h.tile_width(m, n, k, 132, h.auto_configs(layout)) == bn
+        assert cfg.epi == ("direct" if bn == 192 else "tma")
+
+
+def test_tile_width_weighs_rounds_by_the_cost_per_column():
+    # 8192 x 384 x 8192 on 132 SMs (64 block rows, 128 k-blocks): 256 wide, 128 tiles in 1 round (256 x
+    # 128 = 32768); 192 wide, 128 tiles in 1 round (192 x (128 + 10) = 26496); 128 wide, 192 tiles in 2
+    # rounds on 96 CTAs (2 x 128 x 128 x 1.15 = 37683)
+    assert h.tile_width(8192, 384, 8192, 132) == 192
+    # a cost per column above (32768 / 192 - 10) / 128 = 1.255 gives the padded 256-wide tiles back
+    saved = dict(h.WIDTH_COST)
+    try:
+        h.WIDTH_COST[192] = 1.26
+        assert h.tile_width(8192, 384, 8192, 132) == 256
+        h.WIDTH_COST[192] = 1.25
+        assert h.tile_width(8192, 384, 8192, 132) == 192
+    finally:
+        h.WIDTH_COST.update(saved)
+    # the 192-wide tiles' epilogue counts where K is short: 1536^2 in one round of 128 x 192 tiles pays
+    # at K = 6144 (192 x (96 + 10) against 256 x 96), not at K = 1536 (192 x (24 + 10) against 256 x 24)
+    assert h.tile_width(1536, 1536, 6144, 132) == 192
+    assert h.tile_width(1536, 1536, 1536, 132) == 256
+    # 4096^2: 4 rounds of 256 against 6 of 192 and 8 of 128
+    assert h.tile_width(4096, 4096, 4096, 132) == 256
+    # tiles that all fit one round: the narrowest, on the most SMs (1 x 128 x 1.15 on 64 CTAs)
+    assert h.tile_width(4096, 256, 4096, 132) == 128
 
 
 def test_choose_depends_on_the_l2_and_the_ctas():
@@ -812,7 +857,7 @@ def test_choose_depends_on_the_l2_and_the_ctas():
 def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, sk):
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
-        assert cfg.sk == sk and (cfg in h.auto_configs(layout)[3:]) == bool(sk)
+        assert cfg.sk == sk and cfg in h.auto_configs(layout)
         if sk:
             # the estimated busiest CTA decides between the three streamed kernels, each on its own grid
             # (sk=3 on the CTAs that clusters of 8 leave, 120 of 132), the lower sk on a tie
@@ -1027,6 +1072,22 @@ def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
     pytest.importorskip("torch")
     cfg = h.choose(m, n, k, layout)
     assert (cfg.bn, cfg.sk) == (128, sk)
+    f, ctx = _sm90_kernel(module, cfg)
+    _launch_twice_matches(f, cfg, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count), m + n + k)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("m, n, k, bn", [(8192, 384, 4096, 192), (8000, 376, 4104, 192), (1536, 1536, 6144, 192),
+                                         (1000, 1000, 1000, 128), (16384, 640, 256, 128)])
+def test_tile_width_picks_match_float64(module, layout, m, n, k, bn):
+    """`choose`'s 128-row tiles narrower than 256 where their rounds are shorter (`tile_width`): 128 x 192
+    tiles stored from the registers (N = 384 in two tile columns, ragged 8000 x 376 x 4104, one round at
+    1536^2 x 6144)
+    and 128 x 128 ones (1000^3 on 64 CTAs, N = 640 in 5 columns), launched twice with C poisoned."""
+    pytest.importorskip("torch")
+    cfg = h.choose(m, n, k, layout)
+    assert (cfg.bm, cfg.bn, cfg.sk) == (128, bn, 0)
     f, ctx = _sm90_kernel(module, cfg)
     _launch_twice_matches(f, cfg, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count), m + n + k)
 
