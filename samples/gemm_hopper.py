@@ -2493,10 +2493,24 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     autos = auto_configs(layout)
     pick = _choose_wide(m, n, k, autos[:6], int(ctas), l2_bytes)
     if narrow(pick, n):
-        return autos[6 + pick.sk]
+        return _auto(autos, bm=BM, bn=EPI_COLS, sk=pick.sk)
     if pick == autos[0]:
-        return {BN: pick, 192: autos[10], EPI_COLS: autos[6]}[tile_width(m, n, k, int(ctas), autos)]
+        return _width_kernels(autos)[tile_width(m, n, k, int(ctas), autos)]
     return pick
+
+
+def _auto(autos, **fields) -> Config:
+    """The one configuration of `autos` (auto_configs) with these field values."""
+    found = [c for c in autos if all(getattr(c, f) == v for f, v in fields.items())]
+    if len(found) != 1:
+        raise AssertionError(f"internal error (a bug in gemm_hopper): auto_configs has {len(found)} "
+                             f"configurations with {fields}, not one")
+    return found[0]
+
+
+def _width_kernels(autos) -> dict:
+    """The plain 128-row kernels of `autos` by tile width: 256, 192 and 128 (`tile_width`)."""
+    return {bn: _auto(autos, bm=BM, bn=bn, sk=0) for bn in (BN, 192, EPI_COLS)}
 
 
 # The time of a k-block of 128-row tiles per column, against 256-wide tiles' (`tile_width`), and what a
@@ -2521,7 +2535,7 @@ def tile_width(m: int, n: int, k: int, ctas: int, autos=None) -> int:
     autos = auto_configs() if autos is None else autos
     nk = -(-k // BK)
     cost = {}
-    for cfg in (autos[0], autos[10], autos[6]):
+    for cfg in _width_kernels(autos).values():
         tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
         per_tile = nk * WIDTH_COST[cfg.bn] + (DIRECT_TILE_KBLOCKS if cfg.epi == "direct" else 0)
         cost[cfg.bn] = -(-tiles // grid_for(cfg, m, n, ctas)) * cfg.bn * per_tile
