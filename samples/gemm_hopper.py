@@ -159,7 +159,8 @@ class Config:
     group: int = GROUP_M    # block rows (cluster rows) of the tile raster
     bk: int = BK            # K of a stage: 64 (128-byte rows, 128B swizzle) or 32 (64-byte rows, 64B swizzle)
     bn: int = BN            # N of the block tile = N of each consumer's wgmma (a multiple of 64, <= 256;
-                            # epi="tma" in 128-row tiles: 256, or 128 for one pass a tile, `narrow`)
+                            # epi="tma" in 128-row tiles: 256, or 128 or 192 for one pass a tile,
+                            # `narrow`, `tile_width`)
     epi: str = "tma"        # "tma": the consumers only stmatrix, one producer thread per buffer
                             # writes it with TMA stores while the next tile runs (C's tensor map
                             # is the third kernel parameter); "storer": the same hand-off, two
@@ -281,15 +282,16 @@ class Config:
         if self.bn % PANEL_N or not 0 < self.bn <= 256 or not split_ok:
             raise ValueError(f"bn = {self.bn} must be a multiple of {PANEL_N} up to 256 that the cluster's "
                              f"{self.cluster} CTAs can split into whole {'8-row groups' if self.layout == 'nt' else '64-column panels'}")
-        if self.epi not in EPI_MODES or (self.bm == BM and self.epi != "direct" and self.bn % EPI_COLS) or \
-                (self.bm == BM and self.epi in HANDOFF and self.bn != 2 * EPI_COLS
-                 and (self.epi, self.bn) != ("tma", EPI_COLS)):
+        tma_one_pass = self.bm == BM and self.epi == "tma" and self.bn in (EPI_COLS, 192)
+        if self.epi not in EPI_MODES or \
+                (self.bm == BM and self.epi != "direct" and self.bn % EPI_COLS and not tma_one_pass) or \
+                (self.bm == BM and self.epi in HANDOFF and self.bn != 2 * EPI_COLS and not tma_one_pass):
             raise ValueError(f"epi must be one of {', '.join(EPI_MODES)} (the smem ones with bn a multiple of "
-                             f"{EPI_COLS}, storer with bn = {2 * EPI_COLS}, tma with bn = {EPI_COLS} or "
+                             f"{EPI_COLS}, storer with bn = {2 * EPI_COLS}, tma with bn = {EPI_COLS}, 192 or "
                              f"{2 * EPI_COLS}), not {self.epi!r} with bn = {self.bn}")
-        if self.bm == BM and self.epi == "tma" and self.bn == EPI_COLS and self.cluster != 1:
-            raise ValueError(f"epi='tma' with bn = {EPI_COLS} (128 x {EPI_COLS} tiles) needs cluster 1, "
-                             f"not {self.cluster}")
+        if tma_one_pass and self.cluster != 1:
+            raise ValueError(f"epi='tma' with bn = {self.bn} (128 x {self.bn} tiles, one pass a tile) needs "
+                             f"cluster 1, not {self.cluster}")
         if self.bm not in (128, 192, 256):
             raise ValueError(f"bm must be 128, 192 or 256, not {self.bm!r}")
         if self.bm == 256 and (self.epi != "tma" or self.cluster != 1 or self.bn > 192):
@@ -329,6 +331,9 @@ class Config:
             # spills); producer=1: the 128 x 256 kernel, whose epilogue (TMA stores) skips a split tile's head
             raise ValueError(f"sk = {self.sk!r} must be 0, or 1 with hold=0, mix=0, kdir=0 and either "
                              f"producer=0 and bn = 192, or bm = {BM} and epi='tma'; 2 and 3 only for the latter")
+        if self.sk and self.producer and self.bn not in (EPI_COLS, 2 * EPI_COLS):
+            raise ValueError(f"sk = {self.sk} in 128-row tiles needs bn = {EPI_COLS} or {2 * EPI_COLS} (the "
+                             f"slices of a split tile's sum), not {self.bn}")
         if self.sk == 3 and self.stages * self.stage_bytes < self.consumers * WG_M * self.bn * 4:
             raise ValueError(f"sk = 3 parks each warpgroup's 64 x {self.bn} f32 partial in the stages, "
                              f"which {self.stages} stages of {self.stage_bytes} bytes cannot hold")
@@ -409,7 +414,7 @@ class Config:
         """Whether a tile's last epilogue pass can wait in registers into the next tile: bm=128, and
         bm=192 with two passes a tile (bm=256 has no registers to spare; a single pass, as epi="tma" with
         bn=128 has, has nothing to hold)."""
-        return (self.bm == BM and not (self.epi in HANDOFF and self.bn == EPI_COLS)) or \
+        return (self.bm == BM and not (self.epi in HANDOFF and self.pass_cols == self.bn)) or \
             (self.bm == 192 and self.pass_cols == EPI_COLS)
 
     @property
@@ -433,7 +438,8 @@ class Config:
         block's row for bm=256; bm=192: the whole row where a 64 x 256 buffer per consumer fits beside
         the ring (bk=32, 4 stages), else half."""
         if self.bm == 256 or (self.bm == 192 and self.epi != "ring"
-                              and smem_bytes(self, pass_cols=self.bn) <= 227 * 1024):
+                              and smem_bytes(self, pass_cols=self.bn) <= 227 * 1024) or \
+                (self.bm == BM and self.epi == "tma" and self.bn == 192):
             return self.bn
         return EPI_COLS
 
@@ -2379,14 +2385,14 @@ def auto_configs(layout: str = "nt") -> tuple:
     their cluster's shared memory (Config.sk=3) where they fit a cluster (`sk_kernel`). Then the same four
     128-row kernels with 128 x 128 tiles (bn=128), which `choose` takes where N leaves the last 256-wide
     tile column at most half used (`narrow`), and last the 128-row kernel in 128 x 192 tiles (one
-    m64n192k16 a k-step per consumer, stored straight from the registers: epi="direct"), which `choose`
-    takes where its rounds are the shorter (`tile_width`)."""
+    m64n192k16 a k-step per consumer, one TMA-stored pass of three 64-column boxes a tile), which
+    `choose` takes where its rounds are the shorter (`tile_width`)."""
     wide = (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
             Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check(),
             Config(layout, 1, lag=0, hold=0, sk=3).check())
     return wide + tuple(Config(layout, 1, lag=0, hold=0, sk=sk, bn=EPI_COLS).check() for sk in range(4)) + \
-        (Config(layout, 1, lag=0, bn=192, epi="direct").check(),)
+        (Config(layout, 1, lag=0, hold=0, bn=192).check(),)
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -2495,7 +2501,7 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     if narrow(pick, n):
         return _auto(autos, bm=BM, bn=EPI_COLS, sk=pick.sk)
     if pick == autos[0]:
-        return _width_kernels(autos)[tile_width(m, n, k, int(ctas), autos)]
+        return _width_kernels(autos)[tile_width(m, n, int(ctas), autos)]
     return pick
 
 
@@ -2513,32 +2519,28 @@ def _width_kernels(autos) -> dict:
     return {bn: _auto(autos, bm=BM, bn=bn, sk=0) for bn in (BN, 192, EPI_COLS)}
 
 
-# The time of a k-block of 128-row tiles per column, against 256-wide tiles' (`tile_width`), and what a
-# 128 x 192 tile's epilogue, stored from the registers at the tile's end, adds in k-blocks. bench/LOG.md
-# round 24 (H100): 128 x 192 tiles ran 1.06x the 256-wide tiles' time per column at 128 k-blocks a tile
-# and 1.13-1.16x at 64 (N = 384 on 64-128 block rows), and 1536^3 in one round of them (24 k-blocks)
-# 1.07x the 256-wide tiles' time where the columns alone give 0.75x: 1.0 a k-block and 10 a tile fit
-# all three. 128 x 128 tiles: 1.11-1.19x per column (more operand bytes and wgmma issues per FLOP), and
-# their TMA-stored epilogue adds about nothing (1000^3 to 2048 x 1024 x 2048: 0.58-0.73x the time of
-# half as many 256-wide tiles).
-WIDTH_COST = {BN: 1.0, 192: 1.0, EPI_COLS: 1.15}
-DIRECT_TILE_KBLOCKS = 10
+# The time of a k-block of 128-row tiles per column, against 256-wide tiles' (`tile_width`). bench/LOG.md
+# round 24 (H100): 128 x 192 tiles, TMA-stored in one pass a tile, 0.95-1.0x at N = 384 over 2 rounds
+# and 1.06-1.11x over one round (8192 x 384 x 8192, 1536^3), 1.12x at 32768 x 192 x 4096 (DRAM-bound);
+# 128 x 128 tiles 1.11-1.19x (more operand bytes and wgmma issues per FLOP). Neither epilogue (one
+# TMA-stored pass at the tile's end) adds a measurable cost per tile: 1000^3 to 2048 x 1024 x 2048 in
+# 128 x 128 tiles ran 0.58-0.73x the time of half as many 256-wide tiles, 1536^3 in 128 x 192 tiles
+# 0.83x. (The same tiles with C stored from the registers, epi="direct", added about 10 k-blocks a
+# tile: 1.07x the 256-wide tiles' time at 1536^3.)
+WIDTH_COST = {BN: 1.0, 192: 1.05, EPI_COLS: 1.15}
 
 
-def tile_width(m: int, n: int, k: int, ctas: int, autos=None) -> int:
+def tile_width(m: int, n: int, ctas: int, autos=None) -> int:
     """The width of `choose`'s plain 128-row tiles (not streamed): of 256, 192 and 128, the one whose
-    busiest CTA has the least to compute, its rounds x the width x (k-blocks x WIDTH_COST, plus
-    DIRECT_TILE_KBLOCKS for the 192-wide tiles' epilogue), the wider on a tie. N = 384 on 64 block rows
-    and K = 8192: one round x 256 x 128 (a quarter of it padding), against 1 x 192 x (128 + 10) or
-    2 x 128 x 128 x 1.15; at 1000^3 the 256-wide tiles' one round on 32 CTAs against one of 128-wide
-    tiles on 64; at 4096^3 the 256-wide tiles' 4 rounds against 6 x 192 or 8 x 128."""
+    busiest CTA has the least to compute, its rounds x the width x k-blocks x WIDTH_COST, the wider on a
+    tie. N = 384 on 64 block rows: one round x 256 (a quarter of it padding) against 1 x 192 x 1.05 or
+    2 x 128 x 1.15; at 1000^3 the 256-wide tiles' one round on 32 CTAs against one of 128-wide tiles on
+    64; at 4096^3 the 256-wide tiles' 4 rounds against 6 x 192 x 1.05 or 8 x 128 x 1.15."""
     autos = auto_configs() if autos is None else autos
-    nk = -(-k // BK)
     cost = {}
     for cfg in _width_kernels(autos).values():
         tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
-        per_tile = nk * WIDTH_COST[cfg.bn] + (DIRECT_TILE_KBLOCKS if cfg.epi == "direct" else 0)
-        cost[cfg.bn] = -(-tiles // grid_for(cfg, m, n, ctas)) * cfg.bn * per_tile
+        cost[cfg.bn] = -(-tiles // grid_for(cfg, m, n, ctas)) * cfg.bn * WIDTH_COST[cfg.bn]
     return min(cost, key=lambda bn: (cost[bn], -bn))
 
 

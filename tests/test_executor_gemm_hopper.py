@@ -75,6 +75,8 @@ def _run(cfg, m, n, k, seed=0, m_split=None, record=(), stats=None):
                                     (h.Config("nn", 1, 3, group=1, bm=192, bn=192, producer=0, lwarp=1, serp=1), 136),
                                     (h.Config("nn", 1, 3, bm=192, bn=192, producer=0, lwarp=1, pdl=1), 136),
                                     (h.Config("nt", 1, bn=128), 456), (h.Config("nn", 1, bn=128), 136),
+                                    (h.Config("nt", 1, lag=0, bn=192, epi="direct"), 456),
+                                    (h.Config("nn", 1, lag=0, bn=192, epi="direct"), 136),
                                     (h.auto_configs("nt")[10], 456), (h.auto_configs("nn")[10], 136)],
                          ids=lambda c: getattr(c, "name", str(c)))
 def test_whole_kernel_matches_numpy(cfg, k):
@@ -92,8 +94,8 @@ def test_whole_kernel_matches_numpy(cfg, k):
     # second held into the next tile's first k-block, which then runs as two m64n128k16 halves; with
     # bn=192, 192 x 192 tiles of m64n192k16 written in one pass; bn=128: 3 x 5 tiles of 128 x 128, one
     # m64n128k16 a k-step and one TMA-stored pass a tile, whose barrier parity alternates from tile to tile;
-    # `choose`'s 128 x 192 tiles: 3 x 3 tiles of m64n192k16, stored from the registers, the last one 136
-    # columns of its 192)
+    # 128 x 192 tiles: 3 x 3 tiles of m64n192k16, the last one 136 columns of its 192, stored from the
+    # registers or in one TMA-stored pass of three 64-column boxes a tile)
     got, ref, secs = _run(cfg, 300, 520, k, m_split=192 if cfg.bm == 192 else None)
     assert not np.isnan(got).any(), "elements left unwritten"
     err = np.abs(got - ref)

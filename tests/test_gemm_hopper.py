@@ -618,7 +618,8 @@ def test_grid_keeps_the_rounds_with_the_fewest_ctas(cluster):
                                      (dict(bk=128), "bk"), (dict(bn=96), "bn = 96"),
                                      (dict(bn=192, cluster=2, layout="nn"), "bn = 192"), (dict(stages=5), "do not fit"), (dict(bn=192, epi="smem"), "epi"),
                                      (dict(bn=128, epi="storer"), "storer with bn = 256"),
-                                     (dict(bn=64), "tma with bn = 128 or 256"), (dict(lag=2), "lag")])
+                                     (dict(bn=64), "tma with bn = 128, 192 or 256"), (dict(lag=2), "lag"),
+                                     (dict(bn=192, sk=1, hold=0), "sk = 1 in 128-row tiles needs bn = 128 or 256")])
 def test_config_check_names_the_field(kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
         h.Config(**kw).check()
@@ -762,10 +763,11 @@ MIB = 2**20
     (1536, 1536, 1536, 128)])
 def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     cfg = h.choose(m, n, k, "nt", 132, 50 * MIB)
-    # (the 128-row tiles in the width `tile_width` gives them: 256 but for 1000^3, whose tiles all fit
-    # one round and leave SMs idle: 128 x 128 tiles on 64 CTAs instead of 32)
-    assert (cfg.bm, cfg.bn) == {128: (128, h.tile_width(m, n, k, 132)), 192: (192, 256), 192192: (192, 192)}[want]
-    assert want != 128 or (cfg.bn != 256) == ((m, n) == (1000, 1000))
+    # (the 128-row tiles in the width `tile_width` gives them: 256 but for 1000^3 and 1536^3, whose tiles
+    # all fit one round and leave SMs idle: 128 x 128 tiles on 64 CTAs instead of 32, 128 x 192 on 96
+    # instead of 72)
+    assert (cfg.bm, cfg.bn) == {128: (128, h.tile_width(m, n, 132)), 192: (192, 256), 192192: (192, 192)}[want]
+    assert want != 128 or (cfg.bn != 256) == ((m, n) in ((1000, 1000), (1536, 1536)))
     assert cfg in h.auto_configs("nt") and cfg.producer == (want != 192192)
     assert cfg.group == (8 if want == 128 else 16)
 
@@ -788,45 +790,44 @@ def test_choose_narrows_the_tiles_where_n_leaves_a_column_half_empty(m, n, k, sk
 
 @pytest.mark.parametrize("m, n, k, bn", [
     # N = 384 or 192 over 64-256 block rows: 128 x 192 tiles, with nothing padded (bench/LOG.md round 24,
-    # H100: 0.74-0.93x the 256-wide tiles' time), also where 256-wide tiles take one round (8192 rows)
-    (8192, 384, 8192, 192), (16384, 384, 8192, 192), (32768, 192, 4096, 192), (1536, 1536, 6144, 192),
-    # N = 640: 5 rounds of 128 columns (x 1.15) against 3 of 256 (0.90x measured)
+    # H100: 0.71-0.84x the 256-wide tiles' time), also where 256-wide tiles take one round (8192 rows),
+    # and 1536^3, whose 128 x 192 tiles take 96 SMs in one round (0.83x)
+    (8192, 384, 8192, 192), (16384, 384, 4096, 192), (16384, 384, 1024, 192), (32768, 192, 4096, 192),
+    (1536, 1536, 1536, 192),
+    # N = 640: 5 rounds of 128 columns (x 1.15) against 3 of 256 and 4 of 192 (0.90x measured)
     (16384, 640, 4096, 128),
     # ... but 256 wide where the narrower tiles' rounds are not short enough to pay for their cost per
-    # column (N = 896: 7 x 128 x 1.15 against 4 x 256; 1.05x measured), or the 192-wide tiles' epilogue
-    # (1536^3: 1.07x measured), and at the goal's 4096^3
-    (16384, 896, 4096, 256), (1536, 1536, 1536, 256), (4096, 4096, 4096, 256), (2048, 2048, 8192, 256),
-    (16384, 1408, 4096, 256)])
+    # column (N = 1408: 6 rounds of 256 against 8 of 192 x 1.05 and 11 of 128 x 1.15), and at the
+    # goal's 4096^3
+    (16384, 1408, 4096, 256), (4096, 4096, 4096, 256), (2048, 2048, 8192, 256)])
 def test_choose_takes_the_128_row_tile_width_with_the_shortest_rounds(m, n, k, bn):
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
-        assert (cfg.bm, cfg.bn, cfg.sk) == (128, bn, 0)
-        assert cfg in h.auto_configs(layout) and h.tile_width(m, n, k, 132, h.auto_configs(layout)) == bn
-        assert cfg.epi == ("direct" if bn == 192 else "tma")
+        assert (cfg.bm, cfg.bn, cfg.sk, cfg.epi) == (128, bn, 0, "tma")
+        assert cfg in h.auto_configs(layout) and h.tile_width(m, n, 132, h.auto_configs(layout)) == bn
 
 
 def test_tile_width_weighs_rounds_by_the_cost_per_column():
-    # 8192 x 384 x 8192 on 132 SMs (64 block rows, 128 k-blocks): 256 wide, 128 tiles in 1 round (256 x
-    # 128 = 32768); 192 wide, 128 tiles in 1 round (192 x (128 + 10) = 26496); 128 wide, 192 tiles in 2
-    # rounds on 96 CTAs (2 x 128 x 128 x 1.15 = 37683)
-    assert h.tile_width(8192, 384, 8192, 132) == 192
-    # a cost per column above (32768 / 192 - 10) / 128 = 1.255 gives the padded 256-wide tiles back
+    # 8192 x 384 on 132 SMs (64 block rows): 256 wide, 128 tiles in 1 round (256); 192 wide, 128 tiles
+    # in 1 round (192 x 1.05 = 201.6); 128 wide, 192 tiles in 2 rounds on 96 CTAs (2 x 128 x 1.15 = 294.4)
+    assert h.tile_width(8192, 384, 132) == 192
+    # a cost per column above 256 / 192 = 1.333 gives the padded 256-wide tiles back
     saved = dict(h.WIDTH_COST)
     try:
-        h.WIDTH_COST[192] = 1.26
-        assert h.tile_width(8192, 384, 8192, 132) == 256
-        h.WIDTH_COST[192] = 1.25
-        assert h.tile_width(8192, 384, 8192, 132) == 192
+        h.WIDTH_COST[192] = 1.34
+        assert h.tile_width(8192, 384, 132) == 256
+        h.WIDTH_COST[192] = 1.33
+        assert h.tile_width(8192, 384, 132) == 192
+        # ... and at 16384 x 640 the 128-wide tiles' 5 rounds (736) beat 3 of 256 (768) only below 1.2
+        h.WIDTH_COST[h.EPI_COLS] = 1.2
+        assert h.tile_width(16384, 640, 132) == 256
     finally:
         h.WIDTH_COST.update(saved)
-    # the 192-wide tiles' epilogue counts where K is short: 1536^2 in one round of 128 x 192 tiles pays
-    # at K = 6144 (192 x (96 + 10) against 256 x 96), not at K = 1536 (192 x (24 + 10) against 256 x 24)
-    assert h.tile_width(1536, 1536, 6144, 132) == 192
-    assert h.tile_width(1536, 1536, 1536, 132) == 256
+    assert h.tile_width(16384, 640, 132) == 128
     # 4096^2: 4 rounds of 256 against 6 of 192 and 8 of 128
-    assert h.tile_width(4096, 4096, 4096, 132) == 256
+    assert h.tile_width(4096, 4096, 132) == 256
     # tiles that all fit one round: the narrowest, on the most SMs (1 x 128 x 1.15 on 64 CTAs)
-    assert h.tile_width(4096, 256, 4096, 132) == 128
+    assert h.tile_width(4096, 256, 132) == 128
 
 
 def test_choose_depends_on_the_l2_and_the_ctas():
@@ -1078,12 +1079,11 @@ def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["nt", "nn"])
-@pytest.mark.parametrize("m, n, k, bn", [(8192, 384, 4096, 192), (8000, 376, 4104, 192), (1536, 1536, 6144, 192),
+@pytest.mark.parametrize("m, n, k, bn", [(8192, 384, 4096, 192), (8000, 376, 4104, 192), (1536, 1536, 1536, 192),
                                          (1000, 1000, 1000, 128), (16384, 640, 256, 128)])
 def test_tile_width_picks_match_float64(module, layout, m, n, k, bn):
     """`choose`'s 128-row tiles narrower than 256 where their rounds are shorter (`tile_width`): 128 x 192
-    tiles stored from the registers (N = 384 in two tile columns, ragged 8000 x 376 x 4104, one round at
-    1536^2 x 6144)
+    tiles (N = 384 in two tile columns, ragged 8000 x 376 x 4104, one round at 1536^3)
     and 128 x 128 ones (1000^3 on 64 CTAs, N = 640 in 5 columns), launched twice with C poisoned."""
     pytest.importorskip("torch")
     cfg = h.choose(m, n, k, layout)
