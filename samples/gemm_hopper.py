@@ -2179,9 +2179,9 @@ def _epi_fence(k):
 
 
 def sample_configs() -> list:
-    """What the sample builds and checks by default: CONFIGS, `choose`'s ten kernels (128 x 256 tiles with
+    """What the sample builds and checks by default: CONFIGS, `choose`'s eleven kernels (128 x 256 tiles with
     lag 0, 192 x 256 and 192 x 192 tiles, 128 x 256 stream-K (Config.sk 1 and 2 with a workspace, 3 in
-    clusters), and the 128-row ones again in 128 x 128 tiles), the
+    clusters), the 128-row ones again in 128 x 128 tiles, and 128 x 192 tiles), the
     192 x 192 stream-K kernel and the 192 x 192 kernel in clusters of 2 sharing A (nn), so a sanitizer
     run of the sample covers every kind of kernel `choose` can return, both stream-K walks and both ways
     a cluster shares an operand."""
