@@ -68,7 +68,15 @@ def test_parse_kinds_splits_the_kinds_and_rejects_unknown_ones(capsys):
     ("gemm_sustained", ["--layout", "nn", "--kernels", "cublas,hopper:nt:1:4:0"], "a nt kernel, but --layout is nn"),
     ("gemm_sustained", ["--seconds", "0"], "--seconds must be > 0"),
     ("gemm_sustained", ["--sizes", "64x64"], "--sizes takes MxNxK"),
-    ("gemm_sustained", ["--batch", "0"], "--batch must be >= 1")])
+    ("gemm_sustained", ["--batch", "0"], "--batch must be >= 1"),
+    ("gemm_variants", ["--sizes", "256x383x1024"], "multiples of 8"),
+    ("gemm_variants", ["--sizes", "64x64"], "--sizes takes MxNxK"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "auto:99"], "auto:I takes an index of auto_configs"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "choose,nope"], "unknown variant 'nope'"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "hopper:nn:1"], "a nn kernel, but --layout is nt"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "hopper:nt:1:4:0:8:64:96"], "bn = 96"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "choose,choose"], "names a variant twice"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--passes", "0"], "--passes takes a whole number >= 1")])
 def test_gemm_scripts_refuse_bad_arguments_before_touching_a_gpu(script, argv, message, capsys):
     with pytest.raises(SystemExit) as ei:
         load_bench(script).main(argv)
@@ -123,3 +131,16 @@ def test_gemm_settle_takes_seconds_not_below_zero(value, capsys):
     with pytest.raises(SystemExit) as e:
         gemm.main(["--settle", value])
     assert e.value.code == 2 and "--settle takes seconds >= 0" in capsys.readouterr().err
+
+
+def test_gemm_variants_resolves_each_kind_of_variant():
+    import gemm_hopper as h
+    gv = load_bench("gemm_variants")
+    assert gv.variant_config("choose", 8192, 384, 8192) == h.choose(8192, 384, 8192)
+    assert gv.variant_config("auto:10", 8192, 384, 8192, "nn") == h.auto_configs("nn")[10]
+    cfg = gv.variant_config("hopper:nt:1:4:0:8:64:192:direct", 8192, 384, 8192)
+    assert (cfg.bn, cfg.epi, cfg.lag) == (192, "direct", 0)
+    args = gv.parse_args(["--sizes", "8192x384x8192,1536x1536x1536", "--variants", "choose,auto:0",
+                          "--passes", "2", "--layout", "nn"])
+    assert args.sizes == [(8192, 384, 8192), (1536, 1536, 1536)] and args.variants == ["choose", "auto:0"]
+    assert (args.passes, args.batch, args.reps, args.layout) == (2, 20, 25, "nn")

@@ -1,0 +1,182 @@
+"""A/B timing of gemm_hopper configurations against each other and cuBLAS, shape by shape.
+
+Each variant is launched as bench/gemm.py launches `choose`'s pick (a bound launch: `gemm_hopper.bind`,
+with the stream-K workspace where the configuration needs one) on three rotated input sets of random
+normal bf16; CUDA events bracket batches of --batch back-to-back calls, and a pass's time is the median
+over --reps batches of the mean call. Every shape runs --passes passes of all its variants, in
+alternating order (forward, then backward, ...), with C poisoned (NaN) before each pass and its last
+product checked against a float32 reference (relative Frobenius error, printed; above 1e-2 the script
+says so and exits with 1), and cuBLAS (`torch.matmul`) timed the same way before the first pass and
+after each. The ratio is the mean of the cuBLAS passes over the variant's mean.
+
+    python3 bench/gemm_variants.py --sizes 8192x384x8192,1536x1536x1536
+           --variants choose,hopper:nt:1:4:0:8:64:256,hopper:nt:1:4:0:8:64:192:direct [--passes 3]
+           [--batch 20] [--reps 25] [--layout nt|nn]
+
+Variants: `choose` (gemm_hopper.choose's pick for each shape), `auto:I` (auto_configs()[I]), or
+hopper:FIELDS (any Config, FIELDS as Config.parse takes them; bench/gemm.py's hopper kinds). Each is
+planned for the resident CTAs of its kernel on this GPU (`resident_ctas`). bench/LOG.md round 24's
+tables of tile widths were measured this way.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "samples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _gpu import add_layout_option, as_kn, b_shape, gpu_or_reason, hopper_kind, int_list, mnk  # noqa: E402
+
+ERR_LIMIT = 1e-2
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", required=True, help="MxNxK,... (e.g. 8192x384x8192,1536x1536x1536)")
+    ap.add_argument("--variants", default="choose",
+                    help="comma-separated: choose, auto:I, hopper:FIELDS (default: choose)")
+    ap.add_argument("--passes", default="3", help="passes over the variants per shape (default 3)")
+    ap.add_argument("--batch", default="20", help="calls between two CUDA events (default 20)")
+    ap.add_argument("--reps", default="25", help="batches per pass; the pass takes their median (default 25)")
+    add_layout_option(ap)
+    args = ap.parse_args(argv)
+    import gemm_hopper as h
+    try:
+        args.sizes = [mnk(s) for s in args.sizes.split(",")]
+        for size in args.sizes:
+            h.check_shape(*size)
+    except ValueError as e:
+        ap.error(f"--sizes takes MxNxK,... that gemm_hopper can run: {e}")
+    args.passes = int_list(ap, "--passes", args.passes, 1, "a whole number >= 1")[0]
+    args.batch = int_list(ap, "--batch", args.batch, 1, "a whole number >= 1")[0]
+    args.reps = int_list(ap, "--reps", args.reps, 1, "a whole number >= 1")[0]
+    args.variants = args.variants.split(",")
+    for v in args.variants:
+        try:
+            variant_config(v, *args.sizes[0], args.layout)
+        except ValueError as e:
+            ap.error(str(e))
+    if len(set(args.variants)) != len(args.variants):
+        ap.error("--variants names a variant twice")
+    return args
+
+
+def variant_config(text: str, m: int, n: int, k: int, layout: str = "nt", ctas: int = 132):
+    """The gemm_hopper Config that variant `text` names for an M x N x K problem in `layout`; ValueError
+    naming what is wrong for anything else."""
+    import gemm_hopper as h
+    if text == "choose":
+        return h.choose(m, n, k, layout, ctas)
+    if text.startswith("auto:"):
+        autos = h.auto_configs(layout)
+        idx = text[len("auto:"):]
+        if not idx.isdigit() or int(idx) >= len(autos):
+            raise ValueError(f"{text!r}: auto:I takes an index of auto_configs, 0 to {len(autos) - 1}")
+        return autos[int(idx)]
+    if text.startswith("hopper:"):
+        cfg, split = hopper_kind(text)
+        if split is not None:
+            raise ValueError(f"{text!r}: @SPLIT is not taken here")
+        if cfg.layout != layout:
+            raise ValueError(f"{text!r}: a {cfg.layout} kernel, but --layout is {layout}")
+        return cfg
+    raise ValueError(f"unknown variant {text!r}; choose from choose, auto:I, hopper:FIELDS")
+
+
+def _timer(torch, batch: int, reps: int):
+    def timeit(call, sets=3):
+        for i in range(2 * batch):                   # warm-up
+            call(i % sets)
+        torch.cuda.synchronize()
+        ts, done = [], 0
+        for _ in range(reps):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(batch):
+                call(done % sets)
+                done += 1
+            e1.record()
+            torch.cuda.synchronize()
+            ts.append(e0.elapsed_time(e1) / batch * 1000)
+        return statistics.median(ts), (done - 1) % sets   # µs, the set of the last call
+    return timeit
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    got = gpu_or_reason()
+    if got is None:
+        return 0
+    torch, ctx = got
+    import gemm_hopper as h
+    from ptxgen.runtime import load_module
+    if ctx.compute_capability != (9, 0):
+        print(f"gemm_hopper needs sm_90a; this GPU is {ctx.arch}")
+        return 0
+    sms, timeit = ctx.sm_count, _timer(torch, args.batch, args.reps)
+    print(f"{ctx.name}, {sms} SMs; layout {args.layout}; {args.passes} passes of {args.reps} batches of "
+          f"{args.batch} calls")
+    print(f"{'M x N x K':>17} {'variant':>30} {'kernel':>46} {'grid':>5} {'passes (us)':>24} {'mean':>7} "
+          f"{'x cuBLAS':>8} {'rel err':>8}")
+    bad = 0
+    built = {}
+    for (m, n, k) in args.sizes:
+        g = torch.Generator(device="cuda").manual_seed(m * 31 + n * 7 + k)
+        A = [torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3)]
+        B = [torch.randn(*b_shape(args.layout, n, k), device="cuda", generator=g).to(torch.bfloat16)
+             for _ in range(3)]
+        C = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+
+        def cublas(i):
+            torch.matmul(A[i], as_kn(B[i], args.layout), out=C[i])
+        calls, info = {}, {}
+        for v in args.variants:
+            try:
+                cfg = variant_config(v, m, n, k, args.layout, sms)
+            except ValueError as e:
+                print(f"{f'{m}x{n}x{k}':>17} {v[-30:]:>30} cannot run: {e}")
+                continue
+            if cfg not in built:
+                built[cfg] = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg)
+            f = built[cfg]
+            ctas = h.resident_ctas(f, cfg, sms)
+            ws = h.workspace(cfg, m, n, k, ctas)
+            maps = [h.tensor_maps(cfg, A[i], B[i], m, n, k, c=C[i]) for i in range(3)]
+            calls[v] = [h.bind(f, cfg, maps[i], C[i], m, n, k, ctas, workspace=ws) for i in range(3)]
+            grid = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[0] if cfg.sk else h.grid_for(cfg, m, n, ctas)
+            info[v] = (cfg.name, grid, ws)                   # (ws kept alive with its launches)
+        res = {v: [] for v in calls}
+        cub = [timeit(cublas)[0]]
+        order = list(calls)
+        for p in range(args.passes):
+            for v in (order if p % 2 == 0 else order[::-1]):
+                for c in C:
+                    c.fill_(float("nan"))
+                t, j = timeit(lambda i, b=calls[v]: b[i]())
+                ref = A[j].float() @ as_kn(B[j], args.layout).float()
+                err = float((C[j].float() - ref).norm() / ref.norm())
+                res[v].append((t, err))
+            cub.append(timeit(cublas)[0])
+        base = statistics.mean(cub)
+        for v, r in res.items():
+            mean = statistics.mean(t for t, _ in r)
+            # an element left unwritten makes the error NaN, which fails the comparison
+            ok = all(e <= ERR_LIMIT for _, e in r)
+            err = max(e for _, e in r) if ok else next(e for _, e in r if not e <= ERR_LIMIT)
+            bad += not ok
+            passes = " ".join(f"{t:6.1f}" for t, _ in r)
+            print(f"{f'{m}x{n}x{k}':>17} {v[-30:]:>30} {info[v][0][-46:]:>46} {info[v][1]:5d} {passes:>24} "
+                  f"{mean:7.1f} {base / mean:8.3f} {err:8.1e}{'' if ok else '  WRONG'}")
+        print(f"{'':>17} {'cuBLAS':>30} {'(before the first pass and after each)':>46} {'':>5} "
+              + " / ".join(f"{t:.1f}" for t in cub) + " us", flush=True)
+    if bad:
+        print(f"{bad} result(s) above the relative error limit {ERR_LIMIT}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
