@@ -413,7 +413,7 @@ class Config:
     def can_hold(self) -> bool:
         """Whether a tile's last epilogue pass can wait in registers into the next tile: bm=128, and
         bm=192 with two passes a tile (bm=256 has no registers to spare; a single pass, as epi="tma" with
-        bn=128 has, has nothing to hold)."""
+        bn=128 or 192 has, has nothing to hold)."""
         return (self.bm == BM and not (self.epi in HANDOFF and self.pass_cols == self.bn)) or \
             (self.bm == 192 and self.pass_cols == EPI_COLS)
 
@@ -2488,8 +2488,8 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     Last, `narrow`: where N mod 256 is from 1 to 128 and the pick is streamed, or N <= 128 whatever the
     pick, the 128-row kernel (streamed as picked) in 128 x 128 tiles instead (bench/LOG.md round 23);
     and where the pick is the plain 128 x 256 kernel, the tile width of 256, 192 or 128 whose rounds are
-    the shortest (`tile_width`; bench/LOG.md round 24: N = 384 in 128 x 192 tiles, N = 640 and the tiles
-    of 1000^3 to 2048 x 1024 x 2048 in 128 x 128 ones, 0.62-0.93x the 256-wide tiles' time).
+    the shortest (`tile_width`; bench/LOG.md round 24: N = 192 and 384 and 1536^3 in 128 x 192 tiles,
+    N = 640 and 1000^3 to 2048 x 1024 x 2048 in 128 x 128 ones, 0.62-0.90x the 256-wide tiles' time).
 
     Raises ValueError for a shape the kernels cannot take or a bad ctas / l2_bytes."""
     check_shape(m, n, k)
@@ -2532,8 +2532,8 @@ WIDTH_COST = {BN: 1.0, 192: 1.05, EPI_COLS: 1.15}
 
 def tile_width(m: int, n: int, ctas: int, autos=None) -> int:
     """The width of `choose`'s plain 128-row tiles (not streamed): of 256, 192 and 128, the one whose
-    busiest CTA has the least to compute, its rounds x the width x k-blocks x WIDTH_COST, the wider on a
-    tie. N = 384 on 64 block rows: one round x 256 (a quarter of it padding) against 1 x 192 x 1.05 or
+    busiest CTA has the least to compute, its rounds x the width x WIDTH_COST (the k-blocks, the same for
+    every width, drop out), the wider on a tie. N = 384 on 64 block rows: one round x 256 (a quarter of it padding) against 1 x 192 x 1.05 or
     2 x 128 x 1.15; at 1000^3 the 256-wide tiles' one round on 32 CTAs against one of 128-wide tiles on
     64; at 4096^3 the 256-wide tiles' 4 rounds against 6 x 192 x 1.05 or 8 x 128 x 1.15."""
     autos = auto_configs() if autos is None else autos
