@@ -24,6 +24,7 @@ Nothing here imports the builder, the parser or the runtime.
 from __future__ import annotations
 
 import difflib
+import struct
 import functools
 import re
 from dataclasses import dataclass, field
@@ -33,8 +34,8 @@ from .diag import Diagnostic
 from .grammar_files import read_grammar
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
-from .types import (Type, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s32, tf32, u32,
-                    u64)
+from .types import (Type, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s16, s32, s64, tf32, u16,
+                    u32, u64)
 
 __all__ = [
     "Form", "Slot", "Signature", "OperandInfo", "Need", "FormRule", "FORMS",
@@ -333,7 +334,9 @@ class Slot:
     role: str = "src"            # "dst": written by the instruction
     values: Optional[Sequence[int]] = None   # legal immediate values (None: any)
     optional: bool = False
-    need: Optional[Need] = None  # an optional operand that raises the form's minimum when present
+    need: Optional[Need] = None  # an operand that raises the form's minimum when present
+    exact: bool = False          # types: the only register types taken (no same-size relatives); the
+                                 # tensor-core fragments, whose types ptxas checks its own way
 
     @property
     def type(self) -> Optional[Type]:
@@ -377,14 +380,20 @@ class OperandInfo:
     elems: Tuple[Optional[Type], ...] = ()
 
 
-def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None) -> Slot:
+def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False) -> Slot:
     if isinstance(types, Type):
         types = (types,)
-    return Slot(name, frozenset(kinds), tuple(types), count, role, values, optional, need)
+    return Slot(name, frozenset(kinds), tuple(types), count, role, values, optional, need, exact)
 
 
 def _vec(name, count, ty, role="src"):
     return _slot(name, (VEC,), ty, count, role)
+
+
+def _frag(name, count, ty, role="src", *, wgmma=False, shape="", fp8=False):
+    """A tensor-core fragment of `count` registers of type `ty` (the one the builder allocates), with
+    the register types ptxas 13.0 takes in it (`fragment_reg_types`)."""
+    return _slot(name, (VEC,), fragment_reg_types(ty, wgmma, shape, fp8), count, role, exact=True)
 
 
 def _reg(name, ty, role="src", **kw):
@@ -403,7 +412,8 @@ def _addr(name, **kw):
     return _slot(name, (ADDR,), **kw)
 
 
-_POLICY = _reg("cache-policy", (u64,))
+# a 64-bit cache-policy: createpolicy's result, or an immediate (ptxas 13.0 takes both)
+_POLICY = _reg_imm("cache-policy", (u64,))
 _ANY_COUNT = range(0, 1 << 63)  # wgmma.wait_group N: ptxas takes any non-negative 64-bit value
 
 
@@ -435,6 +445,38 @@ def _mnk(shape_token: str) -> Tuple[int, int, int]:
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
+# The register types ptxas 13.0 takes in a tensor-core fragment, by the fragment's own type (measured
+# with a vector of one register type at a time, every mma and wgmma spelling, tests/test_legality_ptxas.py).
+# .bf16x2 and .tf32 registers cannot be declared in PTX text (the builder's registers of these types are
+# declared .b32), so ptxas sees .b32 there; the other types are the declared ones.
+FRAGMENT_REGS = {
+    "f16x2": ("f16x2", "b32"),
+    "bf16x2": ("bf16x2", "b32"),
+    "tf32": ("tf32", "b32"),
+    "b32": ("b32", "u32", "s32", "f32", "f16x2"),    # 8-bit, 4-bit, 1-bit and fp8 inputs, packed
+    "f32": ("f32", "b32"),
+    "s32": ("s32", "b32", "u32"),
+    "f64": ("f64", "b64", "u64", "s64"),
+}
+# wgmma's register A also takes .f16x2 registers for .bf16x2 and .tf32 (mma.sync does not) and, with
+# .e4m3/.e5m2 inputs, only .b32 and .f16x2 ones; mma.sync.m8n8k16 (8-bit integers) takes only
+# integer registers
+_FRAGMENT_REGS_WGMMA_A = {"bf16x2": ("bf16x2", "b32", "f16x2"), "tf32": ("tf32", "b32", "f16x2")}
+_FRAGMENT_REGS_WGMMA_FP8 = ("b32", "f16x2")
+_FRAGMENT_REGS_M8N8K16 = ("b32", "u32", "s32")
+
+
+def fragment_reg_types(ty: Type, wgmma: bool = False, shape: str = "", fp8: bool = False) -> Tuple[Type, ...]:
+    """The register types a fragment of type `ty` takes, its own first (FRAGMENT_REGS): `wgmma` for
+    wgmma.mma_async's (`fp8`: A of .e4m3/.e5m2), `shape` mma.sync's shape (m16n8k16)."""
+    names = FRAGMENT_REGS[ty.name]
+    if wgmma:
+        names = _FRAGMENT_REGS_WGMMA_FP8 if fp8 else _FRAGMENT_REGS_WGMMA_A.get(ty.name, names)
+    elif shape == "m8n8k16" and ty.name == "b32":
+        names = _FRAGMENT_REGS_M8N8K16
+    return tuple(get_type(n) for n in names)
+
+
 def _elems_to_regs(elems: int, t: str) -> Tuple[int, Type]:
     if t == "f64":
         return elems, f64
@@ -459,7 +501,9 @@ def _mma_operands(f: Form) -> List[Signature]:
         b = _elems_to_regs(k * n // 32, bt)
         c = _acc_regs(m * n // 32, ct)
         d = _acc_regs(m * n // 32, dt)
-    return _sig(_vec("d", d[0], d[1], "dst"), _vec("a", a[0], a[1]), _vec("b", b[0], b[1]), _vec("c", c[0], c[1]))
+    sh = f.fields["shape"][1:]
+    return _sig(_frag("d", d[0], d[1], "dst", shape=sh), _frag("a", a[0], a[1], shape=sh),
+                _frag("b", b[0], b[1], shape=sh), _frag("c", c[0], c[1], shape=sh))
 
 
 def _ldmatrix_operands(f: Form) -> List[Signature]:
@@ -474,7 +518,7 @@ def _stmatrix_operands(f: Form) -> List[Signature]:
     return _sig(_addr("addr"), _vec("r", n, b32))
 
 
-_WGMMA_A = {"f16": f16x2, "bf16": bf16x2, "tf32": tf32, "e4m3": u32, "e5m2": u32}  # integer/.b1: .b32
+_WGMMA_A = {"f16": f16x2, "bf16": bf16x2, "tf32": tf32}  # e4m3/e5m2, integer, .b1: .b32
 _SCALE = (-1, 1)
 _BIT = (0, 1)
 
@@ -482,12 +526,13 @@ _BIT = (0, 1)
 def _wgmma_operands(f: Form) -> List[Signature]:
     _, n, _ = _mnk(f.fields["shape"])
     dt, at = f.fields["dtype"][1:], f.fields["atype"][1:]
-    d = _vec("d", n // 4 if dt == "f16" else n // 2, _CD_REG[dt], "dst")
+    d = _frag("d", n // 4 if dt == "f16" else n // 2, _CD_REG[dt], "dst", wgmma=True)
     scale_d = _slot("scale-d", (REG, IMM), pred, values=_BIT)
     desc = dict(name="A in shared memory (a descriptor)")
     regs = dict(name="A in registers")
-    a_desc, b_desc = _reg("a-desc", u64), _reg("b-desc", u64)
-    a_regs = _vec("a", 4, _WGMMA_A.get(at, b32))
+    # a descriptor is any 64-bit value: a register, or an immediate (ptxas 13.0 takes both)
+    a_desc, b_desc = _reg_imm("a-desc", u64), _reg_imm("b-desc", u64)
+    a_regs = _frag("a", 4, _WGMMA_A.get(at, b32), wgmma=True, fp8=at in ("e4m3", "e5m2"))
     if at in ("f16", "bf16"):
         tail_d = (_imm("imm-scale-a", _SCALE), _imm("imm-scale-b", _SCALE), _imm("imm-trans-a", _BIT),
                   _imm("imm-trans-b", _BIT))
@@ -511,23 +556,47 @@ def _cp_async_cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[T
 
 def _cp_async_operands(f: Form) -> List[Signature]:
     sizes = (16,) if f.fields["cache"] == ".cg" else (4, 8, 16)
-    return _sig(_addr("dst"), _addr("src"), _imm("cp-size", sizes),
-                # src-size (bytes to read, the rest is zero-filled), or the ignore-src predicate
-                _slot("src-size", (REG, IMM), (u32, pred), values=range(0, 17), optional=True),
-                _POLICY if f.has(".L2::cache_hint") else None, cross=_cp_async_cross)
+    hint = _POLICY if f.has(".L2::cache_hint") else None
+    # src-size (bytes to read, the rest is zero-filled), or the ignore-src predicate (PTX ISA 7.5)
+    return (_sig(_addr("dst"), _addr("src"), _imm("cp-size", sizes),
+                 _reg_imm("src-size", u32, values=range(0, 17), optional=True), hint, cross=_cp_async_cross)
+            + _sig(_addr("dst"), _addr("src"), _imm("cp-size", sizes),
+                   _reg("ignore-src", pred, optional=True, need=_need("sm_80", "7.5")), hint,
+                   name="with the ignore-src predicate"))
 
 
 def _bulk_operands(f: Form) -> List[Signature]:
-    size = _reg_imm("size", u32)
+    # bytes: an immediate must be a multiple of 16 up to 2**20 - 16 (ptxas 13.0)
+    size = _reg_imm("size", u32, values=range(0, (1 << 20) - 15, 16))
     hint = _POLICY if f.has(".L2::cache_hint") else None
     r = f.rule
     if r == "cp_async_bulk_prefetch":
         return _sig(_addr("src"), size, hint)
     if r == "cp_async_bulk_s2g":
         return _sig(_addr("dst"), _addr("src"), size, hint,
-                    _reg_imm("byteMask", b16) if f.has(".cp_mask") else None)
-    mc = _reg_imm("ctaMask", b16) if f.has(".multicast::cluster") else None
-    return _sig(_addr("dst"), _addr("src"), size, _addr("mbar"), mc, hint)
+                    _mask16("byteMask") if f.has(".cp_mask") else None)
+    mc = _mask16("ctaMask") if f.has(".multicast::cluster") else None
+    mbar = _addr("mbar") if mc or hint else _BULK_MBAR
+    return _sig(_addr("dst"), _addr("src"), size, mbar, mc, hint)
+
+
+# 16-bit masks and offsets of the bulk copies: integer registers (ptxas 13.0 refuses .f16 ones, which
+# .b16 would admit)
+_INT16 = (b16, u16, s16)
+
+
+def _mask16(name: str) -> Slot:
+    return _slot(name, (REG, IMM), _INT16, exact=True)
+
+
+# ptxas 13.0 also takes some of the bulk copies' addresses without their brackets: cp.async.bulk's
+# [mbar] as a bare 64-bit register (without .multicast::cluster and .L2::cache_hint), and the shared-memory addresses of cp.async.bulk.tensor ([dst] and
+# [mbar] of a load, [src] of a store) as a bare register (32 or 64 bits) or variable name
+_BULK_MBAR = _slot("mbar", (ADDR, REG), (b64, u64, s64), exact=True)
+
+
+def _tensor_smem(name: str) -> Slot:
+    return _slot(name, (ADDR, REG, SYM), (b32, u32, s32, b64, u64, s64), exact=True)
 
 
 def _tensor_ref(f: Form) -> Slot:
@@ -537,16 +606,29 @@ def _tensor_ref(f: Form) -> Slot:
 def _tensor_operands(f: Form) -> List[Signature]:
     dims = int(f.fields["dim"][1])
     hint = _POLICY if f.has(".L2::cache_hint") else None
-    offs = _vec("im2colOffsets", dims - 2, b16) if f.has(".im2col") else None
+    offs = (_slot("im2colOffsets", (VEC,), _INT16, dims - 2, exact=True) if f.has(".im2col") else None)
     if f.rule.startswith("cp_async_bulk_prefetch_tensor"):
         return _sig(_tensor_ref(f), offs, hint)
     if f.fields["dst"] == ".global":
-        return _sig(_tensor_ref(f), _addr("src"), hint)
-    mc = _reg_imm("ctaMask", b16) if f.has(".multicast::cluster") else None
-    return _sig(_addr("dst"), _tensor_ref(f), _addr("mbar"), offs, mc, hint)
+        return _sig(_tensor_ref(f), _tensor_smem("src"), hint)
+    # ptxas 13.0 takes a 64-bit ctaMask register in the im2col loads without .L2::cache_hint (besides the
+    # .b16 the ISA names)
+    if not f.has(".multicast::cluster"):
+        mc = None
+    elif f.has(".im2col") and not hint:
+        mc = _slot("ctaMask", (REG, IMM), (b16, u16, s16, b64, u64, s64), exact=True)
+    else:
+        mc = _mask16("ctaMask")
+    return _sig(_tensor_smem("dst"), _tensor_ref(f), _tensor_smem("mbar"), offs, mc, hint)
 
 
-_STATE = _slot("state", (REG, SINK), b64, role="dst")
+# an mbarrier state: a 64-bit integer register (ptxas 13.0 refuses .f64 ones, which .b64 would admit)
+_STATE_TYPES = (b64, u64, s64)
+_STATE = _slot("state", (REG,), _STATE_TYPES, role="dst", exact=True)
+# the sink `_` for the state needs PTX ISA 7.1 (ptxas 13.0: "Result discard mode is not allowed" below),
+# but with .arrive_drop
+_STATE_SINK = _slot("state", (SINK,), role="dst", need=_need("sm_80", "7.1"))
+_STATE_SINK_DROP = _slot("state", (SINK,), role="dst")
 _SINK = _slot("state", (SINK,), role="dst")
 _COUNT_U32 = _reg_imm("count", u32)
 _NEED_COUNT = _need("sm_90", "7.8")
@@ -555,27 +637,40 @@ _NEED_COUNT = _need("sm_90", "7.8")
 def _mbarrier_operands(f: Form) -> List[Signature]:
     r = f.rule
     a = _addr("addr")
+    sink = _STATE_SINK_DROP if f.has(".arrive_drop") else _STATE_SINK
     if r == "mbarrier_init":
         return _sig(a, _COUNT_U32)
     if r == "mbarrier_inval":
         return _sig(a)
     if r in ("mbarrier_arrive", "mbarrier_arrive_cluster"):
-        st = _SINK if r.endswith("cluster") else _STATE
-        return _sig(st, a, _reg_imm("count", u32, optional=True, need=_NEED_COUNT))
+        count = _reg_imm("count", u32, optional=True, need=_NEED_COUNT)
+        if r.endswith("cluster"):
+            return _sig(_SINK, a, count)
+        return _sig(_STATE, a, count) + _sig(sink, a, count, name="the state discarded")
     if r in ("mbarrier_arrive_expect_tx", "mbarrier_arrive_expect_tx_cluster"):
-        st = _SINK if r.endswith("cluster") else _STATE
-        return _sig(st, a, _reg_imm("txCount", u32))
+        if r.endswith("cluster"):
+            return _sig(_SINK, a, _reg_imm("txCount", u32))
+        return (_sig(_STATE, a, _reg_imm("txCount", u32))
+                + _sig(sink, a, _reg_imm("txCount", u32), name="the state discarded"))
     if r == "mbarrier_arrive_nocomplete":
-        return _sig(_STATE, a, _COUNT_U32)
+        return _sig(_STATE, a, _COUNT_U32) + _sig(sink, a, _COUNT_U32, name="the state discarded")
     if r == "mbarrier_expect_tx":
         return _sig(a, _reg_imm("txCount", u32))
     if r in ("mbarrier_test_wait", "mbarrier_try_wait"):
-        third = _reg_imm("phaseParity", u32) if f.has(".parity") else _reg("state", b64)
+        # the state a former arrive returned: a register or (ptxas 13.0 takes it) an immediate
+        third = (_reg_imm("phaseParity", u32) if f.has(".parity")
+                 else _slot("state", (REG, IMM), _STATE_TYPES, exact=True))
         hint = _reg_imm("suspendTimeHint", u32, optional=True) if r == "mbarrier_try_wait" else None
         return _sig(_reg("waitComplete", pred, "dst"), a, third, hint)
     if r == "mbarrier_pending_count":
-        return _sig(_reg("count", u32, "dst"), _reg("state", b64))
+        return _sig(_reg("count", u32, "dst"), _slot("state", (REG, IMM), _STATE_TYPES, exact=True))
     raise InternalError(f"no mbarrier operand rule for {r}")
+
+
+def _with_f16x2(ty: Type) -> Tuple[Type, ...]:
+    """`ty`, and .f16x2 where ty is a 32-bit integer: ptxas 13.0 takes a .f16x2 register for the value of
+    st.async / red.async and the addresses of mapa / getctarank (not for their other operands)."""
+    return (ty, f16x2) if ty.is_int and ty.bits == 32 else (ty,)
 
 
 def _async_store_operands(f: Form) -> List[Signature]:
@@ -584,7 +679,13 @@ def _async_store_operands(f: Form) -> List[Signature]:
     st.async without the completion mechanism takes no [mbar]."""
     ty = get_type(f.fields["type"][1:])
     vec = f.fields.get("vec")
-    b = _vec("b", int(vec[2:]), ty) if vec else _reg_imm("b", ty)
+    if vec:
+        # a vector of .f32/.f64 values also takes integer registers of the size, and one of 32-bit
+        # integers .f16x2 registers (ptxas 13.0)
+        extra = {"f32": (u32,), "f64": (u64,), "u32": (f16x2,), "s32": (f16x2,), "b32": (f16x2,)}.get(ty.name, ())
+        b = _slot("b", (VEC,), (ty,) + extra, int(vec[2:]))
+    else:
+        b = _reg_imm("b", _with_f16x2(ty))
     if "completion" not in f.fields:
         return _sig(_addr("a"), b)
     return _sig(_addr("a"), b, _addr("mbar", optional=not vec))
@@ -605,11 +706,12 @@ def _addr_type(f: Form) -> Type:
 
 def _mapa_operands(f: Form) -> List[Signature]:
     t = _addr_type(f)
-    return _sig(_reg("d", t, "dst"), _slot("a", (REG, SYM), t), _reg_imm("b", u32))
+    return _sig(_slot("d", (REG,), _with_f16x2(t), role="dst"), _slot("a", (REG, SYM, IMM), _with_f16x2(t)),
+                _reg_imm("b", u32))
 
 
 def _getctarank_operands(f: Form) -> List[Signature]:
-    return _sig(_reg("d", u32, "dst"), _slot("a", (REG, SYM), _addr_type(f)))
+    return _sig(_reg("d", u32, "dst"), _slot("a", (REG, SYM, IMM), _with_f16x2(_addr_type(f))))
 
 
 def _setmaxnreg_operands(f: Form) -> List[Signature]:
@@ -1162,7 +1264,16 @@ def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
 def _type_ok(have: Optional[Type], slot: Slot) -> bool:
     if have is None or not slot.types:
         return True
+    if slot.exact:
+        return any(have.name == t.name for t in slot.types)
     return any(compatible(have, t) for t in slot.types)
+
+
+def _float_literal(v: int, ty: Type) -> str:
+    """The PTX hex literal of the integer v as a float of type ty (0f3F800000 for 1 as .f32)."""
+    if ty.bits == 64:
+        return "0d" + struct.pack(">d", float(v)).hex().upper()
+    return "0f" + struct.pack(">f", float(v)).hex().upper()
 
 
 def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List[Diagnostic], List[Slot]]:
@@ -1197,7 +1308,13 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                 out.append(_diag(CODE_TYPE, f"{title}: {pos} is a .{o.type.name} register; "
                                             f".{'/.'.join(t.name for t in s.types)} expected"))
         elif o.kind == IMM:
-            if s.values is not None and o.value is not None and o.value not in s.values:
+            if (o.value is not None and s.types and all(t.kind == "f" for t in s.types)
+                    and not isinstance(o.value, bool)):
+                # ptxas takes only a float literal (0f3F800000, 1.0) for a floating-point operand
+                out.append(_diag(CODE_TYPE, f"{title}: {pos} is the integer literal {o.value}; "
+                                            f"a .{s.types[0].name} value is expected",
+                                 (f"write it as a float literal, e.g. {_float_literal(o.value, s.types[0])}",)))
+            elif s.values is not None and o.value is not None and o.value not in s.values:
                 out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {describe_ints(s.values)}, not {o.value}"))
     if not out and sig.cross is not None:
         out.extend(_diag(c, f"{title}: {m}") for c, m in sig.cross(ops, where))
@@ -1245,7 +1362,7 @@ def check(opcode: str, operands: Optional[Sequence[OperandInfo]] = None, target=
     if operands is not None:
         _, slots, od = bind(opcode, operands)
         out.extend(od)
-        present = [s for s in slots if s.optional]
+        present = [s for s in slots if s.optional or s.need is not None]
     # a malformed operand list first: a target message about an operand that is not there misleads
     return out + _gate(opcode, f, _as_target(target), _as_version(version), present)
 

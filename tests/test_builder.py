@@ -413,7 +413,7 @@ def test_mma_sync_with_wrong_register_type_and_count():
     m, k = kernel()
     a, b, c = k.regs(f32, 4), k.regs(b32, 2), k.regs(f32, 4)
     raises(LegalityError, "PTX-E-TYPE",
-           "mma.sync with .f16 inputs: operand 2 (a) holds .f32 registers; .f16x2 expected", here() + 1,
+           "mma.sync with .f16 inputs: operand 2 (a) holds .f32 registers; .f16x2/.b32 expected", here() + 1,
            lambda: k.mma_sync("m16n8k16", c, a, b, c, atype="f16", ctype="f32"))
     a3 = k.regs(b32, 3)
     raises(LegalityError, "PTX-E-OPERANDS", "mma.sync with .f16 inputs: operand 2 (a) takes 4 registers, 3 given",

@@ -9,15 +9,25 @@ register where another type is wanted, an immediate out of range), the target (t
 below and above that lacks the form) or the PTX version (one below the minimum). Each must be rejected
 by legality.check, with the matching diagnostic code, and by ptxas.
 
+Operand probes replace one operand of a legal form by another kind or type of operand (an immediate
+for a register, a register for an immediate, the sink `_`, a bare register for an address, a register or
+a vector of registers of another type) without presuming the verdict: legality.check must accept exactly
+the probes ptxas accepts. They found what the table had wrong in both directions: immediates ptxas
+takes (cache policies, wgmma descriptors, mbarrier states, mapa/getctarank addresses), bare registers it
+takes for some bulk-copy addresses, the register types of the tensor-core fragments (FRAGMENT_REGS),
+and what it refuses (an integer literal for st.async .f32, .f64 registers in .b64 operands, .f16 ones in
+.b16 masks, cp.async's ignore-src predicate before PTX ISA 7.5, bulk sizes that are not multiples of 16).
+
 Forms are batched into one kernel per (target, version). ptxas names the line of each error, so a batch
 is re-run with its rejected lines blanked until it assembles; a failure that names no line is bisected.
 ptxas runs with the virtual target (-arch=compute_XY): it checks the PTX without generating code, which
 keeps the ~2,000 wgmma instructions cheap. A run with real targets (PTXGEN_LEGALITY_ARCH=sm, ~5 minutes)
 gave the same verdict for every item.
 
-Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 1712 legal spellings, 2906 legal
-instructions assembled (1794 made by builder methods), 33293 near misses, all rejected by both, no
-disagreements, 99 ptxas runs.
+Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 1837 legal spellings, 3255 legal
+instructions assembled (2127 made by builder methods), 34314 near misses, all rejected by both, no
+disagreements; 4776 operand probes (948 of them accepted by ptxas), each verdict shared by legality;
+392 ptxas runs.
 """
 from __future__ import annotations
 
@@ -392,7 +402,7 @@ def _pair_last(ops):
 
 # ------------------------------------------------------------------------------------------ ptxas
 
-_LINE = re.compile(r"line (\d+); error\s*:\s*(.*)")
+_LINE = re.compile(r"line (\d+); (?:error|fatal)\s*:\s*(.*)")
 
 
 # ptxas checks PTX for a virtual target (compute_XY) without generating code: the same errors, far faster
@@ -469,6 +479,8 @@ class Outcome:
     items: List[Item] = field(default_factory=list)
     ptxas_rejected: Dict[int, str] = field(default_factory=dict)
     runs: int = 0
+    probes: List[Item] = field(default_factory=list)          # legal is None: ptxas decides
+    probes_rejected: Dict[int, str] = field(default_factory=dict)
 
 
 LAST_COUNTS: Dict[str, int] = {}
@@ -507,8 +519,75 @@ def run_differential() -> Outcome:
             k.fn.body.append(Raw(res.items[i].text + f"  // item {i}", None))
         k.ret()
         res.ptxas_rejected.update(_assemble(m, tgt, runs))
+    for (tgt, ver), idxs in sorted(_probes(res, built).items(), key=lambda kv: (TARGETS.index(kv[0][0]), kv[0][1])):
+        m = pg.Module(tgt, version=version_str(ver))
+        k = m.entry("probe")
+        for t in PROBE_TYPES:
+            k.fn.body.append(Raw(f".reg .{t} %q_{t}_<{PROBE_VEC}>;", None))
+        _declare_all(Pool(k))
+        for i in idxs:
+            k.fn.body.append(Raw(res.probes[i].text + f"  // item {i}", None))
+        k.ret()
+        res.probes_rejected.update(_assemble(m, tgt, runs))
     res.runs = runs[0]
     return res
+
+
+# ---------------------------------------------------------------------------------------- probes
+# One operand of a legal form replaced by another kind or type of operand, without deciding beforehand
+# whether that is legal: ptxas's verdict is compared with legality's. Registers of the probes are declared
+# with exactly their type (%q_u32<...> is .u32; the builder would declare it .b32). Kinds: an immediate
+# for a register, a register for an immediate, the sink `_` for a register, a bare register for an
+# address, a register of another type, a vector whose every register is of another type.
+PROBE_TYPES = ("b16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "s64", "f64", "pred")
+PROBE_VEC = 128          # the longest vector operand (wgmma's m64n256 .f32 accumulator)
+PROBES_PER_KIND = 2      # forms probed per (rule, operand, probe, operand type)
+
+
+def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
+    alts = []
+    if inf.kind == "reg" and "|" not in o:
+        alts.append(("1", L.OperandInfo("imm", value=1), "an immediate"))
+        alts.append(("_", L.OperandInfo("sink"), "the sink _"))
+        for t in PROBE_TYPES:
+            if inf.type is None or t != inf.type.name:
+                alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
+    elif inf.kind == "imm":
+        for t in ("u32", "b64"):
+            alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
+    elif inf.kind == "addr":
+        alts.append(("%q_u64_0", L.OperandInfo("reg", get_type("u64")), "a bare .u64 register"))
+    elif inf.kind == "vec":
+        for t in PROBE_TYPES:
+            if t == "pred" or (inf.elems and inf.elems[0] is not None and inf.elems[0].name == t):
+                continue
+            regs = ", ".join(f"%q_{t}_{i}" for i in range(inf.count))
+            alts.append(("{" + regs + "}", L.OperandInfo("vec", count=inf.count, elems=(get_type(t),) * inf.count),
+                         f".{t} registers"))
+    return alts
+
+
+def _probes(res: Outcome, built: Dict[int, _Built]) -> Dict[Tuple[str, Tuple[int, int]], List[int]]:
+    """Append the probes of the legal items to res.probes; {(target, version): probe indices}."""
+    groups: Dict[Tuple[str, Tuple[int, int]], List[int]] = {}
+    per_kind: Dict[tuple, int] = {}
+    for idx, b in built.items():
+        it, f = res.items[idx], b.form
+        if any("|" in o for o in b.ops):
+            continue          # a pair (d|p) is one operand of the text but two of the infos
+        for j, (o, inf) in enumerate(zip(b.ops, b.infos)):
+            own = inf.type.name if inf.type is not None else (
+                inf.elems[0].name if inf.elems and inf.elems[0] is not None else None)
+            for text_o, new, what in _probe_alts(o, inf):
+                key = (f.rule, j, what, own, len(b.ops))
+                if per_kind.get(key, 0) >= PROBES_PER_KIND:
+                    continue
+                per_kind[key] = per_kind.get(key, 0) + 1
+                ops = b.ops[:j] + [text_o] + b.ops[j + 1:]
+                groups.setdefault((it.target, it.version), []).append(len(res.probes))
+                res.probes.append(Item(f"{f.opcode} {', '.join(ops)};", f.opcode, it.target, it.version, None,
+                                       f"{f.opcode}: operand {j + 1} {what}", b.infos[:j] + [new] + b.infos[j + 1:]))
+    return groups
 
 
 def _assemble(m, target: str, runs: List[int]) -> Dict[int, str]:
@@ -654,6 +733,19 @@ def test_near_misses_are_rejected_by_ptxas(outcome):
         f"{it.target} {version_str(it.version)}: {it.text[:140]} ({it.what})" for it in bad[:60])
 
 
+def test_operand_probes_agree_with_ptxas(outcome):
+    bad = []
+    for i, it in enumerate(outcome.probes):
+        errs = [d for d in L.check(it.opcode, it.infos, it.target, it.version) if d.severity == "error"]
+        by_ptxas = i not in outcome.probes_rejected
+        if by_ptxas != (not errs):
+            why = outcome.probes_rejected.get(i) if not by_ptxas else errs[0].message
+            bad.append(f"{'ptxas accepts' if by_ptxas else 'ptxas rejects'}, legality "
+                       f"{'rejects' if errs else 'accepts'}: {it.target} {version_str(it.version)}: "
+                       f"{it.text[:150]} ({it.what}): {why}")
+    assert not bad, f"{len(bad)} probes where legality and ptxas disagree:\n" + "\n".join(bad[:60])
+
+
 def test_counts(outcome, capsys):
     legal = [it for it in outcome.items if it.legal]
     miss = [(i, it) for i, it in enumerate(outcome.items) if not it.legal]
@@ -666,6 +758,8 @@ def test_counts(outcome, capsys):
         "near misses": len(miss),
         "near misses rejected by both": both,
         "disagreements": len(miss) - both,
+        "operand probes": len(outcome.probes),
+        "probes ptxas accepts": len(outcome.probes) - len(outcome.probes_rejected),
         "ptxas runs": outcome.runs,
     }
     LAST_COUNTS.update(counts)
