@@ -26,7 +26,8 @@ from .legality import OperandInfo
 from .ops.operands import operand_info, operand_infos, register_operand_info
 from .errors import InternalError, UsageError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Pair, Raw, Reg, SpecialReg, Sym, Vec
-from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse)
+from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse,
+                    undeclarable_type)
 from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      version_str)
 from .types import Type, b32, compatible, f32, f64, get_type, pred, u32, u64
@@ -62,8 +63,9 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                         "ld.global.u32 %r1, [counter];  // no .global counter", ".global .u32 counter; ..."),
     "PTX-E-REDECLARED": ("a name declared twice in one scope",
                          ".reg .b32 %r<3>; .reg .b32 %r1;", ".reg .b32 %r<3>; .reg .b32 %q1;"),
-    "PTX-E-DECL": ("a declaration where PTX does not allow it (module-scope .reg/.local/.param, a kernel "
-                   "with return values, the old .tex space)", ".reg .b32 r;  // at module scope",
+    "PTX-E-DECL": ("a declaration PTX does not allow (module-scope .reg/.local/.param, a kernel with return "
+                   "values, the old .tex space, a type only instructions take: .bf16, .bf16x2, .tf32, and the fp8 "
+                   "types for registers)", ".reg .b32 r;  // at module scope",
                    ".global .b32 r;"),
     "PTX-E-LABEL": ("a branch (or jump table) to a label that this function does not define where it is visible",
                     "bra $L_done;   // no $L_done:", "bra $L_done; ... $L_done:"),
@@ -1409,6 +1411,9 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
             ctx.add("PTX-E-DIRECTIVE", "texmode_unified and texmode_independent exclude each other",
                     res.targets[0][1])
     for v in m.vars:
+        bad = undeclarable_type(v.type.name if v.type is not None else None, v.space)
+        if bad is not None:
+            ctx.add("PTX-E-DECL", bad[0], v.loc, (bad[1],), len(v.name))
         if v.space == "tex":
             ctx.add("PTX-E-DECL", f"the .tex state space is gone since PTX ISA 1.5 ({v.name})", v.loc,
                     (f"declare it as `.global .texref {v.name};`",), len(v.name))

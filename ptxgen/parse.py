@@ -748,6 +748,24 @@ def _pos(tok, tree) -> Tuple[int, int]:
 _TYPE_CACHE: Dict[str, Type] = {}
 
 
+# types that only instructions name: ptxas 13.0 refuses them in declarations (a syntax error for the first
+# three anywhere; "may only be used as an instruction type" for the fp8 ones in .reg), with the type that
+# holds their bits
+_INSTRUCTION_ONLY = {"bf16": "b16", "bf16x2": "b32", "tf32": "b32"}
+_INSTRUCTION_ONLY_REG = {"e4m3": "b8", "e5m2": "b8", "e4m3x2": "b16", "e5m2x2": "b16"}
+
+
+def undeclarable_type(name: Optional[str], space: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where a declaration in `space` ('reg', 'shared', ...) cannot have the type `name`
+    (without its dot), else None."""
+    holder = _INSTRUCTION_ONLY.get(name or "") or (_INSTRUCTION_ONLY_REG.get(name or "") if space == "reg" else None)
+    if holder is None:
+        return None
+    what = "registers" if space == "reg" else "variables"
+    return (f".{name} is an instruction type only; {what} cannot be declared with it",
+            f"declare .{holder} {what} (.{name} values live in them)")
+
+
 def _type_of(name: Optional[str]) -> Optional[Type]:
     """The Type of a TYPE token's name; opaque types (.texref) and newer ones get a private Type."""
     if not name:
@@ -1225,6 +1243,9 @@ class _IRBuilder:
         sc = self.scope
         sc.cache.clear()  # names cached as undeclared may resolve now
         ty = _type_of(decl.type)
+        bad = undeclarable_type(decl.type, decl.space)
+        if bad is not None and decl.items:
+            self.error("PTX-E-DECL", bad[0], line, decl.items[0].col, len(decl.items[0].name) or 1, (bad[1],))
         if decl.space == "reg":
             for it in decl.items:
                 if it.count is not None:

@@ -144,6 +144,7 @@ OPERAND_CASES = [
      "cp.async.bulk.prefetch.L2.global.L2::cache_hint [%rd1], %r1, 0;", "sm_90a", "8.0", "8.0"),
     ("mapa.shared::cluster.u32 %r1, %rd1, %r2;", "PTX-E-TYPE", "mapa.shared::cluster.u32 %r1, 0, %r2;",
      "sm_90a", "8.0", "8.0"),
+    ("", "PTX-E-DECL", "", "sm_90a", "8.0", "8.0"),
 ]
 _BF16_DECL = ".reg .bf16x2 %bh<2>;\n"
 
