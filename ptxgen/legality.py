@@ -1266,7 +1266,7 @@ def _type_ok(have: Optional[Type], slot: Slot) -> bool:
         return True
     if slot.exact:
         return any(have.name == t.name for t in slot.types)
-    return any(compatible(have, t) for t in slot.types)
+    return any(compatible(have, t, f16x2_as_int=False) for t in slot.types)
 
 
 def _float_literal(v: int, ty: Type) -> str:

@@ -107,12 +107,15 @@ def get_type(t) -> Type:
     raise TypeError(f"expected a PTX type (e.g. ptxgen.u32 or 'u32'), got {type(t).__name__}")
 
 
-def compatible(reg: Type, instr: Type, *, wider_ok: bool = False) -> bool:
+def compatible(reg: Type, instr: Type, *, wider_ok: bool = False, f16x2_as_int: bool = True) -> bool:
     """PTX operand type checking: may a register of type `reg` be used where `instr` is expected?
 
     Bit-size types match any type of the same size, integers of one size match each other, and
     floating-point types match only themselves (PTX ISA, "Operand type checking"). `wider_ok` allows a
-    wider integer/bit register, as ld/st/cvt do for narrow memory types.
+    wider integer/bit register, as ld/st/cvt do for narrow memory types. `f16x2_as_int`: a .f16x2
+    register where a 32-bit integer is expected, which ptxas 13.0 takes in the core instructions
+    (add.u32, setp.lt.s32, ld.u32, atom.add.u32 ...; not a .u32 register for .f16x2, nor .f16x2 for .f32);
+    the tensor-core and async families take it in a few operands only (ptxgen.legality says which).
     """
     if reg is instr:
         return True
@@ -126,6 +129,8 @@ def compatible(reg: Type, instr: Type, *, wider_ok: bool = False) -> bool:
     if reg.kind == "b" or instr.kind == "b":
         return True
     if reg.is_int and instr.is_int:
+        return True
+    if f16x2_as_int and reg.name == "f16x2" and instr.is_int:
         return True
     # half types, packed types and tf32 live in bit-typed registers: a b16/b32 view is compatible
     if instr.kind in ("packed", "fp8") or instr in (f16, bf16, tf32):

@@ -172,6 +172,31 @@ def test_operand_cases_agree_with_ptxas(case):
     assert gen_cases.run_ptxas(g)["rc"] == 0, gen_cases.run_ptxas(g)
 
 
+_F16X2 = DECLS + ".reg .f16x2 %h<4>;\n.reg .u32 %u<4>;\n"
+# ptxas 13.0 takes a .f16x2 register for a 32-bit integer in the core instructions (not the other way
+# round, nor for .f32): rejected body, accepted body
+F16X2_AS_INT = [
+    ("add.f32 %f1, %h1, %h2;", "add.u32 %u1, %h1, %h2;\nsetp.lt.s32 %p1, %h1, %u2;\nld.shared.u32 %h1, [%rd1];\n"
+     "atom.shared.add.u32 %u1, [%rd1], %h1;\nshfl.sync.bfly.b32 %r1, %h1, 1, 31, -1;"),
+    ("add.rn.f16x2 %h1, %u1, %u2;", "add.rn.f16x2 %h1, %r1, %r2;\nmov.u32 %h1, %u1;"),
+]
+
+
+@pytest.mark.parametrize("bad, good", F16X2_AS_INT)
+def test_f16x2_registers_in_integer_instructions(bad, good):
+    b, g = module(bad, decls=_F16X2), module(good, decls=_F16X2)
+    assert codes(b) == ["PTX-E-TYPE"] * 2, [str(d) for d in L.lint_ptx(b, "bad.ptx")]
+    assert codes(g) == [], [str(d) for d in L.lint_ptx(g, "good.ptx")]
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("bad, good", F16X2_AS_INT)
+def test_f16x2_registers_in_integer_instructions_agree_with_ptxas(bad, good):
+    b, g = module(bad, decls=_F16X2), module(good, decls=_F16X2)
+    assert gen_cases.run_ptxas(b)["rc"] != 0
+    assert gen_cases.run_ptxas(g)["rc"] == 0, gen_cases.run_ptxas(g)
+
+
 _FRACTIONS = ["1.0", "0.5", "0f3F800000", "1e-30", "%f1", "0.0", "1.5", "-0.5", "0f00000000", "0f3F800001", "1"]
 
 
