@@ -860,6 +860,11 @@ class _FnCheck:
     def instr(self, ins: Instr, op: _Op):
         ctx = self.ctx
         loc = ins.loc
+        for k, o in enumerate(ins.operands):
+            if type(o) is Addr and isinstance(o.base, Imm) and (op.family or getattr(op, "space", None) != "local"):
+                ctx.add("PTX-E-OPERANDS", f"{o} is an immediate address; ptxas takes those only in the .local state "
+                                          "space", _tok_loc(ctx, loc, k),
+                        ("put the address in a register, or name a variable ([buf+16])",), len(str(o)))
         if op.diags:
             for code, msg, notes in op.diags:
                 ctx.add(code, msg, _tok_loc(ctx, loc, OPCODE), notes, len(ins.opcode))

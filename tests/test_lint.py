@@ -145,6 +145,9 @@ OPERAND_CASES = [
     ("mapa.shared::cluster.u32 %r1, %rd1, %r2;", "PTX-E-TYPE", "mapa.shared::cluster.u32 %r1, 0, %r2;",
      "sm_90a", "8.0", "8.0"),
     ("", "PTX-E-DECL", "", "sm_90a", "8.0", "8.0"),
+    ("ld.global.u32 %r1, [16];", "PTX-E-OPERANDS", "ld.local.u32 %r1, [16];", "sm_90a", "8.0", "8.0"),
+    ("mbarrier.init.shared.b64 [16], 1;", "PTX-E-OPERANDS", "mbarrier.init.shared.b64 [%rd1+16], 1;",
+     "sm_90a", "8.0", "8.0"),
 ]
 _BF16_DECL = ".reg .bf16x2 %bh<2>;\n"
 
