@@ -260,6 +260,7 @@ _mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned",
                   "shared::cta", "satfinite", "xor", "and", "popc", "rn", "rz", "rm", "rp", "s4", "u4", "b1"}
       | _WMMA_SHAPES)
 
+_STORAGE = ("b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f32", "f64")
 # the instruction types each op takes when isa_core.TYPES has no row for it
 _EXTRA_TYPES: Dict[str, Tuple[str, ...]] = {
     "addc": ("u32", "s32", "u64", "s64"), "subc": ("u32", "s32", "u64", "s64"),
@@ -270,6 +271,8 @@ _EXTRA_TYPES: Dict[str, Tuple[str, ...]] = {
     "lop3": ("b32", "b64"), "slct": (), "popc": ("b32", "b64"), "activemask": ("b32",), "fns": ("b32",),
     "bmsk": ("b32",), "szext": ("u32", "s32"), "shf": ("b32",), "nanosleep": ("u32",),
     "cvta": ("u32", "u64"), "redux": ("u32", "s32", "b32", "f32"),
+    # the storage types: no .f16/.bf16/.f16x2 ld or st ("Unexpected instruction types"), halves move as .b16
+    "ld": _STORAGE, "st": _STORAGE, "ldu": _STORAGE,
 }
 
 
@@ -355,7 +358,9 @@ def _signature(base: str, mods: Sequence[str], types: List[Type]):
             return [_slot(_D, dt), _slot(_S, at), _slot(_S, at)]
         return [_slot(_D, dt, True), _slot(_S, at, True)]
     if base == "cvta":
-        return [d, _slot(_X)]
+        # the source: a variable, an immediate or a register of the instruction's size (ptxas 13.0 refuses
+        # cvta.to.global.u64 from a .u32 register)
+        return [d, s]
     if base in ("ld", "ldu"):
         n = next((int(x[1:]) for x in mods if x in _VEC), 1)
         return [_slot(_DV, T, True, n), _slot(_A)]
@@ -707,6 +712,7 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
 
 
 _SPACE_WORDS = frozenset(("global", "shared", "local", "param", "const", "tex", "surf"))
+_HALF_TYPES = frozenset(("f16", "bf16", "f16x2", "bf16x2"))
 _MEMORY_OPS = frozenset(("ld", "st", "atom", "red", "ldu", "prefetch", "prefetchu", "multimem"))
 # instructions whose [..] operands are not memory addresses (textures, surfaces) or are always 64-bit
 _NO_GENERIC = frozenset(("tex", "tld4", "txq", "suld", "sust", "sured", "suq", "call", "prefetch", "prefetchu",
@@ -1130,6 +1136,12 @@ class _FnCheck:
                                            and o.type.bits == ty.bits)):
                 self.ctx.add("PTX-E-TYPE", f"{o.text} is a floating-point literal; operand {k + 1} of {op.base} is "
                                            f".{ty.name}", _tok_loc(self.ctx, loc, k), (), len(o.text))
+        elif ty.name in _HALF_TYPES:
+            # ptxas 13.0 takes no immediate for a half-precision operand ("Arguments mismatch")
+            txt = str(o.value)
+            self.ctx.add("PTX-E-TYPE", f"{op.base}.{ty.name} takes no immediate operands ({txt})",
+                         _tok_loc(self.ctx, loc, k), (f"put the bits in a register first (mov.b{ty.bits} with a "
+                                                      f"0x literal)",), len(txt))
         elif isinstance(o.value, int) and ty.kind == "f" and ty.bits >= 32:
             txt = str(o.value)
             self.ctx.add("PTX-E-TYPE", f"integer literal {txt} where {op.base} needs an .{ty.name} value",

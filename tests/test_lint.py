@@ -148,6 +148,11 @@ OPERAND_CASES = [
     ("ld.global.u32 %r1, [16];", "PTX-E-OPERANDS", "ld.local.u32 %r1, [16];", "sm_90a", "8.0", "8.0"),
     ("mbarrier.init.shared.b64 [16], 1;", "PTX-E-OPERANDS", "mbarrier.init.shared.b64 [%rd1+16], 1;",
      "sm_90a", "8.0", "8.0"),
+    ("ld.shared.f16 %rs1, [%rd1];", "PTX-E-TYPE", "ld.shared.b16 %rs1, [%rd1];", "sm_90a", "8.0", "8.0"),
+    ("st.global.f16 [%rd1], %rs1;", "PTX-E-TYPE", "st.global.b16 [%rd1], %rs1;", "sm_90a", "8.0", "8.0"),
+    ("add.rn.f16 %rs1, %rs2, 1;", "PTX-E-TYPE", "add.rn.f16 %rs1, %rs2, %rs3;", "sm_90a", "8.0", "8.0"),
+    ("fma.rn.f16x2 %r1, %r2, %r3, 0;", "PTX-E-TYPE", "fma.rn.f16x2 %r1, %r2, %r3, %r4;", "sm_90a", "8.0", "8.0"),
+    ("cvta.to.global.u64 %rd1, %r1;", "PTX-E-TYPE", "cvta.to.global.u64 %rd1, %rd2;", "sm_90a", "8.0", "8.0"),
 ]
 _BF16_DECL = ".reg .bf16x2 %bh<2>;\n"
 
