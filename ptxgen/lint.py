@@ -30,7 +30,7 @@ from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPai
                     undeclarable_type)
 from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      version_str)
-from .types import Type, b32, compatible, f32, f64, get_type, pred, u32, u64
+from .types import Type, b32, compatible, f16x2, f32, f64, get_type, pred, u32, u64
 
 __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
 
@@ -297,8 +297,10 @@ class _Op:
 _D, _S, _P, _PD, _A, _X, _DV, _SV, _L = "d", "s", "p", "pd", "a", "x", "dv", "sv", "l"
 
 
-def _slot(kind, ty=None, wide=False, n=1, imm=True):
-    return (kind, ty, wide, n, imm)
+def _slot(kind, ty=None, wide=False, n=1, imm=True, strict=False):
+    """strict: a type of its own, not the instruction's (a shift amount, clz's count); ptxas 13.0 takes a
+    .f16x2 register for a 32-bit integer only where the instruction's type names it."""
+    return (kind, ty, wide, n, imm, strict)
 
 
 def _signature(base: str, mods: Sequence[str], types: List[Type]):
@@ -308,7 +310,7 @@ def _signature(base: str, mods: Sequence[str], types: List[Type]):
     if T is None:
         return None
     d, s = _slot(_D, T), _slot(_S, T)
-    u = _slot(_S, u32)
+    u = _slot(_S, u32, strict=True)
     if base in ("add", "sub", "min", "max", "and", "or", "xor", "div", "rem", "copysign", "addc", "subc"):
         if base in ("min", "max") and len([x for x in mods if x in ("abs", "xorsign")]):
             return None
@@ -327,7 +329,7 @@ def _signature(base: str, mods: Sequence[str], types: List[Type]):
     if base in ("abs", "neg", "not", "cnot", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "brev"):
         return [d, s]
     if base in ("popc", "clz", "bfind"):
-        return [_slot(_D, u32), s]
+        return [_slot(_D, u32, strict=True), s]
     if base in ("shl", "shr"):
         return [d, s, u]
     if base == "bfe":
@@ -355,7 +357,9 @@ def _signature(base: str, mods: Sequence[str], types: List[Type]):
     if base == "cvt" and len(types) >= 2:
         dt, at = types[-2], types[-1]
         if dt.kind == "packed" and at is f32:
-            return [_slot(_D, dt), _slot(_S, at), _slot(_S, at)]
+            # ptxas 13.0 takes wider (.b64) registers in cvt.rn.f16x2.f32, not in cvt.rn.bf16x2.f32
+            w = dt is f16x2
+            return [_slot(_D, dt, w), _slot(_S, at, w), _slot(_S, at, w)]
         return [_slot(_D, dt, True), _slot(_S, at, True)]
     if base == "cvta":
         # the source: a variable, an immediate or a register of the instruction's size (ptxas 13.0 refuses
@@ -545,13 +549,14 @@ def _core_rules(ctx: _Ctx, op: _Op, types: List[Type]):
         if sig is not None:
             op.sig = sig
             op.counts = (lo, len(sig))
-            op.fast = tuple((sl[1], sl[2]) if sl[0] in (_D, _S) else None for sl in sig)
+            op.fast = tuple((sl[1], sl[2]) if sl[0] in (_D, _S) and not sl[5] else None for sl in sig)
         return
     op.sig = _signature(base, mods, types)
     if op.sig is not None and "L2::cache_hint" in m:
         op.sig = op.sig + [_slot(_S, u64)]  # the cache-policy operand
     if op.sig is not None:
-        op.fast = tuple((sl[1], sl[2]) if sl[0] in (_D, _S) or sl[0] in (_DV, _SV) and sl[3] == 1 else None
+        op.fast = tuple((sl[1], sl[2]) if (sl[0] in (_D, _S) or sl[0] in (_DV, _SV) and sl[3] == 1) and not sl[5]
+                        else None
                         for sl in op.sig)
         if (all(f is not None for f in op.fast) and not op.diags and base not in ("call", "mov")
                 and base not in _MEMORY_OPS and op.counts == (len(op.sig), len(op.sig))):
@@ -1034,7 +1039,7 @@ class _FnCheck:
     def slot(self, o, slot, op: _Op, loc, k):
         """Type checks of operand k against its slot (PTX ISA "Operand type checking")."""
         ctx = self.ctx
-        kind, ty, wide, n, imm = slot
+        kind, ty, wide, n, imm, strict = slot
         t = type(o)
         if kind == _X:
             return
@@ -1077,7 +1082,7 @@ class _FnCheck:
                     return
                 for e in o.elems:
                     if type(e) is Reg and e.type is not None:
-                        self.reg_type(e, ty, wide, op, loc, k)
+                        self.reg_type(e, ty, wide, op, loc, k, elem=True)
                     elif kind == _DV and type(e) in (Imm, FloatImm):
                         ctx.add("PTX-E-OPERANDS", f"{op.base} cannot write to an immediate", _tok_loc(ctx, loc, k))
                     elif type(e) in (Imm, FloatImm):
@@ -1090,7 +1095,7 @@ class _FnCheck:
             kind = _D if kind == _DV else _S
         if kind == _D:
             if t is Reg:
-                self.reg_type(o, ty, wide, op, loc, k)
+                self.reg_type(o, ty, wide, op, loc, k, elem=strict)
             elif t is PredPair or hasattr(o, "a") and hasattr(o, "b"):  # shfl.sync d|p
                 if type(o.a) is Reg and o.a.type is not None:
                     self.reg_type(o.a, ty, wide, op, loc, k)
@@ -1105,7 +1110,7 @@ class _FnCheck:
             return
         # sources
         if t is Reg:
-            self.reg_type(o, ty, wide, op, loc, k)
+            self.reg_type(o, ty, wide, op, loc, k, elem=strict)
         elif t is Imm or t is FloatImm:
             if not imm:
                 ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register", _tok_loc(ctx, loc, k))
@@ -1118,11 +1123,13 @@ class _FnCheck:
             ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register or immediate, not the "
                                       f"symbol {o.name}", _tok_loc(ctx, loc, k), (), len(o.name))
 
-    def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k):
-        key = (r.type, ty, wide)
+    def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k, elem: bool = False):
+        # elem: a vector's element or a strict slot (`_slot`), where ptxas 13.0 takes no .f16x2 register for
+        # a 32-bit integer (ld.v2.u32, shl's shift amount)
+        key = (r.type, ty, wide, "elem") if elem else (r.type, ty, wide)
         ok = self.ctx.compat.get(key)
         if ok is None:
-            ok = self.ctx.compat[key] = compatible(r.type, ty, wider_ok=wide)
+            ok = self.ctx.compat[key] = compatible(r.type, ty, wider_ok=wide, f16x2_as_int=not elem)
         if not ok:
             self.ctx.add("PTX-E-TYPE", f"{r.name} is a .{r.type.name} register; {op.base} needs .{ty.name} here",
                          _tok_loc(self.ctx, loc, k), _type_notes(r.type, ty), len(r.name))
@@ -1223,6 +1230,12 @@ class _FnCheck:
             if type(e) is Reg and e.type is not None and e.type.bits != part:
                 self.ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}; each part of mov.{ty.name} {{...}} is "
                                            f"{part} bits", _tok_loc(self.ctx, loc, k), (), len(e.name))
+                return
+            if k == 0 and type(e) in (Imm, FloatImm):
+                # unpacking into an immediate (mov.b64 {1, %r2}, %rd1): ptxas 13.0 "Arguments mismatch";
+                # a pack takes immediates (mov.b64 %rd1, {1, %r2})
+                self.ctx.add("PTX-E-OPERANDS", f"mov.{ty.name} {{...}} unpacks into registers, not into {e}",
+                             _tok_loc(self.ctx, loc, k))
                 return
 
     # -- calls

@@ -123,8 +123,15 @@ def compatible(reg: Type, instr: Type, *, wider_ok: bool = False, f16x2_as_int: 
         return False
     same = reg.bits == instr.bits
     if not same:
-        if wider_ok and reg.bits > instr.bits and instr.kind in ("b", "u", "s") and reg.kind in ("b", "u", "s"):
-            return True
+        if wider_ok and reg.bits > instr.bits:
+            # ld/st/cvt: a wider register; ptxas 13.0 takes any kind for a bit type (ld.b8 into a .f32),
+            # integers (and .f16x2) for an integer type, and a bit-typed one for the others (ld.f32 into a
+            # .b64, cvt.rn.f16.f32 into a .b32)
+            if instr.kind == "b":
+                return True
+            if instr.kind in ("u", "s"):
+                return reg.kind in ("b", "u", "s") or (f16x2_as_int and reg.name == "f16x2")
+            return reg.kind == "b"
         return False
     if reg.kind == "b" or instr.kind == "b":
         return True
