@@ -24,7 +24,6 @@ Nothing here imports the builder, the parser or the runtime.
 from __future__ import annotations
 
 import difflib
-import struct
 import functools
 import re
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 
 from .diag import Diagnostic
 from .grammar_files import read_grammar
+from .ir import Imm
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
 from .types import (Type, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s16, s32, s64, tf32, u16,
@@ -581,8 +581,9 @@ def _bulk_operands(f: Form) -> List[Signature]:
 
 
 # 16-bit masks and offsets of the bulk copies: integer registers (ptxas 13.0 refuses .f16 ones, which
-# .b16 would admit)
+# .b16 would admit); 64-bit integer registers likewise (no .f64)
 _INT16 = (b16, u16, s16)
+_INT64 = (b64, u64, s64)
 
 
 def _mask16(name: str) -> Slot:
@@ -590,13 +591,14 @@ def _mask16(name: str) -> Slot:
 
 
 # ptxas 13.0 also takes some of the bulk copies' addresses without their brackets: cp.async.bulk's
-# [mbar] as a bare 64-bit register (without .multicast::cluster and .L2::cache_hint), and the shared-memory addresses of cp.async.bulk.tensor ([dst] and
-# [mbar] of a load, [src] of a store) as a bare register (32 or 64 bits) or variable name
-_BULK_MBAR = _slot("mbar", (ADDR, REG), (b64, u64, s64), exact=True)
+# [mbar] as a bare 64-bit register (without .multicast::cluster and .L2::cache_hint), and the
+# shared-memory addresses of cp.async.bulk.tensor ([dst] and [mbar] of a load, [src] of a store) as a
+# bare register (32 or 64 bits) or variable name
+_BULK_MBAR = _slot("mbar", (ADDR, REG), _INT64, exact=True)
 
 
 def _tensor_smem(name: str) -> Slot:
-    return _slot(name, (ADDR, REG, SYM), (b32, u32, s32, b64, u64, s64), exact=True)
+    return _slot(name, (ADDR, REG, SYM), (b32, u32, s32) + _INT64, exact=True)
 
 
 def _tensor_ref(f: Form) -> Slot:
@@ -616,14 +618,14 @@ def _tensor_operands(f: Form) -> List[Signature]:
     if not f.has(".multicast::cluster"):
         mc = None
     elif f.has(".im2col") and not hint:
-        mc = _slot("ctaMask", (REG, IMM), (b16, u16, s16, b64, u64, s64), exact=True)
+        mc = _slot("ctaMask", (REG, IMM), _INT16 + _INT64, exact=True)
     else:
         mc = _mask16("ctaMask")
     return _sig(_tensor_smem("dst"), _tensor_ref(f), _tensor_smem("mbar"), offs, mc, hint)
 
 
 # an mbarrier state: a 64-bit integer register (ptxas 13.0 refuses .f64 ones, which .b64 would admit)
-_STATE_TYPES = (b64, u64, s64)
+_STATE_TYPES = _INT64
 _STATE = _slot("state", (REG,), _STATE_TYPES, role="dst", exact=True)
 # the sink `_` for the state needs PTX ISA 7.1 (ptxas 13.0: "Result discard mode is not allowed" below),
 # but with .arrive_drop
@@ -1269,13 +1271,6 @@ def _type_ok(have: Optional[Type], slot: Slot) -> bool:
     return any(compatible(have, t, f16x2_as_int=False) for t in slot.types)
 
 
-def _float_literal(v: int, ty: Type) -> str:
-    """The PTX hex literal of the integer v as a float of type ty (0f3F800000 for 1 as .f32)."""
-    if ty.bits == 64:
-        return "0d" + struct.pack(">d", float(v)).hex().upper()
-    return "0f" + struct.pack(">f", float(v)).hex().upper()
-
-
 def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List[Diagnostic], List[Slot]]:
     slots = _assign(sig, len(ops))
     if slots is None:
@@ -1313,7 +1308,7 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                 # ptxas takes only a float literal (0f3F800000, 1.0) for a floating-point operand
                 out.append(_diag(CODE_TYPE, f"{title}: {pos} is the integer literal {o.value}; "
                                             f"a .{s.types[0].name} value is expected",
-                                 (f"write it as a float literal, e.g. {_float_literal(o.value, s.types[0])}",)))
+                                 (f"write it as a float literal, e.g. {Imm(float(o.value), s.types[0])}",)))
             elif s.values is not None and o.value is not None and o.value not in s.values:
                 out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {describe_ints(s.values)}, not {o.value}"))
     if not out and sig.cross is not None:

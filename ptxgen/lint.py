@@ -717,7 +717,6 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
 
 
 _SPACE_WORDS = frozenset(("global", "shared", "local", "param", "const", "tex", "surf"))
-_HALF_TYPES = frozenset(("f16", "bf16", "f16x2", "bf16x2"))
 _MEMORY_OPS = frozenset(("ld", "st", "atom", "red", "ldu", "prefetch", "prefetchu", "multimem"))
 # instructions whose [..] operands are not memory addresses (textures, surfaces) or are always 64-bit
 _NO_GENERIC = frozenset(("tex", "tld4", "txq", "suld", "sust", "sured", "suq", "call", "prefetch", "prefetchu",
@@ -871,11 +870,6 @@ class _FnCheck:
     def instr(self, ins: Instr, op: _Op):
         ctx = self.ctx
         loc = ins.loc
-        for k, o in enumerate(ins.operands):
-            if type(o) is Addr and isinstance(o.base, Imm) and (op.family or getattr(op, "space", None) != "local"):
-                ctx.add("PTX-E-OPERANDS", f"{o} is an immediate address; ptxas takes those only in the .local state "
-                                          "space", _tok_loc(ctx, loc, k),
-                        ("put the address in a register, or name a variable ([buf+16])",), len(str(o)))
         if op.diags:
             for code, msg, notes in op.diags:
                 ctx.add(code, msg, _tok_loc(ctx, loc, OPCODE), notes, len(ins.opcode))
@@ -1001,6 +995,10 @@ class _FnCheck:
                                                "integer or bit registers", _tok_loc(self.ctx, loc, k), (), len(b.name))
             elif isinstance(b, Sym) and b.space == "?":
                 self.unknown_sym(b, loc, k)
+            elif type(b) is Imm and (op.family or op.space != "local"):
+                self.ctx.add("PTX-E-OPERANDS", f"{o} is an immediate address; ptxas takes those only in the .local "
+                                               "state space", _tok_loc(self.ctx, loc, k),
+                             ("put the address in a register, or name a variable ([buf+16])",), len(str(o)))
         elif t is AddrList:
             for it in o.items:
                 self.nested(it, loc, k, ins, op)
@@ -1082,7 +1080,7 @@ class _FnCheck:
                     return
                 for e in o.elems:
                     if type(e) is Reg and e.type is not None:
-                        self.reg_type(e, ty, wide, op, loc, k, elem=True)
+                        self.reg_type(e, ty, wide, op, loc, k, strict=True)
                     elif kind == _DV and type(e) in (Imm, FloatImm):
                         ctx.add("PTX-E-OPERANDS", f"{op.base} cannot write to an immediate", _tok_loc(ctx, loc, k))
                     elif type(e) in (Imm, FloatImm):
@@ -1095,7 +1093,7 @@ class _FnCheck:
             kind = _D if kind == _DV else _S
         if kind == _D:
             if t is Reg:
-                self.reg_type(o, ty, wide, op, loc, k, elem=strict)
+                self.reg_type(o, ty, wide, op, loc, k, strict)
             elif t is PredPair or hasattr(o, "a") and hasattr(o, "b"):  # shfl.sync d|p
                 if type(o.a) is Reg and o.a.type is not None:
                     self.reg_type(o.a, ty, wide, op, loc, k)
@@ -1110,7 +1108,7 @@ class _FnCheck:
             return
         # sources
         if t is Reg:
-            self.reg_type(o, ty, wide, op, loc, k, elem=strict)
+            self.reg_type(o, ty, wide, op, loc, k, strict)
         elif t is Imm or t is FloatImm:
             if not imm:
                 ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register", _tok_loc(ctx, loc, k))
@@ -1123,13 +1121,13 @@ class _FnCheck:
             ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register or immediate, not the "
                                       f"symbol {o.name}", _tok_loc(ctx, loc, k), (), len(o.name))
 
-    def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k, elem: bool = False):
-        # elem: a vector's element or a strict slot (`_slot`), where ptxas 13.0 takes no .f16x2 register for
+    def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k, strict: bool = False):
+        # strict: a vector's element or a strict slot (`_slot`), where ptxas 13.0 takes no .f16x2 register for
         # a 32-bit integer (ld.v2.u32, shl's shift amount)
-        key = (r.type, ty, wide, "elem") if elem else (r.type, ty, wide)
+        key = (r.type, ty, wide, "strict") if strict else (r.type, ty, wide)
         ok = self.ctx.compat.get(key)
         if ok is None:
-            ok = self.ctx.compat[key] = compatible(r.type, ty, wider_ok=wide, f16x2_as_int=not elem)
+            ok = self.ctx.compat[key] = compatible(r.type, ty, wider_ok=wide, f16x2_as_int=not strict)
         if not ok:
             self.ctx.add("PTX-E-TYPE", f"{r.name} is a .{r.type.name} register; {op.base} needs .{ty.name} here",
                          _tok_loc(self.ctx, loc, k), _type_notes(r.type, ty), len(r.name))
@@ -1143,7 +1141,7 @@ class _FnCheck:
                                            and o.type.bits == ty.bits)):
                 self.ctx.add("PTX-E-TYPE", f"{o.text} is a floating-point literal; operand {k + 1} of {op.base} is "
                                            f".{ty.name}", _tok_loc(self.ctx, loc, k), (), len(o.text))
-        elif ty.name in _HALF_TYPES:
+        elif ty in C.HALF:
             # ptxas 13.0 takes no immediate for a half-precision operand ("Arguments mismatch")
             txt = str(o.value)
             self.ctx.add("PTX-E-TYPE", f"{op.base}.{ty.name} takes no immediate operands ({txt})",
