@@ -71,11 +71,15 @@ def _f64_hex(x: float) -> str:
     return "0d%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
 
 
+def imm_is_float(value: Union[int, float], type: Optional[Type]) -> bool:
+    """Whether an immediate prints as a floating-point literal: typed .f32/.f64, or an untyped float (an
+    integer-typed operand prints as an integer even when given as 2.0)."""
+    return type.kind == "f" and type.bits in (32, 64) if type is not None else isinstance(value, float)
+
+
 def format_imm(value: Union[int, float], type: Optional[Type]) -> str:
     """PTX text of an immediate: decimal integers, exact `0f`/`0d` hex for floats (NaN/inf included)."""
-    # an integer-typed operand prints as an integer even when given as 2.0; an untyped float is .f32
-    is_float = type.kind == "f" and type.bits in (32, 64) if type is not None else isinstance(value, float)
-    if is_float:
+    if imm_is_float(value, type):
         if type is not None and type.bits == 64:
             return _f64_hex(float(value))
         try:

@@ -337,6 +337,7 @@ class Slot:
     need: Optional[Need] = None  # an operand that raises the form's minimum when present
     exact: bool = False          # types: the only register types taken (no same-size relatives); the
                                  # tensor-core fragments, whose types ptxas checks its own way
+    float_bits: bool = False     # a hex float literal (0f, 0d) of a bit type's width is taken as its bits
 
     @property
     def type(self) -> Optional[Type]:
@@ -368,9 +369,10 @@ class OperandInfo:
     """What check() needs to know of one operand.
 
     kind: 'reg' (type: its register type; a predicate, negated or not, is a .pred register), 'imm'
-    (value), 'vec' (count; elems: element register types), 'addr', 'tensor' (count: coordinates;
-    elems: their types), 'sym' (a variable name), 'sink' (`_`). Operand pairs such as `d|p` are given
-    as two operands.
+    (value: an integer literal's; floating: a floating-point literal, whose value is not kept, with type
+    .f32 for a 0f literal, .f64 for a 0d one and None for a decimal one), 'vec'
+    (count; elems: element register types), 'addr', 'tensor' (count: coordinates; elems: their types),
+    'sym' (a variable name), 'sink' (`_`). Operand pairs such as `d|p` are given as two operands.
     """
 
     kind: str
@@ -378,12 +380,14 @@ class OperandInfo:
     count: int = 1
     value: Optional[int] = None
     elems: Tuple[Optional[Type], ...] = ()
+    floating: bool = False
 
 
-def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False) -> Slot:
+def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False,
+          float_bits=False) -> Slot:
     if isinstance(types, Type):
         types = (types,)
-    return Slot(name, frozenset(kinds), tuple(types), count, role, values, optional, need, exact)
+    return Slot(name, frozenset(kinds), tuple(types), count, role, values, optional, need, exact, float_bits)
 
 
 def _vec(name, count, ty, role="src"):
@@ -687,7 +691,9 @@ def _async_store_operands(f: Form) -> List[Signature]:
         extra = {"f32": (u32,), "f64": (u64,), "u32": (f16x2,), "s32": (f16x2,), "b32": (f16x2,)}.get(ty.name, ())
         b = _slot("b", (VEC,), (ty,) + extra, int(vec[2:]))
     else:
-        b = _reg_imm("b", _with_f16x2(ty))
+        # ptxas 13.0 takes a 0f literal for a .b32 value and a 0d one for a .b64 (no decimal one), and no
+        # float literal for the other operands of bit types (mbarrier states, masks, addresses)
+        b = _reg_imm("b", _with_f16x2(ty), float_bits=True)
     if "completion" not in f.fields:
         return _sig(_addr("a"), b)
     return _sig(_addr("a"), b, _addr("mbar", optional=not vec))
@@ -1303,8 +1309,19 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                 out.append(_diag(CODE_TYPE, f"{title}: {pos} is a .{o.type.name} register; "
                                             f".{'/.'.join(t.name for t in s.types)} expected"))
         elif o.kind == IMM:
-            if (o.value is not None and s.types and all(t.kind == "f" for t in s.types)
-                    and not isinstance(o.value, bool)):
+            float_slot = bool(s.types) and all(t.kind == "f" for t in s.types)
+            if o.floating:
+                # ptxas: a float literal where the operand is floating-point (st.async .f32's value), or a
+                # hex one (type: .f32 for 0f, .f64 for 0d) as the bits of a bit type of its width where
+                # the slot says so (st.async .b32's value)
+                bits = [t for t in s.types if t.kind == "b" and t.bits in (32, 64)] if s.float_bits else []
+                if not float_slot and not (o.type is not None and any(t.bits == o.type.bits for t in bits)):
+                    what = f".{'/.'.join(t.name for t in s.types)}" if s.types else "an integer"
+                    note = (f"for the bits of a .{bits[0].name}, write a {'0f' if bits[0].bits == 32 else '0d'} "
+                            "hex literal" if bits else "write an integer literal")
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} is a floating-point literal; {what} expected",
+                                     (note,)))
+            elif (o.value is not None and float_slot and not isinstance(o.value, bool)):
                 # ptxas takes only a float literal (0f3F800000, 1.0) for a floating-point operand
                 out.append(_diag(CODE_TYPE, f"{title}: {pos} is the integer literal {o.value}; "
                                             f"a .{s.types[0].name} value is expected",

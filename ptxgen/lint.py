@@ -24,8 +24,8 @@ from .diag import Diagnostic, SourceLoc
 from . import legality
 from .legality import OperandInfo
 from .ops.operands import operand_info, operand_infos, register_operand_info
-from .errors import InternalError, UsageError
-from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Pair, Raw, Reg, SpecialReg, Sym, Vec
+from .errors import InternalError
+from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse,
                     undeclarable_type)
 from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
@@ -747,17 +747,6 @@ def legality_check(instr: Instr, target: Optional[Target], version: Optional[Ptx
     return legality.check(instr.opcode, operand_infos(instr.operands), target, version)
 
 
-def _float_slots(instr: Instr) -> set:
-    """Indices of the operands that legality binds to floating-point slots (st.async .f32's value)."""
-    if any(type(o) is Pair for o in instr.operands):
-        return set()
-    try:
-        _, slots, _ = legality.bind(instr.opcode, operand_infos(instr.operands))
-    except UsageError:
-        return set()
-    return {k for k, s in enumerate(slots) if s.types and all(t.kind == "f" for t in s.types)}
-
-
 def _addr_list_info(o: AddrList) -> OperandInfo:
     """A parsed multi-part address: `[tmap, {c0, c1}]` is a tensor reference (the builder's TensorRef),
     anything else (`[tex, sampler, ...]`) an address."""
@@ -874,15 +863,6 @@ class _FnCheck:
             for code, msg, notes in op.diags:
                 ctx.add(code, msg, _tok_loc(ctx, loc, OPCODE), notes, len(ins.opcode))
         if op.family:
-            floats = [k for k, o in enumerate(ins.operands) if type(o) is FloatImm]
-            float_slots = _float_slots(ins) if floats else set()
-            for k in floats:
-                # the tensor-core/async forms take integer immediates, but for a floating-point value
-                # (st.async .f32/.f64)
-                if k not in float_slots:
-                    o = ins.operands[k]
-                    ctx.add("PTX-E-TYPE", f"{o.text} is a floating-point literal; {op.base} takes integer "
-                                          "immediates", _tok_loc(ctx, loc, k), (), len(o.text))
             try:
                 for d in legality_check(ins, ctx.target, ctx.version):
                     # point at the operand when the message names one ("operand 4 (c) takes ...")

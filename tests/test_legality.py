@@ -224,6 +224,28 @@ def test_immediate_ranges():
     assert L.check("wgmma.wait_group.sync.aligned", [Op("imm", value=-1)])
 
 
+def test_float_literals_only_in_floating_point_operands():
+    # ptxas 13.0: "Arguments mismatch" for 1.0 as mbarrier.init's count or a .b32 st.async value, and for
+    # the integer 1 as a .f32 st.async value
+    d = only(L.check("mbarrier.init.shared.b64", [Op("addr"), Op("imm", floating=True)]))
+    assert d.code == "PTX-E-TYPE" and "operand 2 (count) is a floating-point literal; .u32 expected" in d.message
+    st = "st.async.shared::cluster.mbarrier::complete_tx::bytes."
+    assert L.check(st + "f32", [Op("addr"), Op("imm", f32, floating=True), Op("addr")]) == []
+    assert "floating-point literal" in only(L.check(st + "b32", [Op("addr"), Op("imm", floating=True),
+                                                                  Op("addr")])).message
+    # ...but a hex literal of the width is the bits of a .b32/.b64 value (0f for .b32, 0d for .b64)
+    assert L.check(st + "b32", [Op("addr"), Op("imm", f32, floating=True), Op("addr")]) == []
+    d = only(L.check(st + "b32", [Op("addr"), Op("imm", f64, floating=True), Op("addr")]))
+    assert "write a 0f hex literal" in d.notes[0]
+    # no hex literal for the bit-typed operands that are not values (an mbarrier state)
+    assert L.check("mbarrier.test_wait.shared.b64", [Op("reg", pred), Op("addr"), Op("imm", value=0)]) == []
+    assert only(L.check("mbarrier.test_wait.shared.b64", [Op("reg", pred), Op("addr"),
+                                                           Op("imm", f64, floating=True)])).code == "PTX-E-TYPE"
+    assert "integer literal 1" in only(L.check(st + "f32", [Op("addr"), Op("imm", value=1), Op("addr")])).message
+    # an immediate slot without a type (a wait_group count) takes integers only
+    assert "an integer expected" in only(L.check("wgmma.wait_group.sync.aligned", [Op("imm", floating=True)])).message
+
+
 def test_check_is_cached_and_fast():
     ops = [Op("vec", count=4, elems=(f32,) * 4), Op("vec", count=4, elems=(b32,) * 4),
            Op("vec", count=2, elems=(b32,) * 2), Op("vec", count=4, elems=(f32,) * 4)]

@@ -49,7 +49,7 @@ from ptxgen import legality as L
 from ptxgen.ir import Instr, Raw, RegArray
 from ptxgen.ops.operands import operand_infos
 from ptxgen.target import Target, version_str
-from ptxgen.types import b16, b64, get_type, pred, u32, u64
+from ptxgen.types import b16, b64, f32, f64, get_type, pred, u32, u64
 
 pytestmark = pytest.mark.ptxas
 
@@ -536,9 +536,10 @@ def run_differential() -> Outcome:
 # ---------------------------------------------------------------------------------------- probes
 # One operand of a legal form replaced by another kind or type of operand, without deciding beforehand
 # whether that is legal: ptxas's verdict is compared with legality's. Registers of the probes are declared
-# with exactly their type (%q_u32<...> is .u32; the builder would declare it .b32). Kinds: an immediate
-# for a register, a register for an immediate, the sink `_` for a register, a bare register for an
-# address, a register of another type, a vector whose every register is of another type.
+# with exactly their type (%q_u32<...> is .u32; the builder would declare it .b32). Kinds: an integer or
+# hex float (0f, 0d) literal for a register, a register or a float literal (decimal, 0f, 0d) for an
+# immediate, the sink `_` for a register, a bare register for an address, a register of another type, a
+# vector whose every register is of another type.
 PROBE_TYPES = ("b16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "s64", "f64", "pred")
 PROBE_VEC = 128          # the longest vector operand (wgmma's m64n256 .f32 accumulator)
 PROBES_PER_KIND = 2      # forms probed per (rule, operand, probe, operand type)
@@ -548,11 +549,16 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
     alts = []
     if inf.kind == "reg" and "|" not in o:
         alts.append(("1", L.OperandInfo("imm", value=1), "an immediate"))
+        alts.append(("0f3F800000", L.OperandInfo("imm", f32, floating=True), "a 0f literal"))
+        alts.append(("0d3FF0000000000000", L.OperandInfo("imm", f64, floating=True), "a 0d literal"))
         alts.append(("_", L.OperandInfo("sink"), "the sink _"))
         for t in PROBE_TYPES:
             if inf.type is None or t != inf.type.name:
                 alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
     elif inf.kind == "imm":
+        alts.append(("1.0", L.OperandInfo("imm", floating=True), "a decimal float literal"))
+        alts.append(("0f3F800000", L.OperandInfo("imm", f32, floating=True), "a 0f literal"))
+        alts.append(("0d3FF0000000000000", L.OperandInfo("imm", f64, floating=True), "a 0d literal"))
         for t in ("u32", "b64"):
             alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
     elif inf.kind == "addr":

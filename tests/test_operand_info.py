@@ -5,7 +5,7 @@ from ptxgen.ir import Imm, Reg, SpecialReg, Sym
 from ptxgen.legality import OperandInfo
 from ptxgen.ops.operands import SINK, TensorRef, operand_info, operand_infos
 from ptxgen.parse import parse
-from ptxgen.types import b32, b64, f32, pred, u32
+from ptxgen.types import b32, b64, f32, f64, pred, u32
 
 HEADER = ".version 8.0\n.target sm_90a\n.address_size 64\n"
 
@@ -25,8 +25,11 @@ def test_parsed_operands():
                   f"mov.u64 %rd3, p;")
     # a special register is a register of its type, as the builder's %clock is
     assert operand_infos(ins["mov.u32"].operands) == [OperandInfo("reg", b32), OperandInfo("reg", u32)]
-    # a float literal (the parser's FloatImm, an Imm) keeps its type and has no integer value
-    assert operand_infos(ins["mov.f32"].operands) == [OperandInfo("reg", f32), OperandInfo("imm", f32)]
+    # a float literal (the parser's FloatImm, an Imm) keeps its type, has no integer value and is floating
+    assert operand_infos(ins["mov.f32"].operands) == [OperandInfo("reg", f32),
+                                                      OperandInfo("imm", f32, floating=True)]
+    # a decimal one has no width of its own
+    assert operand_info(_parsed("mov.f32 %f1, 1.5;")["mov.f32"].operands[1]) == OperandInfo("imm", floating=True)
     # a predicate pair is two operands
     infos = operand_infos(ins["setp.eq.u32"].operands)
     assert infos[:3] == [OperandInfo("reg", pred), OperandInfo("reg", pred), OperandInfo("reg", b32)]
@@ -43,7 +46,12 @@ def test_builder_operands():
     r = Reg("%r1", u32, None)
     assert operand_info(SpecialReg("%clock64", b64)) == OperandInfo("reg", b64)
     assert operand_info(True) == OperandInfo("imm", value=1) and operand_info(5) == OperandInfo("imm", value=5)
-    assert operand_info(Imm(2.5, f32)) == OperandInfo("imm", f32)
+    # floating: what the immediate prints as (an .f32 operand given 1 prints 0f3F800000; a .u32 one
+    # given 2.0 prints 2)
+    assert operand_info(Imm(2.5, f32)) == operand_info(Imm(1, f32)) == OperandInfo("imm", f32, floating=True)
+    assert operand_info(Imm(2.0, u32)) == OperandInfo("imm", u32, value=2)
+    assert operand_info(1.5) == OperandInfo("imm", f32, floating=True)          # printed as a 0f literal
+    assert operand_info(Imm(1, f64)) == OperandInfo("imm", f64, floating=True)   # a 0d literal
     ref = TensorRef(Sym("tmap", "param"), (r, Imm(3, u32)))
     assert operand_info(ref) == OperandInfo("tensor", count=2, elems=(u32, None))
     assert operand_info(SINK) == operand_info("_") == OperandInfo("sink")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Sequence, Tuple, Union
 
-from ..ir import Addr, Guard, Imm, Pair, Reg, SpecialReg, Sym, Vec
+from ..ir import Addr, Guard, Imm, Pair, Reg, SpecialReg, Sym, Vec, imm_is_float
 from ..legality import OperandInfo
-from ..types import Type, pred
+from ..types import Type, f32, f64, pred
 
 __all__ = ["Sink", "SINK", "TensorRef", "Pair", "operand_info", "operand_infos", "register_operand_info"]
 
@@ -44,7 +44,11 @@ def _vec_info(o) -> OperandInfo:
 
 def _imm_info(o) -> OperandInfo:
     v = o.value
-    return OperandInfo("imm", o.type, value=v if isinstance(v, int) else None)
+    if imm_is_float(v, o.type):
+        # the literal as written: 0f (.f32) and 0d (.f64) hex, or decimal (the parser's `1.5`, no type)
+        text = str(o)[:2].lower()
+        return OperandInfo("imm", f32 if text == "0f" else f64 if text == "0d" else None, floating=True)
+    return OperandInfo("imm", o.type, value=int(v) if isinstance(v, (int, float)) else None)
 
 
 def _str_info(o) -> OperandInfo:
@@ -63,6 +67,7 @@ _INFO_BY_CLASS = {
     Guard: lambda o: OperandInfo("reg", pred),
     bool: lambda o: OperandInfo("imm", value=int(o)),
     int: lambda o: OperandInfo("imm", value=o),
+    float: lambda o: OperandInfo("imm", f32, floating=True),     # printed as a 0f literal
     Imm: _imm_info,
     Vec: _vec_info,
     Addr: lambda o: OperandInfo("addr"),
