@@ -2402,12 +2402,12 @@ def auto_configs(layout: str = "nt") -> tuple:
 N192_SPAN = 0.92
 
 
-# `choose` takes the stream-K kernel where sk_speedup is at least this. The estimate runs 11-31 % above
-# the measured speed-up (bench/LOG.md round 18, ncu at 512-2048 x 1024-2048 x 2048-16384: a streamed
-# k-block on 128 busy SMs runs at a lower clock than on a few, and a launch's fixed part is longer),
-# and 1.5 separates 1024^2 x 2048 (estimated 1.60, measured 1.11x faster) from the shapes whose tiles
-# fill the SMs without it (2048^2 x 8192: 1.00, measured 0.98x)
-SK_PICK = 1.5
+# `choose` takes the stream-K kernel where sk_speedup is at least this. bench/LOG.md round 26 (H100, 15
+# shapes of fewer 128 x 256 tiles than SMs, against the plain kernels of each width): where the estimate
+# was 1.04-1.24 (9 shapes), the plain 128 x 128 tiles ran 0.73-0.94x stream-K's time; at 1.36 (three
+# shapes) stream-K ran 0.87x, 1.03x and 1.06x the plain time; at 1.67 and 2.72, 0.78x and 0.55x. (Against
+# the 256-wide tiles alone, the threshold was 1.5: round 18.)
+SK_PICK = 1.3
 # the part of a launch that does not scale with its k-blocks (setup, first loads, epilogue), in k-blocks
 SK_FIXED_KBLOCKS = 8
 
@@ -2441,15 +2441,16 @@ def sk_kernel(m: int, n: int, k: int, ctas: int) -> int:
     return min((v, sk) for sk, v in est.items() if v is not None)[1]
 
 
-def sk_speedup(m: int, n: int, k: int, ctas: int) -> float:
-    """The 128 x 256 kernel's k-blocks on its busiest CTA against those of the same tiles in stream-K
-    (`sk_kernel`'s, the shorter of the two, on its sk_plan grid), each plus SK_FIXED_KBLOCKS: a shape's
-    estimated gain from streaming its k-blocks over more CTAs."""
+def sk_speedup(m: int, n: int, k: int, ctas: int, autos=None) -> float:
+    """The plain 128-row kernel's k-blocks on its busiest CTA, at `tile_width`'s width (its cost in
+    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST), against those of the 128 x 256
+    tiles in stream-K (`sk_kernel`'s, the shorter of the two, on its sk_plan grid), each plus
+    SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over more CTAs rather than
+    running narrower tiles on more of them."""
     nk = -(-k // BK)
-    tiles = -(-m // BM) * -(-n // BN)
-    rounds = -(-tiles // min(tiles, ctas))
+    plain = min(_width_costs(m, n, ctas, autos).values()) / BN * nk
     longest = min(v for v in (_sk_longest(m, n, k, ctas, sk) for sk in (1, 2, 3)) if v is not None)
-    return (rounds * nk + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
+    return (plain + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
 
 
 def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes: int = H100_L2_BYTES) -> Config:
@@ -2476,10 +2477,11 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
       fewer DRAM reads where the panels do not stay in L2.
 
     Before all of these, where the 128 x 256 kernel has fewer tiles than CTAs: the same tiles in stream-K
-    (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster
-    (bench/LOG.md round 18, ncu on 132 SMs: 1.11x at 1024^2 x 2048, 1.58x at 1024 x 2048 x 8192, 2.3-3.9x
-    at 1024^2 x 8192-16384 and 512 x 1024 x 16384; 2048^2 x 8192, whose 128 tiles nearly fill the SMs,
-    keeps the plain kernel). Where `sk_kernel` estimates it shorter (many parts a tile), the stream-K
+    (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster than
+    the plain 128-row kernel at `tile_width`'s width (bench/LOG.md round 26, H100: stream-K 0.55-0.78x
+    the plain time at 1024^2 x 8192 and 512 x 1024 x 16384, estimated 1.67 and 2.72; the plain 128 x 128
+    tiles 0.73-0.94x stream-K's at nine shapes estimated 1.04-1.24, 1024^2 x 2048 among them; round 18:
+    2048^2 x 8192, whose 128 tiles nearly fill the SMs, keeps the plain kernel). Where `sk_kernel` estimates it shorter (many parts a tile), the stream-K
     kernel in which every part sums a slice of its tile (Config.sk=2; bench/LOG.md rounds 20-21), or
     the one whose tile's parts are a cluster summing in shared memory (Config.sk=3, where the tiles fit
     the CTAs clusters of 8 leave, `sk3_ctas`; bench/LOG.md round 22: 0.88-0.89x sk=2's time at 512^2
@@ -2497,7 +2499,7 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} = {v!r} must be a positive int")
     autos = auto_configs(layout)
-    pick = _choose_wide(m, n, k, autos[:6], int(ctas), l2_bytes)
+    pick = _choose_wide(m, n, k, autos, int(ctas), l2_bytes)
     if narrow(pick, n):
         return _auto(autos, bm=BM, bn=EPI_COLS, sk=pick.sk)
     if pick == autos[0]:
@@ -2536,12 +2538,18 @@ def tile_width(m: int, n: int, ctas: int, autos=None) -> int:
     every width, drop out), the wider on a tie. N = 384 on 64 block rows: one round x 256 (a quarter of it padding) against 1 x 192 x 1.05 or
     2 x 128 x 1.15; at 1000^3 the 256-wide tiles' one round on 32 CTAs against one of 128-wide tiles on
     64; at 4096^3 the 256-wide tiles' 4 rounds against 6 x 192 x 1.05 or 8 x 128 x 1.15."""
+    cost = _width_costs(m, n, ctas, autos)
+    return min(cost, key=lambda bn: (cost[bn], -bn))
+
+
+def _width_costs(m: int, n: int, ctas: int, autos=None) -> dict:
+    """Tile width -> the busiest CTA's rounds x the width x WIDTH_COST, for the plain 128-row kernels."""
     autos = auto_configs() if autos is None else autos
     cost = {}
     for cfg in _width_kernels(autos).values():
         tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
         cost[cfg.bn] = -(-tiles // grid_for(cfg, m, n, ctas)) * cfg.bn * WIDTH_COST[cfg.bn]
-    return min(cost, key=lambda bn: (cost[bn], -bn))
+    return cost
 
 
 def narrow(cfg: Config, n: int) -> bool:
@@ -2557,12 +2565,13 @@ def narrow(cfg: Config, n: int) -> bool:
     return 0 < n % (2 * EPI_COLS) <= EPI_COLS
 
 
-def _choose_wide(m: int, n: int, k: int, autos, ctas: int, l2_bytes: int) -> Config:
-    """`choose`'s pick among its six kernels of 256- and 192-column tiles (auto_configs' first six)."""
-    small, large, n192, *streamed = autos
+def _choose_wide(m: int, n: int, k: int, full, ctas: int, l2_bytes: int) -> Config:
+    """`choose`'s pick among its six kernels of 256- and 192-column tiles (the first six of `full`,
+    auto_configs'), the stream-K ones weighed against the plain kernels of every width."""
+    small, large, n192, *streamed = full[:6]
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
-    if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas)) >= SK_PICK:
+    if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas), full) >= SK_PICK:
         return streamed[sk_kernel(m, n, k, int(ctas)) - 1]
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the

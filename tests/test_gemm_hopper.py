@@ -778,7 +778,9 @@ def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     (1, 8, 8, 0, 128), (16384, 128, 8192, 0, 128), (65536, 128, 4096, 0, 128), (128, 128, 65536, 2, 128),
     (128, 128, 16384, 3, 128), (4096, 128, 4096, 1, 128),
     # N mod 256 from 1 to 128 in a streamed pick: 128-wide tiles too (N = 384: 3 columns, not 2 of 256)
-    (1024, 384, 8192, 2, 128), (512, 384, 16384, 3, 128), (4096, 384, 4096, 1, 128), (512, 320, 16384, 3, 128),
+    (1024, 384, 8192, 2, 128), (512, 384, 16384, 3, 128), (512, 320, 16384, 3, 128),
+    # (not streamed: 4096 x 384 x 4096, whose plain 128 x 128 tiles fill the SMs: round 26)
+    (4096, 384, 4096, 0, 128),
     # ... but not where N fills more than half of its last 256-wide column
     (512, 512, 16384, 3, 256), (512, 448, 16384, 3, 256)])
 def test_choose_narrows_the_tiles_where_n_leaves_a_column_half_empty(m, n, k, sk, bn):
@@ -843,18 +845,23 @@ def test_choose_depends_on_the_l2_and_the_ctas():
 
 
 @pytest.mark.parametrize("m, n, k, sk", [
-    # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x,
-    # 1.58x, 3.85x and 1.11x faster than the 128 x 256 kernel); where each tile is split in many parts,
+    # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x
+    # and 3.85x faster than the 128 x 256 kernel; round 26, H100: 0.78x and 0.55x the time of the plain
+    # 128 x 128 tiles at 1024^2 x 8192 and 512 x 1024 x 16384); where each tile is split in many parts,
     # every part sums a slice of it (rounds 20-21: 0.86-0.93x sk=1's time with 8 parts, 1.0-1.3x with 2-4)
-    (1024, 1024, 8192, 1), (1024, 1024, 16384, 1), (1024, 2048, 8192, 1), (512, 1024, 16384, 2),
-    (1024, 1024, 2048, 1), (512, 1024, 8192, 2), (128, 128, 65536, 2),
+    (1024, 1024, 8192, 1), (1024, 1024, 16384, 1), (512, 1024, 16384, 2), (512, 1024, 8192, 2),
+    (128, 128, 65536, 2),
     # ... and where a tile's parts fit a cluster of 8, their sum in shared memory (round 22, H100: 0.92x
-    # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384, 0.75x at 200 x 384 x 2048)
-    (512, 512, 16384, 3), (256, 1024, 16384, 3), (256, 256, 16384, 3), (200, 384, 2048, 3), (256, 512, 16384, 3),
+    # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384)
+    (512, 512, 16384, 3), (256, 1024, 16384, 3), (256, 256, 16384, 3), (256, 512, 16384, 3),
     # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
     # k-blocks, nor with at least as many tiles as SMs
     (2048, 2048, 8192, 0), (1000, 1000, 1000, 0), (512, 512, 512, 0), (1024, 8192, 8192, 0),
-    (4096, 4096, 65536, 0)])
+    (4096, 4096, 65536, 0),
+    # ... nor where the plain kernel's narrower tiles fill the SMs well enough (round 26, H100: 128 x 128
+    # tiles 0.74x stream-K's time at 1024^2 x 2048, 0.73x at 512^2 x 2048, 0.92x at 2048 x 1024 x 8192;
+    # 1024 x 2048 x 8192 and 200 x 384 x 2048 are estimated as those)
+    (1024, 1024, 2048, 0), (512, 512, 2048, 0), (2048, 1024, 8192, 0), (1024, 2048, 8192, 0), (200, 384, 2048, 0)])
 def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, sk):
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
@@ -873,10 +880,20 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, sk):
 
 
 def test_sk_speedup_counts_rounds_ranges_and_partials():
-    # 1024^2 x 8192 on 132 SMs: one round of 128 k-blocks against 32 tiles streamed over 128 CTAs,
+    # 1024^2 x 8192 on 132 SMs: the plain kernel's best width is 128 (64 tiles in one round, 128 k-blocks
+    # at 128 / 256 x 1.15 of a 256-wide k-block each: 73.6) against 32 tiles streamed over 128 CTAs,
     # 32 k-blocks and 3 partials of 3 each; 8 fixed on both sides
     assert h.sk_plan(1024, 1024, 8192, 132, 256, 128)[:4:3] == (128, 32)
-    assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 + 8) / (32 + 9 + 8))
+    assert h.tile_width(1024, 1024, 132) == 128
+    assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 * 0.5 * 1.15 + 8) / (32 + 9 + 8))
+    # with the 128-wide tiles costing 2.3x a 256-wide k-block a column, the 256-wide tiles' one round is
+    # the baseline (128 k-blocks)
+    saved = dict(h.WIDTH_COST)
+    try:
+        h.WIDTH_COST[h.EPI_COLS] = h.WIDTH_COST[192] = 2.3
+        assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 + 8) / (32 + 9 + 8))
+    finally:
+        h.WIDTH_COST.update(saved)
     # whole rounds count on both sides: 6144^2 x 256 has 9 rounds (1152 tiles) of 4 k-blocks for the 128 x 256
     # kernel on 128 CTAs, and 7 whole rounds on 132 then a shared range for stream-K
     grid, _, sk_first, streamed = h.sk_plan(6144, 6144, 256, 132, 256, 128)
