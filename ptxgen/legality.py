@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .diag import Diagnostic
@@ -338,6 +338,8 @@ class Slot:
     exact: bool = False          # types: the only register types taken (no same-size relatives); the
                                  # tensor-core fragments, whose types ptxas checks its own way
     float_bits: bool = False     # a hex float literal (0f, 0d) of a bit type's width is taken as its bits
+    spaces: Optional[FrozenSet[str]] = None  # an address (tensor: its map): the state spaces of the
+                                             # variables it may name (None: any; `_address_spaces`)
 
     @property
     def type(self) -> Optional[Type]:
@@ -373,6 +375,7 @@ class OperandInfo:
     .f32 for a 0f literal, .f64 for a 0d one and None for a decimal one), 'vec'
     (count; elems: element register types), 'addr', 'tensor' (count: coordinates; elems: their types),
     'sym' (a variable name), 'sink' (`_`). Operand pairs such as `d|p` are given as two operands.
+    An address or tensor reference that names a variable (`[bar]`, `[tmap, {x}]`) has its state space.
     """
 
     kind: str
@@ -381,6 +384,8 @@ class OperandInfo:
     value: Optional[int] = None
     elems: Tuple[Optional[Type], ...] = ()
     floating: bool = False
+    space: Optional[str] = None      # 'addr', 'tensor': the state space of the variable the address
+                                     # names ('shared', 'global', ...); None: a register, or not known
 
 
 def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False,
@@ -1246,7 +1251,34 @@ def signatures(opcode: str) -> List[Signature]:
 @functools.lru_cache(maxsize=8192)
 def _signatures_cached(opcode: str) -> Tuple[Signature, ...]:
     f = parse(opcode)
-    return tuple(FORMS[f.rule].operands(f))
+    return tuple(replace(sig, slots=tuple(_address_spaces(f, x) for x in sig.slots))
+                 for sig in FORMS[f.rule].operands(f))
+
+
+# the variables a generic address may name (ptxas 13.0: "State space mismatch" for .const and .param ones)
+_GENERIC_VARS = frozenset(("global", "shared", "local"))
+
+
+def _address_spaces(f: Form, slot: Slot) -> Slot:
+    """`slot` with the state spaces of the variables it may name (ptxas 13.0, probed per family in
+    tests/test_legality_ptxas.py): an address of a state space names variables of that space (`.shared`
+    for shared::cta and shared::cluster); a generic one .global, .shared and .local variables; an
+    mbarrier only .shared ones, generic or not (the mbarrier family and the [mbar] of the async copies);
+    a tensor map (`[tmap, {...}]`) only .global ones (a kernel parameter's map goes through cvta.param).
+    fence.proxy.tensormap's address takes any."""
+    if ADDR not in slot.kinds and TENSOR not in slot.kinds:
+        return slot
+    if f.rule.startswith("fence_proxy_tensormap"):
+        return slot
+    if TENSOR in slot.kinds:
+        spaces = frozenset(("global",))
+    elif slot.name == "mbar" or f.rule.startswith("mbarrier"):
+        spaces = frozenset(("shared",))
+    else:
+        field_ = f.fields.get(slot.name) if slot.name in ("dst", "src") else f.fields.get("ss")
+        sp = field_[1:].split("::")[0] if field_ else None
+        spaces = frozenset((sp,)) if sp else _GENERIC_VARS
+    return replace(slot, spaces=spaces)
 
 
 def _signatures(f: Form) -> List[Signature]:
@@ -1304,6 +1336,13 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
                                                 f".{'/.'.join(t.name for t in s.types)} expected"))
                     break
+        if (o.kind == ADDR or o.kind == TENSOR) and o.space is not None and s.spaces is not None \
+                and o.space not in s.spaces:
+            want = "/".join("." + x for x in sorted(s.spaces))
+            note = ("put the map's generic address in a register first (cvta)" if o.kind == TENSOR else
+                    f"name a {want} variable, or put the generic address in a register (cvta)")
+            out.append(_diag(CODE_OPERANDS, f"{title}: {pos} names a .{o.space} variable; it takes {want} "
+                                            "variables only", (note,)))
         elif o.kind == REG:
             if not _type_ok(o.type, s):
                 out.append(_diag(CODE_TYPE, f"{title}: {pos} is a .{o.type.name} register; "

@@ -23,7 +23,7 @@ from .asynccheck import ASYNC_CODES, check_function as _check_async
 from .diag import Diagnostic, SourceLoc
 from . import legality
 from .legality import OperandInfo
-from .ops.operands import operand_info, operand_infos, register_operand_info
+from .ops.operands import operand_info, operand_infos, register_operand_info, var_space
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse,
@@ -753,7 +753,8 @@ def _addr_list_info(o: AddrList) -> OperandInfo:
     items = o.items
     if len(items) == 2 and type(items[1]) is Vec:
         coords = operand_info(items[1])                  # the vector's count and element types
-        return OperandInfo("tensor", count=coords.count, elems=coords.elems)
+        base = items[0].base if type(items[0]) is Addr else None
+        return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base))
     return OperandInfo("addr")
 
 

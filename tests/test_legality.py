@@ -246,6 +246,44 @@ def test_float_literals_only_in_floating_point_operands():
     assert "an integer expected" in only(L.check("wgmma.wait_group.sync.aligned", [Op("imm", floating=True)])).message
 
 
+def test_addresses_name_variables_of_their_state_space():
+    # ptxas 13.0: "State space mismatch" / "Illegal state space for address operand"
+    init = "mbarrier.init.shared.b64"
+    assert L.check(init, [Op("addr", space="shared"), Op("imm", value=1)]) == []
+    assert L.check(init, [Op("addr"), Op("imm", value=1)]) == []           # a register: not known
+    d = only(L.check(init, [Op("addr", space="global"), Op("imm", value=1)]))
+    assert d.code == "PTX-E-OPERANDS" and "operand 1 (addr) names a .global variable; it takes .shared" in d.message
+    # an mbarrier is .shared even where the instruction's address is generic
+    assert only(L.check("mbarrier.init.b64", [Op("addr", space="local"), Op("imm", value=1)]))
+    # a generic address names .global, .shared and .local variables, not .const or .param ones
+    ldm = "ldmatrix.sync.aligned.m8n8.x1.b16"
+    assert L.check(ldm, [Op("vec", count=1, elems=(b32,)), Op("addr", space="local")]) == []
+    assert "takes .global/.local/.shared" in only(L.check(ldm, [Op("vec", count=1, elems=(b32,)),
+                                                                Op("addr", space="const")])).message
+    # each side of a copy has its own space; the mbarrier of a bulk copy is .shared
+    bulk = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+    ok = [Op("addr", space="shared"), Op("addr", space="global"), Op("imm", value=16), Op("addr", space="shared")]
+    assert L.check(bulk, ok) == []
+    assert [d.message.split(": ")[1][:9] for d in L.check(bulk, ok[::-1][1:2] + ok[:1] + ok[2:3] + [Op("addr", space="global")])] \
+        == ["operand 1", "operand 2", "operand 4"]
+    # a tensor map is named by a .global variable (a parameter's goes through cvta.param)
+    tma = "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+    ref = lambda sp: Op("tensor", count=1, elems=(b32,), space=sp)
+    assert L.check(tma, [Op("addr"), ref("global"), Op("addr")]) == []
+    d = only(L.check(tma, [Op("addr"), ref("param"), Op("addr")]))
+    assert "names a .param variable" in d.message and "cvta" in d.notes[0]
+
+
+def test_builder_refuses_a_variable_of_another_state_space():
+    m = pg.Module("sm_90a", version="8.0")
+    g = m.global_var("gbar", "b64", align=8)
+    k = m.entry("k")
+    k.mbarrier_init(k.shared("bar", 8, align=8), 1)
+    with pytest.raises(pg.LegalityError) as ei:
+        k.mbarrier_init(g, 1)
+    assert "names a .global variable" in ei.value.message and ei.value.code == "PTX-E-OPERANDS"
+
+
 def test_check_is_cached_and_fast():
     ops = [Op("vec", count=4, elems=(f32,) * 4), Op("vec", count=4, elems=(b32,) * 4),
            Op("vec", count=2, elems=(b32,) * 2), Op("vec", count=4, elems=(f32,) * 4)]

@@ -521,12 +521,17 @@ def run_differential() -> Outcome:
         res.ptxas_rejected.update(_assemble(m, tgt, runs))
     for (tgt, ver), idxs in sorted(_probes(res, built).items(), key=lambda kv: (TARGETS.index(kv[0][0]), kv[0][1])):
         m = pg.Module(tgt, version=version_str(ver))
+        m.global_var("q_global", "b8", 1024, align=128)
+        m.global_var("q_const", "b8", 1024, align=128, space="const")
         k = m.entry("probe")
+        pname = k.param_bytes("q_param", 128).name      # (the builder prefixes the kernel's name)
         for t in PROBE_TYPES:
             k.fn.body.append(Raw(f".reg .{t} %q_{t}_<{PROBE_VEC}>;", None))
+        for sp in ("shared", "local"):
+            k.fn.body.append(Raw(f".{sp} .align 128 .b8 q_{sp}[1024];", None))
         _declare_all(Pool(k))
         for i in idxs:
-            k.fn.body.append(Raw(res.probes[i].text + f"  // item {i}", None))
+            k.fn.body.append(Raw(res.probes[i].text.replace("[q_param", "[" + pname) + f"  // item {i}", None))
         k.ret()
         res.probes_rejected.update(_assemble(m, tgt, runs))
     res.runs = runs[0]
@@ -538,10 +543,12 @@ def run_differential() -> Outcome:
 # whether that is legal: ptxas's verdict is compared with legality's. Registers of the probes are declared
 # with exactly their type (%q_u32<...> is .u32; the builder would declare it .b32). Kinds: an integer or
 # hex float (0f, 0d) literal for a register, a register or a float literal (decimal, 0f, 0d) for an
-# immediate, the sink `_` for a register, a bare register for an address, a register of another type, a
-# vector whose every register is of another type.
+# immediate, the sink `_` for a register, a bare register or a variable of each state space for an
+# address (for a tensor map too), a register of another type, a vector whose every register is of
+# another type.
 PROBE_TYPES = ("b16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "s64", "f64", "pred")
 PROBE_VEC = 128          # the longest vector operand (wgmma's m64n256 .f32 accumulator)
+VAR_SPACES = ("global", "shared", "local", "const", "param")   # variables q_<space> the probes name
 PROBES_PER_KIND = 2      # forms probed per (rule, operand, probe, operand type)
 
 
@@ -563,6 +570,12 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
             alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
     elif inf.kind == "addr":
         alts.append(("%q_u64_0", L.OperandInfo("reg", get_type("u64")), "a bare .u64 register"))
+        for sp in VAR_SPACES:
+            alts.append((f"[q_{sp}]", L.OperandInfo("addr", space=sp), f"a .{sp} variable"))
+    elif inf.kind == "tensor" and o.startswith("[") and "," in o:
+        for sp in VAR_SPACES:
+            alts.append((f"[q_{sp}," + o.split(",", 1)[1], L.OperandInfo("tensor", count=inf.count, elems=inf.elems,
+                                                                         space=sp), f"a .{sp} tensor map"))
     elif inf.kind == "vec":
         for t in PROBE_TYPES:
             if t == "pred" or (inf.elems and inf.elems[0] is not None and inf.elems[0].name == t):

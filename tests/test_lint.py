@@ -153,6 +153,17 @@ OPERAND_CASES = [
     ("add.rn.f16 %rs1, %rs2, 1;", "PTX-E-TYPE", "add.rn.f16 %rs1, %rs2, %rs3;", "sm_90a", "8.0", "8.0"),
     ("fma.rn.f16x2 %r1, %r2, %r3, 0;", "PTX-E-TYPE", "fma.rn.f16x2 %r1, %r2, %r3, %r4;", "sm_90a", "8.0", "8.0"),
     ("cvta.to.global.u64 %rd1, %r1;", "PTX-E-TYPE", "cvta.to.global.u64 %rd1, %rd2;", "sm_90a", "8.0", "8.0"),
+    # the state space of a variable an address names ("State space mismatch", "Illegal state space")
+    (".local .align 8 .b64 lb;\nmbarrier.init.shared.b64 [lb], 1;", "PTX-E-OPERANDS",
+     ".shared .align 8 .b64 sb;\nmbarrier.init.shared.b64 [sb], 1;", "sm_90a", "8.0", "8.0"),
+    (".shared .align 16 .b8 sb[64];\ncp.async.bulk.global.shared::cta.bulk_group [sb], [%rd1], 16;", "PTX-E-OPERANDS",
+     ".shared .align 16 .b8 sb[64];\ncp.async.bulk.global.shared::cta.bulk_group [%rd1], [sb], 16;",
+     "sm_90a", "8.0", "8.0"),
+    (".local .align 16 .b8 lb[64];\nldmatrix.sync.aligned.m8n8.x1.b16 {%r1}, [out];", "PTX-E-OPERANDS",
+     ".local .align 16 .b8 lb[64];\nldmatrix.sync.aligned.m8n8.x1.b16 {%r1}, [lb];", "sm_90a", "8.0", "8.0"),
+    (f"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], [out, {{%r1}}], [%rd2];",
+     "PTX-E-OPERANDS", f"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], [%rd3, {{%r1}}], [%rd2];",
+     "sm_90a", "8.0", "8.0"),
 ]
 _BF16_DECL = ".reg .bf16x2 %bh<2>;\n"
 

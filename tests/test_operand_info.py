@@ -38,7 +38,8 @@ def test_parsed_operands():
     assert operand_infos(ins[tma].operands) == [OperandInfo("addr"), OperandInfo("tensor", count=2, elems=(b32, b32)),
                                                 OperandInfo("addr")]
     assert legality_check(ins[tma], None, None) == []
-    assert operand_infos(ins["ld.param.u64"].operands)[1] == OperandInfo("addr")
+    # an address that names a variable has its state space
+    assert operand_infos(ins["ld.param.u64"].operands)[1] == OperandInfo("addr", space="param")
     assert operand_info(ins["mov.u64"].operands[1]) == OperandInfo("sym")     # a parameter name (ParamSym)
 
 
@@ -53,7 +54,7 @@ def test_builder_operands():
     assert operand_info(1.5) == OperandInfo("imm", f32, floating=True)          # printed as a 0f literal
     assert operand_info(Imm(1, f64)) == OperandInfo("imm", f64, floating=True)   # a 0d literal
     ref = TensorRef(Sym("tmap", "param"), (r, Imm(3, u32)))
-    assert operand_info(ref) == OperandInfo("tensor", count=2, elems=(u32, None))
+    assert operand_info(ref) == OperandInfo("tensor", count=2, elems=(u32, None), space="param")
     assert operand_info(SINK) == operand_info("_") == OperandInfo("sink")
 
 

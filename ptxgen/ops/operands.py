@@ -3,7 +3,7 @@ operands to `legality.OperandInfo` (which the builder and the linter both hand t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ..ir import Addr, Guard, Imm, Pair, Reg, SpecialReg, Sym, Vec, imm_is_float
 from ..legality import OperandInfo
@@ -51,6 +51,13 @@ def _imm_info(o) -> OperandInfo:
     return OperandInfo("imm", o.type, value=int(v) if isinstance(v, (int, float)) else None)
 
 
+def var_space(base) -> Optional[str]:
+    """The state space of the variable an address names (`[bar]`: .shared), None for a register or a
+    variable of unknown space."""
+    sp = getattr(base, "space", None) if isinstance(base, Sym) else None
+    return sp if sp not in ("?", "func") else None
+
+
 def _str_info(o) -> OperandInfo:
     return OperandInfo("sink") if o == "_" else OperandInfo("str")
 
@@ -70,8 +77,9 @@ _INFO_BY_CLASS = {
     float: lambda o: OperandInfo("imm", f32, floating=True),     # printed as a 0f literal
     Imm: _imm_info,
     Vec: _vec_info,
-    Addr: lambda o: OperandInfo("addr"),
-    TensorRef: lambda o: OperandInfo("tensor", count=len(o.coords), elems=tuple(_elem_type(e) for e in o.coords)),
+    Addr: lambda o: OperandInfo("addr", space=var_space(o.base)),
+    TensorRef: lambda o: OperandInfo("tensor", count=len(o.coords), elems=tuple(_elem_type(e) for e in o.coords),
+                                     space=var_space(o.base)),
     Sym: lambda o: OperandInfo("sym"),
     Sink: lambda o: OperandInfo("sink"),
     str: _str_info,
