@@ -260,6 +260,9 @@ _mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned",
                   "shared::cta", "satfinite", "xor", "and", "popc", "rn", "rz", "rm", "rp", "s4", "u4", "b1"}
       | _WMMA_SHAPES)
 
+# the kind of a vector element's register for `vector_kinds`: bits, integer, floating-point, packed
+_VEC_KIND = {"b": "b", "u": "i", "s": "i", "f": "f", "packed": "h"}
+_BIT_TYPES = {n: get_type(f"b{n}") for n in (8, 16, 32, 64, 128)}
 _STORAGE = ("b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f32", "f64")
 # the instruction types each op takes when isa_core.TYPES has no row for it
 _EXTRA_TYPES: Dict[str, Tuple[str, ...]] = {
@@ -1059,13 +1062,17 @@ class _FnCheck:
                     ctx.add("PTX-E-OPERANDS", f"{op.base}.v{n} takes a vector of {n}, {len(o.elems)} given",
                             _tok_loc(ctx, loc, k))
                     return
+                # ptxas 13.0 types a vector by its registers, not each one by the instruction: a register
+                # of any kind of the width (each checked as .bN), then `vector_kinds`
+                bits_ty = _BIT_TYPES.get(ty.bits, ty)
                 for e in o.elems:
                     if type(e) is Reg and e.type is not None:
-                        self.reg_type(e, ty, wide, op, loc, k, strict=True)
+                        self.reg_type(e, bits_ty, wide, op, loc, k, strict=True)
                     elif kind == _DV and type(e) in (Imm, FloatImm):
                         ctx.add("PTX-E-OPERANDS", f"{op.base} cannot write to an immediate", _tok_loc(ctx, loc, k))
                     elif type(e) in (Imm, FloatImm):
                         self.imm_type(e, ty, op, loc, k)
+                self.vector_kinds(o, ty, op, loc, k)
                 return
             if t is Vec:
                 ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} is a vector; this form takes one value "
@@ -1101,6 +1108,31 @@ class _FnCheck:
         elif isinstance(o, Sym) and op.base not in ("mov", "cvta", "cvt"):
             ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register or immediate, not the "
                                       f"symbol {o.name}", _tok_loc(ctx, loc, k), (), len(o.name))
+
+    def vector_kinds(self, v: Vec, ty: Type, op: _Op, loc, k):
+        """ld/st/ldu vectors as ptxas 13.0 types them (probed in tests/test_lint_core_probes.py): registers
+        of integer (.u/.s), floating-point and packed (.f16x2) kinds do not stand next to each other
+        ("Vector with elements of different types"), a .bN register stands next to any; and a vector of
+        floating-point registers only (no .bN) is not an integer value, nor one of packed registers only
+        a floating-point value ("Arguments mismatch"). Integer registers make a floating-point value."""
+        regs = [e if type(e) is Reg and e.type is not None and e.type.kind in _VEC_KIND else None for e in v.elems]
+        for a, b in zip(regs, regs[1:]):
+            if a is not None and b is not None:
+                ka, kb = _VEC_KIND[a.type.kind], _VEC_KIND[b.type.kind]
+                if ka != kb and "b" not in (ka, kb):
+                    self.ctx.add("PTX-E-TYPE", f"{b.name} (.{b.type.name}) stands next to {a.name} (.{a.type.name}) "
+                                               f"in the vector; ptxas takes no vector whose neighbours mix integer, "
+                                               f"floating-point and packed registers", _tok_loc(self.ctx, loc, k),
+                                 (f"a .b{b.type.bits} register stands next to any kind",), 1)
+                    return
+        kinds = {_VEC_KIND[e.type.kind] for e in regs if e is not None}
+        if len(kinds) == 1 and None not in regs:
+            (kind,) = kinds
+            if kind == "f" and ty.kind in ("u", "s") or kind == "h" and ty.kind == "f":
+                what = "floating-point" if kind == "f" else "packed"
+                self.ctx.add("PTX-E-TYPE", f"the vector holds {what} registers only; {op.base}.{ty.name} needs "
+                                           f"{'integer' if ty.kind != 'f' else 'floating-point or integer'} ones "
+                                           f"(or .b{ty.bits})", _tok_loc(self.ctx, loc, k), (), 1)
 
     def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k, strict: bool = False):
         # strict: a vector's element or a strict slot (`_slot`), where ptxas 13.0 takes no .f16x2 register for

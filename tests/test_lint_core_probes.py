@@ -10,7 +10,9 @@ What this found (fixed): ptxas takes a .f16x2 register for a 32-bit integer wher
 names it (add.u32, ld.u16 ...) but not in a vector or a fixed .u32 operand (a shift amount, bfe's
 position, clz's count); wider registers in ld/st/cvt of any kind for a bit type and bit-typed ones for
 float types; no ld/st of .f16; no immediate for half types; cvta's source of the instruction's size;
-immediates in mov's pack but not in its unpack.
+immediates in mov's pack but not in its unpack. Vectors of ld/st whose registers mix kinds: ptxas
+types the vector by its registers (integer, floating-point and packed ones not side by side, .bN ones
+next to any) rather than each register by the instruction's type.
 """
 from __future__ import annotations
 
@@ -120,6 +122,29 @@ def _probes():
     return out
 
 
+def _vector_probes():
+    """[(line, description)]: ld/st vectors whose registers mix kinds of one width (every pair of .v2,
+    a fixed sample of .v4 at 32 bits), under each storage type of the width."""
+    import itertools
+    import random
+    by_width = {16: (("b16", "u16", "s16", "f16"), ("b16", "u16", "s16")),
+                32: (("b32", "u32", "s32", "f32", "f16x2"), ("b32", "u32", "s32", "f32")),
+                64: (("b64", "u64", "s64", "f64"), ("b64", "u64", "s64", "f64"))}
+    rnd = random.Random(7)
+    out = []
+    for bits, (regs, types) in by_width.items():
+        combos = list(itertools.product(regs, repeat=2))
+        if bits == 32:
+            combos += rnd.sample(list(itertools.product(regs, repeat=4)), 120)
+        for els in combos:
+            vec = "{" + ", ".join(_r(t, i) for i, t in enumerate(els)) + "}"
+            for t in types:
+                what = f"v{len(els)}.{t} of {', '.join(els)}"
+                out.append((f"\tld.global.v{len(els)}.{t} {vec}, [%rd1];", f"ld.global.{what}"))
+                out.append((f"\tst.global.v{len(els)}.{t} [%rd1], {vec};", f"st.global.{what}"))
+    return out
+
+
 # ptxas 13.0 takes a .pred register here, which no rule of the PTX ISA allows; lint refuses it
 KNOWN = {
     "ld.global.v2.b32: operand 1 a .pred register", "ld.global.v2.b32: operand 2 a .pred register",
@@ -150,7 +175,7 @@ def _ptxas_rejected(head: str, lines: List[str]) -> set:
 def test_core_operand_probes_agree_with_ptxas():
     decls = "\n".join(f"\t.reg .{t} %q_{t}_<5>;" for t in REG_TYPES)
     head = f".version 8.1\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{{\n{decls}\n\t.reg .b64 %rd<4>;\n"
-    probes = _probes()
+    probes = _probes() + _vector_probes()
     lines = [p[0] for p in probes]
     by_ptxas = _ptxas_rejected(head, lines)
     first = head.count("\n") + 1
