@@ -372,7 +372,7 @@ class OperandInfo:
 
     kind: 'reg' (type: its register type; a predicate, negated or not, is a .pred register), 'imm'
     (value: an integer literal's; floating: a floating-point literal, whose value is not kept, with type
-    .f32 for a 0f literal, .f64 for a 0d one and None for a decimal one), 'vec'
+    .f32 for a 0f literal and .f64 for a 0d or decimal one), 'vec'
     (count; elems: element register types), 'addr', 'tensor' (count: coordinates; elems: their types),
     'sym' (a variable name), 'sink' (`_`). Operand pairs such as `d|p` are given as two operands.
     An address or tensor reference that names a variable (`[bar]`, `[tmap, {x}]`) has its state space.
@@ -1351,8 +1351,8 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
             float_slot = bool(s.types) and all(t.kind == "f" for t in s.types)
             if o.floating:
                 # ptxas: a float literal where the operand is floating-point (st.async .f32's value), or a
-                # hex one (type: .f32 for 0f, .f64 for 0d) as the bits of a bit type of its width where
-                # the slot says so (st.async .b32's value)
+                # literal of its width (type: .f32 for 0f, .f64 for 0d and decimal) as the bits of a
+                # bit type where the slot says so (st.async .b32's value)
                 bits = [t for t in s.types if t.kind == "b" and t.bits in (32, 64)] if s.float_bits else []
                 if not float_slot and not (o.type is not None and any(t.bits == o.type.bits for t in bits)):
                     what = f".{'/.'.join(t.name for t in s.types)}" if s.types else "an integer"

@@ -653,7 +653,12 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
                           ("legal: " + ", ".join(C.cmp_ops_for(ty)),)))
         if len(m & set(C.BOOL_OPS)) > 1:
             diags.append(("PTX-E-MODIFIER", f"{base} takes at most one of .and, .or, .xor", ()))
-    if base == "cvt" and len(types) >= 2:
+    if base == "cvt" and len(types) >= 2 and any(t.kind == "b" for t in types[-2:]):
+        # ptxas 13.0: "Unexpected instruction types specified for 'cvt'" (a bit type is no number)
+        bad = next(t for t in types[-2:] if t.kind == "b")
+        diags.append(("PTX-E-TYPE", f"cvt has no .{bad.name} form: it converts numbers, and a bit type is none",
+                      (f"write .u{bad.bits} or .s{bad.bits}" + (f" (or .f{bad.bits})" if bad.bits >= 16 else ""),)))
+    elif base == "cvt" and len(types) >= 2:
         dt, at = types[-2], types[-1]
         if dt.kind != "packed" and dt.kind != "fp8" and at.kind != "packed" and at.kind != "fp8":
             req, allowed = C.cvt_rounding(dt, at)
@@ -713,6 +718,9 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     if base in ("shfl", "vote") and "sync" not in m and ctx.target is not None and ctx.target.sm >= 70:
         diags.append(("PTX-E-MODIFIER", f"{base} without .sync is not supported on sm_70 and later",
                       (f"write {base}.sync with a member mask",)))
+    if base == "shfl" and ty is not None and ty is not b32:
+        # ptxas 13.0: "Unexpected instruction types specified for 'shfl'"
+        diags.append(("PTX-E-TYPE", f"shfl has no .{ty.name} form", ("shfl moves .b32 values",)))
     if base == "shfl" and len(m & set(C.SHFL_MODES)) != 1:
         diags.append(("PTX-E-MODIFIER", "shfl needs exactly one mode", ("one of " + ", ".join(C.SHFL_MODES),)))
     if base == "vote" and len(m & set(C.VOTE_MODES)) != 1:
@@ -1070,8 +1078,9 @@ class _FnCheck:
                         self.reg_type(e, bits_ty, wide, op, loc, k, strict=True)
                     elif kind == _DV and type(e) in (Imm, FloatImm):
                         ctx.add("PTX-E-OPERANDS", f"{op.base} cannot write to an immediate", _tok_loc(ctx, loc, k))
-                    elif type(e) in (Imm, FloatImm):
+                    elif type(e) is Imm:
                         self.imm_type(e, ty, op, loc, k)
+                    # (a float literal in a vector: ptxas 13.0 takes one of any width; `vector_kinds`)
                 self.vector_kinds(o, ty, op, loc, k)
                 return
             if t is Vec:
@@ -1114,23 +1123,28 @@ class _FnCheck:
         of integer (.u/.s), floating-point and packed (.f16x2) kinds do not stand next to each other
         ("Vector with elements of different types"), a .bN register stands next to any; and a vector of
         floating-point registers only (no .bN) is not an integer value, nor one of packed registers only
-        a floating-point value ("Arguments mismatch"). Integer registers make a floating-point value."""
+        a floating-point value ("Arguments mismatch"). Integer registers make a floating-point value. An
+        integer literal counts as an integer register, a float literal (0f, 0d or decimal, any width) as
+        a floating-point one."""
         regs = [e if type(e) is Reg and e.type is not None and e.type.kind in _VEC_KIND else None for e in v.elems]
-        for a, b in zip(regs, regs[1:]):
-            if a is not None and b is not None:
-                ka, kb = _VEC_KIND[a.type.kind], _VEC_KIND[b.type.kind]
-                if ka != kb and "b" not in (ka, kb):
-                    self.ctx.add("PTX-E-TYPE", f"{b.name} (.{b.type.name}) stands next to {a.name} (.{a.type.name}) "
-                                               f"in the vector; ptxas takes no vector whose neighbours mix integer, "
-                                               f"floating-point and packed registers", _tok_loc(self.ctx, loc, k),
-                                 (f"a .b{b.type.bits} register stands next to any kind",), 1)
-                    return
-        kinds = {_VEC_KIND[e.type.kind] for e in regs if e is not None}
-        if len(kinds) == 1 and None not in regs:
-            (kind,) = kinds
+        # an integer literal stands as an integer register, a float literal (of any width) as a
+        # floating-point one
+        kinds = [_VEC_KIND[e.type.kind] if r is not None else "i" if type(e) is Imm and isinstance(e.value, int)
+                 else "f" if type(e) is FloatImm else None for e, r in zip(v.elems, regs)]
+        for j in range(1, len(kinds)):
+            ka, kb = kinds[j - 1], kinds[j]
+            if ka is not None and kb is not None and ka != kb and "b" not in (ka, kb):
+                a, b = v.elems[j - 1], v.elems[j]
+                desc = lambda e: f"{e.name} (.{e.type.name})" if type(e) is Reg else f"the literal {e}"
+                self.ctx.add("PTX-E-TYPE", f"{desc(b)} stands next to {desc(a)} in the vector; ptxas takes no "
+                                           f"vector whose neighbours mix integer, floating-point and packed values",
+                             _tok_loc(self.ctx, loc, k), ("a .bN register stands next to any kind",), 1)
+                return
+        if None not in kinds and len(set(kinds)) == 1:
+            kind = kinds[0]
             if kind == "f" and ty.kind in ("u", "s") or kind == "h" and ty.kind == "f":
                 what = "floating-point" if kind == "f" else "packed"
-                self.ctx.add("PTX-E-TYPE", f"the vector holds {what} registers only; {op.base}.{ty.name} needs "
+                self.ctx.add("PTX-E-TYPE", f"the vector holds {what} values only; {op.base}.{ty.name} needs "
                                            f"{'integer' if ty.kind != 'f' else 'floating-point or integer'} ones "
                                            f"(or .b{ty.bits})", _tok_loc(self.ctx, loc, k), (), 1)
 
@@ -1148,12 +1162,13 @@ class _FnCheck:
     def imm_type(self, o, ty: Type, op: _Op, loc, k):
         if type(o) is FloatImm:
             # bit types take a float literal's bits when the widths agree (and.b32 %r1, %r2, 0f7FFFFFFF;
-            # mov.b64 needs a 0d literal); integer types take none
-            if not (ty.kind == "f" and ty.bits >= 32
-                    or ty.kind == "b" and (o.type is None and ty.bits >= 32 or o.type is not None
-                                           and o.type.bits == ty.bits)):
+            # mov.b64 a 0d literal or a decimal one, which is double precision); integer types take none
+            bits = o.type.bits if o.type is not None else 64
+            if not (ty.kind == "f" and ty.bits >= 32 or ty.kind == "b" and bits == ty.bits):
+                note = (f"the bits of a .{ty.name} are a {'0f' if ty.bits == 32 else '0d'} literal",) \
+                    if ty.kind == "b" and ty.bits in (32, 64) else ()
                 self.ctx.add("PTX-E-TYPE", f"{o.text} is a floating-point literal; operand {k + 1} of {op.base} is "
-                                           f".{ty.name}", _tok_loc(self.ctx, loc, k), (), len(o.text))
+                                           f".{ty.name}", _tok_loc(self.ctx, loc, k), note, len(o.text))
         elif ty in C.HALF:
             # ptxas 13.0 takes no immediate for a half-precision operand ("Arguments mismatch")
             txt = str(o.value)
@@ -1230,8 +1245,14 @@ class _FnCheck:
                                       f"mov.{ty.name}", _tok_loc(ctx, loc, 1), (), len(name))
 
     def pack(self, v: Vec, ty: Type, op: _Op, loc, k):
-        """`mov.b64 %rd1, {%r1, %r2}` and back: equal-width parts that add up to the mov type."""
+        """`mov.b64 %rd1, {%r1, %r2}` and back: equal-width parts that add up to the mov type, which is a
+        bit type (ptxas 13.0: "Arguments mismatch" for mov.u64/.f64 with a vector)."""
         elems = v.elems
+        if ty.kind != "b":
+            self.ctx.add("PTX-E-TYPE", f"mov.{ty.name} cannot {'unpack' if k == 0 else 'pack'} a vector; only a bit "
+                                       f"type can", _tok_loc(self.ctx, loc, OPCODE), (f"write mov.b{ty.bits}",),
+                         len(f"mov.{ty.name}"))
+            return
         n = len(elems)
         part = ty.bits // n if n else 0
         if n not in (2, 4, 8) or part < 8 or part * n != ty.bits:

@@ -227,11 +227,11 @@ def test_immediate_ranges():
 def test_float_literals_only_in_floating_point_operands():
     # ptxas 13.0: "Arguments mismatch" for 1.0 as mbarrier.init's count or a .b32 st.async value, and for
     # the integer 1 as a .f32 st.async value
-    d = only(L.check("mbarrier.init.shared.b64", [Op("addr"), Op("imm", floating=True)]))
+    d = only(L.check("mbarrier.init.shared.b64", [Op("addr"), Op("imm", f64, floating=True)]))
     assert d.code == "PTX-E-TYPE" and "operand 2 (count) is a floating-point literal; .u32 expected" in d.message
     st = "st.async.shared::cluster.mbarrier::complete_tx::bytes."
     assert L.check(st + "f32", [Op("addr"), Op("imm", f32, floating=True), Op("addr")]) == []
-    assert "floating-point literal" in only(L.check(st + "b32", [Op("addr"), Op("imm", floating=True),
+    assert "floating-point literal" in only(L.check(st + "b32", [Op("addr"), Op("imm", f64, floating=True),
                                                                   Op("addr")])).message
     # ...but a hex literal of the width is the bits of a .b32/.b64 value (0f for .b32, 0d for .b64)
     assert L.check(st + "b32", [Op("addr"), Op("imm", f32, floating=True), Op("addr")]) == []
@@ -243,7 +243,8 @@ def test_float_literals_only_in_floating_point_operands():
                                                            Op("imm", f64, floating=True)])).code == "PTX-E-TYPE"
     assert "integer literal 1" in only(L.check(st + "f32", [Op("addr"), Op("imm", value=1), Op("addr")])).message
     # an immediate slot without a type (a wait_group count) takes integers only
-    assert "an integer expected" in only(L.check("wgmma.wait_group.sync.aligned", [Op("imm", floating=True)])).message
+    assert "an integer expected" in only(L.check("wgmma.wait_group.sync.aligned",
+                                                 [Op("imm", f64, floating=True)])).message
 
 
 def test_addresses_name_variables_of_their_state_space():

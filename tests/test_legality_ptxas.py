@@ -542,7 +542,7 @@ def run_differential() -> Outcome:
 # One operand of a legal form replaced by another kind or type of operand, without deciding beforehand
 # whether that is legal: ptxas's verdict is compared with legality's. Registers of the probes are declared
 # with exactly their type (%q_u32<...> is .u32; the builder would declare it .b32). Kinds: an integer or
-# hex float (0f, 0d) literal for a register, a register or a float literal (decimal, 0f, 0d) for an
+# float (0f, 0d, decimal) literal for a register, a register or a float literal (decimal, 0f, 0d) for an
 # immediate, the sink `_` for a register, a bare register or a variable of each state space for an
 # address (for a tensor map too), a register of another type, a vector whose every register is of
 # another type.
@@ -558,12 +558,13 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
         alts.append(("1", L.OperandInfo("imm", value=1), "an immediate"))
         alts.append(("0f3F800000", L.OperandInfo("imm", f32, floating=True), "a 0f literal"))
         alts.append(("0d3FF0000000000000", L.OperandInfo("imm", f64, floating=True), "a 0d literal"))
+        alts.append(("1.5", L.OperandInfo("imm", f64, floating=True), "a decimal float literal"))
         alts.append(("_", L.OperandInfo("sink"), "the sink _"))
         for t in PROBE_TYPES:
             if inf.type is None or t != inf.type.name:
                 alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
     elif inf.kind == "imm":
-        alts.append(("1.0", L.OperandInfo("imm", floating=True), "a decimal float literal"))
+        alts.append(("1.0", L.OperandInfo("imm", f64, floating=True), "a decimal float literal"))
         alts.append(("0f3F800000", L.OperandInfo("imm", f32, floating=True), "a 0f literal"))
         alts.append(("0d3FF0000000000000", L.OperandInfo("imm", f64, floating=True), "a 0d literal"))
         for t in ("u32", "b64"):

@@ -12,7 +12,8 @@ position, clz's count); wider registers in ld/st/cvt of any kind for a bit type 
 float types; no ld/st of .f16; no immediate for half types; cvta's source of the instruction's size;
 immediates in mov's pack but not in its unpack. Vectors of ld/st whose registers mix kinds: ptxas
 types the vector by its registers (integer, floating-point and packed ones not side by side, .bN ones
-next to any) rather than each register by the instruction's type.
+next to any) rather than each register by the instruction's type. Instruction types: cvt takes no .bN
+type, shfl only .b32, a mov that packs or unpacks a vector only a .bN type.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ pytestmark = [pytest.mark.ptxas, pytest.mark.skipif(shutil.which("ptxas") is Non
                                                     reason="needs ptxas (CUDA toolkit) on PATH")]
 
 REG_TYPES = ("b16", "u16", "s16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "s64", "f64", "pred")
-IMMEDIATES = {"an integer literal": "1", "a float literal": "0f3F800000"}
+IMMEDIATES = {"an integer literal": "1", "a float literal": "0f3F800000", "a 0d literal": "0d3FF0000000000000",
+              "a decimal float literal": "1.5"}
 
 
 def _r(t: str, i: int) -> str:
@@ -71,6 +73,7 @@ def _forms() -> List[Tuple[str, Tuple[str, ...]]]:
         f.append((f"ld.shared.{t} {{0}}, [%rd1];", (t,)))
         f.append((f"st.shared.{t} [%rd1], {{0}};", (t,)))
         f.append((f"ld.global.v2.{t} {{{{{{0}}, {{1}}}}}}, [%rd1];", (t, t)))
+        f.append((f"st.global.v2.{t} [%rd1], {{{{{{0}}, {{1}}}}}};", (t, t)))
     for t in ("u8", "s8", "u16", "b8"):
         f.append((f"ld.shared.{t} {{0}}, [%rd1];", ("b32" if t == "b8" else "u32",)))
         f.append((f"st.shared.{t} [%rd1], {{0}};", ("b32" if t == "b8" else "u32",)))
@@ -145,9 +148,37 @@ def _vector_probes():
     return out
 
 
+def _type_probes():
+    """[(line, description)]: instruction types swapped for others of the size (cvt of every pair of
+    types, shfl's and a vector mov's types), the registers as declared for the size."""
+    reg = {8: "%q_b16_0", 16: "%q_b16_0", 32: "%q_b32_0", 64: "%q_b64_0"}
+    freg = {16: "%q_f16_0", 32: "%q_f32_0", 64: "%q_f64_0"}
+    names = ("b8", "u8", "s8", "b16", "u16", "s16", "f16", "b32", "u32", "s32", "f32", "b64", "u64", "s64", "f64")
+    out = []
+    for d in names:
+        for a in names:
+            bd, ba = int(d[1:]), int(a[1:])
+            rnd = ""
+            if d[0] == "f" and (a[0] != "f" or bd < ba):
+                rnd = ".rn"
+            elif d[0] in "us" and a[0] == "f":
+                rnd = ".rzi"
+            dr = freg[bd] if d[0] == "f" else reg[bd]
+            ar = freg[ba] if a[0] == "f" else reg[ba]
+            out.append((f"\tcvt{rnd}.{d}.{a} {dr}, {ar};", f"cvt.{d}.{a}"))
+    for t in ("b32", "u32", "s32", "f32"):
+        out.append((f"\tshfl.sync.bfly.{t} %q_b32_0, %q_b32_1, 1, 31, -1;", f"shfl.{t}"))
+        out.append((f"\tmov.{t} %q_b32_0, {{%q_b16_0, %q_b16_1}};", f"mov.{t} pack"))
+    for t in ("b64", "u64", "s64", "f64"):
+        out.append((f"\tmov.{t} %q_b64_0, {{%q_b32_0, %q_b32_1}};", f"mov.{t} pack"))
+        out.append((f"\tmov.{t} {{%q_b32_0, %q_b32_1}}, %q_b64_0;", f"mov.{t} unpack"))
+    return out
+
+
 # ptxas 13.0 takes a .pred register here, which no rule of the PTX ISA allows; lint refuses it
 KNOWN = {
     "ld.global.v2.b32: operand 1 a .pred register", "ld.global.v2.b32: operand 2 a .pred register",
+    "st.global.v2.b32: operand 1 a .pred register", "st.global.v2.b32: operand 2 a .pred register",
     "mov.b64: operand 1 a .pred register", "mov.b64: operand 2 a .pred register",
 }
 
@@ -175,7 +206,7 @@ def _ptxas_rejected(head: str, lines: List[str]) -> set:
 def test_core_operand_probes_agree_with_ptxas():
     decls = "\n".join(f"\t.reg .{t} %q_{t}_<5>;" for t in REG_TYPES)
     head = f".version 8.1\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{{\n{decls}\n\t.reg .b64 %rd<4>;\n"
-    probes = _probes() + _vector_probes()
+    probes = _probes() + _vector_probes() + _type_probes()
     lines = [p[0] for p in probes]
     by_ptxas = _ptxas_rejected(head, lines)
     first = head.count("\n") + 1

@@ -28,8 +28,8 @@ def test_parsed_operands():
     # a float literal (the parser's FloatImm, an Imm) keeps its type, has no integer value and is floating
     assert operand_infos(ins["mov.f32"].operands) == [OperandInfo("reg", f32),
                                                       OperandInfo("imm", f32, floating=True)]
-    # a decimal one has no width of its own
-    assert operand_info(_parsed("mov.f32 %f1, 1.5;")["mov.f32"].operands[1]) == OperandInfo("imm", floating=True)
+    # a decimal one is double precision
+    assert operand_info(_parsed("mov.f32 %f1, 1.5;")["mov.f32"].operands[1]) == OperandInfo("imm", f64, floating=True)
     # a predicate pair is two operands
     infos = operand_infos(ins["setp.eq.u32"].operands)
     assert infos[:3] == [OperandInfo("reg", pred), OperandInfo("reg", pred), OperandInfo("reg", b32)]

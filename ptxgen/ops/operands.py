@@ -45,9 +45,9 @@ def _vec_info(o) -> OperandInfo:
 def _imm_info(o) -> OperandInfo:
     v = o.value
     if imm_is_float(v, o.type):
-        # the literal as written: 0f (.f32) and 0d (.f64) hex, or decimal (the parser's `1.5`, no type)
-        text = str(o)[:2].lower()
-        return OperandInfo("imm", f32 if text == "0f" else f64 if text == "0d" else None, floating=True)
+        # the literal's width as written: .f32 for a 0f one, .f64 for 0d and for a decimal one (the
+        # parser's `1.5`; PTX reads decimal floats in double precision)
+        return OperandInfo("imm", f32 if str(o)[:2].lower() == "0f" else f64, floating=True)
     return OperandInfo("imm", o.type, value=int(v) if isinstance(v, (int, float)) else None)
 
 
