@@ -372,7 +372,8 @@ class OperandInfo:
 
     kind: 'reg' (type: its register type; a predicate, negated or not, is a .pred register), 'imm'
     (value: an integer literal's; floating: a floating-point literal, whose value is not kept, with type
-    .f32 for a 0f literal and .f64 for a 0d or decimal one), 'vec'
+    .f32 for a 0f literal and .f64 for a 0d or decimal one), 'vec' (with lits: which elements are
+    literals)
     (count; elems: element register types), 'addr', 'tensor' (count: coordinates; elems: their types),
     'sym' (a variable name), 'sink' (`_`). Operand pairs such as `d|p` are given as two operands.
     An address or tensor reference that names a variable (`[bar]`, `[tmap, {x}]`) has its state space.
@@ -384,6 +385,8 @@ class OperandInfo:
     value: Optional[int] = None
     elems: Tuple[Optional[Type], ...] = ()
     floating: bool = False
+    lits: Tuple[Optional[str], ...] = ()   # 'vec': per element, 'i' for an integer literal, 'f' for a float
+                                           # literal, None for a register (empty where there are none)
     space: Optional[str] = None      # 'addr', 'tensor': the state space of the variable the address
                                      # names ('shared', 'global', ...); None: a register, or not known
 
@@ -1301,6 +1304,12 @@ def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
     return out
 
 
+def _declared_float(t: Optional[Type]) -> bool:
+    """Whether a register of type `t` is declared floating-point (.f32/.f64; the builder declares halves
+    and .tf32 in bit-typed registers, as ptxas then sees them)."""
+    return t is not None and (get_type(t.reg_decl) if t.reg_decl else t).kind == "f"
+
+
 def _type_ok(have: Optional[Type], slot: Slot) -> bool:
     if have is None or not slot.types:
         return True
@@ -1336,6 +1345,17 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
                                                 f".{'/.'.join(t.name for t in s.types)} expected"))
                     break
+            if o.kind == VEC and any(o.lits):
+                # ptxas 13.0: "Result register required" for a literal in a written vector; in a read one,
+                # "Vector with elements of different types" for an integer literal next to a floating-point
+                # register (not next to a packed or integer one; a float literal stands anywhere)
+                if s.role == "dst":
+                    out.append(_diag(CODE_OPERANDS, f"{title}: {pos} is written; each element must be a register, "
+                                                    "not a literal"))
+                elif any(lit == "i" and any(0 <= j < o.count and _declared_float(o.elems[j]) for j in (i - 1, i + 1))
+                         for i, lit in enumerate(o.lits)):
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} has an integer literal next to a floating-point "
+                                                "register", ("write it as a float literal (0f...)",)))
         if (o.kind == ADDR or o.kind == TENSOR) and o.space is not None and s.spaces is not None \
                 and o.space not in s.spaces:
             want = "/".join("." + x for x in sorted(s.spaces))

@@ -30,7 +30,7 @@ from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPai
                     undeclarable_type)
 from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      version_str)
-from .types import Type, b32, compatible, f16x2, f32, f64, get_type, pred, u32, u64
+from .types import VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, f64, get_type, pred, u32, u64
 
 __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
 
@@ -260,8 +260,6 @@ _mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned",
                   "shared::cta", "satfinite", "xor", "and", "popc", "rn", "rz", "rm", "rp", "s4", "u4", "b1"}
       | _WMMA_SHAPES)
 
-# the kind of a vector element's register for `vector_kinds`: bits, integer, floating-point, packed
-_VEC_KIND = {"b": "b", "u": "i", "s": "i", "f": "f", "packed": "h"}
 _BIT_TYPES = {n: get_type(f"b{n}") for n in (8, 16, 32, 64, 128)}
 _STORAGE = ("b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f32", "f64")
 # the instruction types each op takes when isa_core.TYPES has no row for it
@@ -1126,20 +1124,19 @@ class _FnCheck:
         a floating-point value ("Arguments mismatch"). Integer registers make a floating-point value. An
         integer literal counts as an integer register, a float literal (0f, 0d or decimal, any width) as
         a floating-point one."""
-        regs = [e if type(e) is Reg and e.type is not None and e.type.kind in _VEC_KIND else None for e in v.elems]
         # an integer literal stands as an integer register, a float literal (of any width) as a
         # floating-point one
-        kinds = [_VEC_KIND[e.type.kind] if r is not None else "i" if type(e) is Imm and isinstance(e.value, int)
-                 else "f" if type(e) is FloatImm else None for e, r in zip(v.elems, regs)]
-        for j in range(1, len(kinds)):
-            ka, kb = kinds[j - 1], kinds[j]
-            if ka is not None and kb is not None and ka != kb and "b" not in (ka, kb):
-                a, b = v.elems[j - 1], v.elems[j]
-                desc = lambda e: f"{e.name} (.{e.type.name})" if type(e) is Reg else f"the literal {e}"
-                self.ctx.add("PTX-E-TYPE", f"{desc(b)} stands next to {desc(a)} in the vector; ptxas takes no "
-                                           f"vector whose neighbours mix integer, floating-point and packed values",
-                             _tok_loc(self.ctx, loc, k), ("a .bN register stands next to any kind",), 1)
-                return
+        kinds = [VECTOR_KIND.get(e.type.kind) if type(e) is Reg and e.type is not None
+                 else "i" if type(e) is Imm and isinstance(e.value, int) else "f" if type(e) is FloatImm else None
+                 for e in v.elems]
+        j = clashing_neighbour(kinds)
+        if j is not None:
+            a, b = v.elems[j - 1], v.elems[j]
+            desc = lambda e: f"{e.name} (.{e.type.name})" if type(e) is Reg else f"the literal {e}"
+            self.ctx.add("PTX-E-TYPE", f"{desc(b)} stands next to {desc(a)} in the vector; ptxas takes no "
+                                       f"vector whose neighbours mix integer, floating-point and packed values",
+                         _tok_loc(self.ctx, loc, k), ("a .bN register stands next to any kind",), 1)
+            return
         if None not in kinds and len(set(kinds)) == 1:
             kind = kinds[0]
             if kind == "f" and ty.kind in ("u", "s") or kind == "h" and ty.kind == "f":

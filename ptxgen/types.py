@@ -1,7 +1,7 @@
 """PTX fundamental types, register declaration classes and state spaces."""
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 __all__ = [
     "Type", "get_type", "compatible",
@@ -105,6 +105,22 @@ def get_type(t) -> Type:
             return ty
         raise ValueError(f"unknown PTX type {t!r}; known types: {', '.join(sorted(_TYPES))}")
     raise TypeError(f"expected a PTX type (e.g. ptxgen.u32 or 'u32'), got {type(t).__name__}")
+
+
+# The kind ptxas 13.0 gives each element of a vector operand: bits (.bN, which stands next to any kind),
+# integer (.uN/.sN and integer literals), floating-point (.fN and float literals) and packed (.f16x2 ...).
+VECTOR_KIND = {"b": "b", "u": "i", "s": "i", "f": "f", "packed": "h"}
+
+
+def clashing_neighbour(kinds: Sequence[Optional[str]]) -> Optional[int]:
+    """The index of the first element of a vector whose kind (VECTOR_KIND's; None: not known) clashes
+    with the one before it: integer, floating-point and packed elements may not stand side by side
+    ("Vector with elements of different types"); None where none does."""
+    for j in range(1, len(kinds)):
+        a, b = kinds[j - 1], kinds[j]
+        if a is not None and b is not None and a != b and "b" not in (a, b):
+            return j
+    return None
 
 
 def compatible(reg: Type, instr: Type, *, wider_ok: bool = False, f16x2_as_int: bool = True) -> bool:

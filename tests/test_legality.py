@@ -275,6 +275,21 @@ def test_addresses_name_variables_of_their_state_space():
     assert "names a .param variable" in d.message and "cvta" in d.notes[0]
 
 
+def test_literals_in_fragments():
+    # ptxas 13.0: "Result register required" for a literal in d; in c, "Vector with elements of different
+    # types" for an integer literal next to an .f32 register, but not for a float literal
+    op = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    v = lambda n, t: Op("vec", count=n, elems=(t,) * n)
+    lit = lambda n, t, kind: Op("vec", count=n, elems=(None,) + (t,) * (n - 1), lits=(kind,) + (None,) * (n - 1))
+    a, b = v(4, b32), v(2, b32)
+    assert L.check(op, [v(4, f32), a, b, lit(4, f32, "f")]) == []
+    assert L.check(op, [v(4, f32), lit(4, b32, "i"), b, v(4, f32)]) == []
+    assert "integer literal next to a floating-point register" in only(L.check(op, [v(4, f32), a, b,
+                                                                                    lit(4, f32, "i")])).message
+    d = only(L.check(op, [lit(4, f32, "f"), a, b, v(4, f32)]))
+    assert d.code == "PTX-E-OPERANDS" and "operand 1 (d) is written" in d.message
+
+
 def test_builder_refuses_a_variable_of_another_state_space():
     m = pg.Module("sm_90a", version="8.0")
     g = m.global_var("gbar", "b64", align=8)

@@ -545,7 +545,7 @@ def run_differential() -> Outcome:
 # float (0f, 0d, decimal) literal for a register, a register or a float literal (decimal, 0f, 0d) for an
 # immediate, the sink `_` for a register, a bare register or a variable of each state space for an
 # address (for a tensor map too), a register of another type, a vector whose every register is of
-# another type.
+# another type or whose first element is a literal.
 PROBE_TYPES = ("b16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "s64", "f64", "pred")
 PROBE_VEC = 128          # the longest vector operand (wgmma's m64n256 .f32 accumulator)
 VAR_SPACES = ("global", "shared", "local", "const", "param")   # variables q_<space> the probes name
@@ -578,6 +578,12 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
             alts.append((f"[q_{sp}," + o.split(",", 1)[1], L.OperandInfo("tensor", count=inf.count, elems=inf.elems,
                                                                          space=sp), f"a .{sp} tensor map"))
     elif inf.kind == "vec":
+        if o.startswith("{") and inf.count > 1:
+            rest = o[1:].split(",", 1)[1]
+            for lit, kind, what in (("1", "i", "an integer literal"), ("0f3F800000", "f", "a float literal")):
+                alts.append(("{" + lit + "," + rest, L.OperandInfo("vec", count=inf.count, elems=(None,) + inf.elems[1:],
+                                                                  lits=(kind,) + (None,) * (inf.count - 1)),
+                             f"{what} first in the vector"))
         for t in PROBE_TYPES:
             if t == "pred" or (inf.elems and inf.elems[0] is not None and inf.elems[0].name == t):
                 continue

@@ -39,7 +39,11 @@ class TensorRef:
 
 
 def _vec_info(o) -> OperandInfo:
-    return OperandInfo("vec", count=len(o.elems), elems=tuple(_elem_type(e) for e in o.elems))
+    lits = tuple(("f" if imm_is_float(e.value, e.type) else "i") if isinstance(e, Imm) else
+                 ("i" if isinstance(e, int) and not isinstance(e, bool) else "f" if isinstance(e, float) else None)
+                 for e in o.elems)
+    return OperandInfo("vec", count=len(o.elems), elems=tuple(_elem_type(e) for e in o.elems),
+                       lits=lits if any(lits) else ())
 
 
 def _imm_info(o) -> OperandInfo:
