@@ -271,7 +271,7 @@ _EXTRA_TYPES: Dict[str, Tuple[str, ...]] = {
     "copysign": ("f32", "f64"), "bfind": ("u32", "u64", "s32", "s64"), "testp": ("f32", "f64"),
     "lop3": ("b32", "b64"), "slct": (), "popc": ("b32", "b64"), "activemask": ("b32",), "fns": ("b32",),
     "bmsk": ("b32",), "szext": ("u32", "s32"), "shf": ("b32",), "nanosleep": ("u32",),
-    "cvta": ("u32", "u64"), "redux": ("u32", "s32", "b32", "f32"),
+    "cvta": ("u32", "u64"), "redux": ("u32", "s32", "b32", "f32"), "match": ("b32", "b64"),
     # the storage types: no .f16/.bf16/.f16x2 ld or st ("Unexpected instruction types"), halves move as .b16
     "ld": _STORAGE, "st": _STORAGE, "ldu": _STORAGE,
 }
@@ -302,6 +302,11 @@ def _slot(kind, ty=None, wide=False, n=1, imm=True, strict=False):
     """strict: a type of its own, not the instruction's (a shift amount, clz's count); ptxas 13.0 takes a
     .f16x2 register for a 32-bit integer only where the instruction's type names it."""
     return (kind, ty, wide, n, imm, strict)
+
+
+# a warp's member mask (shfl.sync, vote.sync, match.sync, redux.sync, bar.warp.sync): a 32-bit integer
+# or bit register or an integer literal; ptxas 13.0 takes no .f32 or .f16x2 register and no float literal
+_MEMBERMASK = _slot(_S, u32, strict=True)
 
 
 def _signature(base: str, mods: Sequence[str], types: List[Type]):
@@ -379,11 +384,13 @@ def _signature(base: str, mods: Sequence[str], types: List[Type]):
     if base == "red" and not m & _VEC:
         return [_slot(_A), s]
     if base == "shfl" and "sync" in m:
-        return [_slot(_D, b32), _slot(_S, b32), _slot(_S, b32), _slot(_S, b32), _slot(_S, b32)]
+        return [_slot(_D, b32), _slot(_S, b32), _slot(_S, b32), _slot(_S, b32), _MEMBERMASK]
     if base == "vote" and "sync" in m:
-        return [_slot(_D, T) if T is not pred else _slot(_PD), _slot(_P), _slot(_S, u32)]
+        return [_slot(_D, T) if T is not pred else _slot(_PD), _slot(_P), _MEMBERMASK]
     if base == "redux" and "sync" in m:
-        return [d, s, _slot(_S, u32)]
+        return [_slot(_D, T, strict=True), _slot(_S, T, strict=True), _MEMBERMASK]
+    if base == "match" and "sync" in m:
+        return [_slot(_D, u32, strict=True), s, _MEMBERMASK]
     if base == "nanosleep":
         return [u]
     return None
@@ -396,7 +403,7 @@ def _untyped_signature(base: str, mods: Sequence[str]):
     if base in ("bar", "barrier") and m & {"sync", "arrive"} and not m & {"warp", "cluster"}:
         return [u, u], (2 if "arrive" in m else 1)
     if base == "bar" and "warp" in m:
-        return [_slot(_S, b32)], 1
+        return [_MEMBERMASK], 1
     if base == "bra":
         return [_slot(_L)], 1
     if base in ("ret", "exit", "trap", "brkpt"):
@@ -676,7 +683,7 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         if len(ops) != 1:
             diags.append(("PTX-E-MODIFIER", f"{base} needs exactly one operation",
                           ("one of " + ", ".join("." + o for o in C.ATOM_OPS),)))
-        elif not m & _VEC and ty not in C.ATOM_OPS[ops[0]] and not (ops[0] in ("add", "min", "max") and ty.name in ("u64", "s64")):
+        elif not m & _VEC and ty not in C.ATOM_OPS[ops[0]]:
             diags.append(("PTX-E-TYPE", f"{base}.{ops[0]} has no .{ty.name} form",
                           (f"{base}.{ops[0]} takes " + ", ".join("." + t.name for t in C.ATOM_OPS[ops[0]]),)))
         if base == "red" and m & {"acquire", "acq_rel"}:
@@ -1116,14 +1123,14 @@ class _FnCheck:
             ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register or immediate, not the "
                                       f"symbol {o.name}", _tok_loc(ctx, loc, k), (), len(o.name))
 
-    def vector_kinds(self, v: Vec, ty: Type, op: _Op, loc, k):
+    def vector_kinds(self, v: Vec, ty: Type, op: _Op, loc, k, whole: bool = True):
         """ld/st/ldu vectors as ptxas 13.0 types them (probed in tests/test_lint_core_probes.py): registers
         of integer (.u/.s), floating-point and packed (.f16x2) kinds do not stand next to each other
         ("Vector with elements of different types"), a .bN register stands next to any; and a vector of
         floating-point registers only (no .bN) is not an integer value, nor one of packed registers only
         a floating-point value ("Arguments mismatch"). Integer registers make a floating-point value. An
         integer literal counts as an integer register, a float literal (0f, 0d or decimal, any width) as
-        a floating-point one."""
+        a floating-point one. (whole=False: the neighbours only, for mov's packs.)"""
         # an integer literal stands as an integer register, a float literal (of any width) as a
         # floating-point one
         kinds = [VECTOR_KIND.get(e.type.kind) if type(e) is Reg and e.type is not None
@@ -1137,7 +1144,7 @@ class _FnCheck:
                                        f"vector whose neighbours mix integer, floating-point and packed values",
                          _tok_loc(self.ctx, loc, k), ("a .bN register stands next to any kind",), 1)
             return
-        if None not in kinds and len(set(kinds)) == 1:
+        if whole and None not in kinds and len(set(kinds)) == 1:
             kind = kinds[0]
             if kind == "f" and ty.kind in ("u", "s") or kind == "h" and ty.kind == "f":
                 what = "floating-point" if kind == "f" else "packed"
@@ -1266,6 +1273,7 @@ class _FnCheck:
                 self.ctx.add("PTX-E-OPERANDS", f"mov.{ty.name} {{...}} unpacks into registers, not into {e}",
                              _tok_loc(self.ctx, loc, k))
                 return
+        self.vector_kinds(v, ty, op, loc, k, whole=False)
 
     # -- calls
     def call(self, ins: Instr, loc):

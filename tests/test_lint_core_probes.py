@@ -97,6 +97,12 @@ def _forms() -> List[Tuple[str, Tuple[str, ...]]]:
           ("mad.wide.u32 {0}, {1}, {2}, {3};", ("u64", "u32", "u32", "u64")),
           ("mul.wide.s32 {0}, {1}, {2};", ("s64", "s32", "s32")),
           ("shfl.sync.bfly.b32 {0}, {1}, 1, 31, -1;", ("b32", "b32")),
+          ("shfl.sync.idx.b32 {0}, {1}, {2}, {3}, {4};", ("b32", "b32", "b32", "b32", "u32")),
+          ("match.any.sync.b32 {0}, {1}, {2};", ("b32", "b32", "u32")),
+          ("match.any.sync.b64 {0}, {1}, {2};", ("b32", "b64", "u32")),
+          ("redux.sync.add.u32 {0}, {1}, {2};", ("u32", "u32", "u32")),
+          ("vote.sync.any.pred {0}, {1}, {2};", ("pred", "pred", "u32")),
+          ("bar.warp.sync {0};", ("u32",)),
           ("prmt.b32 {0}, {1}, {2}, {3};", ("b32",) * 4),
           ("bfe.u32 {0}, {1}, {2}, {3};", ("u32",) * 4),
           ("bfi.b32 {0}, {1}, {2}, {3}, {4};", ("b32", "b32", "b32", "u32", "u32")),
@@ -175,10 +181,12 @@ def _type_probes():
     return out
 
 
-# ptxas 13.0 takes a .pred register here, which no rule of the PTX ISA allows; lint refuses it
+# ptxas 13.0 takes a .pred register here (or a .f16x2 one for a .pred), which no rule of the PTX ISA
+# allows; lint refuses it
 KNOWN = {
     "ld.global.v2.b32: operand 1 a .pred register", "ld.global.v2.b32: operand 2 a .pred register",
     "st.global.v2.b32: operand 1 a .pred register", "st.global.v2.b32: operand 2 a .pred register",
+    "vote.sync.any.pred: operand 1 a .f16x2 register", "vote.sync.any.pred: operand 2 a .f16x2 register",
     "mov.b64: operand 1 a .pred register", "mov.b64: operand 2 a .pred register",
 }
 
