@@ -389,6 +389,19 @@ def _signature(base: str, mods: Sequence[str], types: List[Type]):
         return [_slot(_D, T) if T is not pred else _slot(_PD), _slot(_P), _MEMBERMASK]
     if base == "redux" and "sync" in m:
         return [_slot(_D, T, strict=True), _slot(_S, T, strict=True), _MEMBERMASK]
+    if base == "shf":
+        return [d, s, s, u]
+    if base == "sad":
+        return [d, s, s, s]
+    if base == "bmsk":
+        return [_slot(_D, u32, strict=True), u, u]
+    if base == "szext":
+        return [d, s, u]
+    if base == "fns":
+        return [d, _slot(_S, b32, strict=True), s, s]
+    if base == "slct" and len(types) == 2:
+        t = types[0]
+        return [_slot(_D, t), _slot(_S, t), _slot(_S, t), s]
     if base == "match" and "sync" in m:
         return [_slot(_D, u32, strict=True), s, _MEMBERMASK]
     if base == "nanosleep":
