@@ -136,16 +136,19 @@ def main(argv=None) -> int:
         for v in args.variants:
             try:
                 cfg = variant_config(v, m, n, k, args.layout, sms)
+                if cfg not in built:
+                    built[cfg] = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg)
+                f = built[cfg]
+                ctas = h.resident_ctas(f, cfg, sms)
+                # (a kernel that cannot take the shape, sk=3 with more tiles than its clusters hold,
+                # says so here)
+                ws = h.workspace(cfg, m, n, k, ctas)
+                maps = [h.tensor_maps(cfg, A[i], B[i], m, n, k, c=C[i]) for i in range(3)]
+                calls[v] = [h.bind(f, cfg, maps[i], C[i], m, n, k, ctas, workspace=ws) for i in range(3)]
             except ValueError as e:
                 print(f"{f'{m}x{n}x{k}':>17} {v[-30:]:>30} cannot run: {e}")
+                calls.pop(v, None)
                 continue
-            if cfg not in built:
-                built[cfg] = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg)
-            f = built[cfg]
-            ctas = h.resident_ctas(f, cfg, sms)
-            ws = h.workspace(cfg, m, n, k, ctas)
-            maps = [h.tensor_maps(cfg, A[i], B[i], m, n, k, c=C[i]) for i in range(3)]
-            calls[v] = [h.bind(f, cfg, maps[i], C[i], m, n, k, ctas, workspace=ws) for i in range(3)]
             info[v] = (cfg.name, calls[v][0].grid[0], ws)     # the grid bind planned; ws kept with its launches
         res = {v: [] for v in calls}
         cub = [timeit(cublas)[0]]

@@ -2420,37 +2420,61 @@ def sk3_ctas(ctas: int) -> int:
     return (ctas // big - 1) * big if ctas >= 2 * big else ctas
 
 
-def _sk_longest(m: int, n: int, k: int, ctas: int, sk: int):
-    """The 128 x 256 tiles' busiest CTA in stream-K with the kernel `sk`, in k-blocks: whole rounds,
+def _sk_longest(m: int, n: int, k: int, ctas: int, sk: int, bn: int = BN):
+    """The 128 x bn tiles' busiest CTA in stream-K with the kernel `sk`, in k-blocks: whole rounds,
     then `sk_streamed_cost` on sk_plan's grid (sk=3: on sk3_ctas(ctas), None where it cannot take the
     shape)."""
     nk = -(-k // BK)
     if sk == 3:
         ctas = sk3_ctas(ctas)
-        if -(-m // BM) * -(-n // BN) > ctas:
+        if -(-m // BM) * -(-n // bn) > ctas:
             return None
-    grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, BN, BM, sk)
+    grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, bn, BM, sk)
     return sk_first // grid * nk + (sk_streamed_cost(streamed, nk, grid, sk) if streamed else 0)
 
 
-def sk_kernel(m: int, n: int, k: int, ctas: int) -> int:
+def sk_kernel(m: int, n: int, k: int, ctas: int, bn: int = BN) -> int:
     """The stream-K kernel (Config.sk) whose estimated busiest CTA (`_sk_longest`) is the shortest for this
-    shape, the lower sk on a tie: 3 where a tile's parts fit a cluster and the sum in shared memory pays,
-    2 where every part summing a slice of its tile through L2 pays (many parts a tile), else 1."""
-    est = {sk: _sk_longest(m, n, k, ctas, sk) for sk in (1, 2, 3)}
+    shape in 128 x bn tiles, the lower sk on a tie: 3 where a tile's parts fit a cluster and the sum in
+    shared memory pays, 2 where every part summing a slice of its tile through L2 pays (many parts a
+    tile), else 1."""
+    est = {sk: _sk_longest(m, n, k, ctas, sk, bn) for sk in (1, 2, 3)}
     return min((v, sk) for sk, v in est.items() if v is not None)[1]
+
+
+def _streamed_costs(m: int, n: int, k: int, ctas: int) -> dict:
+    """(tile width, sk) -> the stream-K kernel's busiest CTA in 256-wide k-blocks (`_sk_longest` x the
+    width / 256 x WIDTH_COST), for 128 x 256 and 128 x 128 tiles; not the 256-wide ones where N leaves
+    their last column at most half used (`narrow` runs those in 128-wide tiles)."""
+    out = {}
+    for bn in (BN, EPI_COLS):
+        if bn == BN and 0 < n % BN <= EPI_COLS:
+            continue
+        for sk in (1, 2, 3):
+            v = _sk_longest(m, n, k, ctas, sk, bn)
+            if v is not None:
+                out[(bn, sk)] = v * bn / BN * WIDTH_COST[bn]
+    return out
+
+
+def sk_pick(m: int, n: int, k: int, ctas: int) -> tuple:
+    """The stream-K kernel `choose` would stream with, as (tile width, sk): the least of
+    `_streamed_costs`, the wider tiles and then the lower sk on a tie (bench/LOG.md round 26: 128 x 128
+    tiles in stream-K 0.82-0.93x the time of the 256-wide ones' pick at eight shapes of 0.5-2 M outputs
+    and K 3072-6144)."""
+    cost = _streamed_costs(m, n, k, ctas)
+    return min(cost, key=lambda key: (cost[key], -key[0], key[1]))
 
 
 def sk_speedup(m: int, n: int, k: int, ctas: int, autos=None) -> float:
     """The plain 128-row kernel's k-blocks on its busiest CTA, at `tile_width`'s width (its cost in
-    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST), against those of the 128 x 256
-    tiles in stream-K (`sk_kernel`'s, the shorter of the two, on its sk_plan grid), each plus
-    SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over more CTAs rather than
-    running narrower tiles on more of them."""
+    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST), against those of `sk_pick`'s
+    stream-K kernel, each plus SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over
+    more CTAs rather than running whole tiles."""
     nk = -(-k // BK)
     plain = min(_width_costs(m, n, ctas, autos).values()) / BN * nk
-    longest = min(v for v in (_sk_longest(m, n, k, ctas, sk) for sk in (1, 2, 3)) if v is not None)
-    return (plain + SK_FIXED_KBLOCKS) / (longest + SK_FIXED_KBLOCKS)
+    streamed = _streamed_costs(m, n, k, ctas)[sk_pick(m, n, k, ctas)]
+    return (plain + SK_FIXED_KBLOCKS) / (streamed + SK_FIXED_KBLOCKS)
 
 
 def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes: int = H100_L2_BYTES) -> Config:
@@ -2572,7 +2596,8 @@ def _choose_wide(m: int, n: int, k: int, full, ctas: int, l2_bytes: int) -> Conf
     tiles_m, tiles_n = -(-m // small.bm), -(-n // small.bn)
     grid = grid_for(small, m, n, int(ctas))
     if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas), full) >= SK_PICK:
-        return streamed[sk_kernel(m, n, k, int(ctas)) - 1]
+        bn, sk = sk_pick(m, n, k, int(ctas))
+        return streamed[sk - 1] if bn == BN else _auto(full, bm=BM, bn=EPI_COLS, sk=sk)
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
     # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)
