@@ -2442,18 +2442,34 @@ def sk_kernel(m: int, n: int, k: int, ctas: int, bn: int = BN) -> int:
     return min((v, sk) for sk, v in est.items() if v is not None)[1]
 
 
+# `choose` weighs 128 x 128 tiles in stream-K against the 256-wide ones only where they split a tile in
+# at most this many parts: bench/LOG.md round 26 measured them at 2-4 parts (0.82-0.93x the 256-wide
+# pick's time at nine shapes), not at more, where the part and sum costs fitted on 256-wide tiles decide
+SK128_MAX_PARTS = 4
+
+
+def _sk_parts(m: int, n: int, k: int, ctas: int, sk: int, bn: int) -> int:
+    """The parts a streamed 128 x bn tile is split in on sk_plan's grid (1: whole tiles)."""
+    ctas = sk3_ctas(ctas) if sk == 3 else ctas
+    grid, _, _, streamed = sk_plan(m, n, k, ctas, bn, BM, sk)
+    return -(-grid // streamed) if streamed else 1
+
+
 def _streamed_costs(m: int, n: int, k: int, ctas: int) -> dict:
     """(tile width, sk) -> the stream-K kernel's busiest CTA in 256-wide k-blocks (`_sk_longest` x the
-    width / 256 x WIDTH_COST), for 128 x 256 and 128 x 128 tiles; not the 256-wide ones where N leaves
-    their last column at most half used (`narrow` runs those in 128-wide tiles)."""
+    width / 256 x WIDTH_COST), for 128 x 256 and 128 x 128 tiles: not the 256-wide ones where N leaves
+    their last column at most half used (`narrow` runs those in 128-wide tiles), and elsewhere the
+    128-wide ones only up to SK128_MAX_PARTS parts a tile."""
     out = {}
+    wide = not 0 < n % BN <= EPI_COLS
     for bn in (BN, EPI_COLS):
-        if bn == BN and 0 < n % BN <= EPI_COLS:
+        if bn == BN and not wide:
             continue
         for sk in (1, 2, 3):
             v = _sk_longest(m, n, k, ctas, sk, bn)
-            if v is not None:
-                out[(bn, sk)] = v * bn / BN * WIDTH_COST[bn]
+            if v is None or bn == EPI_COLS and wide and _sk_parts(m, n, k, ctas, sk, bn) > SK128_MAX_PARTS:
+                continue
+            out[(bn, sk)] = v * bn / BN * WIDTH_COST[bn]
     return out
 
 
@@ -2500,19 +2516,22 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
       (3072 rows of A and 2048 of B) instead of 8 x 16 (1536 and 4096): 9 % fewer operand rows, and
       fewer DRAM reads where the panels do not stay in L2.
 
-    Before all of these, where the 128 x 256 kernel has fewer tiles than CTAs: the same tiles in stream-K
-    (its launch needs `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster than
-    the plain 128-row kernel at `tile_width`'s width (bench/LOG.md round 26, H100: stream-K 0.55-0.78x
-    the plain time at 1024^2 x 8192 and 512 x 1024 x 16384, estimated 1.67 and 2.72; the plain 128 x 128
-    tiles 0.73-0.94x stream-K's at nine shapes estimated 1.04-1.24, 1024^2 x 2048 among them; round 18:
-    2048^2 x 8192, whose 128 tiles nearly fill the SMs, keeps the plain kernel). Where `sk_kernel` estimates it shorter (many parts a tile), the stream-K
-    kernel in which every part sums a slice of its tile (Config.sk=2; bench/LOG.md rounds 20-21), or
-    the one whose tile's parts are a cluster summing in shared memory (Config.sk=3, where the tiles fit
-    the CTAs clusters of 8 leave, `sk3_ctas`; bench/LOG.md round 22: 0.88-0.89x sk=2's time at 512^2
-    and 256 x 1024 x 16384).
+    Before all of these, where the 128 x 256 kernel has fewer tiles than CTAs: stream-K (its launch needs
+    `workspace`) where `sk_speedup` estimates it at least SK_PICK times faster than the plain 128-row
+    kernel at `tile_width`'s width (bench/LOG.md round 26, H100: stream-K 0.55-0.78x the plain time at
+    1024^2 x 8192 and 512 x 1024 x 16384, estimated 1.67 and 2.72; the plain 128 x 128 tiles 0.73-0.94x
+    the 256-wide stream-K's at nine shapes estimated 1.04-1.24; round 18: 2048^2 x 8192, whose 128 tiles
+    nearly fill the SMs, keeps the plain kernel), in the tiles and kernel `sk_pick` estimates the
+    shortest: 128 x 256 or, split in at most SK128_MAX_PARTS parts a tile, 128 x 128 (round 26: 0.82-0.93x
+    the 256-wide pick's time at nine shapes of 0.26-1.6 M outputs over K = 3072-6144). Of the kernels,
+    where its estimate is the shorter (many parts a tile), the one in which every part sums a slice of
+    its tile (Config.sk=2; bench/LOG.md rounds 20-21), or the one whose tile's parts are a cluster
+    summing in shared memory (Config.sk=3, where the tiles fit the CTAs clusters of 8 leave,
+    `sk3_ctas`; bench/LOG.md round 22: 0.88-0.89x sk=2's time at 512^2 and 256 x 1024 x 16384). Where N
+    mod 256 is from 1 to 128, only the 128 x 128 tiles are streamed, in any number of parts.
 
-    Last, `narrow`: where N mod 256 is from 1 to 128 and the pick is streamed, or N <= 128 whatever the
-    pick, the 128-row kernel (streamed as picked) in 128 x 128 tiles instead (bench/LOG.md round 23);
+    Last, `narrow`: where N <= 128 whatever the pick (and where N mod 256 is from 1 to 128 and the pick
+    is streamed), the 128-row kernel (streamed as picked) in 128 x 128 tiles instead (bench/LOG.md round 23);
     and where the pick is the plain 128 x 256 kernel, the tile width of 256, 192 or 128 whose rounds are
     the shortest (`tile_width`; bench/LOG.md round 24: N = 192 and 384 and 1536^3 in 128 x 192 tiles,
     N = 640 and 1000^3 to 2048 x 1024 x 2048 in 128 x 128 ones, 0.62-0.90x the 256-wide tiles' time).

@@ -781,9 +781,12 @@ def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     (1024, 384, 8192, 2, 128), (512, 384, 16384, 3, 128), (512, 320, 16384, 3, 128),
     # (not streamed: 4096 x 384 x 4096, whose plain 128 x 128 tiles fill the SMs: round 26)
     (4096, 384, 4096, 0, 128),
-    # ... but not where N fills more than half of its last 256-wide column
-    (512, 512, 16384, 3, 256), (512, 448, 16384, 3, 256)])
+    # ... but not where N fills more than half of its last 256-wide column (`narrow` leaves those; since
+    # round 26 `sk_pick`'s estimate takes 128 x 128 tiles for them too, in 4 parts a tile)
+    (512, 512, 16384, 3, 128), (512, 448, 16384, 3, 128)])
 def test_choose_narrows_the_tiles_where_n_leaves_a_column_half_empty(m, n, k, sk, bn):
+    streamed_256 = h.Config("nt", 1, lag=0, hold=0, sk=sk or 1).check()
+    assert h.narrow(streamed_256, n) == (n <= 128 or 0 < n % 256 <= 128)
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
         assert (cfg.bm, cfg.bn, cfg.sk) == (128 if bn == 128 else cfg.bm, bn, sk)
@@ -844,50 +847,75 @@ def test_choose_depends_on_the_l2_and_the_ctas():
     assert h.choose(4096, 4096, 5128, "nt") == h.auto_configs("nt")[1]
 
 
-@pytest.mark.parametrize("m, n, k, sk", [
+@pytest.mark.parametrize("m, n, k, bn, sk", [
     # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x
-    # and 3.85x faster than the 128 x 256 kernel; round 26, H100: 0.78x and 0.55x the time of the plain
-    # 128 x 128 tiles at 1024^2 x 8192 and 512 x 1024 x 16384); where each tile is split in many parts,
-    # every part sums a slice of it (rounds 20-21: 0.86-0.93x sk=1's time with 8 parts, 1.0-1.3x with 2-4)
-    (1024, 1024, 8192, 1), (1024, 1024, 16384, 1), (512, 1024, 16384, 2), (512, 1024, 8192, 2),
-    (128, 128, 65536, 2),
+    # and 3.85x faster than the 128 x 256 kernel); where each tile is split in many parts, every part sums
+    # a slice of it (rounds 20-21: 0.86-0.93x sk=1's time with 8 parts, 1.0-1.3x with 2-4)
+    (1024, 1024, 16384, 256, 1), (128, 256, 65536, 256, 2),
     # ... and where a tile's parts fit a cluster of 8, their sum in shared memory (round 22, H100: 0.92x
     # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384)
-    (512, 512, 16384, 3), (256, 1024, 16384, 3), (256, 256, 16384, 3), (256, 512, 16384, 3),
+    (256, 256, 16384, 256, 3), (256, 512, 16384, 256, 3), (256, 256, 65536, 256, 3),
+    # ... in 128 x 128 tiles where those split a tile in at most SK128_MAX_PARTS parts and their estimate
+    # is the least (round 26, H100: 0.82-0.93x the 256-wide pick's time at 1024^2 x 3072, 1536 x 640 x
+    # 4096, 1024 x 768 x 3072, 2048 x 256 x 3072, 1536 x 384 x 3072, 768 x 1024 x 4096, 1024^2 x 6144
+    # with sk=1, 512^2 x 3072 with sk=3); the others are estimated as those
+    (1024, 1024, 3072, 128, 1), (1536, 640, 4096, 128, 1), (768, 1024, 4096, 128, 1), (1024, 1024, 6144, 128, 1),
+    (512, 512, 3072, 128, 3), (1024, 1024, 8192, 128, 1), (512, 1024, 16384, 128, 1), (512, 512, 16384, 128, 3),
+    (1024, 1024, 2048, 128, 1), (512, 512, 2048, 128, 3), (200, 384, 2048, 128, 3),
+    # ... and in 128 x 128 tiles where N leaves a 256-wide column at most half used, with any number of
+    # parts (round 23)
+    (128, 128, 65536, 128, 2), (1024, 384, 8192, 128, 2),
     # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
     # k-blocks, nor with at least as many tiles as SMs
-    (2048, 2048, 8192, 0), (1000, 1000, 1000, 0), (512, 512, 512, 0), (1024, 8192, 8192, 0),
-    (4096, 4096, 65536, 0),
+    (2048, 2048, 8192, 256, 0), (1000, 1000, 1000, 128, 0), (512, 512, 512, 128, 0), (1024, 8192, 8192, 256, 0),
+    (4096, 4096, 65536, 256, 0),
     # ... nor where the plain kernel's narrower tiles fill the SMs well enough (round 26, H100: 128 x 128
-    # tiles 0.74x stream-K's time at 1024^2 x 2048, 0.73x at 512^2 x 2048, 0.92x at 2048 x 1024 x 8192;
-    # 1024 x 2048 x 8192 and 200 x 384 x 2048 are estimated as those)
-    (1024, 1024, 2048, 0), (512, 512, 2048, 0), (2048, 1024, 8192, 0), (1024, 2048, 8192, 0), (200, 384, 2048, 0)])
-def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, sk):
+    # tiles 0.92x stream-K's time at 2048 x 1024 x 8192 and 0.91x at 3072 x 384 x 4096; 1024 x 2048 x
+    # 8192 is estimated as the first)
+    (2048, 1024, 8192, 128, 0), (1024, 2048, 8192, 128, 0), (3072, 384, 4096, 128, 0), (4096, 384, 4096, 128, 0)])
+def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132, 50 * MIB)
-        assert cfg.sk == sk and cfg in h.auto_configs(layout)
+        assert (cfg.bn, cfg.sk) == (bn, sk) and cfg in h.auto_configs(layout)
         if sk:
-            # the estimated busiest CTA decides between the three streamed kernels, each on its own grid
-            # (sk=3 on the CTAs that clusters of 8 leave, 120 of 132), the lower sk on a tie
-            assert h.sk_kernel(m, n, k, 132) == sk
-            est = {s_: h._sk_longest(m, n, k, 132, s_) for s_ in (1, 2, 3)}
-            assert all(est[sk] < v for s_, v in est.items() if s_ < sk)
-            assert all(est[sk] <= v for s_, v in est.items() if s_ > sk and v is not None)
+            # the estimated busiest CTA, in 256-wide k-blocks, decides between the streamed kernels and
+            # tile widths, each on its own grid (sk=3 on the CTAs that clusters of 8 leave, 120 of 132),
+            # the wider tiles and then the lower sk on a tie
+            assert h.sk_pick(m, n, k, 132) == (bn, sk)
+            cost = h._streamed_costs(m, n, k, 132)
+            assert all(cost[(bn, sk)] <= v for v in cost.values())
+            if bn == 128 and n % 256 not in range(1, 129):
+                assert h._sk_parts(m, n, k, 132, sk, bn) <= h.SK128_MAX_PARTS
     streamed = bool(sk)
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
     assert not h.choose(1024, 1024, 8192, "nt", 32).sk
 
 
+def test_128_wide_stream_k_is_weighed_only_up_to_its_measured_parts():
+    # 128 x 256 x 65536: 128-wide tiles in stream-K would split each tile in 16-21 parts; with the cap
+    # raised, the estimate would pick them (sk=3 on 16 parts, unmeasured), with it the 256-wide sk=2
+    assert h.sk_pick(128, 256, 65536, 132) == (256, 2)
+    saved = h.SK128_MAX_PARTS
+    try:
+        h.SK128_MAX_PARTS = 64
+        assert h.sk_pick(128, 256, 65536, 132)[0] == 128
+    finally:
+        h.SK128_MAX_PARTS = saved
+
+
 def test_sk_speedup_counts_rounds_ranges_and_partials():
     # 1024^2 x 8192 on 132 SMs: the plain kernel's best width is 128 (64 tiles in one round, 128 k-blocks
-    # at 128 / 256 x 1.15 of a 256-wide k-block each: 73.6) against 32 tiles streamed over 128 CTAs,
-    # 32 k-blocks and 3 partials of 3 each; 8 fixed on both sides
+    # at 128 / 256 x 1.15 of a 256-wide k-block each: 73.6) against the 128 x 128 tiles streamed over 128
+    # CTAs (2 parts a tile: 64 k-blocks and one partial of 3, at the same 0.575) rather than the 32
+    # 128 x 256 tiles (32 k-blocks and 3 partials of 3 each: 41); 8 fixed on both sides
     assert h.sk_plan(1024, 1024, 8192, 132, 256, 128)[:4:3] == (128, 32)
+    assert h.sk_plan(1024, 1024, 8192, 132, 128, 128)[:4:3] == (128, 64)
     assert h.tile_width(1024, 1024, 132) == 128
-    assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 * 0.5 * 1.15 + 8) / (32 + 9 + 8))
+    assert h._streamed_costs(1024, 1024, 8192, 132)[(256, 1)] == 32 + 9
+    assert h.sk_speedup(1024, 1024, 8192, 132) == pytest.approx((128 * 0.575 + 8) / ((64 + 3) * 0.575 + 8))
     # with the 128-wide tiles costing 2.3x a 256-wide k-block a column, the 256-wide tiles' one round is
-    # the baseline (128 k-blocks)
+    # the baseline (128 k-blocks), and the 256-wide tiles are the ones streamed
     saved = dict(h.WIDTH_COST)
     try:
         h.WIDTH_COST[h.EPI_COLS] = h.WIDTH_COST[192] = 2.3
