@@ -307,6 +307,9 @@ class Function:
     regs: List[Reg] = field(default_factory=list)
     linkage: str = "visible"
     loc: Optional[SourceLoc] = None
+    # parsed from PTX text: its registers' types are the declared ones (the builder declares integer,
+    # half and packed registers with the .bN type of their size)
+    parsed: bool = False
     # allocator state: next index per automatic prefix, names in use
     _next: Dict[str, int] = field(default_factory=dict)
     _names: set = field(default_factory=set)

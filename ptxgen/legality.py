@@ -34,7 +34,7 @@ from .grammar_files import read_grammar
 from .ir import Imm
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
-from .types import (Type, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s16, s32, s64, tf32, u16,
+from .types import (VECTOR_KIND, Type, clashing_neighbour, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s16, s32, s64, tf32, u16,
                     u32, u64)
 
 __all__ = [
@@ -387,6 +387,8 @@ class OperandInfo:
     floating: bool = False
     lits: Tuple[Optional[str], ...] = ()   # 'vec': per element, 'i' for an integer literal, 'f' for a float
                                            # literal, None for a register (empty where there are none)
+    decl: Tuple[Optional[Type], ...] = ()  # 'vec': per element, the type its register is declared with
+                                           # where that is not its type (empty: the same)
     space: Optional[str] = None      # 'addr', 'tensor': the state space of the variable the address
                                      # names ('shared', 'global', ...); None: a register, or not known
 
@@ -1304,10 +1306,15 @@ def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
     return out
 
 
+def _declared(t: Type) -> Type:
+    """The type a register of type `t` is declared with, as ptxas sees it (the builder declares integers,
+    halves and .tf32 in bit-typed registers)."""
+    return get_type(t.reg_decl) if t.reg_decl else t
+
+
 def _declared_float(t: Optional[Type]) -> bool:
-    """Whether a register of type `t` is declared floating-point (.f32/.f64; the builder declares halves
-    and .tf32 in bit-typed registers, as ptxas then sees them)."""
-    return t is not None and (get_type(t.reg_decl) if t.reg_decl else t).kind == "f"
+    """Whether a register of type `t` is declared floating-point (.f32/.f64)."""
+    return t is not None and _declared(t).kind == "f"
 
 
 def _type_ok(have: Optional[Type], slot: Slot) -> bool:
@@ -1340,11 +1347,25 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                 unit = "coordinates" if o.kind == TENSOR else "registers"
                 out.append(_diag(CODE_OPERANDS, f"{title}: {pos} takes {s.count} {unit}, {o.count} given"))
                 continue
-            for e in o.elems:
-                if not _type_ok(e, s):
-                    out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
-                                                f".{'/.'.join(t.name for t in s.types)} expected"))
-                    break
+            decl = o.decl or o.elems
+            if o.kind == VEC and len({e.name for e in decl if e is not None}) > 1:
+                # registers declared with several types: ptxas 13.0 types such a vector by its elements, as
+                # it types ld/st vectors (types.clashing_neighbour), not each element by the form
+                kinds = [VECTOR_KIND.get(e.kind) if e is not None else lit or None
+                         for e, lit in zip(decl, o.lits or (None,) * o.count)]
+                bits = {t.bits for t in s.types}
+                if bits and any(e is not None and e.bits not in bits for e in decl):
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} holds registers of another width; "
+                                                f"{'/'.join(str(b) for b in sorted(bits))}-bit expected"))
+                elif clashing_neighbour(kinds) is not None:
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} mixes integer, floating-point or packed "
+                                                "registers side by side", ("a .bN register stands next to any",)))
+            else:
+                for e in o.elems:
+                    if not _type_ok(e, s):
+                        out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
+                                                    f".{'/.'.join(t.name for t in s.types)} expected"))
+                        break
             if o.kind == VEC and any(o.lits):
                 # ptxas 13.0: "Result register required" for a literal in a written vector; in a read one,
                 # "Vector with elements of different types" for an integer literal next to a floating-point

@@ -1166,7 +1166,7 @@ class _IRBuilder:
                        h.name_col, len(h.name))
         fn = Function(h.name, self.module, h.is_entry, list(h.params), list(h.rets),
                       [d[0] + (" " + ", ".join(str(v) for v in d[1]) if d[1] else "") for d in h.directives],
-                      [], [], [], ",".join(h.linkage), loc)
+                      [], [], [], ",".join(h.linkage), loc, parsed=True)
         info = FunctionInfo(h, fn, h.has_body, loc)
         self.res.declarations.append(info)
         if prev is not None and prev.defined and h.has_body:

@@ -584,6 +584,18 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
                 alts.append(("{" + lit + "," + rest, L.OperandInfo("vec", count=inf.count, elems=(None,) + inf.elems[1:],
                                                                   lits=(kind,) + (None,) * (inf.count - 1)),
                              f"{what} first in the vector"))
+        if o.startswith("{"):
+            if inf.count > 1 and inf.elems and inf.elems[0] is not None:
+                decl = inf.decl or inf.elems
+                for t in ("s32", "f32", "f16x2", "b32"):
+                    if t != inf.elems[0].name and get_type(t).bits == inf.elems[0].bits:
+                        # the last register swapped: a vector of two types (ptxas types it by its elements)
+                        regs = [x.strip() for x in o[1:-1].split(",")]
+                        regs[-1] = f"%q_{t}_0"
+                        alts.append(("{" + ", ".join(regs) + "}",
+                                     L.OperandInfo("vec", count=inf.count, elems=inf.elems[:-1] + (get_type(t),),
+                                                   decl=decl[:-1] + (get_type(t),)),
+                                     f"a .{t} register last in the vector"))
         for t in PROBE_TYPES:
             if t == "pred" or (inf.elems and inf.elems[0] is not None and inf.elems[0].name == t):
                 continue

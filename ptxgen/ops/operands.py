@@ -7,7 +7,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from ..ir import Addr, Guard, Imm, Pair, Reg, SpecialReg, Sym, Vec, imm_is_float
 from ..legality import OperandInfo
-from ..types import Type, f32, f64, pred
+from ..types import Type, f32, f64, get_type, pred
 
 __all__ = ["Sink", "SINK", "TensorRef", "Pair", "operand_info", "operand_infos", "register_operand_info"]
 
@@ -42,8 +42,21 @@ def _vec_info(o) -> OperandInfo:
     lits = tuple(("f" if imm_is_float(e.value, e.type) else "i") if isinstance(e, Imm) else
                  ("i" if isinstance(e, int) and not isinstance(e, bool) else "f" if isinstance(e, float) else None)
                  for e in o.elems)
-    return OperandInfo("vec", count=len(o.elems), elems=tuple(_elem_type(e) for e in o.elems),
-                       lits=lits if any(lits) else ())
+    elems = tuple(_elem_type(e) for e in o.elems)
+    decl = tuple(_decl_type(e) for e in o.elems)
+    return OperandInfo("vec", count=len(o.elems), elems=elems, lits=lits if any(lits) else (),
+                       decl=decl if decl != elems else ())
+
+
+def _decl_type(e) -> Union[Type, None]:
+    """The type a vector element's register is declared with: its own for a parsed one, the .bN type of
+    its size for the builder's integer, half and packed registers (Type.reg_decl)."""
+    if type(e) is not Reg:
+        return None
+    t = e.type
+    if t is None or getattr(e.owner, "parsed", False) or not t.reg_decl:
+        return t
+    return get_type(t.reg_decl)
 
 
 def _imm_info(o) -> OperandInfo:
