@@ -481,6 +481,11 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
                        "PTX-E-TYPE")
         raise _err(f"{what}: expected a register or immediate of .{ty.name}, got {type(x).__name__}", "PTX-E-TYPE")
 
+    def _membermask(self, x):
+        """A warp's member mask: a 32-bit integer register (or one declared .b32) or an integer literal;
+        ptxas 13.0 takes no .f32 register and no float literal there."""
+        return self._src(x, u32, "membermask")
+
     def _imm(self, v, ty: Type, what="operand") -> Imm:
         if ty.kind == "f" and ty.bits in (32, 64):
             imm = Imm(float(v), ty)
@@ -1236,6 +1241,11 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         if b is not None:
             raise _err("only packed conversions take a second source")
         name = f"cvt{dty.ptx}{aty.ptx}"
+        if "b" in (dty.kind, aty.kind):
+            # ptxas 13.0: "Unexpected instruction types specified for 'cvt'"
+            bad = dty if dty.kind == "b" else aty
+            raise _err(f"{name} does not exist: cvt converts numbers, and .{bad.name} is a bit type",
+                       cls=LegalityError, notes=(f"write .u{bad.bits} or .s{bad.bits}",))
         if "fp8" in (dty.kind, aty.kind):
             raise _err(f"{name} does not exist: 8-bit floats convert in pairs (.e4m3x2/.e5m2x2)",
                        cls=LegalityError)
@@ -1350,7 +1360,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         if mode not in C.SHFL_MODES:
             raise _err(f"shfl.sync mode must be one of {', '.join(C.SHFL_MODES)}, not {mode!r}", cls=LegalityError)
         ops = (self._src(a, b32, "a"), self._src(b, b32, "b"), self._src(c, b32, "c"),
-               self._src(membermask, b32, "membermask"))
+               self._membermask(membermask))
         d = self._dst(dst, a.type if isinstance(a, Reg) else b32)
         first = d
         p = None
@@ -1365,7 +1375,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         if mode not in C.VOTE_MODES:
             raise _err(f"vote.sync mode must be one of {', '.join(C.VOTE_MODES)}", cls=LegalityError)
         sa = self._pred_src(a)
-        mm = self._src(membermask, b32, "membermask")
+        mm = self._membermask(membermask)
         ty = b32 if mode == "ballot" else pred
         d = self._dst(dst, ty)
         self._emit(f"vote.sync.{mode}{ty.ptx}", (d, sa, mm), guard)
@@ -1377,7 +1387,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         ty = self._bits_view(self._infer(type, a))
         if ty not in (b32, b64) or mode not in ("any", "all"):
             raise _err("match.sync is match.any/all on .b32/.b64", cls=LegalityError)
-        sa, mm = self._src(a, ty, "a"), self._src(membermask, b32, "membermask")
+        sa, mm = self._src(a, ty, "a"), self._membermask(membermask)
         d = self._dst(dst, b32)
         if mode == "all":
             p = self.reg(pred)
@@ -1469,7 +1479,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         if isinstance(membermask, int) and not isinstance(membermask, bool) and not 0 < membermask <= 0xFFFFFFFF:
             raise _err(f"bar.warp.sync membermask must be a nonzero 32-bit lane mask, not {membermask:#x}",
                        cls=LegalityError)
-        self._emit("bar.warp.sync", (self._src(membermask, b32, "membermask"),), guard)
+        self._emit("bar.warp.sync", (self._membermask(membermask),), guard)
 
     def _bar(self, opcode, barrier, count, guard):
         if isinstance(barrier, int) and not 0 <= barrier <= 15:

@@ -733,3 +733,22 @@ def test_prefetch_tensormap_text_and_errors():
            lambda: k.prefetch_tensormap(tm, space="param"))
     raises(BuildError, "PTX-E-OPERANDS", "space must be None (generic), 'const' or 'param', not 'global'",
            here(), lambda: k.prefetch_tensormap(r, space="global"))
+
+
+def test_cvt_of_bit_types_and_float_member_masks_are_refused_at_the_call():
+    # ptxas 13.0: "Unexpected instruction types specified for 'cvt'" for .bN types; "Arguments mismatch"
+    # for an .f32 register or a float literal as a warp's member mask (a register declared .b32 is fine)
+    m = pg.Module("sm_90a", version="8.5")
+    k = m.entry("k")
+    r, f = k.reg(pg.u32), k.reg(pg.f32)
+    with pytest.raises(pg.LegalityError, match=r"cvt\.u32\.b32 does not exist"):
+        k.cvt(r, pg.u32, pg.b32)
+    with pytest.raises(pg.BuildError, match="membermask %f0 is a .f32 register"):
+        k.shfl_sync(r, 1, 31, "bfly", membermask=f)
+    with pytest.raises(pg.BuildError, match="membermask 1.5 is not an integer"):
+        k.vote_sync("any", k.reg(pg.pred), membermask=1.5)
+    k.shfl_sync(r, 1, 31, "bfly", membermask=k.reg(pg.f16x2))     # declared .b32: ptxas takes it
+    k.cvt(r, pg.u64, pg.u32)
+    k.ret()
+    from ptxgen import lint as L
+    assert [d for d in L.lint_ptx(m.emit().text, "k.ptx") if d.severity == "error"] == []
