@@ -2382,7 +2382,7 @@ def auto_configs(layout: str = "nt") -> tuple:
     `workspace`; bench/LOG.md round 18: 11-32 % less time than the 192 x 192 stream-K kernel at six
     such shapes, whose 192-wide tiles pad 512-2048 more), and the same with every part of a split tile
     summing a slice of it (Config.sk=2) for tiles split in many parts, and with a tile's parts summing in
-    their cluster's shared memory (Config.sk=3) where they fit a cluster (`sk_kernel`). Then the same four
+    their cluster's shared memory (Config.sk=3) where they fit a cluster (`sk_pick`). Then the same four
     128-row kernels with 128 x 128 tiles (bn=128), which `choose` takes where N leaves the last 256-wide
     tile column at most half used (`narrow`), and last the 128-row kernel in 128 x 192 tiles (one
     m64n192k16 a k-step per consumer, one TMA-stored pass of three 64-column boxes a tile), which
@@ -2420,26 +2420,19 @@ def sk3_ctas(ctas: int) -> int:
     return (ctas // big - 1) * big if ctas >= 2 * big else ctas
 
 
-def _sk_longest(m: int, n: int, k: int, ctas: int, sk: int, bn: int = BN):
-    """The 128 x bn tiles' busiest CTA in stream-K with the kernel `sk`, in k-blocks: whole rounds,
-    then `sk_streamed_cost` on sk_plan's grid (sk=3: on sk3_ctas(ctas), None where it cannot take the
-    shape)."""
+def _sk_estimate(m: int, n: int, k: int, ctas: int, sk: int, bn: int = BN):
+    """The 128 x bn tiles in stream-K with the kernel `sk` on sk_plan's grid (sk=3: on sk3_ctas(ctas)):
+    (the busiest CTA in k-blocks: whole rounds, then `sk_streamed_cost`; the parts a streamed tile is
+    split in, 1 for whole tiles), or None where sk=3 cannot take the shape."""
     nk = -(-k // BK)
     if sk == 3:
         ctas = sk3_ctas(ctas)
         if -(-m // BM) * -(-n // bn) > ctas:
             return None
     grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, bn, BM, sk)
-    return sk_first // grid * nk + (sk_streamed_cost(streamed, nk, grid, sk) if streamed else 0)
-
-
-def sk_kernel(m: int, n: int, k: int, ctas: int, bn: int = BN) -> int:
-    """The stream-K kernel (Config.sk) whose estimated busiest CTA (`_sk_longest`) is the shortest for this
-    shape in 128 x bn tiles, the lower sk on a tie: 3 where a tile's parts fit a cluster and the sum in
-    shared memory pays, 2 where every part summing a slice of its tile through L2 pays (many parts a
-    tile), else 1."""
-    est = {sk: _sk_longest(m, n, k, ctas, sk, bn) for sk in (1, 2, 3)}
-    return min((v, sk) for sk, v in est.items() if v is not None)[1]
+    if not streamed:
+        return sk_first // grid * nk, 1
+    return sk_first // grid * nk + sk_streamed_cost(streamed, nk, grid, sk), -(-grid // streamed)
 
 
 # `choose` weighs 128 x 128 tiles in stream-K against the 256-wide ones only where they split a tile in
@@ -2448,15 +2441,8 @@ def sk_kernel(m: int, n: int, k: int, ctas: int, bn: int = BN) -> int:
 SK128_MAX_PARTS = 4
 
 
-def _sk_parts(m: int, n: int, k: int, ctas: int, sk: int, bn: int) -> int:
-    """The parts a streamed 128 x bn tile is split in on sk_plan's grid (1: whole tiles)."""
-    ctas = sk3_ctas(ctas) if sk == 3 else ctas
-    grid, _, _, streamed = sk_plan(m, n, k, ctas, bn, BM, sk)
-    return -(-grid // streamed) if streamed else 1
-
-
 def _streamed_costs(m: int, n: int, k: int, ctas: int) -> dict:
-    """(tile width, sk) -> the stream-K kernel's busiest CTA in 256-wide k-blocks (`_sk_longest` x the
+    """(tile width, sk) -> the stream-K kernel's busiest CTA in 256-wide k-blocks (`_sk_estimate`'s x the
     width / 256 x WIDTH_COST), for 128 x 256 and 128 x 128 tiles: not the 256-wide ones where N leaves
     their last column at most half used (`narrow` runs those in 128-wide tiles), and elsewhere the
     128-wide ones only up to SK128_MAX_PARTS parts a tile."""
@@ -2466,10 +2452,10 @@ def _streamed_costs(m: int, n: int, k: int, ctas: int) -> dict:
         if bn == BN and not wide:
             continue
         for sk in (1, 2, 3):
-            v = _sk_longest(m, n, k, ctas, sk, bn)
-            if v is None or bn == EPI_COLS and wide and _sk_parts(m, n, k, ctas, sk, bn) > SK128_MAX_PARTS:
+            est = _sk_estimate(m, n, k, ctas, sk, bn)
+            if est is None or bn == EPI_COLS and wide and est[1] > SK128_MAX_PARTS:
                 continue
-            out[(bn, sk)] = v * bn / BN * WIDTH_COST[bn]
+            out[(bn, sk)] = est[0] * bn / BN * WIDTH_COST[bn]
     return out
 
 

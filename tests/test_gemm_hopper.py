@@ -885,7 +885,7 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
             cost = h._streamed_costs(m, n, k, 132)
             assert all(cost[(bn, sk)] <= v for v in cost.values())
             if bn == 128 and n % 256 not in range(1, 129):
-                assert h._sk_parts(m, n, k, 132, sk, bn) <= h.SK128_MAX_PARTS
+                assert h._sk_estimate(m, n, k, 132, sk, bn)[1] <= h.SK128_MAX_PARTS
     streamed = bool(sk)
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
