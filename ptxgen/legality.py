@@ -34,8 +34,8 @@ from .grammar_files import read_grammar
 from .ir import Imm
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
-from .types import (VECTOR_KIND, Type, clashing_neighbour, b16, b32, b64, bf16x2, f16x2, f32, f64, get_type, compatible, pred, s16, s32, s64, tf32, u16,
-                    u32, u64)
+from .types import (VECTOR_KIND, Type, b16, b32, b64, bf16x2, clashing_neighbour, compatible, f16x2, f32, f64,
+                    get_type, pred, s16, s32, s64, tf32, u16, u32, u64)
 
 __all__ = [
     "Form", "Slot", "Signature", "OperandInfo", "Need", "FormRule", "FORMS",
@@ -372,10 +372,10 @@ class OperandInfo:
 
     kind: 'reg' (type: its register type; a predicate, negated or not, is a .pred register), 'imm'
     (value: an integer literal's; floating: a floating-point literal, whose value is not kept, with type
-    .f32 for a 0f literal and .f64 for a 0d or decimal one), 'vec' (with lits: which elements are
-    literals)
-    (count; elems: element register types), 'addr', 'tensor' (count: coordinates; elems: their types),
-    'sym' (a variable name), 'sink' (`_`). Operand pairs such as `d|p` are given as two operands.
+    .f32 for a 0f literal and .f64 for a 0d or decimal one), 'vec' (count; elems: element register
+    types; lits: which elements are literals; decl: the registers' declared types), 'addr', 'tensor'
+    (count: coordinates; elems: their types), 'sym' (a variable name), 'sink' (`_`). Operand pairs
+    such as `d|p` are given as two operands.
     An address or tensor reference that names a variable (`[bar]`, `[tmap, {x}]`) has its state space.
     """
 
@@ -1306,17 +1306,6 @@ def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
     return out
 
 
-def _declared(t: Type) -> Type:
-    """The type a register of type `t` is declared with, as ptxas sees it (the builder declares integers,
-    halves and .tf32 in bit-typed registers)."""
-    return get_type(t.reg_decl) if t.reg_decl else t
-
-
-def _declared_float(t: Optional[Type]) -> bool:
-    """Whether a register of type `t` is declared floating-point (.f32/.f64)."""
-    return t is not None and _declared(t).kind == "f"
-
-
 def _type_ok(have: Optional[Type], slot: Slot) -> bool:
     if have is None or not slot.types:
         return True
@@ -1373,7 +1362,8 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                 if s.role == "dst":
                     out.append(_diag(CODE_OPERANDS, f"{title}: {pos} is written; each element must be a register, "
                                                     "not a literal"))
-                elif any(lit == "i" and any(0 <= j < o.count and _declared_float(o.elems[j]) for j in (i - 1, i + 1))
+                elif any(lit == "i" and any(0 <= j < o.count and decl[j] is not None and decl[j].kind == "f"
+                                            for j in (i - 1, i + 1))
                          for i, lit in enumerate(o.lits)):
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} has an integer literal next to a floating-point "
                                                 "register", ("write it as a float literal (0f...)",)))

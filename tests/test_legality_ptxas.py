@@ -582,7 +582,8 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
             rest = o[1:].split(",", 1)[1]
             for lit, kind, what in (("1", "i", "an integer literal"), ("0f3F800000", "f", "a float literal")):
                 alts.append(("{" + lit + "," + rest, L.OperandInfo("vec", count=inf.count, elems=(None,) + inf.elems[1:],
-                                                                  lits=(kind,) + (None,) * (inf.count - 1)),
+                                                                  lits=(kind,) + (None,) * (inf.count - 1),
+                                                                  decl=(None,) + inf.decl[1:] if inf.decl else ()),
                              f"{what} first in the vector"))
         if o.startswith("{"):
             if inf.count > 1 and inf.elems and inf.elems[0] is not None:
