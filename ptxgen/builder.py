@@ -1241,9 +1241,8 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         if b is not None:
             raise _err("only packed conversions take a second source")
         name = f"cvt{dty.ptx}{aty.ptx}"
-        if "b" in (dty.kind, aty.kind):
-            # ptxas 13.0: "Unexpected instruction types specified for 'cvt'"
-            bad = dty if dty.kind == "b" else aty
+        bad = C.cvt_bit_type(dty, aty)
+        if bad is not None:
             raise _err(f"{name} does not exist: cvt converts numbers, and .{bad.name} is a bit type",
                        cls=LegalityError, notes=(f"write .u{bad.bits} or .s{bad.bits}",))
         if "fp8" in (dty.kind, aty.kind):

@@ -107,6 +107,12 @@ def storage_type(t):
     return t
 
 
+def cvt_bit_type(dst, src):
+    """The bit type (.bN) of a scalar cvt.dst.src, which has no such form (ptxas 13.0: "Unexpected
+    instruction types specified for 'cvt'": cvt converts numbers), or None."""
+    return next((t for t in (dst, src) if t.kind == "b"), None)
+
+
 def cvt_rounding(dst, src) -> tuple:
     """(required?, allowed rounding modes) for scalar cvt.dtype.atype, as ptxas 13.0 applies them.
 

@@ -671,9 +671,8 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
                           ("legal: " + ", ".join(C.cmp_ops_for(ty)),)))
         if len(m & set(C.BOOL_OPS)) > 1:
             diags.append(("PTX-E-MODIFIER", f"{base} takes at most one of .and, .or, .xor", ()))
-    if base == "cvt" and len(types) >= 2 and any(t.kind == "b" for t in types[-2:]):
-        # ptxas 13.0: "Unexpected instruction types specified for 'cvt'" (a bit type is no number)
-        bad = next(t for t in types[-2:] if t.kind == "b")
+    bad = C.cvt_bit_type(types[-2], types[-1]) if base == "cvt" and len(types) >= 2 else None
+    if bad is not None:
         diags.append(("PTX-E-TYPE", f"cvt has no .{bad.name} form: it converts numbers, and a bit type is none",
                       (f"write .u{bad.bits} or .s{bad.bits}" + (f" (or .f{bad.bits})" if bad.bits >= 16 else ""),)))
     elif base == "cvt" and len(types) >= 2:
@@ -1144,8 +1143,6 @@ class _FnCheck:
         a floating-point value ("Arguments mismatch"). Integer registers make a floating-point value. An
         integer literal counts as an integer register, a float literal (0f, 0d or decimal, any width) as
         a floating-point one. (whole=False: the neighbours only, for mov's packs.)"""
-        # an integer literal stands as an integer register, a float literal (of any width) as a
-        # floating-point one
         kinds = [VECTOR_KIND.get(e.type.kind) if type(e) is Reg and e.type is not None
                  else "i" if type(e) is Imm and isinstance(e.value, int) else "f" if type(e) is FloatImm else None
                  for e in v.elems]
