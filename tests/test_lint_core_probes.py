@@ -18,15 +18,16 @@ type, shfl only .b32, a mov that packs or unpacks a vector only a .bN type.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
-import tempfile
+import sys
 from typing import List, Tuple
 
 import pytest
 
 from ptxgen import lint as L
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _ptxas_lines import ptxas_rejected  # noqa: E402
 
 pytestmark = [pytest.mark.ptxas, pytest.mark.skipif(shutil.which("ptxas") is None,
                                                     reason="needs ptxas (CUDA toolkit) on PATH")]
@@ -199,23 +200,11 @@ KNOWN = {
 
 
 def _ptxas_rejected(head: str, lines: List[str]) -> set:
+    """Indices into `lines` of the probes ptxas rejects (the kernel is `head`, the lines, `ret`)."""
     first = head.count("\n") + 1
-    bad, cur = set(), list(lines)
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "k.ptx")
-        while True:
-            with open(src, "w") as fh:
-                fh.write(head + "\n".join(cur) + "\n\tret;\n}\n")
-            p = subprocess.run(["ptxas", "-arch=sm_90a", src, "-o", os.path.join(d, "k.cubin")],
-                               capture_output=True, text=True, timeout=600)
-            hit = {int(x) - first for x in re.findall(r"line (\d+); (?:error|fatal)", p.stdout + p.stderr)}
-            hit = {x for x in hit if 0 <= x < len(lines)}
-            if not hit:
-                assert p.returncode == 0, p.stdout + p.stderr
-                return bad
-            bad |= hit
-            for x in hit:
-                cur[x] = "\t// rejected"
+    bad = ptxas_rejected(head + "\n".join(lines) + "\n\tret;\n}\n", "sm_90a")
+    assert all(0 <= ln - first < len(lines) for ln in bad), {ln: bad[ln] for ln in bad}   # only probes
+    return {ln - first for ln in bad}
 
 
 def test_core_operand_probes_agree_with_ptxas():

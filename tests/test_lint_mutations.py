@@ -21,13 +21,15 @@ import os
 import random
 import re
 import shutil
-import subprocess
-import tempfile
+import sys
 from typing import Dict, List, Tuple
 
 import pytest
 
 from ptxgen import lint as L
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _ptxas_lines import ptxas_rejected  # noqa: E402
 
 pytestmark = [pytest.mark.ptxas, pytest.mark.skipif(shutil.which("ptxas") is None,
                                                     reason="needs ptxas (CUDA toolkit) on PATH")]
@@ -83,29 +85,6 @@ def mutate(text: str, seed: int) -> Tuple[str, Dict[int, str]]:
             lines[i] = line[:len(line) - len(line.lstrip())] + out
             muts[i + 1] = out
     return "\n".join(lines), muts
-
-
-def ptxas_rejected(text: str, arch: str) -> Dict[int, str]:
-    """{line: ptxas's first message} of the lines ptxas rejects (each blanked in turn until it assembles)."""
-    lines = text.split("\n")
-    bad: Dict[int, str] = {}
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.ptx")
-        while True:
-            with open(path, "w") as fh:
-                fh.write("\n".join(lines))
-            p = subprocess.run(["ptxas", f"-arch={arch}", path, "-o", os.path.join(d, "k.cubin")],
-                               capture_output=True, text=True, timeout=600)
-            hit = {}
-            for m in re.finditer(r"line (\d+); (?:error|fatal)\s*:\s*(.*)", p.stdout + p.stderr):
-                hit.setdefault(int(m.group(1)), m.group(2))
-            hit = {k: v for k, v in hit.items() if k not in bad and 0 < k <= len(lines)}
-            if not hit:
-                assert p.returncode == 0, p.stdout + p.stderr
-                return bad
-            bad.update(hit)
-            for k in hit:
-                lines[k - 1] = "\t// rejected"
 
 
 @pytest.mark.parametrize("name", FILES)
