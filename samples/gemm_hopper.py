@@ -556,13 +556,29 @@ SK3_MIN_TILES_16 = 2
 SK3_PART_KBLOCKS = 1
 SK3_FIXED_KBLOCKS = 3
 SK3_BATCH_REGS = 64          # f32 registers of one batch of a slice's shared::cluster loads
-# sk=2's slices: a code path for P from each of these up to the next, whose parts sum at most
-# ceil(G / P) of the G 16-byte groups (16 and 4 of 32 with bn = 256), each reading as many parts at once
-# as fill SK2_BATCH_REGS registers (1 and 4). bench/LOG.md round 22 (H100, the same grids): reading 4
-# parts at once took 0.90-0.99x the time at 10 and 16 parts a tile and 0.97-1.01x at 8, and 2 at once
-# (P from 4 to 7) took 1.05-1.09x, so that range keeps one part at a time
-SK2_SLICE_PARTS = (2, 8)
-SK2_BATCH_REGS = 64
+# sk=2's slices: (P_lo, R), a code path for P from each P_lo up to the next, whose parts sum at most
+# S = ceil(G / P_lo) of the G 16-byte groups (16 and 4 of 32 with bn = 256), each reading as many parts
+# at once as fill R registers (B = R / (4 S): 1 and 4 with bn = 256); a P_lo whose S repeats the path
+# before it adds no path. bench/LOG.md round 22 (H100, the same grids): reading 4 parts at once took
+# 0.90-0.99x the time at 10 and 16 parts a tile and 0.97-1.01x at 8, and 2 at once (P from 4 to 7)
+# took 1.05-1.09x, so that range keeps one part at a time. Round 27 (H100, one to four tiles over K =
+# 16384-65536, each split in 8-64 parts): from 16 parts up, where a part's slice is one or two
+# groups, 96 registers a batch (12 or 24 parts at once; the partials are parked, so the accumulators'
+# registers are free) took 0.84-1.00x the time of 64 at bn = 256 and 0.94-0.99x at bn = 128, with fewer
+# parts (the same code) 0.97-1.01x; 128 registers spilled at bn = 256
+SK2_SLICE_PATHS = ((2, 64), (8, 64), (16, 96), (32, 96))
+
+
+def sk2_slice_paths(bn: int) -> list:
+    """sk=2's slice code paths for 128 x bn tiles: (P_lo, S, B) for each SK2_SLICE_PATHS entry whose S
+    (the most groups a part sums with P >= P_lo) differs from the path before it."""
+    groups, out = bn // 8, []
+    for p_lo, regs in SK2_SLICE_PATHS:
+        S = -(-groups // p_lo)
+        if out and out[-1][1] == S:
+            continue
+        out.append((p_lo, S, max(1, regs // (4 * S))))
+    return out
 
 
 def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
@@ -1673,7 +1689,7 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
     16-byte accumulator groups [p G / P, (p + 1) G / P) of every thread's G, once one thread has seen the
     tile's count reach P (acquire): it adds the P partials in CTA order (the same sum on every launch),
     reading several parts' predicated loads at once where P is large enough that each part's slice is
-    small (SK2_SLICE_PARTS, SK2_BATCH_REGS), and stores the bf16 pairs to C (`c_split`,
+    small (`sk2_slice_paths`), and stores the bf16 pairs to C (`c_split`,
     rows and columns past M and N left out). Then one thread adds 1 to the count again (acq_rel); the
     part that brings it to 2P has seen every part finish reading, and puts it back to 0 for the next
     launch. Every part parks all its partials before it
@@ -1711,19 +1727,18 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             mb, nb = tile_rc(k.add(walk.sk_first, tile))
             row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
             # the slice is at most G / 2 groups (P >= 2): unrolled and predicated. Parts are read in batches
-            # whose loads are in flight together, SK2_BATCH_REGS registers of them: with P >= G / S every
-            # part's slice fits S groups, so B = SK2_BATCH_REGS / (4 S) parts go in one batch and the
-            # slice costs ceil(P / B) round trips to L2 (a code path for each S; bench/LOG.md round 22)
+            # whose loads are in flight together: with P >= P_lo every part's slice fits S groups, and B
+            # parts go in one batch, so the slice costs ceil(P / B) round trips to L2 (a code path for each
+            # `sk2_slice_paths` entry; bench/LOG.md rounds 22 and 27)
             nq = k.sub(q1, q0)
             # this thread's 16 bytes of group q0, at the same offset in every part's slot
             qoff = k.cvt(k.shl(q0, 11), pg.u64, pg.u32)
             last = k.add(hi, 1)
-            for pi, p_lo in enumerate(SK2_SLICE_PARTS):
-                S = -(-groups // p_lo)                            # a part's most groups with P >= p_lo
-                B = max(1, SK2_BATCH_REGS // (4 * S))
+            paths = sk2_slice_paths(cfg.bn)
+            for pi, (p_lo, S, B) in enumerate(paths):
                 fits = k.setp("ge", parts, p_lo)
-                if pi + 1 < len(SK2_SLICE_PARTS):
-                    fits = k.setp("lt", parts, SK2_SLICE_PARTS[pi + 1], bool_op="and", c=fits)
+                if pi + 1 < len(paths):
+                    fits = k.setp("lt", parts, paths[pi + 1][0], bool_op="and", c=fits)
                 with k.if_(fits):
                     has = [k.setp("gt", nq, qq) for qq in range(S)]
                     acc = [k.mov(0.0, type=pg.f32) for _ in range(4 * S)]

@@ -165,17 +165,19 @@ def test_kernel_structure(module, cfg):
             if cfg.sk == 2:
                 # every part parks its partial and counts itself in (release); after the walk, for each
                 # of at most two parked tiles: wait for the count (acquire), then a code path for each
-                # range of P in SK2_SLICE_PARTS, whose loop over the parts reads S = G / P_lo groups of
-                # B = 64 / (4 S) parts at a time as predicated loads (bn=256: 16 groups of 1 part, 4 of 4;
-                # bn=128: 8 of 2, 2 of 8; 16 loads per path), two predicated bf16-pair stores to C per
-                # group, the count raised again (acq_rel) and put back to 0 by the last part
-                slots = [-(-groups // p) for p in h.SK2_SLICE_PARTS]
-                assert slots == [groups // 2, groups // 8] and h.SK2_BATCH_REGS == 64
+                # `sk2_slice_paths` entry (P_lo, S, B), whose loop over the parts reads S groups of B
+                # parts at a time as predicated loads (bn=256: 16 groups of 1 part, 4 of 4, 2 of 12, 1 of
+                # 24; bn=128: 8 of 2, 2 of 8, 1 of 24), two predicated bf16-pair stores to C per group, the
+                # count raised again (acq_rel) and put back to 0 by the last part
+                paths = h.sk2_slice_paths(cfg.bn)
+                want = {256: [(2, 16, 1), (8, 4, 4), (16, 2, 12), (32, 1, 24)], 128: [(2, 8, 2), (8, 2, 8), (16, 1, 24)]}
+                assert paths == want[cfg.bn]
+                slots = [S for _, S, _ in paths]
                 assert body.count("st.global.v4.f32") == groups
                 assert body.count("st.global.b32") == 2 * 2 * sum(slots)
                 assert body.count("st.global") == groups + 4 * sum(slots)
                 assert len(re.findall(r"@%p\d+ ld\.global\.cg\.v4\.f32", body)) == \
-                    body.count("ld.global.cg.v4.f32") == 2 * 16 * len(slots)
+                    body.count("ld.global.cg.v4.f32") == 2 * sum(S * B for _, S, B in paths)
                 assert body.count("red.release.gpu.global.add.u32") == 1
                 assert body.count("ld.acquire.gpu.global.u32") == body.count("atom.acq_rel.gpu.global.add.u32") == \
                     body.count("st.relaxed.gpu.global.u32") == 2
@@ -1120,6 +1122,26 @@ def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
     assert (cfg.bn, cfg.sk) == (128, sk)
     f, ctx = _sm90_kernel(module, cfg)
     _launch_twice_matches(f, cfg, m, n, k, h.resident_ctas(f, cfg, ctx.sm_count), m + n + k)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("m, n, k, bn, ctas, p_lo", [(100, 200, 131072, 256, 32, 32), (128, 256, 65536, 256, None, 16),
+                                                     (100, 120, 65536, 128, None, 16), (250, 200, 65536, 128, 96, 16)],
+                         ids=["n256-1-tile-32-parts", "n256-21-parts", "n128-1-tile-21-parts", "n128-4-tiles-21-parts"])
+def test_stream_k2_slices_of_many_parts_match_float64(module, layout, m, n, k, bn, ctas, p_lo):
+    """sk=2's slice paths for 16 parts a tile and more (`sk2_slice_paths`: one or two groups a part, 12-24
+    parts read at once), in both tile widths, ragged M and N, launched twice with C poisoned: each part's
+    slice must add every part's partial once, also where the last batch runs past the tile's last part."""
+    pytest.importorskip("torch")
+    cfg, = [c for c in h.auto_configs(layout) if c.sk == 2 and c.bn == bn]     # `choose`'s sk=2 kernels
+    f, ctx = _sm90_kernel(module, cfg)
+    ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
+    grid, _, _, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
+    parts = grid // streamed
+    p_used, _, batch = [path for path in h.sk2_slice_paths(bn) if path[0] <= parts][-1]
+    assert p_used == p_lo and parts % batch != 0
+    _launch_twice_matches(f, cfg, m, n, k, ctas, m + n + k)
 
 
 @pytest.mark.gpu
