@@ -2452,23 +2452,36 @@ def _sk_estimate(m: int, n: int, k: int, ctas: int, sk: int, bn: int = BN):
 
 # `choose` weighs 128 x 128 tiles in stream-K against the 256-wide ones only where they split a tile in
 # at most this many parts: bench/LOG.md round 26 measured them at 2-4 parts (0.82-0.93x the 256-wide
-# pick's time at nine shapes), not at more, where the part and sum costs fitted on 256-wide tiles decide
+# pick's time at nine shapes); with sk=1 and sk=2 beyond it the part and sum costs fitted on 256-wide
+# tiles decide wrongly as often as not (round 27: 8 parts of sk=2 won at 512^2 x 16384 and 512^2 x 32768
+# and lost by 1.05-1.11x at five other shapes)
 SK128_MAX_PARTS = 4
+# ... but sk=3 in 128 x 128 tiles, in clusters of up to 16, where each part keeps at least this many
+# k-blocks: bench/LOG.md round 27 (H100, every stream-K kernel timed): at 17 shapes of 2-12 such tiles over
+# K = 8192-65536, where it splits a tile in 8-16 parts of 16-128 k-blocks, 0.59-0.96x the time of the
+# 256-wide pick at 15 and 1.06x and 1.17x at 384 x 512 x 32768 and 768 x 256 x 65536; at 8 parts of 4-8
+# k-blocks (K = 3072-4096) 1.19-1.33x the fastest kernel; nothing between 8 and 16 was measured
+SK3_128_MIN_KBLOCKS = 16
 
 
 def _streamed_costs(m: int, n: int, k: int, ctas: int) -> dict:
     """(tile width, sk) -> the stream-K kernel's busiest CTA in 256-wide k-blocks (`_sk_estimate`'s x the
     width / 256 x WIDTH_COST), for 128 x 256 and 128 x 128 tiles: not the 256-wide ones where N leaves
     their last column at most half used (`narrow` runs those in 128-wide tiles), and elsewhere the
-    128-wide ones only up to SK128_MAX_PARTS parts a tile."""
+    128-wide ones only up to SK128_MAX_PARTS parts a tile, or with sk=3 beyond it where every part has
+    at least SK3_128_MIN_KBLOCKS k-blocks."""
     out = {}
     wide = not 0 < n % BN <= EPI_COLS
+    nk = -(-k // BK)
     for bn in (BN, EPI_COLS):
         if bn == BN and not wide:
             continue
         for sk in (1, 2, 3):
             est = _sk_estimate(m, n, k, ctas, sk, bn)
-            if est is None or bn == EPI_COLS and wide and est[1] > SK128_MAX_PARTS:
+            if est is None:
+                continue
+            if bn == EPI_COLS and wide and est[1] > SK128_MAX_PARTS and \
+                    (sk != 3 or nk < SK3_128_MIN_KBLOCKS * est[1]):
                 continue
             out[(bn, sk)] = est[0] * bn / BN * WIDTH_COST[bn]
     return out
@@ -2523,8 +2536,10 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     1024^2 x 8192 and 512 x 1024 x 16384, estimated 1.67 and 2.72; the plain 128 x 128 tiles 0.73-0.94x
     the 256-wide stream-K's at nine shapes estimated 1.04-1.24; round 18: 2048^2 x 8192, whose 128 tiles
     nearly fill the SMs, keeps the plain kernel), in the tiles and kernel `sk_pick` estimates the
-    shortest: 128 x 256 or, split in at most SK128_MAX_PARTS parts a tile, 128 x 128 (round 26: 0.82-0.93x
-    the 256-wide pick's time at nine shapes of 0.26-1.6 M outputs over K = 3072-6144). Of the kernels,
+    shortest: 128 x 256 or, split in at most SK128_MAX_PARTS parts a tile (with sk=3 in more, where each
+    part keeps SK3_128_MIN_KBLOCKS k-blocks), 128 x 128 (round 26: 0.82-0.93x the 256-wide pick's time at
+    nine shapes of 0.26-1.6 M outputs over K = 3072-6144; round 27: sk=3 in 8-16 parts 0.59-0.96x at 15
+    of 17 shapes over K = 8192-65536, 1.06x and 1.17x at the other two). Of the kernels,
     where its estimate is the shorter (many parts a tile), the one in which every part sums a slice of
     its tile (Config.sk=2; bench/LOG.md rounds 20-21), or the one whose tile's parts are a cluster
     summing in shared memory (Config.sk=3, where the tiles fit the CTAs clusters of 8 leave,

@@ -853,10 +853,13 @@ def test_choose_depends_on_the_l2_and_the_ctas():
     # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x
     # and 3.85x faster than the 128 x 256 kernel); where each tile is split in many parts, every part sums
     # a slice of it (rounds 20-21: 0.86-0.93x sk=1's time with 8 parts, 1.0-1.3x with 2-4)
-    (1024, 1024, 16384, 256, 1), (128, 256, 65536, 256, 2),
+    # (512^2 x 32768: 16 parts a tile, where sk=2 in 128 x 128 tiles ran 0.90x its time but sk=1 and sk=2
+    # beyond SK128_MAX_PARTS parts lost as often, round 27)
+    (1024, 1024, 16384, 256, 1), (512, 512, 32768, 256, 2),
     # ... and where a tile's parts fit a cluster of 8, their sum in shared memory (round 22, H100: 0.92x
-    # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384)
-    (256, 256, 16384, 256, 3), (256, 512, 16384, 256, 3), (256, 256, 65536, 256, 3),
+    # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384), in 128 x 256 tiles where 128-wide ones
+    # would leave a part fewer than SK3_128_MIN_KBLOCKS k-blocks (estimated)
+    (256, 256, 6144, 256, 3), (384, 1280, 32768, 256, 3),
     # ... in 128 x 128 tiles where those split a tile in at most SK128_MAX_PARTS parts and their estimate
     # is the least (round 26, H100: 0.82-0.93x the 256-wide pick's time at 1024^2 x 3072, 1536 x 640 x
     # 4096, 1024 x 768 x 3072, 2048 x 256 x 3072, 1536 x 384 x 3072, 768 x 1024 x 4096, 1024^2 x 6144
@@ -864,6 +867,11 @@ def test_choose_depends_on_the_l2_and_the_ctas():
     (1024, 1024, 3072, 128, 1), (1536, 640, 4096, 128, 1), (768, 1024, 4096, 128, 1), (1024, 1024, 6144, 128, 1),
     (512, 512, 3072, 128, 3), (1024, 1024, 8192, 128, 1), (512, 1024, 16384, 128, 1), (512, 512, 16384, 128, 3),
     (1024, 1024, 2048, 128, 1), (512, 512, 2048, 128, 3), (200, 384, 2048, 128, 3),
+    # ... and sk=3 in 128 x 128 tiles beyond SK128_MAX_PARTS where every part keeps at least
+    # SK3_128_MIN_KBLOCKS k-blocks (round 27, H100: 0.59-0.96x the 256-wide pick's time at 128 x 256 x
+    # 8192-65536, 128 x 1024 x 8192, 256^2 x 16384-65536, 512 x 256 x 16384 and 11 other shapes)
+    (128, 256, 16384, 128, 3), (128, 256, 65536, 128, 3), (128, 1024, 8192, 128, 3), (256, 256, 16384, 128, 3),
+    (512, 256, 16384, 128, 3), (256, 256, 65536, 128, 3), (256, 512, 16384, 128, 3),
     # ... and in 128 x 128 tiles where N leaves a 256-wide column at most half used, with any number of
     # parts (round 23)
     (128, 128, 65536, 128, 2), (1024, 384, 8192, 128, 2),
@@ -886,8 +894,9 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
             assert h.sk_pick(m, n, k, 132) == (bn, sk)
             cost = h._streamed_costs(m, n, k, 132)
             assert all(cost[(bn, sk)] <= v for v in cost.values())
-            if bn == 128 and n % 256 not in range(1, 129):
-                assert h._sk_estimate(m, n, k, 132, sk, bn)[1] <= h.SK128_MAX_PARTS
+            parts = h._sk_estimate(m, n, k, 132, sk, bn)[1]
+            if bn == 128 and n % 256 not in range(1, 129) and parts > h.SK128_MAX_PARTS:
+                assert sk == 3 and -(-k // 64) >= h.SK3_128_MIN_KBLOCKS * parts
     streamed = bool(sk)
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
@@ -895,15 +904,20 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
 
 
 def test_128_wide_stream_k_is_weighed_only_up_to_its_measured_parts():
-    # 128 x 256 x 65536: 128-wide tiles in stream-K would split each tile in 16-21 parts; with the cap
-    # raised, the estimate would pick them (sk=3 on 16 parts, unmeasured), with it the 256-wide sk=2
-    assert h.sk_pick(128, 256, 65536, 132) == (256, 2)
-    saved = h.SK128_MAX_PARTS
+    # 1536 x 256 x 16384: sk=2 in 128-wide tiles would split each in 8 parts; with the cap raised the
+    # estimate picks it, with it sk=3 in 4 parts (bench/LOG.md round 27, H100: 38.8 against 36.2 us)
+    assert h.sk_pick(1536, 256, 16384, 132) == (128, 3)
+    # 384 x 512 x 3072: sk=3 in 128-wide tiles would give each of 8 parts 6 k-blocks; without the floor
+    # on k-blocks a part the estimate picks it, with it sk=1 in 4 parts (18.8 against 14.1 us)
+    assert h.sk_pick(384, 512, 3072, 132) == (128, 1)
+    saved = h.SK128_MAX_PARTS, h.SK3_128_MIN_KBLOCKS
     try:
-        h.SK128_MAX_PARTS = 64
-        assert h.sk_pick(128, 256, 65536, 132)[0] == 128
+        h.SK128_MAX_PARTS = 8
+        assert h.sk_pick(1536, 256, 16384, 132) == (128, 2)
+        h.SK128_MAX_PARTS, h.SK3_128_MIN_KBLOCKS = saved[0], 0
+        assert h.sk_pick(384, 512, 3072, 132) == (128, 3)
     finally:
-        h.SK128_MAX_PARTS = saved
+        h.SK128_MAX_PARTS, h.SK3_128_MIN_KBLOCKS = saved
 
 
 def test_sk_speedup_counts_rounds_ranges_and_partials():
@@ -1112,11 +1126,12 @@ def test_stream_k3_cluster_sum_matches_float64(module, layout, m, n, k, ctas, pa
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, sk", [(16384, 128, 1024, 0), (1000, 120, 1000, 0), (4096, 128, 4096, 1),
                                          (1024, 384, 8192, 2), (128, 128, 65536, 2), (257, 384, 4104, 3),
-                                         (128, 128, 16384, 3)])
+                                         (128, 128, 16384, 3), (128, 256, 16384, 3), (200, 1000, 20000, 3)])
 def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
     """`choose`'s 128 x 128 tiles (bn=128) on the GPU, each kind it can return: the plain kernel over many
     tiles (16384 x 128) and ragged ones, and the three stream-K kernels (N = 384 in 3 tile columns, one tile in many parts over K =
-    65536, ragged 257 x 384 in clusters), launched twice with the output poisoned."""
+    65536, ragged 257 x 384 in clusters, two tiles in clusters of 16 and ragged 200 x 1000 x 20000 in clusters of 4),
+    launched twice with the output poisoned."""
     pytest.importorskip("torch")
     cfg = h.choose(m, n, k, layout)
     assert (cfg.bn, cfg.sk) == (128, sk)
