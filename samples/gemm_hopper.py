@@ -2453,8 +2453,8 @@ def _sk_estimate(m: int, n: int, k: int, ctas: int, sk: int, bn: int = BN):
 # `choose` weighs 128 x 128 tiles in stream-K against the 256-wide ones only where they split a tile in
 # at most this many parts: bench/LOG.md round 26 measured them at 2-4 parts (0.82-0.93x the 256-wide
 # pick's time at nine shapes); with sk=1 and sk=2 beyond it the part and sum costs fitted on 256-wide
-# tiles decide wrongly as often as not (round 27: 8 parts of sk=2 won at 512^2 x 16384 and 512^2 x 32768
-# and lost by 1.05-1.11x at five other shapes)
+# tiles decide wrongly as often as not (round 27: 8 parts of sk=1 or sk=2 won at 512^2 x 16384, 512^2 x
+# 32768 and 768 x 512 x 16384 and lost by 1.05-1.32x the fastest kernel at six other shapes)
 SK128_MAX_PARTS = 4
 # ... but sk=3 in 128 x 128 tiles, in clusters of up to 16, where each part keeps at least this many
 # k-blocks: bench/LOG.md round 27 (H100, every stream-K kernel timed): at 17 shapes of 2-12 such tiles over

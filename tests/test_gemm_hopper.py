@@ -853,8 +853,8 @@ def test_choose_depends_on_the_l2_and_the_ctas():
     # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x
     # and 3.85x faster than the 128 x 256 kernel); where each tile is split in many parts, every part sums
     # a slice of it (rounds 20-21: 0.86-0.93x sk=1's time with 8 parts, 1.0-1.3x with 2-4)
-    # (512^2 x 32768: 16 parts a tile, where sk=2 in 128 x 128 tiles ran 0.90x its time but sk=1 and sk=2
-    # beyond SK128_MAX_PARTS parts lost as often, round 27)
+    # (512^2 x 32768: 16 parts a 128 x 256 tile, where sk=2 in 128 x 128 tiles, 8 parts a tile, ran 0.90x
+    # its time but sk=1 and sk=2 beyond SK128_MAX_PARTS parts lost as often, round 27)
     (1024, 1024, 16384, 256, 1), (512, 512, 32768, 256, 2),
     # ... and where a tile's parts fit a cluster of 8, their sum in shared memory (round 22, H100: 0.92x
     # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384), in 128 x 256 tiles where 128-wide ones
@@ -896,7 +896,7 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
             assert all(cost[(bn, sk)] <= v for v in cost.values())
             parts = h._sk_estimate(m, n, k, 132, sk, bn)[1]
             if bn == 128 and n % 256 not in range(1, 129) and parts > h.SK128_MAX_PARTS:
-                assert sk == 3 and -(-k // 64) >= h.SK3_128_MIN_KBLOCKS * parts
+                assert sk == 3 and -(-k // h.BK) >= h.SK3_128_MIN_KBLOCKS * parts
     streamed = bool(sk)
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
