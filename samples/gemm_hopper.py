@@ -1545,6 +1545,14 @@ class _SkWalk:
         """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
         return self.k.div(self.k.mul(c64, self.total, mode="lo"), self.ctas64)
 
+    def owner(self, kb64):
+        """The CTA whose range holds k-block kb64 (u64) of the streamed range, as a u32: the last c with
+        range_end(c) <= kb64, which is floor(((kb64 + 1) P - 1) / total) (floor(c total / P) <= kb64
+        exactly when c total < (kb64 + 1) P). One division, where walking the CTAs from a known one
+        takes one per CTA passed."""
+        k = self.k
+        return k.cvt(k.div(k.sub(k.mul(k.add(kb64, 1), self.ctas64, mode="lo"), 1), self.total), pg.u32, pg.u64)
+
     def start(self):
         """A walker's state: (whole units done, the end of the part of the range still to walk)."""
         return self.k.mov(0, type=pg.u32), self.k.mov(self.ge0, type=pg.u32)
@@ -1612,12 +1620,12 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
     workspace (thread-linear 16-byte stores, one 64 x bn f32 partial per warpgroup), the warpgroup
     meets, one thread releases the slot's flag at gpu scope, and the item ends (branch to `skip`). The
     item that ends the tile but does not start it (kb1 = nk, kb0 > 0) owns it: the tile's other
-    k-blocks belong to the CTAs just before this one, cta - 1 down to the first whose range still
-    reaches into the tile (ge > the tile's first k-block), each of which stored its partial before
+    k-blocks belong to the CTAs just before this one, cta - 1 down to the one whose range holds the
+    tile's first k-block (`_SkWalk.owner`), each of which stored its partial before
     anything it could wait for. For each of them one thread waits to acquire the flag and puts it back
     to 0 for the next launch, the warpgroup meets, and every thread adds the partial to its
     accumulators; the epilogue that follows writes C. Whole tiles pass through. `walk` (`_SkWalk`) gives
-    the workspace, this CTA, the streamed tile of unit u and where each CTA's range ends."""
+    the workspace, this CTA, the streamed tile of unit u and which CTA holds a k-block."""
     tile = k.sub(u, walk.sk_first)                                     # the unit's tile of the streamed range
     nk, cta = walk.nk, walk.unit0
     t = k.and_(tid, 127)
@@ -1638,6 +1646,7 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
     k.bra(skip, guard=head)
     with k.if_(k.setp("ne", kb0, 0)):
         first = k.cvt(k.mul(tile, nk, mode="lo"), pg.u64, pg.u32)        # the tile's first k-block of the range
+        lo = walk.owner(first)                                           # the CTA that holds it
         j = k.sub(cta, 1)
         more = k.label("sk_part")
         flag, part = slot(j)
@@ -1649,9 +1658,8 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
             v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4, cache="cg")    # L2: the partial is read once
             for jj in range(4):
                 k.add(frag[4 * q + jj], v[jj], dst=frag[4 * q + jj])
-        # CTA j - 1 has a part of this tile too if its range ends inside it: j * total / P > first
-        ge = walk.range_end(k.cvt(j, pg.u64, pg.u32))
-        again = k.setp("ne", j, 0, bool_op="and", c=k.setp("gt", ge, first))
+        # CTA j - 1 has a part of this tile too while j is past the CTA that holds its first k-block
+        again = k.setp("gt", j, lo)
         k.sub(j, 1, dst=j)
         k.bra(more, guard=again)
 
@@ -1704,18 +1712,9 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             tile = tiles[i]
             first = k.cvt(k.mul(tile, nk, mode="lo"), pg.u64, pg.u32)
             end = k.add(first, k.cvt(nk, pg.u64, pg.u32))
-            # lo: the CTA whose range holds the tile's first k-block (ranges end at range_end(j + 1))
-            lo = k.mov(cta, type=pg.u32)
-            down = k.label(f"sk_lo{i}")
-            more = k.setp("ne", lo, 0, bool_op="and",
-                          c=k.setp("gt", walk.range_end(k.cvt(lo, pg.u64, pg.u32)), first))
-            k.sub(lo, 1, dst=lo, guard=more)
-            k.bra(down, guard=more)
-            hi = k.mov(cta, type=pg.u32)
-            up = k.label(f"sk_hi{i}")
-            more = k.setp("lt", walk.range_end(k.cvt(k.add(hi, 1), pg.u64, pg.u32)), end)
-            k.add(hi, 1, dst=hi, guard=more)
-            k.bra(up, guard=more)
+            # lo and hi: the CTAs whose ranges hold the tile's first and last k-blocks
+            lo = walk.owner(first)
+            hi = walk.owner(k.sub(end, 1))
             parts = k.add(k.sub(hi, lo), 1)
             p = k.sub(cta, lo)
             q0 = k.div(k.mul(p, groups, mode="lo"), parts)

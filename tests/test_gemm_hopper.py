@@ -332,9 +332,10 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn, sk):
     whole in one CTA or split between consecutive CTAs. The one holding its last k-block owns it and
     walks that item last; every other part is the first item its CTA walks (its partial is stored
     before the owner waits for it), and the owner finds them all by going down from the CTA before it
-    while their ranges end inside the tile. With at least as many tiles as CTAs a tile has at most two
-    parts; with fewer, every tile is streamed over sk_grid's grid, a multiple of the tiles, so every
-    tile has the same number of parts and each CTA one item. The same for both kernels' tiles and for
+    to the one that holds the tile's first k-block, which `_SkWalk.owner` computes in one division (as
+    it does the one that holds the last, for sk=2's parts). With at least as many tiles as CTAs a tile
+    has at most two parts; with fewer, every tile is streamed over sk_grid's grid, a multiple of the
+    tiles, so every tile has the same number of parts and each CTA one item. The same for both kernels' tiles and for
     both stream-K kernels' grids."""
     walks, units, nk = _sk_walk(m, n, k, ctas, bn, bm, sk)
     grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm, sk)
@@ -361,10 +362,14 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn, sk):
         whole = sk_first // grid                                        # items before the streamed range
         assert all(p[1] == whole for p in others)                       # each other part its range's first
         first = (u - sk_first) * nk
+        lo, hi = (((first + 1) * grid - 1) // total,                    # _SkWalk.owner of the tile's first
+                  ((first + nk) * grid - 1) // total)                   # and last k-blocks
+        assert (lo, hi) == (ps[0][0], owner[0])
+        assert ends[lo - 1] <= first < ends[lo] if lo else first < ends[0]
         read, j = [], owner[0] - 1                                      # the owner's loop in the kernel
         while True:
             read.append(j)
-            if j == 0 or ends[j - 1] <= first:
+            if not j > lo:
                 break
             j -= 1
         assert read == [p[0] for p in reversed(others)]
