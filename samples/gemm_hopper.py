@@ -502,7 +502,8 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192, sk: 
     otherwise U / P - 1 whole rounds (sk_first of them in all) and the k-blocks of the other U - sk_first
     tiles (between P and 2P of them) shared evenly, so each CTA's range is at least one tile long and a
     tile is split between at most two CTAs. With fewer tiles than CTAs (a small M x N over a long K) all
-    of them are streamed (sk_first = 0) over the grid `sk_grid` picks for the kernel `sk` (1 or 2): a
+    of them are streamed (sk_first = 0) over the grid `sk_grid` picks for the kernel `sk` (1 or 2) and
+    the operands' DRAM floor (`sk_dram_kblocks`): a
     multiple of U, so each tile is split between the same number of CTAs, each with one range inside it.
     sk=3 sums a tile's parts within one cluster, so it takes only shapes with at most as many tiles as
     CTAs, and parts a tile (the cluster's size) from SK3_PARTS, at most one per k-block; with one part
@@ -519,13 +520,13 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192, sk: 
         if units > ctas:
             raise ValueError(f"{m}x{n}x{k}: sk=3 splits tiles within clusters and takes at most as many "
                              f"tiles as CTAs, not {units} tiles on {ctas} CTAs (sk=1 and 2 take any shape)")
-        grid = sk_grid(units, nk, int(ctas), sk)
+        grid = sk_grid(units, nk, int(ctas), sk, sk_dram_kblocks(m, n, k, bn))
         return grid, bm * rows, units if grid == units else 0, 0 if grid == units else units
     if units >= ctas:
         grid = int(ctas)
         sk_first = units if units % grid == 0 else (units // grid - 1) * grid
     else:
-        grid = sk_grid(units, nk, int(ctas), sk)
+        grid = sk_grid(units, nk, int(ctas), sk, sk_dram_kblocks(m, n, k, bn))
         sk_first = units if grid == units else 0
     if (units - sk_first) * nk >= 2**32:
         raise ValueError(f"{m}x{n}x{k}: the stream-K range ({units - sk_first} tiles x {nk} k-blocks) "
@@ -538,11 +539,26 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192, sk: 
 SK_PART_KBLOCKS = 3
 # the same for sk=2, where every part parks its partial and sums a slice of the tile: each part costs
 # less (the slices are read in parallel), but every tile pays a fixed round trip (park, wait for the
-# slowest part, read, store). bench/LOG.md round 21, batches of bound launches on an H100 over grids of
-# 2-64 parts a tile: sk=2's time less sk=1's on the same grid is about +5 to +16 k-blocks at 2 parts,
-# 0 at 4, -8 at 8 and -16 at 16, that is (SK_PART_KBLOCKS - SK2_PART_KBLOCKS) (P - 1) - SK2_FIXED_KBLOCKS
-SK2_PART_KBLOCKS = 2
-SK2_FIXED_KBLOCKS = 3
+# slowest part, read, store). bench/LOG.md round 21 (H100, grids of 2-64 parts a tile) measured 2 k-blocks
+# a part; that included one 64-bit division a part in every thread, which finding a tile's first and last
+# parts took until round 28 (`_SkWalk.owner`). Without it (round 28, H100, one to sixteen tiles over K =
+# 16384-65536 on forced grids of 16-128 CTAs): 0.1-0.3 k-blocks a part in a least-squares fit, and the
+# grid with the least `sk_streamed_cost` ran 1.01x the fastest grid's time at 0.5 a part (with the DRAM
+# floor below) against 1.08-1.24x at 2
+SK2_PART_KBLOCKS = 0.5
+# ... and the fixed round trip: 3 k-blocks in round 21; over round 28's 39 shapes (every stream-K kernel
+# timed on the grids above) `sk_pick`'s kernel ran 1.032x the fastest one's time on average at 3, 1.027x
+# at 5, 1.014x at 8, 1.011x at 10 and 1.028x at 12: at 2-4 parts sk=1 and sk=3 in 128 x 128 tiles beat
+# sk=2 by 5-12 % where 3 picked sk=2 (1024^2 x 8192, 512 x 1024 x 16384, 512^2 x 2048, 128 x 1536 x
+# 16384). Out of sample (26 shapes, sk=2 and sk=3 in 128 x 128 tiles timed): 1.029x at 8, 1.020x at 10
+SK2_FIXED_KBLOCKS = 10
+# The operand bytes DRAM delivers in the time of one k-block of 128 x 256 tiles (about 0.53 us on an H100:
+# 3.8 TB/s; L2 serves some of the re-reads): a streamed launch takes at least its operands' bytes (M + N)
+# K 2 over this, in k-blocks, whatever its grid. Round 28 (the same grids): with fewer tiles than SMs over
+# a long K the time stops falling well before the grid's ranges stop shrinking (128^2 x 65536 in 128 x 128
+# tiles with sk=2: 31.4, 24.0, 23.3, 23.3, 25.6 and 28.4 us on 16, 32, 48, 64, 96 and 128 CTAs); 2.0-2.5 MB
+# picked grids within 1-3 % of the fastest, 1.5 MB 3-9 %, none 2-24 %
+SK_DRAM_BYTES = 2_000_000
 # sk=3: a tile's parts are the CTAs of one cluster (2, 4 or 8, the portable cluster sizes, or 16, which
 # `prepare` allows), and sum in shared memory: the parking stays in the SM and the slices cross the
 # cluster's SM-to-SM network. A cluster's CTAs share one GPC: a lone cluster of 16 (one tile) ran 1.3x
@@ -581,31 +597,37 @@ def sk2_slice_paths(bn: int) -> list:
     return out
 
 
-def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1) -> int:
+def sk_dram_kblocks(m: int, n: int, k: int, bn: int = BN) -> float:
+    """The k-blocks of 128 x bn tiles (bn / 256 x WIDTH_COST[bn] of a 128 x 256 tile's) in which DRAM
+    delivers an M x N x K product's operands once, (M + N) K 2 bytes, at SK_DRAM_BYTES a 128 x 256 k-block."""
+    return (m + n) * k * 2 / (SK_DRAM_BYTES * bn / BN * WIDTH_COST[bn])
+
+
+def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1, floor: float = 0) -> float:
     """The estimated time, in k-blocks, of streaming `units` tiles of `nk` k-blocks over `grid` CTAs with
-    the kernel `sk`: the longest range ceil(units nk / grid) plus, with P = ceil(grid / units) parts a
-    tile, SK_PART_KBLOCKS for each partial a tile's owner adds (sk=1), or SK2_PART_KBLOCKS (sk=3:
-    SK3_PART_KBLOCKS) for each part past the first and SK2_FIXED_KBLOCKS (SK3_FIXED_KBLOCKS) for the sum
-    (nothing when no tile is split)."""
-    longest, parts = -(-units * nk // grid), -(-grid // units)
+    the kernel `sk`: the longest range ceil(units nk / grid), or `floor` (`sk_dram_kblocks`) where that
+    is more, plus, with P = ceil(grid / units) parts a tile, SK_PART_KBLOCKS for each partial a tile's
+    owner adds (sk=1), or SK2_PART_KBLOCKS (sk=3: SK3_PART_KBLOCKS) for each part past the first and
+    SK2_FIXED_KBLOCKS (SK3_FIXED_KBLOCKS) for the sum (nothing when no tile is split)."""
+    longest, parts = max(-(-units * nk // grid), floor), -(-grid // units)
     if sk == 1:
         return longest + SK_PART_KBLOCKS * (parts - 1)
     part, fixed = (SK2_PART_KBLOCKS, SK2_FIXED_KBLOCKS) if sk == 2 else (SK3_PART_KBLOCKS, SK3_FIXED_KBLOCKS)
     return longest + (part * (parts - 1) + fixed if parts > 1 else 0)
 
 
-def sk_grid(units: int, nk: int, ctas: int, sk: int = 1) -> int:
+def sk_grid(units: int, nk: int, ctas: int, sk: int = 1, floor: float = 0) -> int:
     """The grid for streaming `units` tiles of `nk` k-blocks over at most `ctas` CTAs (units < ctas) with
     the kernel `sk`: of the multiples of units up to ctas (every tile in the same number of parts; a
     grid between two multiples gives some CTAs pieces of two tiles, and ran 5-30 % slower than the
-    multiple below it, bench/LOG.md round 21), the one with the least `sk_streamed_cost`; the fewer
-    CTAs where two tie. sk=3: only the multiples whose parts a tile are in SK3_PARTS and at most nk (16 with
+    multiple below it, bench/LOG.md round 21), the one with the least `sk_streamed_cost` over the DRAM
+    floor `floor`; the fewer CTAs where two tie. sk=3: only the multiples whose parts a tile are in SK3_PARTS and at most nk (16 with
     at least SK3_MIN_TILES_16 tiles)."""
     grids = range(units, ctas + 1, units)
     if sk == 3:
         grids = [p for p in grids if p // units in SK3_PARTS and p // units <= nk
                  and (p // units < 16 or units >= SK3_MIN_TILES_16)]
-    return min(grids, key=lambda p: (sk_streamed_cost(units, nk, p, sk), p))
+    return min(grids, key=lambda p: (sk_streamed_cost(units, nk, p, sk, floor), p))
 
 
 def sk_flag_bytes(cfg: Config, grid: int, streamed: int = 0) -> int:
@@ -2436,24 +2458,26 @@ def sk3_ctas(ctas: int) -> int:
 
 def _sk_estimate(m: int, n: int, k: int, ctas: int, sk: int, bn: int = BN):
     """The 128 x bn tiles in stream-K with the kernel `sk` on sk_plan's grid (sk=3: on sk3_ctas(ctas)):
-    (the busiest CTA in k-blocks: whole rounds, then `sk_streamed_cost`; the parts a streamed tile is
-    split in, 1 for whole tiles), or None where sk=3 cannot take the shape."""
+    (the busiest CTA in k-blocks: whole rounds, then `sk_streamed_cost`, at least `sk_dram_kblocks`; the
+    parts a streamed tile is split in, 1 for whole tiles), or None where sk=3 cannot take the shape."""
     nk = -(-k // BK)
     if sk == 3:
         ctas = sk3_ctas(ctas)
         if -(-m // BM) * -(-n // bn) > ctas:
             return None
     grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, bn, BM, sk)
+    whole, floor = sk_first // grid * nk, sk_dram_kblocks(m, n, k, bn)
     if not streamed:
-        return sk_first // grid * nk, 1
-    return sk_first // grid * nk + sk_streamed_cost(streamed, nk, grid, sk), -(-grid // streamed)
+        return max(whole, floor), 1
+    return whole + sk_streamed_cost(streamed, nk, grid, sk, max(0.0, floor - whole)), -(-grid // streamed)
 
 
-# `choose` weighs 128 x 128 tiles in stream-K against the 256-wide ones only where they split a tile in
+# `choose` weighs 128 x 128 tiles in stream-K with sk=1 against the others only where they split a tile in
 # at most this many parts: bench/LOG.md round 26 measured them at 2-4 parts (0.82-0.93x the 256-wide
-# pick's time at nine shapes); with sk=1 and sk=2 beyond it the part and sum costs fitted on 256-wide
-# tiles decide wrongly as often as not (round 27: 8 parts of sk=1 or sk=2 won at 512^2 x 16384, 512^2 x
-# 32768 and 768 x 512 x 16384 and lost by 1.05-1.32x the fastest kernel at six other shapes)
+# pick's time at nine shapes); beyond it the part cost fitted on 256-wide tiles decided wrongly as often
+# as not (round 27). sk=2 in 128 x 128 tiles is weighed at any number of parts since its parts became
+# cheap (round 28, H100, 39 shapes with every stream-K kernel timed: the least estimate's kernel ran on
+# average 1.014x the fastest one's time, against 1.078 with this cap on sk=2 as well)
 SK128_MAX_PARTS = 4
 # ... but sk=3 in 128 x 128 tiles, in clusters of up to 16, where each part keeps at least this many
 # k-blocks: bench/LOG.md round 27 (H100, every stream-K kernel timed): at 17 shapes of 2-12 such tiles over
@@ -2467,8 +2491,8 @@ def _streamed_costs(m: int, n: int, k: int, ctas: int) -> dict:
     """(tile width, sk) -> the stream-K kernel's busiest CTA in 256-wide k-blocks (`_sk_estimate`'s x the
     width / 256 x WIDTH_COST), for 128 x 256 and 128 x 128 tiles: not the 256-wide ones where N leaves
     their last column at most half used (`narrow` runs those in 128-wide tiles), and elsewhere the
-    128-wide ones only up to SK128_MAX_PARTS parts a tile, or with sk=3 beyond it where every part has
-    at least SK3_128_MIN_KBLOCKS k-blocks."""
+    128-wide ones with sk=1 only up to SK128_MAX_PARTS parts a tile, with sk=3 beyond it only where every
+    part has at least SK3_128_MIN_KBLOCKS k-blocks, and with sk=2 in any number of parts."""
     out = {}
     wide = not 0 < n % BN <= EPI_COLS
     nk = -(-k // BK)
@@ -2480,7 +2504,7 @@ def _streamed_costs(m: int, n: int, k: int, ctas: int) -> dict:
             if est is None:
                 continue
             if bn == EPI_COLS and wide and est[1] > SK128_MAX_PARTS and \
-                    (sk != 3 or nk < SK3_128_MIN_KBLOCKS * est[1]):
+                    (sk == 1 or sk == 3 and nk < SK3_128_MIN_KBLOCKS * est[1]):
                 continue
             out[(bn, sk)] = est[0] * bn / BN * WIDTH_COST[bn]
     return out
@@ -2497,11 +2521,11 @@ def sk_pick(m: int, n: int, k: int, ctas: int) -> tuple:
 
 def sk_speedup(m: int, n: int, k: int, ctas: int, autos=None) -> float:
     """The plain 128-row kernel's k-blocks on its busiest CTA, at `tile_width`'s width (its cost in
-    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST), against those of `sk_pick`'s
-    stream-K kernel, each plus SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over
+    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST; at least `sk_dram_kblocks`), against
+    those of `sk_pick`'s stream-K kernel, each plus SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over
     more CTAs rather than running whole tiles."""
     nk = -(-k // BK)
-    plain = min(_width_costs(m, n, ctas, autos).values()) / BN * nk
+    plain = max(min(_width_costs(m, n, ctas, autos).values()) / BN * nk, sk_dram_kblocks(m, n, k))
     streamed = _streamed_costs(m, n, k, ctas)[sk_pick(m, n, k, ctas)]
     return (plain + SK_FIXED_KBLOCKS) / (streamed + SK_FIXED_KBLOCKS)
 

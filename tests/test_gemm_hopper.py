@@ -386,18 +386,30 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn, sk):
 
 
 def test_sk_grid_trades_range_length_against_partials():
-    """sk_grid: one tile of 16 k-blocks is not worth splitting in more than two (a second part saves 8
-    k-blocks and adds a partial worth SK_PART_KBLOCKS, which still pays, a third does not); a few tiles
-    over a long K take a multiple of the tiles; sk=2's cheaper parts take more of them, its fixed
-    cost fewer where the ranges are short; the grid never leaves the range [units, ctas]."""
-    assert (h.SK_PART_KBLOCKS, h.SK2_PART_KBLOCKS, h.SK2_FIXED_KBLOCKS) == (3, 2, 3)
+    """sk_grid: one tile of 16 k-blocks is not worth splitting in more than two with sk=1 (a second part
+    saves 8 k-blocks and adds a partial worth SK_PART_KBLOCKS, which still pays, a third does not); a few
+    tiles over a long K take a multiple of the tiles; sk=2's cheap parts take more of them, its fixed
+    cost fewer where the ranges are short; a DRAM floor stops the grid growing once the ranges are shorter
+    than it; the grid never leaves the range [units, ctas]."""
+    assert (h.SK_PART_KBLOCKS, h.SK2_PART_KBLOCKS, h.SK2_FIXED_KBLOCKS) == (3, 0.5, 10)
     assert h.sk_grid(1, 16, 132) == 2                     # 8 + 3 against 16, 6 + 6 and 4 + 9
-    assert h.sk_grid(1, 16, 132, 2) == 2                  # 8 + 2 + 3 against 16, 6 + 4 + 3 and 4 + 6 + 3
+    assert h.sk_grid(1, 16, 132, 2) == 4                  # 4 + 1.5 + 10 against 16, 8 + 0.5 + 10, 6 + 1 + 10;
+    assert h.sk_streamed_cost(1, 16, 6, 2) == h.sk_streamed_cost(1, 16, 4, 2)   # 3 + 2.5 + 10: the fewer
     assert h.sk_grid(36, 128, 132) == 108                 # 43 + 6 against 64 + 3 (72); 132 is no multiple
     assert h.sk_grid(9, 256, 132) == 72                   # 32 + 21 against 29 + 24 (81): the fewer on a tie
-    assert h.sk_grid(9, 256, 132, 2) == 90                # 26 + 18 + 3 against 32 + 14 + 3 (72)
+    assert h.sk_grid(9, 256, 132, 2) == 126               # 19 + 6.5 + 10 against 20 + 6 + 10 (117)
     assert h.sk_grid(32, 32, 132) == 96                   # 11 + 6 against 8 + 9 (128) and 16 + 3 (64)
-    assert h.sk_grid(16, 128, 132, 2) == 128              # 16 + 14 + 3 against 22 + 10 + 3 (96)
+    assert h.sk_grid(16, 128, 132, 2) == 128              # 16 + 3.5 + 10 against 22 + 2.5 + 10 (96)
+    # one tile of 1024 k-blocks with sk=2: 41 parts (25 + 20 + 10) without a floor; a floor of 40
+    # k-blocks makes every range shorter than it cost 40, so 26 parts (40 + 12.5 + 10)
+    assert h.sk_grid(1, 1024, 132, 2) == 41 and h.sk_grid(1, 1024, 132, 2, 40) == 26
+    assert h.sk_streamed_cost(1, 1024, 32, 2, 40) == 40 + 15.5 + 10
+    # the floor in sk_plan: the operands' bytes at SK_DRAM_BYTES a 256-wide k-block, 0.575 of it 128-wide
+    assert h.sk_dram_kblocks(128, 128, 65536) == pytest.approx(256 * 65536 * 2 / h.SK_DRAM_BYTES)
+    assert h.sk_dram_kblocks(128, 128, 65536, 128) == pytest.approx(h.sk_dram_kblocks(128, 128, 65536) / 0.575)
+    # (128^2 x 65536: 29.2 k-blocks of 128 x 128 tiles, so 36 parts of 28.4 rather than 41 of 25)
+    assert h.sk_plan(128, 128, 65536, 132, 128, 128, 2)[0] == \
+        h.sk_grid(1, 1024, 132, 2, h.sk_dram_kblocks(128, 128, 65536, 128)) == 36 != h.sk_grid(1, 1024, 132, 2)
     for units, nk, ctas in [(1, 1, 132), (5, 2, 7), (100, 1000, 132), (131, 4, 132), (3, 500, 132)]:
         for sk in (1, 2):
             grid = h.sk_grid(units, nk, ctas, sk)
@@ -783,14 +795,14 @@ def test_choose_follows_the_round_and_l2_rule(m, n, k, want):
     # N <= 128: 128 x 128 tiles whatever the pick (a 256-wide tile would compute half its columns or
     # more for nothing), streamed or not
     (1, 8, 8, 0, 128), (16384, 128, 8192, 0, 128), (65536, 128, 4096, 0, 128), (128, 128, 65536, 2, 128),
-    (128, 128, 16384, 3, 128), (4096, 128, 4096, 1, 128),
+    (128, 128, 16384, 2, 128), (128, 128, 3072, 3, 128), (4096, 128, 4096, 1, 128),
     # N mod 256 from 1 to 128 in a streamed pick: 128-wide tiles too (N = 384: 3 columns, not 2 of 256)
-    (1024, 384, 8192, 2, 128), (512, 384, 16384, 3, 128), (512, 320, 16384, 3, 128),
+    (1024, 384, 8192, 1, 128), (512, 384, 16384, 2, 128), (512, 320, 16384, 2, 128), (128, 640, 3072, 3, 128),
     # (not streamed: 4096 x 384 x 4096, whose plain 128 x 128 tiles fill the SMs: round 26)
     (4096, 384, 4096, 0, 128),
     # ... but not where N fills more than half of its last 256-wide column (`narrow` leaves those; since
-    # round 26 `sk_pick`'s estimate takes 128 x 128 tiles for them too, in 4 parts a tile)
-    (512, 512, 16384, 3, 128), (512, 448, 16384, 3, 128)])
+    # round 26 `sk_pick`'s estimate takes 128 x 128 tiles for them too, since round 28 with sk=2 in 8 parts)
+    (512, 512, 16384, 2, 128), (512, 448, 16384, 2, 128)])
 def test_choose_narrows_the_tiles_where_n_leaves_a_column_half_empty(m, n, k, sk, bn):
     streamed_256 = h.Config("nt", 1, lag=0, hold=0, sk=sk or 1).check()
     assert h.narrow(streamed_256, n) == (n <= 128 or 0 < n % 256 <= 128)
@@ -856,30 +868,36 @@ def test_choose_depends_on_the_l2_and_the_ctas():
 
 @pytest.mark.parametrize("m, n, k, bn, sk", [
     # fewer 128 x 256 tiles than SMs over a long K: streamed (bench/LOG.md round 18, ncu: 2.30x, 2.80x
-    # and 3.85x faster than the 128 x 256 kernel); where each tile is split in many parts, every part sums
-    # a slice of it (rounds 20-21: 0.86-0.93x sk=1's time with 8 parts, 1.0-1.3x with 2-4)
-    # (512^2 x 32768: 16 parts a 128 x 256 tile, where sk=2 in 128 x 128 tiles, 8 parts a tile, ran 0.90x
-    # its time but sk=1 and sk=2 beyond SK128_MAX_PARTS parts lost as often, round 27)
-    (1024, 1024, 16384, 256, 1), (512, 512, 32768, 256, 2),
-    # ... and where a tile's parts fit a cluster of 8, their sum in shared memory (round 22, H100: 0.92x
-    # and 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384), in 128 x 256 tiles where 128-wide ones
-    # would leave a part fewer than SK3_128_MIN_KBLOCKS k-blocks (estimated)
-    (256, 256, 6144, 256, 3), (384, 1280, 32768, 256, 3),
+    # and 3.85x faster than the 128 x 256 kernel), with sk=1 in 128 x 256 tiles where sk=1's 128-wide
+    # tiles would take more than SK128_MAX_PARTS parts and sk=2's estimate is longer
+    (1024, 1024, 16384, 256, 1),
+    # ... where a tile's parts fit a cluster of 8, their sum in shared memory (round 22, H100: 0.92x and
+    # 0.84x sk=2's pick at 512^2 and 256 x 1024 x 16384), in 128 x 256 tiles where 128-wide ones would
+    # leave a part fewer than SK3_128_MIN_KBLOCKS k-blocks (estimated)
+    (384, 1280, 32768, 256, 3),
     # ... in 128 x 128 tiles where those split a tile in at most SK128_MAX_PARTS parts and their estimate
     # is the least (round 26, H100: 0.82-0.93x the 256-wide pick's time at 1024^2 x 3072, 1536 x 640 x
     # 4096, 1024 x 768 x 3072, 2048 x 256 x 3072, 1536 x 384 x 3072, 768 x 1024 x 4096, 1024^2 x 6144
-    # with sk=1, 512^2 x 3072 with sk=3); the others are estimated as those
+    # with sk=1; round 28: 1024^2 x 8192 with sk=1 32.8 us against sk=2's 36.1-36.9, 512 x 1024 x 16384
+    # 38.7 against 40.4-42.7); the others are estimated as those
     (1024, 1024, 3072, 128, 1), (1536, 640, 4096, 128, 1), (768, 1024, 4096, 128, 1), (1024, 1024, 6144, 128, 1),
-    (512, 512, 3072, 128, 3), (1024, 1024, 8192, 128, 1), (512, 1024, 16384, 128, 1), (512, 512, 16384, 128, 3),
-    (1024, 1024, 2048, 128, 1), (512, 512, 2048, 128, 3), (200, 384, 2048, 128, 3),
+    (1024, 1024, 8192, 128, 1), (512, 1024, 16384, 128, 1), (1024, 1024, 2048, 128, 1), (512, 512, 2048, 128, 3),
+    (200, 384, 2048, 128, 3),
     # ... and sk=3 in 128 x 128 tiles beyond SK128_MAX_PARTS where every part keeps at least
-    # SK3_128_MIN_KBLOCKS k-blocks (round 27, H100: 0.59-0.96x the 256-wide pick's time at 128 x 256 x
-    # 8192-65536, 128 x 1024 x 8192, 256^2 x 16384-65536, 512 x 256 x 16384 and 11 other shapes)
-    (128, 256, 16384, 128, 3), (128, 256, 65536, 128, 3), (128, 1024, 8192, 128, 3), (256, 256, 16384, 128, 3),
-    (512, 256, 16384, 128, 3), (256, 256, 65536, 128, 3), (256, 512, 16384, 128, 3),
+    # SK3_128_MIN_KBLOCKS k-blocks and its estimate is the least (round 28, H100: 128 x 1024 x 8192 16.1 us
+    # against sk=2's 16.7 in the same tiles), as within it (512^2 x 3072, out of sample: 11.8 against 13.0)
+    (128, 1024, 8192, 128, 3), (512, 512, 3072, 128, 3),
+    # ... and sk=2 in 128 x 128 tiles in any number of parts (round 28, H100, against the former pick:
+    # 128 x 256 x 16384 13.9 against sk=3's 16.8 us, 128 x 256 x 65536 31.2 / 40.7, 256^2 x 16384 16.1 /
+    # 17.1, 256^2 x 65536 40.8 / 43.2, 512^2 x 16384 27.3 / 30.9, 512^2 x 32768 44.1 against sk=2's 49.9 in
+    # 128 x 256 tiles, 512 x 256 x 16384 21.4 / 21.4; out of sample 256^2 x 6144 12.1 against sk=3's 17.9 in
+    # 128 x 256 tiles, 256 x 512 x 16384 21.7 / 21.8)
+    (128, 256, 16384, 128, 2), (128, 256, 65536, 128, 2), (256, 256, 16384, 128, 2), (256, 256, 65536, 128, 2),
+    (512, 512, 16384, 128, 2), (512, 512, 32768, 128, 2), (512, 256, 16384, 128, 2), (256, 256, 6144, 128, 2),
+    (256, 512, 16384, 128, 2),
     # ... and in 128 x 128 tiles where N leaves a 256-wide column at most half used, with any number of
-    # parts (round 23)
-    (128, 128, 65536, 128, 2), (1024, 384, 8192, 128, 2),
+    # parts (round 23; at 1024 x 384 x 8192 sk=1, 2 and 3 are estimated alike, and the lower sk is taken)
+    (128, 128, 65536, 128, 2), (1024, 384, 8192, 128, 1),
     # ... but not where the tiles nearly fill the SMs (2048^2: 128 of 132, 0.98x), nor over a K of a few
     # k-blocks, nor with at least as many tiles as SMs
     (2048, 2048, 8192, 256, 0), (1000, 1000, 1000, 128, 0), (512, 512, 512, 128, 0), (1024, 8192, 8192, 256, 0),
@@ -901,7 +919,7 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
             assert all(cost[(bn, sk)] <= v for v in cost.values())
             parts = h._sk_estimate(m, n, k, 132, sk, bn)[1]
             if bn == 128 and n % 256 not in range(1, 129) and parts > h.SK128_MAX_PARTS:
-                assert sk == 3 and -(-k // h.BK) >= h.SK3_128_MIN_KBLOCKS * parts
+                assert sk == 2 or sk == 3 and -(-k // h.BK) >= h.SK3_128_MIN_KBLOCKS * parts
     streamed = bool(sk)
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
@@ -909,16 +927,17 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
 
 
 def test_128_wide_stream_k_is_weighed_only_up_to_its_measured_parts():
-    # 1536 x 256 x 16384: sk=2 in 128-wide tiles would split each in 8 parts; with the cap raised the
-    # estimate picks it, with it sk=3 in 4 parts (bench/LOG.md round 27, H100: 38.8 against 36.2 us)
-    assert h.sk_pick(1536, 256, 16384, 132) == (128, 3)
-    # 384 x 512 x 3072: sk=3 in 128-wide tiles would give each of 8 parts 6 k-blocks; without the floor
-    # on k-blocks a part the estimate picks it, with it sk=1 in 4 parts (18.8 against 14.1 us)
-    assert h.sk_pick(384, 512, 3072, 132) == (128, 1)
+    # sk=2 in 128 x 128 tiles at any number of parts: 128 x 256 x 16384 in 20 parts a tile (bench/LOG.md
+    # round 28, H100: 13.9 us against 16.8 for sk=3 in 8)
+    assert h.sk_pick(128, 256, 16384, 132) == (128, 2) and h._sk_estimate(128, 256, 16384, 132, 2, 128)[1] == 20
+    # 128 x 256 x 4096 and 384 x 512 x 3072: sk=3 in 128-wide tiles would give each of 8 parts 8 or 6
+    # k-blocks; with the cap and the floor on k-blocks a part the estimate takes sk=2 (10.9 against 11.8
+    # us, 12.7 against 18.7), without either sk=3
+    assert h.sk_pick(128, 256, 4096, 132) == h.sk_pick(384, 512, 3072, 132) == (128, 2)
     saved = h.SK128_MAX_PARTS, h.SK3_128_MIN_KBLOCKS
     try:
-        h.SK128_MAX_PARTS = 8
-        assert h.sk_pick(1536, 256, 16384, 132) == (128, 2)
+        h.SK128_MAX_PARTS = 10**6
+        assert h.sk_pick(128, 256, 4096, 132) == (128, 3)
         h.SK128_MAX_PARTS, h.SK3_128_MIN_KBLOCKS = saved[0], 0
         assert h.sk_pick(384, 512, 3072, 132) == (128, 3)
     finally:
@@ -1130,13 +1149,14 @@ def test_stream_k3_cluster_sum_matches_float64(module, layout, m, n, k, ctas, pa
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, sk", [(16384, 128, 1024, 0), (1000, 120, 1000, 0), (4096, 128, 4096, 1),
-                                         (1024, 384, 8192, 2), (128, 128, 65536, 2), (257, 384, 4104, 3),
-                                         (128, 128, 16384, 3), (128, 256, 16384, 3), (200, 1000, 20000, 3)])
+                                         (1024, 384, 8192, 1), (128, 128, 65536, 2), (257, 384, 4104, 3),
+                                         (200, 1000, 20000, 2), (128, 1000, 16384, 3), (200, 384, 2048, 3)])
 def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
     """`choose`'s 128 x 128 tiles (bn=128) on the GPU, each kind it can return: the plain kernel over many
-    tiles (16384 x 128) and ragged ones, and the three stream-K kernels (N = 384 in 3 tile columns, one tile in many parts over K =
-    65536, ragged 257 x 384 in clusters, two tiles in clusters of 16 and ragged 200 x 1000 x 20000 in clusters of 4),
-    launched twice with the output poisoned."""
+    tiles (16384 x 128) and ragged ones, and the three stream-K kernels (N = 384 in 3 tile columns with
+    sk=1, one tile in many parts over K = 65536 and ragged 200 x 1000 x 20000 with sk=2, ragged 257 x 384,
+    N = 1000 in clusters of 8 and 200 x 384 in clusters of 4 with sk=3), launched twice with the output
+    poisoned."""
     pytest.importorskip("torch")
     cfg = h.choose(m, n, k, layout)
     assert (cfg.bn, cfg.sk) == (128, sk)
@@ -1146,7 +1166,7 @@ def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["nt", "nn"])
-@pytest.mark.parametrize("m, n, k, bn, ctas, p_lo", [(100, 200, 131072, 256, 32, 32), (128, 256, 65536, 256, None, 16),
+@pytest.mark.parametrize("m, n, k, bn, ctas, p_lo", [(100, 200, 131072, 256, 32, 32), (128, 256, 65536, 256, 21, 16),
                                                      (100, 120, 65536, 128, None, 16), (250, 200, 65536, 128, 96, 16)],
                          ids=["n256-1-tile-32-parts", "n256-21-parts", "n128-1-tile-21-parts", "n128-4-tiles-21-parts"])
 def test_stream_k2_slices_of_many_parts_match_float64(module, layout, m, n, k, bn, ctas, p_lo):
