@@ -2559,10 +2559,11 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     1024^2 x 8192 and 512 x 1024 x 16384, estimated 1.67 and 2.72; the plain 128 x 128 tiles 0.73-0.94x
     the 256-wide stream-K's at nine shapes estimated 1.04-1.24; round 18: 2048^2 x 8192, whose 128 tiles
     nearly fill the SMs, keeps the plain kernel), in the tiles and kernel `sk_pick` estimates the
-    shortest: 128 x 256 or, split in at most SK128_MAX_PARTS parts a tile (with sk=3 in more, where each
-    part keeps SK3_128_MIN_KBLOCKS k-blocks), 128 x 128 (round 26: 0.82-0.93x the 256-wide pick's time at
-    nine shapes of 0.26-1.6 M outputs over K = 3072-6144; round 27: sk=3 in 8-16 parts 0.59-0.96x at 15
-    of 17 shapes over K = 8192-65536, 1.06x and 1.17x at the other two). Of the kernels,
+    shortest: 128 x 256 or 128 x 128, the latter with sk=1 split in at most SK128_MAX_PARTS parts a tile,
+    with sk=3 in more where each part keeps SK3_128_MIN_KBLOCKS k-blocks, with sk=2 in any number (round
+    26: 0.82-0.93x the 256-wide pick's time at nine shapes of 0.26-1.6 M outputs over K = 3072-6144; round
+    27: sk=3 in 8-16 parts 0.59-0.96x at 15 of 17 shapes over K = 8192-65536; round 28: the pick 1.011x
+    the fastest stream-K kernel's time on average over 39 shapes, 1.020x out of sample). Of the kernels,
     where its estimate is the shorter (many parts a tile), the one in which every part sums a slice of
     its tile (Config.sk=2; bench/LOG.md rounds 20-21), or the one whose tile's parts are a cluster
     summing in shared memory (Config.sk=3, where the tiles fit the CTAs clusters of 8 leave,
