@@ -324,7 +324,11 @@ def test_mixed_makespan_matches_a_walk():
     (h.Config("nn", 1, lag=1, hold=0, sk=1, bn=128), 250, 200, 2048, 8),
     (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 4096, 4),
     (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 300, 264, 456, 4),
-    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 128, 16384, 10)],
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 128, 16384, 10),
+    # one tile in 17 parts (sk_grid's pick on 21 CTAs): more parts than the 16 groups, so one part sums
+    # nothing, the others one group each, reading the parts 24 at a time (one batch, past the last part);
+    # each part finds the tile's first and last parts with `_SkWalk.owner`
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 10752, 21)],
     ids=lambda v: getattr(v, "name", str(v)))
 def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     """Stream-K in the executor: every element written once, the split tiles summed, and the flags left

@@ -415,6 +415,8 @@ def test_sk_grid_trades_range_length_against_partials():
             grid = h.sk_grid(units, nk, ctas, sk)
             assert units <= grid <= ctas and grid % units == 0
     assert h.sk_grid(1, 1, 132) == 1 and h.sk_grid(100, 1000, 132) == 100
+    # tests/test_executor_gemm_hopper.py's case of more sk=2 parts than a 128 x 128 tile's 16 groups
+    assert h.sk_plan(100, 120, 10752, 21, 128, 128, 2)[0] == 17
     with pytest.raises(ValueError, match="sk = 4"):
         h.sk_plan(512, 512, 16384, 132, 256, 128, 4)
 
