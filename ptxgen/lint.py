@@ -980,18 +980,18 @@ class _FnCheck:
         """Declaration checks of the registers and names inside an operand."""
         t = type(o)
         if t is Vec:
-            width = None
+            width, mixed = None, False
             for e in o.elems:
                 if type(e) is Reg:
                     if e.type is None:
                         self.undeclared(e, loc, k)
                     elif width is None:
                         width = e.type.bits
-                    elif e.type.bits != width:
+                    elif e.type.bits != width and not mixed:      # one report a vector: its first odd register
                         self.ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}, but the vector's first register is "
                                                    f"{width}-bit; the elements of a vector have one width",
                                      _tok_loc(self.ctx, loc, k), (), 1)
-                        width = -1
+                        mixed = True
                 elif isinstance(e, Sym) and e.space == "?":
                     self.unknown_sym(e, loc, k)
         elif t is Addr:

@@ -216,6 +216,23 @@ def test_f16x2_registers_in_integer_instructions_agree_with_ptxas(bad, good):
     assert gen_cases.run_ptxas(g)["rc"] == 0, gen_cases.run_ptxas(g)
 
 
+# a vector whose registers are of two widths: ptxas rejects the line (an error for each odd element); lint
+# names the first odd register and the first register's width, once a vector
+MIXED_VECTOR = "wmma.load.c.sync.aligned.row.m16n16k16.global.f32 {%rd1, %rd2, %f3, %f4, %f5, %f6, %f7, %f0}, [%rd1];"
+
+
+def test_a_vector_of_mixed_widths_is_one_error_naming_the_first_width():
+    diags = [d for d in L.lint_ptx(module(MIXED_VECTOR), "t.ptx") if d.severity == "error"]
+    assert [d.code for d in diags] == ["PTX-E-TYPE"], [str(d) for d in diags]
+    assert "%f3 is .f32, but the vector's first register is 64-bit" in diags[0].message
+
+
+@pytest.mark.ptxas
+def test_a_vector_of_mixed_widths_agrees_with_ptxas():
+    assert gen_cases.run_ptxas(module(MIXED_VECTOR))["rc"] != 0
+    assert gen_cases.run_ptxas(module(MIXED_VECTOR.replace("%rd1, %rd2", "%f1, %f2", 1)))["rc"] == 0
+
+
 _FRACTIONS = ["1.0", "0.5", "0f3F800000", "1e-30", "%f1", "0.0", "1.5", "-0.5", "0f00000000", "0f3F800001", "1"]
 
 
