@@ -161,8 +161,8 @@ OPERAND_CASES = [
      "sm_90a", "8.0", "8.0"),
     (".local .align 16 .b8 lb[64];\nldmatrix.sync.aligned.m8n8.x1.b16 {%r1}, [out];", "PTX-E-OPERANDS",
      ".local .align 16 .b8 lb[64];\nldmatrix.sync.aligned.m8n8.x1.b16 {%r1}, [lb];", "sm_90a", "8.0", "8.0"),
-    (f"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], [out, {{%r1}}], [%rd2];",
-     "PTX-E-OPERANDS", f"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], [%rd3, {{%r1}}], [%rd2];",
+    ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], [out, {%r1}], [%rd2];",
+     "PTX-E-OPERANDS", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], [%rd3, {%r1}], [%rd2];",
      "sm_90a", "8.0", "8.0"),
 ]
 _BF16_DECL = ".reg .bf16x2 %bh<2>;\n"
