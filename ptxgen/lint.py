@@ -256,6 +256,12 @@ _mods(("redux",), {"sync", "add", "min", "max", "and", "or", "xor", "abs", "NaN"
 _mods(("nanosleep",), ())
 _mods(("alloca",), {"local"})
 _WMMA_SHAPES = frozenset(("m16n16k16", "m8n32k16", "m32n8k16", "m16n16k8", "m8n8k4", "m8n8k32", "m8n8k128"))
+# the register types a wmma fragment of each element type is held in, as ptxas 13.0 takes them (probed:
+# .f16 fragments in .b32 or .f16x2, .f32 in .b32 or .f32, .bf16 and .tf32 only in .b32, the integer and
+# bit types in any 32-bit integer register, .f64 in .b64 or .f64; anything else is "Arguments mismatch")
+_WMMA_FRAG_REGS = {"f16": ("b32", "f16x2"), "f32": ("b32", "f32"), "bf16": ("b32",), "tf32": ("b32",),
+                   "f64": ("b64", "f64")}
+_WMMA_FRAG_REGS.update((t, ("b32", "s32", "u32")) for t in ("s8", "u8", "s4", "u4", "b1", "s32"))
 _mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned", "row", "col", "global", "shared",
                   "shared::cta", "satfinite", "xor", "and", "popc", "rn", "rz", "rm", "rp", "s4", "u4", "b1"}
       | _WMMA_SHAPES)
@@ -946,6 +952,8 @@ class _FnCheck:
                     self.slot(o, sig[k], op, loc, k)
         if op.base == "call":
             self.call(ins, loc)
+        elif op.base == "wmma" and not op.diags and sig is not None:
+            self.wmma_fragments(ins, op, loc)
         elif op.base == "mov" and op.ty is not None and not op.diags:
             if len(ops) != 2:
                 ctx.add("PTX-E-OPERANDS", f"mov takes 2 operands, {len(ops)} given", _tok_loc(ctx, loc, OPCODE),
@@ -967,6 +975,33 @@ class _FnCheck:
             self.generic_addresses(ins, op, loc)
         if op.base in _MEMORY_OPS and op.space != "?":
             self.symbol_spaces(ins, op, loc)
+
+    def wmma_fragments(self, ins: Instr, op: _Op, loc):
+        """The registers of wmma's fragment operands against their element type (_WMMA_FRAG_REGS): load's
+        first operand, store's second, and mma's d, a, b and c; the first register of the wrong type in
+        each fragment."""
+        types = [x for x in op.mods if x in _WMMA_FRAG_REGS]
+        if len(types) not in ((2, 4) if "mma" in op.mods else (1,)):
+            return                                          # a type wmma has no form for: reported elsewhere
+        if "mma" in op.mods:
+            ab = types[1] if len(types) == 4 else "f16"
+            frags = [(0, "d", types[0]), (1, "a", ab), (2, "b", types[2] if len(types) == 4 else ab), (3, "c", types[-1])]
+        else:
+            name = next(x for x in op.mods if x in ("a", "b", "c", "d"))
+            frags = [(0 if "load" in op.mods else 1, name, types[0])]
+        for k, name, et in frags:
+            if k >= len(ins.operands):
+                continue
+            o = ins.operands[k]
+            regs = o.elems if type(o) is Vec else (o,)
+            ok = _WMMA_FRAG_REGS[et]
+            for r in regs:
+                if type(r) is Reg and r.type is not None and r.type.name not in ok:
+                    self.ctx.add("PTX-E-TYPE", f"wmma fragment {name} of .{et} elements: {r.name} is .{r.type.name}, "
+                                               f"and a .{et} fragment is held in "
+                                               + " or ".join("." + t for t in ok) + " registers",
+                                 _tok_loc(self.ctx, loc, k), (), 1)
+                    break
 
     def undeclared(self, r: Reg, loc, k):
         name = r.name

@@ -223,14 +223,70 @@ MIXED_VECTOR = "wmma.load.c.sync.aligned.row.m16n16k16.global.f32 {%rd1, %rd2, %
 
 def test_a_vector_of_mixed_widths_is_one_error_naming_the_first_width():
     diags = [d for d in L.lint_ptx(module(MIXED_VECTOR), "t.ptx") if d.severity == "error"]
-    assert [d.code for d in diags] == ["PTX-E-TYPE"], [str(d) for d in diags]
-    assert "%f3 is .f32, but the vector's first register is 64-bit" in diags[0].message
+    widths = [d.message for d in diags if "first register" in d.message]
+    assert widths == ["%f3 is .f32, but the vector's first register is 64-bit; the elements of a vector have one "
+                      "width"], [str(d) for d in diags]
+    # (and the fragment's first register is of the wrong type: WMMA_FRAGMENTS)
+    assert [d.code for d in diags] == ["PTX-E-TYPE"] * 2, [str(d) for d in diags]
 
 
 @pytest.mark.ptxas
 def test_a_vector_of_mixed_widths_agrees_with_ptxas():
     assert gen_cases.run_ptxas(module(MIXED_VECTOR))["rc"] != 0
     assert gen_cases.run_ptxas(module(MIXED_VECTOR.replace("%rd1, %rd2", "%f1, %f2", 1)))["rc"] == 0
+
+
+# wmma fragments: (instruction with {R} for the fragment registers' type, ptxas 13.0's verdict); the
+# registers a fragment takes depend on its element type, not on the fragment (probed with ptxas 13.0)
+def _wmma(frag, ty, shape, n, reg, kind="load"):
+    regs = "{" + ", ".join(f"%q{i}" for i in range(n)) + "}"
+    text = f"wmma.{kind}.{frag}.sync.aligned.row.{shape}.global.{ty} "
+    text += f"{regs}, [%rd1];" if kind == "load" else f"[%rd1], {regs};"
+    return text, reg
+
+
+WMMA_FRAGMENTS = [
+    (_wmma("a", "f16", "m16n16k16", 8, "b32"), True), (_wmma("a", "f16", "m16n16k16", 8, "f16x2"), True),
+    (_wmma("a", "f16", "m16n16k16", 8, "f32"), False), (_wmma("a", "f16", "m16n16k16", 8, "u32"), False),
+    (_wmma("b", "f16", "m16n16k16", 8, "f32"), False), (_wmma("c", "f32", "m16n16k16", 8, "f32"), True),
+    (_wmma("c", "f32", "m16n16k16", 8, "b32"), True), (_wmma("c", "f32", "m16n16k16", 8, "u32"), False),
+    (_wmma("d", "f32", "m16n16k16", 8, "f16x2", "store"), False), (_wmma("c", "f16", "m16n16k16", 4, "f16x2"), True),
+    (_wmma("c", "f16", "m16n16k16", 4, "f32"), False), (_wmma("a", "bf16", "m16n16k16", 4, "b32"), True),
+    (_wmma("a", "bf16", "m16n16k16", 4, "u32"), False), (_wmma("a", "tf32", "m16n16k8", 4, "f32"), False),
+    (_wmma("a", "s8", "m16n16k16", 2, "s32"), True), (_wmma("a", "u8", "m16n16k16", 2, "u32"), True),
+    (_wmma("a", "s8", "m16n16k16", 2, "f16x2"), False), (_wmma("c", "s32", "m16n16k16", 8, "u32"), True),
+    (_wmma("c", "s32", "m16n16k16", 8, "f32"), False), (_wmma("a", "b1", "m8n8k128", 1, "s32"), True),
+    (_wmma("a", "f64", "m8n8k4", 1, "b64"), True), (_wmma("a", "f64", "m8n8k4", 1, "u64"), False),
+    (_wmma("c", "f64", "m8n8k4", 2, "f64"), True),
+    (("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, "
+      "{%q0, %q1, %q2, %q3, %q4, %q5, %q6, %q7}, {%q0, %q1, %q2, %q3, %q4, %q5, %q6, %q7}, "
+      "{%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "f16x2"), True),
+    (("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, "
+      "{%q0, %q1, %q2, %q3, %q4, %q5, %q6, %q7}, {%q0, %q1, %q2, %q3, %q4, %q5, %q6, %q7}, "
+      "{%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "f32"), False),
+    (("wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, "
+      "{%q0, %q1, %q2, %q3}, {%q4, %q5, %q6, %q7}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "b32"), True),
+    (("wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, "
+      "{%q0, %q1, %q2, %q3}, {%q4, %q5, %q6, %q7}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "f16x2"), False),
+]
+
+
+def _wmma_module(case):
+    (text, reg), _ = case
+    return module(text, decls=DECLS + f".reg .{reg} %q<8>;\n")
+
+
+@pytest.mark.parametrize("case", WMMA_FRAGMENTS, ids=lambda c: c[0][0].split()[0] + "-" + c[0][1])
+def test_wmma_fragment_registers_lint_as_ptxas_takes_them(case):
+    diags = [d for d in L.lint_ptx(_wmma_module(case), "t.ptx") if d.severity == "error"]
+    assert (not diags) == case[1], [str(d) for d in diags]
+    assert all(d.code == "PTX-E-TYPE" and "fragment" in d.message for d in diags)
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("case", WMMA_FRAGMENTS, ids=lambda c: c[0][0].split()[0] + "-" + c[0][1])
+def test_wmma_fragment_registers_agree_with_ptxas(case):
+    assert (gen_cases.run_ptxas(_wmma_module(case))["rc"] == 0) == case[1]
 
 
 _FRACTIONS = ["1.0", "0.5", "0f3F800000", "1e-30", "%f1", "0.0", "1.5", "-0.5", "0f00000000", "0f3F800001", "1"]
