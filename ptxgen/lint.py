@@ -262,6 +262,8 @@ _WMMA_SHAPES = frozenset(("m16n16k16", "m8n32k16", "m32n8k16", "m16n16k8", "m8n8
 _WMMA_FRAG_REGS = {"f16": ("b32", "f16x2"), "f32": ("b32", "f32"), "bf16": ("b32",), "tf32": ("b32",),
                    "f64": ("b64", "f64")}
 _WMMA_FRAG_REGS.update((t, ("b32", "s32", "u32")) for t in ("s8", "u8", "s4", "u4", "b1", "s32"))
+_WMMA_AB_TYPES = ("f16", "bf16", "tf32", "s8", "u8", "s4", "u4", "b1", "f64")    # a and b fragments' elements
+_WMMA_CD_TYPES = ("f16", "f32", "s32", "f64")                                    # c and d fragments'
 _mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned", "row", "col", "global", "shared",
                   "shared::cta", "satfinite", "xor", "and", "popc", "rn", "rz", "rm", "rp", "s4", "u4", "b1"}
       | _WMMA_SHAPES)
@@ -617,6 +619,12 @@ def _wmma_rules(op: _Op, m: set, diags):
     types = [x for x in op.mods if x in _TYPE_WORDS or x in ("s4", "u4", "b1")]
     if kind != "mma" and len(types) != 1 or kind == "mma" and len(types) not in (2, 4):
         diags.append(("PTX-E-TYPE", f"wmma.{kind} has {'no' if not types else 'the wrong number of'} types", ()))
+    elif kind != "mma" and len(frags) == 1:
+        # ptxas 13.0: "Unexpected instruction types" / "Illegal type" for any other
+        ok = _WMMA_AB_TYPES if frags[0] in ("a", "b") else _WMMA_CD_TYPES
+        if types[0] not in ok:
+            diags.append(("PTX-E-TYPE", f"wmma.{kind}.{frags[0]} has no .{types[0]} form",
+                          (f"a .{frags[0]} fragment's elements are " + ", ".join("." + t for t in ok),)))
     elif kind == "mma":
         dt, ct = types[0], types[-1]
         ab = types[1] if len(types) == 4 else "f16"

@@ -271,6 +271,28 @@ WMMA_FRAGMENTS = [
 ]
 
 
+# wmma.load/store element types by fragment (ptxas 13.0: "Unexpected instruction types" or "Illegal
+# type" for the others), in .b32 registers
+WMMA_TYPES = [(_wmma("a", "u32", "m16n16k16", 8, "b32"), False), (_wmma("c", "u32", "m16n16k16", 8, "b32"), False),
+              (_wmma("a", "f32", "m16n16k16", 8, "b32"), False), (_wmma("c", "bf16", "m16n16k16", 8, "b32"), False),
+              (_wmma("a", "s32", "m16n16k16", 8, "b32"), False), (_wmma("c", "s8", "m16n16k16", 8, "b32"), False),
+              (_wmma("a", "f16", "m16n16k16", 8, "b32"), True), (_wmma("b", "bf16", "m16n16k16", 4, "b32"), True),
+              (_wmma("d", "s32", "m16n16k16", 8, "b32", "store"), True), (_wmma("c", "f32", "m16n16k16", 8, "b32"), True)]
+
+
+@pytest.mark.parametrize("case", WMMA_TYPES, ids=lambda c: c[0][0].split()[0])
+def test_wmma_fragment_types_lint_as_ptxas_takes_them(case):
+    diags = [d for d in L.lint_ptx(_wmma_module(case), "t.ptx") if d.severity == "error"]
+    assert (not diags) == case[1], [str(d) for d in diags]
+    assert all(d.code == "PTX-E-TYPE" and "form" in d.message for d in diags)
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("case", WMMA_TYPES, ids=lambda c: c[0][0].split()[0])
+def test_wmma_fragment_types_agree_with_ptxas(case):
+    assert (gen_cases.run_ptxas(_wmma_module(case))["rc"] == 0) == case[1]
+
+
 def _wmma_module(case):
     (text, reg), _ = case
     return module(text, decls=DECLS + f".reg .{reg} %q<8>;\n")
