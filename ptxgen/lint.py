@@ -264,6 +264,20 @@ _WMMA_FRAG_REGS = {"f16": ("b32", "f16x2"), "f32": ("b32", "f32"), "bf16": ("b32
 _WMMA_FRAG_REGS.update((t, ("b32", "s32", "u32")) for t in ("s8", "u8", "s4", "u4", "b1", "s32"))
 _WMMA_AB_TYPES = ("f16", "bf16", "tf32", "s8", "u8", "s4", "u4", "b1", "f64")    # a and b fragments' elements
 _WMMA_CD_TYPES = ("f16", "f32", "s32", "f64")                                    # c and d fragments'
+# registers a fragment holds (PTX ISA's wmma fragments; ptxas 13.0 takes exactly these counts and no other
+# shape for an a or b element type, 168 + 63 cases probed): (a or b element type, shape) -> (a, b) ...
+_WMMA_AB_REGS = {("f16", "m16n16k16"): (8, 8), ("f16", "m8n32k16"): (8, 8), ("f16", "m32n8k16"): (8, 8),
+                 ("bf16", "m16n16k16"): (4, 4), ("bf16", "m8n32k16"): (2, 8), ("bf16", "m32n8k16"): (8, 2),
+                 ("tf32", "m16n16k8"): (4, 4), ("s4", "m8n8k32"): (1, 1), ("u4", "m8n8k32"): (1, 1),
+                 ("b1", "m8n8k128"): (1, 1), ("f64", "m8n8k4"): (1, 1)}
+_WMMA_AB_REGS.update(((t, sh), n) for t in ("s8", "u8")
+                     for sh, n in (("m16n16k16", (2, 2)), ("m8n32k16", (1, 4)), ("m32n8k16", (4, 1))))
+# ... and (c or d element type, shape) -> registers (ptxas takes .f32 c fragments at other shapes too, so
+# only these are counted)
+_WMMA_CD_REGS = {("s32", "m8n8k32"): 2, ("s32", "m8n8k128"): 2, ("f64", "m8n8k4"): 2}
+_WMMA_CD_REGS.update(((t, sh), n) for t, n in (("f16", 4), ("f32", 8), ("s32", 8))
+                     for sh in ("m16n16k16", "m8n32k16", "m32n8k16"))
+_WMMA_CD_REGS[("f32", "m16n16k8")] = 8
 _mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned", "row", "col", "global", "shared",
                   "shared::cta", "satfinite", "xor", "and", "popc", "rn", "rz", "rm", "rp", "s4", "u4", "b1"}
       | _WMMA_SHAPES)
@@ -985,9 +999,9 @@ class _FnCheck:
             self.symbol_spaces(ins, op, loc)
 
     def wmma_fragments(self, ins: Instr, op: _Op, loc):
-        """The registers of wmma's fragment operands against their element type (_WMMA_FRAG_REGS): load's
-        first operand, store's second, and mma's d, a, b and c; the first register of the wrong type in
-        each fragment."""
+        """wmma's fragment operands (load's first, store's second, mma's d, a, b and c): an a or b element
+        type at a shape it has no form for, the count of registers (_WMMA_AB_REGS, _WMMA_CD_REGS), and the
+        first register of a type the element type is not held in (_WMMA_FRAG_REGS)."""
         types = [x for x in op.mods if x in _WMMA_FRAG_REGS]
         if len(types) not in ((2, 4) if "mma" in op.mods else (1,)):
             return                                          # a type wmma has no form for: reported elsewhere
@@ -997,11 +1011,27 @@ class _FnCheck:
         else:
             name = next(x for x in op.mods if x in ("a", "b", "c", "d"))
             frags = [(0 if "load" in op.mods else 1, name, types[0])]
+        shape = next((x for x in op.mods if x in _WMMA_SHAPES), None)
         for k, name, et in frags:
             if k >= len(ins.operands):
                 continue
             o = ins.operands[k]
             regs = o.elems if type(o) is Vec else (o,)
+            if name in ("a", "b"):
+                want = _WMMA_AB_REGS.get((et, shape))
+                if want is None:
+                    ok_shapes = sorted(sh for t, sh in _WMMA_AB_REGS if t == et)
+                    self.ctx.add("PTX-E-SHAPE", f"wmma has no .{shape} form for .{et} {name} fragments",
+                                 _tok_loc(self.ctx, loc, OPCODE), ("." + et + " takes " + ", ".join(
+                                     "." + sh for sh in ok_shapes),), len(ins.opcode))
+                    return
+                want = want[name == "b"]
+            else:
+                want = _WMMA_CD_REGS.get((et, shape))
+            if want is not None and len(regs) != want:
+                self.ctx.add("PTX-E-OPERANDS", f"wmma fragment {name} of .{et} elements at .{shape} is {want} "
+                                               f"register{'s' if want > 1 else ''}, {len(regs)} given",
+                             _tok_loc(self.ctx, loc, k), (), 1)
             ok = _WMMA_FRAG_REGS[et]
             for r in regs:
                 if type(r) is Reg and r.type is not None and r.type.name not in ok:

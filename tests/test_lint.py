@@ -293,9 +293,63 @@ def test_wmma_fragment_types_agree_with_ptxas(case):
     assert (gen_cases.run_ptxas(_wmma_module(case))["rc"] == 0) == case[1]
 
 
+# registers a wmma fragment holds, by element type and shape (PTX ISA: wmma fragments): (a, b) and c/d
+_AB_REGS = {"f16": {"m16n16k16": (8, 8), "m8n32k16": (8, 8), "m32n8k16": (8, 8)},
+            "bf16": {"m16n16k16": (4, 4), "m8n32k16": (2, 8), "m32n8k16": (8, 2)}, "tf32": {"m16n16k8": (4, 4)},
+            "s8": {"m16n16k16": (2, 2), "m8n32k16": (1, 4), "m32n8k16": (4, 1)},
+            "u8": {"m16n16k16": (2, 2), "m8n32k16": (1, 4), "m32n8k16": (4, 1)},
+            "s4": {"m8n8k32": (1, 1)}, "u4": {"m8n8k32": (1, 1)}, "b1": {"m8n8k128": (1, 1)}, "f64": {"m8n8k4": (1, 1)}}
+_CD_REGS = {"f16": {"m16n16k16": 4, "m8n32k16": 4, "m32n8k16": 4},
+            "f32": {"m16n16k16": 8, "m8n32k16": 8, "m32n8k16": 8, "m16n16k8": 8},
+            "s32": {"m16n16k16": 8, "m8n32k16": 8, "m32n8k16": 8, "m8n8k32": 2, "m8n8k128": 2}, "f64": {"m8n8k4": 2}}
+
+
+def _wmma_count_cases():
+    """(instruction, register type, legal): every fragment of every element type and shape with its
+    register count and one fewer and one more; and every a fragment type at every shape."""
+    out = []
+    for ty, shapes in _AB_REGS.items():
+        for shape, counts in shapes.items():
+            for frag, n in zip("ab", counts):
+                layout = ("row" if frag == "a" else "col") if ty in ("s4", "u4", "b1") else "row"
+                for d in (0, -1, 1):
+                    if n + d:
+                        out.append((_wmma(frag, ty, shape, n + d, "b32")[0].replace(".row.", f".{layout}."),
+                                    "b64" if ty == "f64" else "b32", d == 0))
+        for shape in sorted({sh for v in _AB_REGS.values() for sh in v} - set(shapes)):
+            out.append((_wmma("a", ty, shape, 1, "b32")[0], "b64" if ty == "f64" else "b32", False))
+    for ty, shapes in _CD_REGS.items():
+        for shape, n in shapes.items():
+            for d in (0, -1, 1):
+                for frag, kind in (("c", "load"), ("d", "store")):
+                    out.append((_wmma(frag, ty, shape, n + d, "b32", kind)[0], "b64" if ty == "f64" else "b32", d == 0))
+    return out
+
+
+WMMA_COUNTS = _wmma_count_cases()
+
+
+def test_wmma_fragment_counts_and_shapes_lint_as_the_isa_says():
+    wrong = []
+    for text, reg, legal in WMMA_COUNTS:
+        diags = [d for d in L.lint_ptx(_wmma_module(((text, reg), legal)), "t.ptx") if d.severity == "error"]
+        if (not diags) != legal or not all(d.code in ("PTX-E-OPERANDS", "PTX-E-SHAPE") for d in diags):
+            wrong.append((text, reg, legal, [str(d) for d in diags]))
+    assert not wrong and len(WMMA_COUNTS) == 214, wrong[:5]
+    msg = [str(d) for d in L.lint_ptx(_wmma_module((_wmma("a", "bf16", "m8n32k16", 4, "b32"), False)), "t.ptx")]
+    assert any("wmma fragment a of .bf16 elements at .m8n32k16 is 2 registers, 4 given" in m for m in msg), msg
+
+
+@pytest.mark.ptxas
+def test_wmma_fragment_counts_and_shapes_agree_with_ptxas():
+    wrong = [(text, legal) for text, reg, legal in WMMA_COUNTS
+             if (gen_cases.run_ptxas(_wmma_module(((text, reg), legal)))["rc"] == 0) != legal]
+    assert not wrong, wrong[:5]
+
+
 def _wmma_module(case):
     (text, reg), _ = case
-    return module(text, decls=DECLS + f".reg .{reg} %q<8>;\n")
+    return module(text, decls=DECLS + f".reg .{reg} %q<12>;\n")
 
 
 @pytest.mark.parametrize("case", WMMA_FRAGMENTS, ids=lambda c: c[0][0].split()[0] + "-" + c[0][1])
