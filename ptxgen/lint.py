@@ -314,6 +314,7 @@ class _Op:
     wide_addr: bool = False  # generic or .global [addresses]: 64-bit registers under .address_size 64
     plain: Optional[tuple] = None  # `fast` when every slot is a plain register slot and nothing else is checked
     space: Optional[str] = None  # the state space among the modifiers (shared::cta -> shared), None: generic
+    wmma: Optional[tuple] = None  # wmma with valid modifiers: (shape, ((operand, fragment, element type), ...))
 
 
 # operand slot kinds
@@ -651,6 +652,17 @@ def _wmma_rules(op: _Op, m: set, diags):
     op.counts = (4, 4) if kind == "mma" else (2, 3)
     op.sig = [_slot(_X)] * op.counts[1]
     op.fast = (None,) * op.counts[1]
+    if diags:
+        return
+    # the fragment operands `_FnCheck.wmma_fragments` checks: load's first, store's second, mma's d, a, b, c
+    if kind == "mma":
+        ab = types[1] if len(types) == 4 else "f16"
+        frag_ops = ((0, "d", types[0]), (1, "a", ab), (2, "b", types[2] if len(types) == 4 else ab),
+                    (3, "c", types[-1]))
+    else:
+        frag_ops = ((0 if kind == "load" else 1, frags[0], types[0]),)
+    if all(et in _WMMA_FRAG_REGS for _, _, et in frag_ops):
+        op.wmma = (next(iter(shapes)), frag_ops)
 
 
 def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
@@ -974,7 +986,7 @@ class _FnCheck:
                     self.slot(o, sig[k], op, loc, k)
         if op.base == "call":
             self.call(ins, loc)
-        elif op.base == "wmma" and not op.diags and sig is not None:
+        elif op.wmma is not None and sig is not None:
             self.wmma_fragments(ins, op, loc)
         elif op.base == "mov" and op.ty is not None and not op.diags:
             if len(ops) != 2:
@@ -999,19 +1011,10 @@ class _FnCheck:
             self.symbol_spaces(ins, op, loc)
 
     def wmma_fragments(self, ins: Instr, op: _Op, loc):
-        """wmma's fragment operands (load's first, store's second, mma's d, a, b and c): an a or b element
-        type at a shape it has no form for, the count of registers (_WMMA_AB_REGS, _WMMA_CD_REGS), and the
-        first register of a type the element type is not held in (_WMMA_FRAG_REGS)."""
-        types = [x for x in op.mods if x in _WMMA_FRAG_REGS]
-        if len(types) not in ((2, 4) if "mma" in op.mods else (1,)):
-            return                                          # a type wmma has no form for: reported elsewhere
-        if "mma" in op.mods:
-            ab = types[1] if len(types) == 4 else "f16"
-            frags = [(0, "d", types[0]), (1, "a", ab), (2, "b", types[2] if len(types) == 4 else ab), (3, "c", types[-1])]
-        else:
-            name = next(x for x in op.mods if x in ("a", "b", "c", "d"))
-            frags = [(0 if "load" in op.mods else 1, name, types[0])]
-        shape = next((x for x in op.mods if x in _WMMA_SHAPES), None)
+        """wmma's fragment operands (`op.wmma`, from `_wmma_rules`): an a or b element type at a shape it
+        has no form for, the count of registers (_WMMA_AB_REGS, _WMMA_CD_REGS), and the first register of a
+        type the element type is not held in (_WMMA_FRAG_REGS)."""
+        shape, frags = op.wmma
         for k, name, et in frags:
             if k >= len(ins.operands):
                 continue
