@@ -503,8 +503,8 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192, sk: 
     tiles (between P and 2P of them) shared evenly, so each CTA's range is at least one tile long and a
     tile is split between at most two CTAs. With fewer tiles than CTAs (a small M x N over a long K) all
     of them are streamed (sk_first = 0) over the grid `sk_grid` picks for the kernel `sk` (1 or 2) and
-    the operands' DRAM floor (`sk_dram_kblocks`): a
-    multiple of U, so each tile is split between the same number of CTAs, each with one range inside it.
+    the operands' DRAM floor (`sk_dram_kblocks`): a multiple of U, so each tile is split between the
+    same number of CTAs, each with one range inside it.
     sk=3 sums a tile's parts within one cluster, so it takes only shapes with at most as many tiles as
     CTAs, and parts a tile (the cluster's size) from SK3_PARTS, at most one per k-block; with one part
     a tile it runs whole tiles (sk_first = U)."""
@@ -621,8 +621,8 @@ def sk_grid(units: int, nk: int, ctas: int, sk: int = 1, floor: float = 0) -> in
     the kernel `sk`: of the multiples of units up to ctas (every tile in the same number of parts; a
     grid between two multiples gives some CTAs pieces of two tiles, and ran 5-30 % slower than the
     multiple below it, bench/LOG.md round 21), the one with the least `sk_streamed_cost` over the DRAM
-    floor `floor`; the fewer CTAs where two tie. sk=3: only the multiples whose parts a tile are in SK3_PARTS and at most nk (16 with
-    at least SK3_MIN_TILES_16 tiles)."""
+    floor `floor`; the fewer CTAs where two tie. sk=3: only the multiples whose parts a tile are in
+    SK3_PARTS and at most nk (16 with at least SK3_MIN_TILES_16 tiles)."""
     grids = range(units, ctas + 1, units)
     if sk == 3:
         grids = [p for p in grids if p // units in SK3_PARTS and p // units <= nk
@@ -2521,9 +2521,9 @@ def sk_pick(m: int, n: int, k: int, ctas: int) -> tuple:
 
 def sk_speedup(m: int, n: int, k: int, ctas: int, autos=None) -> float:
     """The plain 128-row kernel's k-blocks on its busiest CTA, at `tile_width`'s width (its cost in
-    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST; at least `sk_dram_kblocks`), against
-    those of `sk_pick`'s stream-K kernel, each plus SK_FIXED_KBLOCKS: a shape's estimated gain from streaming its k-blocks over
-    more CTAs rather than running whole tiles."""
+    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST; at least `sk_dram_kblocks`),
+    against those of `sk_pick`'s stream-K kernel, each plus SK_FIXED_KBLOCKS: a shape's estimated gain
+    from streaming its k-blocks over more CTAs rather than running whole tiles."""
     nk = -(-k // BK)
     plain = max(min(_width_costs(m, n, ctas, autos).values()) / BN * nk, sk_dram_kblocks(m, n, k))
     streamed = _streamed_costs(m, n, k, ctas)[sk_pick(m, n, k, ctas)]
