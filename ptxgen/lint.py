@@ -272,9 +272,12 @@ _WMMA_AB_REGS = {("f16", "m16n16k16"): (8, 8), ("f16", "m8n32k16"): (8, 8), ("f1
                  ("b1", "m8n8k128"): (1, 1), ("f64", "m8n8k4"): (1, 1)}
 _WMMA_AB_REGS.update(((t, sh), n) for t in ("s8", "u8")
                      for sh, n in (("m16n16k16", (2, 2)), ("m8n32k16", (1, 4)), ("m32n8k16", (4, 1))))
-# ... and (c or d element type, shape) -> registers (ptxas takes .f32 c fragments at other shapes too, so
-# only these are counted)
-_WMMA_CD_REGS = {("s32", "m8n8k32"): 2, ("s32", "m8n8k128"): 2, ("f64", "m8n8k4"): 2}
+# ... and (c or d element type, shape) -> registers. The PTX ISA gives the sub-byte shapes .s32 c and d
+# only; ptxas 13.0 takes .f32 there too, in 2 registers (.b32 or .f32), for wmma.load.c and wmma.store.d
+# (wmma.mma with those inputs accumulates in .s32 only). Every other count, and a c or d type at a shape
+# not listed, ptxas refuses (378 loads and stores probed: each type at each shape, 1 to 9 registers).
+_WMMA_CD_REGS = {("s32", "m8n8k32"): 2, ("s32", "m8n8k128"): 2, ("f32", "m8n8k32"): 2, ("f32", "m8n8k128"): 2,
+                 ("f64", "m8n8k4"): 2}
 _WMMA_CD_REGS.update(((t, sh), n) for t, n in (("f16", 4), ("f32", 8), ("s32", 8))
                      for sh in ("m16n16k16", "m8n32k16", "m32n8k16"))
 _WMMA_CD_REGS[("f32", "m16n16k8")] = 8
@@ -1020,18 +1023,17 @@ class _FnCheck:
                 continue
             o = ins.operands[k]
             regs = o.elems if type(o) is Vec else (o,)
+            table = _WMMA_AB_REGS if name in ("a", "b") else _WMMA_CD_REGS
+            want = table.get((et, shape))
+            if want is None:
+                ok_shapes = ", ".join("." + sh for sh in sorted(sh for t, sh in table if t == et))
+                self.ctx.add("PTX-E-SHAPE", f"wmma has no .{shape} form for .{et} {name} fragments",
+                             _tok_loc(self.ctx, loc, OPCODE),
+                             (f"wmma's .{et} {name} fragments have the shapes {ok_shapes}",), len(ins.opcode))
+                return
             if name in ("a", "b"):
-                want = _WMMA_AB_REGS.get((et, shape))
-                if want is None:
-                    ok_shapes = sorted(sh for t, sh in _WMMA_AB_REGS if t == et)
-                    self.ctx.add("PTX-E-SHAPE", f"wmma has no .{shape} form for .{et} {name} fragments",
-                                 _tok_loc(self.ctx, loc, OPCODE), ("." + et + " takes " + ", ".join(
-                                     "." + sh for sh in ok_shapes),), len(ins.opcode))
-                    return
                 want = want[name == "b"]
-            else:
-                want = _WMMA_CD_REGS.get((et, shape))
-            if want is not None and len(regs) != want:
+            if len(regs) != want:
                 self.ctx.add("PTX-E-OPERANDS", f"wmma fragment {name} of .{et} elements at .{shape} is {want} "
                                                f"register{'s' if want > 1 else ''}, {len(regs)} given",
                              _tok_loc(self.ctx, loc, k), (), 1)

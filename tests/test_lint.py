@@ -300,13 +300,15 @@ _AB_REGS = {"f16": {"m16n16k16": (8, 8), "m8n32k16": (8, 8), "m32n8k16": (8, 8)}
             "u8": {"m16n16k16": (2, 2), "m8n32k16": (1, 4), "m32n8k16": (4, 1)},
             "s4": {"m8n8k32": (1, 1)}, "u4": {"m8n8k32": (1, 1)}, "b1": {"m8n8k128": (1, 1)}, "f64": {"m8n8k4": (1, 1)}}
 _CD_REGS = {"f16": {"m16n16k16": 4, "m8n32k16": 4, "m32n8k16": 4},
-            "f32": {"m16n16k16": 8, "m8n32k16": 8, "m32n8k16": 8, "m16n16k8": 8},
+            "f32": {"m16n16k16": 8, "m8n32k16": 8, "m32n8k16": 8, "m16n16k8": 8, "m8n8k32": 2, "m8n8k128": 2},
             "s32": {"m16n16k16": 8, "m8n32k16": 8, "m32n8k16": 8, "m8n8k32": 2, "m8n8k128": 2}, "f64": {"m8n8k4": 2}}
 
 
 def _wmma_count_cases():
     """(instruction, register type, legal): every fragment of every element type and shape with its
-    register count and one fewer and one more; and every a fragment type at every shape."""
+    register count and one fewer and one more; every a fragment type at every shape; and every c
+    and d fragment type at every shape (.f32 c and d at the sub-byte shapes are not in the PTX ISA, but ptxas
+    takes them, in 2 registers)."""
     out = []
     for ty, shapes in _AB_REGS.items():
         for shape, counts in shapes.items():
@@ -323,6 +325,9 @@ def _wmma_count_cases():
             for d in (0, -1, 1):
                 for frag, kind in (("c", "load"), ("d", "store")):
                     out.append((_wmma(frag, ty, shape, n + d, "b32", kind)[0], "b64" if ty == "f64" else "b32", d == 0))
+        for shape in sorted({sh for v in _AB_REGS.values() for sh in v} - set(shapes)):
+            for frag, kind in (("c", "load"), ("d", "store")):
+                out.append((_wmma(frag, ty, shape, 2, "b32", kind)[0], "b64" if ty == "f64" else "b32", False))
     return out
 
 
@@ -335,9 +340,14 @@ def test_wmma_fragment_counts_and_shapes_lint_as_the_isa_says():
         diags = [d for d in L.lint_ptx(_wmma_module(((text, reg), legal)), "t.ptx") if d.severity == "error"]
         if (not diags) != legal or not all(d.code in ("PTX-E-OPERANDS", "PTX-E-SHAPE") for d in diags):
             wrong.append((text, reg, legal, [str(d) for d in diags]))
-    assert not wrong and len(WMMA_COUNTS) == 214, wrong[:5]
+    assert not wrong and len(WMMA_COUNTS) == 252, wrong[:5]
     msg = [str(d) for d in L.lint_ptx(_wmma_module((_wmma("a", "bf16", "m8n32k16", 4, "b32"), False)), "t.ptx")]
     assert any("wmma fragment a of .bf16 elements at .m8n32k16 is 2 registers, 4 given" in m for m in msg), msg
+    msg = [str(d) for d in L.lint_ptx(_wmma_module((_wmma("c", "f32", "m8n8k32", 8, "b32"), False)), "t.ptx")]
+    assert any("wmma fragment c of .f32 elements at .m8n8k32 is 2 registers, 8 given" in m for m in msg), msg
+    msg = [str(d) for d in L.lint_ptx(_wmma_module((_wmma("d", "f16", "m8n8k128", 4, "b32", "store"), False)), "t.ptx")]
+    assert any("wmma has no .m8n8k128 form for .f16 d fragments" in m and "have the shapes .m16n16k16, .m32n8k16, "
+               ".m8n32k16" in m for m in msg), msg
 
 
 @pytest.mark.ptxas
