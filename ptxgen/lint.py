@@ -614,7 +614,7 @@ def _core_rules(ctx: _Ctx, op: _Op, types: List[Type]):
             op.counts = (2, 3)
 
 
-def _wmma_rules(op: _Op, m: set, diags):
+def _wmma_rules(op: _Op, m: set, diags, version: Optional[PtxVersion] = None):
     """wmma.load/store/mma: the modifier groups each needs (ptxgen.legality has no wmma forms)."""
     kinds = [x for x in op.mods if x in ("load", "store", "mma")]
     if len(kinds) != 1:
@@ -651,6 +651,8 @@ def _wmma_rules(op: _Op, m: set, diags):
         if dt not in acc or ct not in acc:
             diags.append(("PTX-E-TYPE", f"wmma.mma with .{ab} inputs accumulates in "
                                         + " or ".join("." + a for a in acc) + f", not .{dt}/.{ct}", ()))
+    if len(types) in ((2, 4) if kind == "mma" else (1,)) and len(frags) == (0 if kind == "mma" else 1):
+        _wmma_modifier_rules(kind, frags[0] if frags else None, types, layouts, m, version, diags)
     # operands: load d, [a]{, stride}; store [d], r{, stride}; mma d, a, b, c
     op.counts = (4, 4) if kind == "mma" else (2, 3)
     op.sig = [_slot(_X)] * op.counts[1]
@@ -668,13 +670,57 @@ def _wmma_rules(op: _Op, m: set, diags):
         op.wmma = (next(iter(shapes)), frag_ops)
 
 
+# wmma's modifiers beyond its groups, as ptxas 13.0 takes them (probed): a rounding modifier only on
+# wmma.mma of .f64; .satfinite only on wmma.mma of 8- and 4-bit integers (of .f16 too before PTX ISA 6.5,
+# which dropped it there); .xor.popc or .and.popc on wmma.mma of .b1, which needs one; the sub-byte
+# inputs (.s4, .u4, .b1) only as a row-major A and a column-major B
+_WMMA_ROUND = ("rn", "rz", "rm", "rp")
+_WMMA_SAT = ("s8", "u8", "s4", "u4")
+_WMMA_SUB_BYTE = ("s4", "u4", "b1")
+
+
+def _wmma_modifier_rules(kind: str, frag: Optional[str], types: List[str], layouts: List[str], m: set,
+                         version: Optional[PtxVersion], diags):
+    """wmma's rounding, .satfinite, bit operation, fragment and sub-byte layout rules (_WMMA_ROUND ...)."""
+    ab = (types[1] if len(types) == 4 else "f16") if kind == "mma" else types[0]
+    what = f"wmma.mma with .{ab} inputs" if kind == "mma" else f"wmma.{kind}.{frag}"
+    if kind == "load" and frag == "d" or kind == "store" and frag != "d":
+        diags.append(("PTX-E-MODIFIER", f"wmma.{kind} has no .{frag} fragment",
+                      ("wmma.load loads .a, .b or .c; wmma.store stores .d",)))
+    rnd = sorted(m & set(_WMMA_ROUND))
+    if rnd and (kind != "mma" or ab != "f64"):
+        diags.append(("PTX-E-MODIFIER", f"{what} takes no rounding modifier (.{rnd[0]})",
+                      ("only wmma.mma of .f64 takes .rn, .rz, .rm or .rp",)))
+    if "satfinite" in m and not (kind == "mma" and (ab in _WMMA_SAT or
+                                                    ab == "f16" and version is not None and version < (6, 5))):
+        why = " since PTX ISA 6.5" if kind == "mma" and ab == "f16" else ""
+        diags.append(("PTX-E-MODIFIER", f"{what} takes no .satfinite{why}",
+                      ("only wmma.mma of .s8, .u8, .s4 or .u4 inputs takes .satfinite",)))
+    bitops = [x for x in ("xor", "and") if x in m]
+    if kind == "mma" and ab == "b1":
+        if len(bitops) != 1 or "popc" not in m:
+            diags.append(("PTX-E-MODIFIER", "wmma.mma with .b1 inputs needs its bit operation: .xor.popc or "
+                                            ".and.popc", ("wmma.mma.xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32",)))
+    elif bitops or "popc" in m:
+        bad = "." + ".".join(bitops + (["popc"] if "popc" in m else []))
+        diags.append(("PTX-E-MODIFIER", f"{what} takes no bit operation ({bad})",
+                      ("only wmma.mma of .b1 inputs takes .xor.popc or .and.popc",)))
+    if ab in _WMMA_SUB_BYTE and (kind == "mma" or frag in ("a", "b")):
+        want = ["row", "col"] if kind == "mma" else ["row" if frag == "a" else "col"]
+        if len(layouts) == len(want) and layouts != want:
+            text = "." + ".".join(want)
+            diags.append(("PTX-E-LAYOUT", f"{what} takes the layout{'s' if kind == 'mma' else ''} {text} only, "
+                                          f"not .{'.'.join(layouts)}",
+                          ("the sub-byte inputs (.s4, .u4, .b1) are a row-major A and a column-major B",)))
+
+
 def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     base, diags = op.base, op.diags
     ty = types[-1] if types else None
     if base in ("bar", "barrier") and not m & {"sync", "arrive", "red", "warp", "cluster"}:
         diags.append(("PTX-E-MODIFIER", f"{base} needs one of .sync, .arrive, .red", ()))
     if base == "wmma":
-        _wmma_rules(op, m, diags)
+        _wmma_rules(op, m, diags, ctx.version)
         return
     if ty is None:
         if base in ("ld", "st", "cvt", "cvta", "atom", "red", "ldu", "setp", "set", "selp", "mov"):

@@ -375,6 +375,92 @@ def test_wmma_fragment_registers_agree_with_ptxas(case):
     assert (gen_cases.run_ptxas(_wmma_module(case))["rc"] == 0) == case[1]
 
 
+# wmma's modifiers beyond its groups: (instruction with %q<12> .b32 registers, the code lint answers or
+# None where ptxas 13.0 takes it, .version); rounding only on .f64 wmma.mma, .satfinite only on integer
+# wmma.mma (and .f16 before PTX ISA 6.5), .xor.popc/.and.popc on .b1 wmma.mma only and always there,
+# .row A and .col B for the sub-byte inputs, wmma.load of a, b or c and wmma.store of d
+_Q8 = "{%q0, %q1, %q2, %q3, %q4, %q5, %q6, %q7}"
+_F8 = "{%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}"
+_W = "wmma.mma.sync.aligned.row.col"
+WMMA_MODIFIERS = [
+    (f"wmma.load.d.sync.aligned.row.m16n16k16.global.f32 {_F8}, [%rd1];", "PTX-E-MODIFIER", "8.0"),
+    (f"wmma.store.a.sync.aligned.row.m16n16k16.global.f16 [%rd1], {_Q8};", "PTX-E-MODIFIER", "8.0"),
+    (f"wmma.store.d.sync.aligned.col.m16n16k16.shared.f32 [%rd1], {_F8}, %r1;", None, "8.0"),
+    (f"{_W}.m16n16k16.rn.f32.f32 {_F8}, {_Q8}, {_Q8}, {_F8};", "PTX-E-MODIFIER", "8.0"),
+    (f"{_W}.m16n16k16.rz.s32.s8.s8.s32 {_Q8}, {{%q0, %q1}}, {{%q2, %q3}}, {_Q8};", "PTX-E-MODIFIER", "8.0"),
+    (f"{_W}.m8n8k4.rn.f64.f64.f64.f64 {{%fd0, %fd1}}, {{%fd2}}, {{%fd3}}, {{%fd0, %fd1}};", None, "8.0"),
+    ("wmma.mma.sync.aligned.col.row.m8n8k4.rm.f64.f64.f64.f64 {%fd0, %fd1}, {%fd2}, {%fd3}, {%fd0, %fd1};", None,
+     "8.0"),
+    ("wmma.load.c.sync.aligned.row.m8n8k4.global.rz.f64 {%fd0, %fd1}, [%rd1];", "PTX-E-MODIFIER", "8.0"),
+    (f"{_W}.m16n16k16.f32.f32.satfinite {_F8}, {_Q8}, {_Q8}, {_F8};", "PTX-E-MODIFIER", "8.0"),
+    (f"{_W}.m16n16k16.f32.f32.satfinite {_F8}, {_Q8}, {_Q8}, {_F8};", None, "6.4"),
+    (f"{_W}.m16n16k16.f32.bf16.bf16.f32.satfinite {_F8}, {{%q0, %q1, %q2, %q3}}, {{%q4, %q5, %q6, %q7}}, {_F8};",
+     "PTX-E-MODIFIER", "8.0"),
+    (f"{_W}.m16n16k16.s32.s8.s8.s32.satfinite {_Q8}, {{%q0, %q1}}, {{%q2, %q3}}, {_Q8};", None, "8.0"),
+    (f"{_W}.m8n8k32.s32.u4.u4.s32.satfinite {{%q0, %q1}}, {{%q2}}, {{%q3}}, {{%q0, %q1}};", None, "8.0"),
+    (f"{_W}.m8n8k4.f64.f64.f64.f64.satfinite {{%fd0, %fd1}}, {{%fd2}}, {{%fd3}}, {{%fd0, %fd1}};", "PTX-E-MODIFIER",
+     "8.0"),
+    ("wmma.load.a.sync.aligned.row.m16n16k16.global.satfinite.f16 " + _Q8 + ", [%rd1];", "PTX-E-MODIFIER", "8.0"),
+    (f"{_W}.m8n8k128.s32.b1.b1.s32 {{%q0, %q1}}, {{%q2}}, {{%q3}}, {{%q0, %q1}};", "PTX-E-MODIFIER", "8.0"),
+    ("wmma.mma.xor.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%q0, %q1}, {%q2}, {%q3}, {%q0, %q1};",
+     "PTX-E-MODIFIER", "8.0"),
+    ("wmma.mma.xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%q0, %q1}, {%q2}, {%q3}, {%q0, %q1};", None,
+     "8.0"),
+    ("wmma.mma.and.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%q0, %q1}, {%q2}, {%q3}, {%q0, %q1};", None,
+     "8.0"),
+    ("wmma.mma.xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32.satfinite {%q0, %q1}, {%q2}, {%q3}, {%q0, %q1};",
+     "PTX-E-MODIFIER", "8.0"),
+    ("wmma.mma.xor.popc.sync.aligned.row.col.m8n8k32.s32.s4.s4.s32 {%q0, %q1}, {%q2}, {%q3}, {%q0, %q1};",
+     "PTX-E-MODIFIER", "8.0"),
+    ("wmma.mma.and.popc.sync.aligned.row.col.m16n16k16.f32.f32 " + f"{_F8}, {_Q8}, {_Q8}, {_F8};", "PTX-E-MODIFIER",
+     "8.0"),
+    ("wmma.mma.sync.aligned.col.col.m8n8k32.s32.s4.s4.s32 {%q0, %q1}, {%q2}, {%q3}, {%q0, %q1};", "PTX-E-LAYOUT",
+     "8.0"),
+    ("wmma.mma.xor.popc.sync.aligned.row.row.m8n8k128.s32.b1.b1.s32 {%q0, %q1}, {%q2}, {%q3}, {%q0, %q1};",
+     "PTX-E-LAYOUT", "8.0"),
+    ("wmma.mma.sync.aligned.col.row.m16n16k16.s32.u8.u8.s32 " + f"{_Q8}, {{%q0, %q1}}, {{%q2, %q3}}, {_Q8};", None,
+     "8.0"),
+    ("wmma.load.a.sync.aligned.col.m8n8k32.global.s4 {%q0}, [%rd1];", "PTX-E-LAYOUT", "8.0"),
+    ("wmma.load.b.sync.aligned.row.m8n8k128.shared.b1 {%q0}, [%rd1];", "PTX-E-LAYOUT", "8.0"),
+    ("wmma.load.b.sync.aligned.col.m8n8k128.shared.b1 {%q0}, [%rd1];", None, "8.0"),
+    ("wmma.load.a.sync.aligned.col.m16n16k16.global.s8 {%q0, %q1}, [%rd1];", None, "8.0"),
+    ("wmma.load.c.sync.aligned.col.m8n8k32.global.s32 {%q0, %q1}, [%rd1];", None, "8.0"),
+]
+
+
+def _wmma_modifier_module(text, version):
+    return module(text, target="sm_75" if version < "7.0" else "sm_90a", version=version,
+                  decls=DECLS + ".reg .b32 %q<12>;\n")
+
+
+@pytest.mark.parametrize("text, code, version", WMMA_MODIFIERS, ids=[f"{i}" for i in range(len(WMMA_MODIFIERS))])
+def test_wmma_modifiers_lint_as_ptxas_takes_them(text, code, version):
+    diags = [d for d in L.lint_ptx(_wmma_modifier_module(text, version), "t.ptx") if d.severity == "error"]
+    assert [d.code for d in diags] == ([code] if code else []), [str(d) for d in diags]
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("text, code, version", WMMA_MODIFIERS, ids=[f"{i}" for i in range(len(WMMA_MODIFIERS))])
+def test_wmma_modifiers_agree_with_ptxas(text, code, version):
+    assert (gen_cases.run_ptxas(_wmma_modifier_module(text, version))["rc"] == 0) == (code is None)
+
+
+def test_wmma_modifier_messages_say_what_is_legal():
+    def msg(text, version="8.0"):
+        ds = [d for d in L.lint_ptx(_wmma_modifier_module(text, version), "t.ptx") if d.severity == "error"]
+        return " / ".join(d.message + " (" + "; ".join(d.notes) + ")" for d in ds)
+    m = msg(WMMA_MODIFIERS[3][0])
+    assert "wmma.mma with .f16 inputs takes no rounding modifier (.rn)" in m and "only wmma.mma of .f64" in m, m
+    m = msg(WMMA_MODIFIERS[8][0])
+    assert "takes no .satfinite since PTX ISA 6.5" in m and ".s8, .u8, .s4 or .u4" in m, m
+    m = msg(WMMA_MODIFIERS[15][0])
+    assert "needs its bit operation: .xor.popc or .and.popc" in m, m
+    m = msg(WMMA_MODIFIERS[22][0])
+    assert "takes the layouts .row.col only, not .col.col" in m, m
+    m = msg(WMMA_MODIFIERS[0][0])
+    assert "wmma.load has no .d fragment" in m and "wmma.store stores .d" in m, m
+
+
 _FRACTIONS = ["1.0", "0.5", "0f3F800000", "1e-30", "%f1", "0.0", "1.5", "-0.5", "0f00000000", "0f3F800001", "1"]
 
 
