@@ -328,7 +328,11 @@ def test_mixed_makespan_matches_a_walk():
     # one tile in 17 parts (sk_grid's pick on 21 CTAs): more parts than the 16 groups, so one part sums
     # nothing, the others one group each, reading the parts 24 at a time (one batch, past the last part);
     # each part finds the tile's first and last parts with `_SkWalk.owner`
-    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 10752, 21)],
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 10752, 21),
+    # one tile in 32 and in 35 parts (sk_grid's picks over K = 32768 and 49152): twice the groups or more,
+    # so 16 parts each sum one group over all the parts, in two batches of 24, and the others sum nothing
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 32768, 64),
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 49152, 48)],
     ids=lambda v: getattr(v, "name", str(v)))
 def test_stream_k_matches_numpy(cfg, m, n, k, ctas):
     """Stream-K in the executor: every element written once, the split tiles summed, and the flags left
