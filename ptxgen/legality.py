@@ -1010,7 +1010,142 @@ def _label_of_token(fam: List[Form], token: str) -> Optional[str]:
     return None
 
 
+# the words an mma.sync spelling may end with for _diagnose_mma (.or is a bit operation of other
+# instructions, and a likely slip here)
+_MMA_BITOPS = frozenset((".xor", ".and", ".or", ".popc"))
+
+
+@functools.lru_cache(maxsize=1)
+def _mma_table() -> Tuple[Tuple[Form, Tuple[str, ...]], ...]:
+    """Each legal mma.sync spelling with its fields (shape, alayout, blayout, satfinite, dtype, atype,
+    btype, ctype, bit operation), '' for an absent one: the grammar's forms, read once."""
+    out = []
+    for f in _catalogue().by_mnemonic.get("mma", ()):
+        g = f.fields
+        out.append((f, (g["shape"], g["alayout"], g["blayout"], g.get("satfinite", ""), g["dtype"], g["atype"],
+                        g["btype"], g["ctype"], g.get("bitop", "") + g.get("popc", ""))))
+    return tuple(out)
+
+
+def _mma_fields(toks: Tuple[str, ...]) -> Optional[Tuple[str, ...]]:
+    """The fields of an mma.sync spelling laid out as the PTX ISA writes it, whatever their values;
+    None where the tokens are not in that order (the generic diagnosis speaks for those)."""
+    if len(toks) < 9 or toks[1:3] != (".sync", ".aligned") or not _SHAPE_RE.match(toks[3]):
+        return None
+    if toks[4] not in (".row", ".col") or toks[5] not in (".row", ".col"):
+        return None
+    i = 6
+    sat = ""
+    if toks[i] == ".satfinite":
+        sat, i = ".satfinite", i + 1
+    types, tail = toks[i:i + 4], toks[i + 4:]
+    vocab = _catalogue().vocab
+    if len(types) != 4 or any(t not in vocab and _type_or_none(t[1:]) is None for t in types):
+        return None
+    if any(t not in _MMA_BITOPS for t in tail):
+        return None
+    return (toks[3], toks[4], toks[5], sat, types[0], types[1], types[2], types[3], "".join(tail))
+
+
+def _type_or_none(name: str) -> Optional[Type]:
+    try:
+        return get_type(name)
+    except ValueError:
+        return None
+
+
+def _mma_title(forms_: Sequence[Form], a: str, b: str) -> str:
+    ts = list(dict.fromkeys(FORMS[f.rule].title for f in forms_))
+    if len(ts) == 1:
+        return ts[0]
+    return f"mma.sync with {a} inputs" if a == b else f"mma.sync with {a} A and {b} B"
+
+
+def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
+    """Why an mma.sync spelling is not legal, field by field against the grammar's spellings: the A and B
+    types, then the shape for those inputs, the D and C types for those inputs at that shape, the
+    layouts, .satfinite and the bit operation. One diagnostic, naming the first field that fits no
+    legal spelling and what is legal there instead, with the nearest legal spelling as a note. The order
+    is that of what a user means most surely: the inputs and the shape first, then what follows from
+    them (the accumulator, the layouts, the modifiers)."""
+    got = _mma_fields(toks)
+    if got is None:
+        return None
+    shape, al, bl, sat, d, a, b, c, bitop = got
+    table = _mma_table()
+    mnk = _mnk(shape)
+
+    def diag(code, message, rows, notes=()):
+        # the nearest legal spelling among those that keep the fields found legal so far
+        # (at one distance, the shape with the most of M, N and K in common)
+        near = min(rows, key=lambda e: (sum(x != y for x, y in zip(e[1], got)),
+                                        sum(x != y for x, y in zip(_mnk(e[1][0]), mnk))))[0].opcode
+        return _diag(code, message, tuple(notes) + (f"the nearest legal spelling: {near}",))
+
+    # the input types
+    rows = [e for e in table if e[1][5] == a and e[1][6] == b]
+    if not rows:
+        with_a = list(dict.fromkeys(e[1][6] for e in table if e[1][5] == a))
+        with_b = list(dict.fromkeys(e[1][5] for e in table if e[1][6] == b))
+        if not with_a:
+            legal = list(dict.fromkeys(e[1][5] for e in table))
+            return diag(CODE_TYPE, f"{a} is not a legal A type for mma.sync; the A type must be one of "
+                                   f"{', '.join(legal)}", table)
+        notes = [f"or: with B type {b}, the A type must be {_tokens_text(with_b)}"] if with_b else []
+        return diag(CODE_TYPE, f"{b} is not a legal B type for mma.sync with A type {a}; the B type must be "
+                               f"{_tokens_text(with_a)}", [e for e in table if e[1][5] == a], notes)
+    title = _mma_title([e[0] for e in rows], a, b)
+    # the shape, for these inputs
+    here = [e for e in rows if e[1][0] == shape]
+    if not here:
+        cands = list(dict.fromkeys(e[1][0] for e in rows))
+        got_msg = _shape_message(shape, sorted(cands, key=_mnk), title)
+        msg = got_msg[0] if got_msg else f"{shape} is not a legal shape for {title}; the shape must be " \
+                                          f"{_tokens_text(cands)}"
+        return diag(CODE_SHAPE, msg, rows)
+    title = _mma_title([e[0] for e in here], a, b)
+    at = "" if shape in title else f" at {shape}"
+    # the accumulator: D and C types, for these inputs at this shape
+    rows, here = here, [e for e in here if e[1][4] == d and e[1][7] == c]
+    if not here:
+        pairs = list(dict.fromkeys(f"{e[1][4]}/{e[1][7]}" for e in rows))
+        return diag(CODE_TYPE, f"D/C types {d}/{c} are not legal for {title}{at}; the D/C types must be "
+                               f"{_join_or(pairs)}", rows)
+    # the layouts
+    rows, here = here, [e for e in here if e[1][1] == al and e[1][2] == bl]
+    if not here:
+        legal_a = list(dict.fromkeys(e[1][1] for e in rows))
+        legal_b = list(dict.fromkeys(e[1][2] for e in rows))
+        wrong = [f"{x} is not a legal {what} layout" for x, what, ok in ((al, "A", legal_a), (bl, "B", legal_b))
+                 if x not in ok]
+        must = [f"the {what} layout must be {_tokens_text(ok)}" for x, what, ok in
+                ((al, "A", legal_a), (bl, "B", legal_b)) if x not in ok]
+        return diag(CODE_LAYOUT, f"{' and '.join(wrong)} for {title}{at}; {' and '.join(must)}", rows)
+    # .satfinite
+    rows, here = here, [e for e in here if e[1][3] == sat]
+    if not here:
+        takers = list(dict.fromkeys(e[1][5] for e in table if e[1][3]))
+        return diag(CODE_MODIFIER, f".satfinite is not legal for {title}; only mma.sync with "
+                                   f"{'/'.join(takers)} inputs takes it", rows)
+    # the bit operation
+    rows, here = here, [e for e in here if e[1][8] == bitop]
+    if not here:
+        legal = [x for x in dict.fromkeys(e[1][8] for e in rows) if x]
+        if not legal:
+            takers = list(dict.fromkeys(e[1][5] for e in table if e[1][8]))
+            ops = list(dict.fromkeys(e[1][8] for e in table if e[1][8]))
+            return diag(CODE_MODIFIER, f"{title} takes no bit operation ({bitop}); only mma.sync with "
+                                       f"{'/'.join(takers)} inputs takes {_join_or(ops)}", rows)
+        what = f"not {bitop}" if bitop else "none is given"
+        return diag(CODE_MODIFIER, f"{title} needs a bit operation, {_join_or(legal)}; {what}", rows)
+    return None
+
+
 def _diagnose(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
+    if toks[0] == "mma":
+        d = _diagnose_mma(toks)
+        if d is not None:
+            return d
     cat = _catalogue()
     fam = cat.by_mnemonic.get(toks[0])
     if not fam:

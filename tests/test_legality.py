@@ -96,6 +96,99 @@ def test_mma_shape_type_layout_messages():
     assert any("A type must be .f16" in n for n in d.notes)
 
 
+# mma.sync spellings whose fields each exist but do not go together: (opcode, the code check() answers or
+# None for a legal one, a part of its message). The message names the first field, in the order A/B
+# types, shape, D/C types, layouts, .satfinite, bit operation, that no legal spelling with the fields
+# before it has, and what is legal there. tests/test_legality_ptxas.py runs each through ptxas.
+MS = "mma.sync.aligned"
+MMA_COMBOS = [
+    (f"{MS}.m16n8k16.row.col.f16.f16.f16.f32", "PTX-E-TYPE",
+     "D/C types .f16/.f32 are not legal for mma.sync with .f16 inputs at .m16n8k16; the D/C types must be "
+     ".f16/.f16 or .f32/.f32"),
+    (f"{MS}.m16n8k8.row.col.f32.f16.f16.f16", "PTX-E-TYPE", "the D/C types must be .f16/.f16 or .f32/.f32"),
+    (f"{MS}.m8n8k4.row.col.f16.f16.f16.f32", "PTX-E-TYPE",
+     "D/C types .f16/.f32 are not legal for mma.sync .m8n8k4 with .f16 inputs; the D/C types must be .f16/.f16, "
+     ".f32/.f16, or .f32/.f32"),
+    (f"{MS}.m16n8k16.row.col.f16.bf16.bf16.f16", "PTX-E-TYPE",
+     "D/C types .f16/.f16 are not legal for mma.sync with .bf16 inputs at .m16n8k16; the D/C types must be "
+     ".f32/.f32"),
+    (f"{MS}.m16n8k8.row.col.f16.bf16.bf16.f32", "PTX-E-TYPE", "the D/C types must be .f32/.f32"),
+    (f"{MS}.m16n8k8.row.col.f16.tf32.tf32.f16", "PTX-E-TYPE", "with .tf32 inputs at .m16n8k8"),
+    (f"{MS}.m16n8k32.row.col.f32.s8.s8.s32", "PTX-E-TYPE",
+     "D/C types .f32/.s32 are not legal for mma.sync with .s8/.u8 inputs at .m16n8k32; the D/C types must be "
+     ".s32/.s32"),
+    (f"{MS}.m16n8k32.row.col.f32.s8.u8.f32", "PTX-E-TYPE", "the D/C types must be .s32/.s32"),
+    (f"{MS}.m8n8k32.row.col.f32.s4.s4.f32", "PTX-E-TYPE", "with .s4/.u4 inputs at .m8n8k32"),
+    (f"{MS}.m16n8k256.row.col.f32.b1.b1.f32.and.popc", "PTX-E-TYPE", "with .b1 inputs at .m16n8k256"),
+    (f"{MS}.m16n8k8.row.col.f32.f64.f64.f64", "PTX-E-TYPE", "the D/C types must be .f64/.f64"),
+    (f"{MS}.m16n8k32.row.col.s32.e4m3.e5m2.s32", "PTX-E-TYPE", "the D/C types must be .f16/.f16 or .f32/.f32"),
+    (f"{MS}.m16n8k32.row.col.f16.e4m3.e4m3.f32", "PTX-E-TYPE", "D/C types .f16/.f32 are not legal"),
+    (f"{MS}.m16n8k16.row.col.satfinite.f32.f16.f16.f32", "PTX-E-MODIFIER",
+     ".satfinite is not legal for mma.sync with .f16 inputs; only mma.sync with .s8/.u8/.s4/.u4 inputs takes it"),
+    (f"{MS}.m16n8k16.row.col.satfinite.f32.bf16.bf16.f32", "PTX-E-MODIFIER", ".satfinite is not legal"),
+    (f"{MS}.m16n8k32.row.col.satfinite.f32.e4m3.e4m3.f32", "PTX-E-MODIFIER", ".satfinite is not legal"),
+    (f"{MS}.m8n8k4.row.col.satfinite.f64.f64.f64.f64", "PTX-E-MODIFIER", ".satfinite is not legal"),
+    (f"{MS}.m16n8k256.row.col.satfinite.s32.b1.b1.s32.xor.popc", "PTX-E-MODIFIER",
+     ".satfinite is not legal for mma.sync with .b1 inputs"),
+    (f"{MS}.m16n8k64.row.col.s32.b1.b1.s32.xor.popc", "PTX-E-SHAPE",
+     "K=64 is not legal for mma.sync with .b1 inputs; K must be 128 or 256"),
+    (f"{MS}.m8n8k32.row.col.s32.b1.b1.s32.and.popc", "PTX-E-SHAPE", "K must be 128 or 256"),
+    (f"{MS}.m16n8k128.row.col.s32.s4.s4.s32", "PTX-E-SHAPE", "K=128 is not legal for mma.sync with .s4/.u4 inputs"),
+    (f"{MS}.m8n8k32.row.col.s32.s8.s8.s32", "PTX-E-SHAPE", "for mma.sync with .s8/.u8 inputs"),
+    (f"{MS}.m16n8k32.row.col.f32.bf16.bf16.f32", "PTX-E-SHAPE",
+     "K=32 is not legal for mma.sync with .bf16 inputs; K must be 8 or 16"),
+    (f"{MS}.m16n8k16.col.row.f32.f16.f16.f32", "PTX-E-LAYOUT",
+     ".col is not a legal A layout and .row is not a legal B layout for mma.sync with .f16 inputs at .m16n8k16; "
+     "the A layout must be .row and the B layout must be .col"),
+    (f"{MS}.m8n8k4.row.row.f64.f64.f64.f64", "PTX-E-LAYOUT", "the B layout must be .col"),
+    (f"{MS}.m16n8k32.col.col.s32.u8.u8.s32", "PTX-E-LAYOUT", "the A layout must be .row"),
+    (f"{MS}.m16n8k8.col.col.f32.tf32.tf32.f32", "PTX-E-LAYOUT", "the A layout must be .row"),
+    (f"{MS}.m8n8k128.row.col.s32.b1.b1.s32", "PTX-E-MODIFIER",
+     "mma.sync with .b1 inputs needs a bit operation, .xor.popc or .and.popc; none is given"),
+    (f"{MS}.m16n8k128.row.col.s32.b1.b1.s32.popc", "PTX-E-MODIFIER", "needs a bit operation, .xor.popc or "
+                                                                       ".and.popc; not .popc"),
+    (f"{MS}.m16n8k32.row.col.s32.s8.s8.s32.xor.popc", "PTX-E-MODIFIER",
+     "mma.sync with .s8/.u8 inputs takes no bit operation (.xor.popc); only mma.sync with .b1 inputs takes "
+     ".xor.popc or .and.popc"),
+    (f"{MS}.m16n8k16.row.col.f32.f16.f16.f32.and.popc", "PTX-E-MODIFIER", "takes no bit operation (.and.popc)"),
+    (f"{MS}.m16n8k16.row.col.f32.f16.bf16.f32", "PTX-E-TYPE",
+     ".bf16 is not a legal B type for mma.sync with A type .f16; the B type must be .f16"),
+    (f"{MS}.m16n8k32.row.col.s32.s8.e4m3.s32", "PTX-E-TYPE", "the B type must be one of .s8, .u8"),
+    (f"{MS}.m16n8k8.row.col.f32.f32.f32.f32", "PTX-E-TYPE", ".f32 is not a legal A type for mma.sync"),
+    # ptxas 13.0 takes a bit operation on .s4/.u4 inputs (MMA_KNOWN); the PTX ISA gives it to .b1 only
+    (f"{MS}.m8n8k32.row.col.s32.s4.u4.s32.xor.popc", "PTX-E-MODIFIER", "takes no bit operation (.xor.popc)"),
+    (f"{MS}.m16n8k64.row.col.s32.u4.u4.s32.and.popc", "PTX-E-MODIFIER", "takes no bit operation"),
+    # (with .satfinite as well, ptxas refuses it: "Illegal modifier '.satfinite'")
+    (f"{MS}.m16n8k64.row.col.satfinite.s32.u4.u4.s32.and.popc", "PTX-E-MODIFIER", "takes no bit operation"),
+    # legal neighbours of the above
+    (f"{MS}.m8n8k4.col.row.f32.f16.f16.f16", None, ""),
+    (f"{MS}.m8n8k4.row.col.f64.f64.f64.f64", None, ""),
+    (f"{MS}.m16n8k32.row.col.satfinite.s32.u8.s8.s32", None, ""),
+    (f"{MS}.m16n8k256.row.col.s32.b1.b1.s32.and.popc", None, ""),
+    (f"{MS}.m16n8k16.row.col.f16.e4m3.e5m2.f16", None, ""),
+    (f"{MS}.m16n8k64.row.col.satfinite.s32.s4.u4.s32", None, ""),
+]
+# spellings lint refuses by the PTX ISA and ptxas 13.0 takes: opcode -> why lint keeps to the ISA
+MMA_KNOWN = {
+    f"{MS}.m8n8k32.row.col.s32.s4.u4.s32.xor.popc":
+        "ptxas 13.0 ignores any .xor/.and/.or/.popc on .s4/.u4 mma.sync (the cubin is byte for byte the one "
+        "without it); the PTX ISA gives .xor.popc and .and.popc to .b1 inputs only",
+    f"{MS}.m16n8k64.row.col.s32.u4.u4.s32.and.popc": "as above",
+}
+
+
+@pytest.mark.parametrize("opcode, code, part", MMA_COMBOS, ids=[c[0][len(MS) + 1:] for c in MMA_COMBOS])
+def test_mma_field_combinations(opcode, code, part):
+    ds = L.check(opcode, None, "sm_90a", "9.0")
+    if code is None:
+        assert ds == [], [str(d) for d in ds]
+        return
+    d = only(ds)
+    assert d.code == code and part in d.message, (d.code, d.message)
+    near = [n for n in d.notes if n.startswith("the nearest legal spelling: ")]
+    assert len(near) == 1 and L.parse(near[0].split(": ")[1]) is not None, d.notes
+
+
 def test_missing_and_extra_modifiers():
     d = only(L.check("mma.sync.m16n8k16.row.col.f32.f16.f16.f32"))
     assert "needs .aligned after .sync" in d.message

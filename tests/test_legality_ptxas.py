@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -805,3 +806,55 @@ def test_counts(outcome, capsys):
     with capsys.disabled():
         print("\nlegality vs ptxas: " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
     assert counts["legal forms"] == sum(1 for _ in L.forms())
+
+
+# ------------------------------------------------------------------- mma.sync field combinations
+# tests/test_legality.py's MMA_COMBOS through ptxas: every spelling check() refuses is refused by ptxas
+# too, but for MMA_KNOWN (ptxas takes them), and the legal neighbours assemble. The registers are those
+# the PTX ISA's fragment layouts would give the spelling (a of M*K/32 elements a thread, b of K*N/32, c
+# and d of M*N/32, packed into 32-bit registers), so that ptxas judges the opcode, not the operand list.
+sys.path.insert(0, os.path.dirname(__file__))
+from test_legality import MMA_COMBOS, MMA_KNOWN  # noqa: E402
+
+_MMA_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s32": 32, "e4m3": 8, "e5m2": 8, "s8": 8,
+             "u8": 8, "s4": 4, "u4": 4, "b1": 1}
+_MMA_REG = {"f16": "%mh", "f32": "%mf", "s32": "%ms", "f64": "%md"}
+
+
+def _mma_line(opcode: str) -> str:
+    toks = opcode.split(".")
+    m, n, k = (int(x) for x in re.match(r"m(\d+)n(\d+)k(\d+)", toks[3]).groups())
+    d, a, b, c = [t for t in toks[6:] if t in _MMA_BITS][:4]
+
+    def vec(t, elems, acc):
+        if toks[3] == "m8n8k4" and a == "f16":      # the quad-pair form
+            count = 2 if not acc else 4 if t == "f16" else 8
+        elif t == "f64" or acc and t in ("f32", "s32"):
+            count = elems
+        else:
+            count = max(elems * _MMA_BITS[t] // 32, 1)
+        prefix = _MMA_REG.get(t, "%mr") if acc or t in ("f16", "f64") else "%mr"
+        return "{" + ", ".join(f"{prefix}{i}" for i in range(count)) + "}"
+
+    return (f"{opcode} {vec(d, m * n // 32, True)}, {vec(a, m * k // 32, False)}, {vec(b, k * n // 32, False)}, "
+            f"{vec(c, m * n // 32, True)};")
+
+
+def _mma_module(line: str) -> str:
+    return (".version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+            ".reg .b32 %mr<16>;\n.reg .f16x2 %mh<16>;\n.reg .f32 %mf<16>;\n.reg .s32 %ms<16>;\n.reg .f64 %md<16>;\n"
+            f"{line}\nret;\n}}\n")
+
+
+@pytest.mark.parametrize("opcode, code, part", MMA_COMBOS, ids=[c[0][17:] for c in MMA_COMBOS])
+def test_mma_field_combinations_agree_with_ptxas(opcode, code, part):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.ptx")
+        with open(path, "w") as fh:
+            fh.write(_mma_module(_mma_line(opcode)))
+        r = subprocess.run(["ptxas", "-arch=sm_90a", path, "-o", os.devnull], capture_output=True, text=True)
+    takes = r.returncode == 0
+    if opcode in MMA_KNOWN:
+        assert takes and code is not None, f"{opcode}: ptxas now refuses it; drop it from MMA_KNOWN"
+    else:
+        assert takes == (code is None), (opcode, r.stderr)
