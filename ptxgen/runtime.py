@@ -973,6 +973,19 @@ def _launch_attributes(d, cluster: Optional[Dim3], pdl: bool) -> list:
     return attrs
 
 
+def _launch_config(d, g: Dim3, b: Dim3, c: Optional[Dim3], shared_bytes: int, h_stream, pdl: bool):
+    """The CUlaunchConfig of a cuLaunchKernelEx, with its attribute list (which must outlive the config)."""
+    config = d.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = g
+    config.blockDimX, config.blockDimY, config.blockDimZ = b
+    config.sharedMemBytes = shared_bytes
+    config.hStream = h_stream
+    attrs = _launch_attributes(d, c, pdl)
+    config.attrs = attrs
+    config.numAttrs = len(attrs)
+    return config, attrs
+
+
 def _issue_launch(func: Function, g: Dim3, b: Dim3, c: Optional[Dim3], shared_bytes: int, packed: PackedArgs,
                   stream, pdl: bool = False) -> None:
     """cuLaunchKernel (cuLaunchKernelEx with a cluster dimension or PDL) of a prepared launch; the
@@ -983,14 +996,7 @@ def _issue_launch(func: Function, g: Dim3, b: Dim3, c: Optional[Dim3], shared_by
         check(d.cuLaunchKernel(func.handle, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes, h_stream,
                                packed.address, 0), "cuLaunchKernel")
         return
-    config = d.CUlaunchConfig()
-    config.gridDimX, config.gridDimY, config.gridDimZ = g
-    config.blockDimX, config.blockDimY, config.blockDimZ = b
-    config.sharedMemBytes = shared_bytes
-    config.hStream = h_stream
-    attrs = _launch_attributes(d, c, pdl)
-    config.attrs = attrs
-    config.numAttrs = len(attrs)
+    config, _attrs = _launch_config(d, g, b, c, shared_bytes, h_stream, pdl)
     check(d.cuLaunchKernelEx(config, func.handle, packed.address, 0), "cuLaunchKernelEx")
 
 
@@ -1015,6 +1021,11 @@ class BoundLaunch:
     no per-call Python work beyond making the context current, for kernels short enough that the
     checks and the packing of `launch` would cost as much as the kernel.
 
+    The driver calls' arguments are built once too (for cuLaunchKernelEx, its CUlaunchConfig and
+    attributes), as is the default stream's handle: each of them costs about a microsecond of Python a
+    call, and a launch of a small kernel from Python is bound by the host's time per call (bench/LOG.md
+    round 29: 18 us a call with the configuration built each time, against a 8 us kernel).
+
     It holds on to `args`, so the Python objects stay alive; the device memory their pointers name
     must stay allocated, and hold the same data layout, for as long as the launch may be issued."""
 
@@ -1025,11 +1036,33 @@ class BoundLaunch:
             func, grid, block, args, shared_bytes, cluster)
         self.args = tuple(args)
         self.pdl = bool(pdl)
+        d = self._driver = _driver_module()
+        self._default_stream = _stream_handle(None)
+        self._ex = None
+        if self.cluster is not None or self.pdl:
+            self._ex = _launch_config(d, self.grid, self.block, self.cluster, self.shared_bytes,
+                                      self._default_stream, self.pdl)
 
     def __call__(self, stream=None) -> None:
-        _make_current(self.func)
-        _issue_launch(self.func, self.grid, self.block, self.cluster, self.shared_bytes, self._packed, stream,
-                      self.pdl)
+        func, d = self.func, self._driver
+        err = d.cuCtxSetCurrent(func.module.context.handle)[0]
+        if err != 0:
+            func.module.context.make_current()           # raises, naming the call
+        if func.module.handle is None:
+            raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
+        h_stream = self._default_stream if stream is None else _stream_handle(stream)
+        if self._ex is None:
+            g, b = self.grid, self.block
+            res = d.cuLaunchKernel(func.handle, g[0], g[1], g[2], b[0], b[1], b[2], self.shared_bytes, h_stream,
+                                   self._packed.address, 0)
+            name = "cuLaunchKernel"
+        else:
+            config = self._ex[0]
+            config.hStream = h_stream
+            res = d.cuLaunchKernelEx(config, func.handle, self._packed.address, 0)
+            name = "cuLaunchKernelEx"
+        if res[0] != 0:
+            check(res, name)
 
     def __repr__(self) -> str:
         return (f"<BoundLaunch {self.func.name} grid={self.grid} block={self.block} shared={self.shared_bytes}"

@@ -314,7 +314,13 @@ class _RecordingDriver:
     def __init__(self):
         from cuda.bindings import driver
         self.CUfunction_attribute = driver.CUfunction_attribute
-        self.calls, self.current = [], 0
+        self.CUlaunchAttribute, self.CUlaunchAttributeID = driver.CUlaunchAttribute, driver.CUlaunchAttributeID
+        self.calls, self.current, self.configs = [], 0, 0
+
+    def CUlaunchConfig(self):
+        import types
+        self.configs += 1
+        return types.SimpleNamespace()
 
     def cuCtxSetCurrent(self, handle):
         self.current += 1
@@ -333,6 +339,21 @@ class _RecordingDriver:
                            ctypes.string_at(arr[0], 8), ctypes.string_at(arr[1], 4)))
         return (0,)
 
+    def cuLaunchKernelEx(self, config, fn, params, extra):
+        """Recorded as cuLaunchKernel's, plus the attributes: (cluster dims or None, PDL on)."""
+        arr = (ctypes.c_void_p * 2).from_address(params)
+        ids = self.CUlaunchAttributeID
+        attrs = list(config.attrs)[:config.numAttrs]
+        cl = [(a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z) for a in attrs
+              if a.id == ids.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION]
+        pdl = any(a.id == ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+                  and a.value.programmaticStreamSerializationAllowed for a in attrs)
+        self.calls.append(((config.gridDimX, config.gridDimY, config.gridDimZ),
+                           (config.blockDimX, config.blockDimY, config.blockDimZ), config.sharedMemBytes,
+                           config.hStream, ctypes.string_at(arr[0], 8),
+                           ctypes.string_at(arr[1], 4), cl[0] if cl else None, pdl))
+        return (0,)
+
 
 @pytest.fixture
 def recorded(monkeypatch):
@@ -340,7 +361,7 @@ def recorded(monkeypatch):
     import types
     drv = _RecordingDriver()
     monkeypatch.setattr(R, "_driver_module", lambda: drv)
-    ctx = types.SimpleNamespace(make_current=lambda: R.check(drv.cuCtxSetCurrent(1), "cuCtxSetCurrent"))
+    ctx = types.SimpleNamespace(handle=1, make_current=lambda: R.check(drv.cuCtxSetCurrent(1), "cuCtxSetCurrent"))
     mod = types.SimpleNamespace(context=ctx, handle=1)
     f = R.Function(mod, "k", 7)
     fa = drv.CUfunction_attribute
@@ -366,6 +387,26 @@ def test_bound_launch_issues_what_launch_issues(recorded, monkeypatch):
     assert drv.calls[0] == ((3, 2, 1), (128, 1, 1), 1024, drv.CUstream(5), struct.pack("<Q", 0xABCDEF00),
                             struct.pack("<I", 7))
     assert "grid=(3, 2, 1)" in repr(bound)
+
+
+def test_bound_cluster_launch_builds_its_launch_config_once(recorded):
+    """A bound launch with a cluster dimension and PDL issues what launch issues (cuLaunchKernelEx with
+    both attributes) on each call's stream, from a CUlaunchConfig built once at bind."""
+    drv, f = recorded
+    args = [np.uint64(0x1234), np.uint32(9)]
+    R.launch(f, 8, 128, args, shared_bytes=512, stream=5, cluster=4, pdl=True)
+    built = drv.configs
+    bound = f.bind(8, 128, args, shared_bytes=512, cluster=4, pdl=True)
+    current = drv.current
+    for stream in (5, 6, None, 5):
+        bound(stream=stream)
+    assert drv.configs == built + 1
+    assert drv.current == current + 4                       # the context made current on every call
+    want = ((8, 1, 1), (128, 1, 1), 512, drv.CUstream(5), struct.pack("<Q", 0x1234), struct.pack("<I", 9),
+            (4, 1, 1), True)
+    assert drv.calls[0] == want
+    assert [c[3] for c in drv.calls[1:]] == [drv.CUstream(5), drv.CUstream(6), drv.CUstream(0), drv.CUstream(5)]
+    assert all(c[:3] + c[4:] == want[:3] + want[4:] for c in drv.calls[1:])
 
 
 def test_bind_checks_at_once_and_refuses_an_unloaded_module(recorded):
