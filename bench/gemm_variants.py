@@ -9,9 +9,14 @@ product checked against a float32 reference (relative Frobenius error, printed; 
 says so and exits with 1), and cuBLAS (`torch.matmul`) timed the same way before the first pass and
 after each. The ratio is the mean of the cuBLAS passes over the variant's mean.
 
+With --graph each batch is one replay of a CUDA graph that holds its --batch calls (`ptxgen.runtime.capture`
+for the variants, torch.cuda.CUDAGraph for cuBLAS), so the times are the GPU's alone: without it a call
+from Python costs several microseconds of host time, which is most of a small GEMM's (bench/LOG.md
+round 29).
+
     python3 bench/gemm_variants.py --sizes 8192x384x8192,1536x1536x1536
            --variants choose,hopper:nt:1:4:0:8:64:256,hopper:nt:1:4:0:8:64:192:direct [--passes 3]
-           [--batch 20] [--reps 25] [--layout nt|nn]
+           [--batch 20] [--reps 25] [--layout nt|nn] [--graph]
 
 Variants: `choose` (gemm_hopper.choose's pick for each shape), `auto:I` (auto_configs()[I]), or
 hopper:FIELDS (any Config, FIELDS as Config.parse takes them; bench/gemm.py's hopper kinds). Each is
@@ -41,6 +46,8 @@ def parse_args(argv=None):
     ap.add_argument("--passes", default="3", help="passes over the variants per shape (default 3)")
     ap.add_argument("--batch", default="20", help="calls between two CUDA events (default 20)")
     ap.add_argument("--reps", default="25", help="batches per pass; the pass takes their median (default 25)")
+    ap.add_argument("--graph", action="store_true",
+                    help="time each batch as one CUDA graph replay (no host time per call)")
     add_layout_option(ap)
     args = ap.parse_args(argv)
     import gemm_hopper as h
@@ -105,6 +112,51 @@ def _timer(torch, batch: int, reps: int):
     return timeit
 
 
+def _graph_timer(torch, batch: int, reps: int):
+    """timeit(replay, last): µs per call of `replay()`, which runs a batch of `batch` calls (a CUDA graph's
+    launch), as the median over `reps` batches after two untimed ones; with `last`, the set of the batch's
+    last call."""
+    def timeit(replay, last):
+        for _ in range(2):
+            replay()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(reps):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            replay()
+            e1.record()
+            torch.cuda.synchronize()
+            ts.append(e0.elapsed_time(e1) / batch * 1000)
+        return statistics.median(ts), last
+    return timeit
+
+
+def _cublas_graph(torch, A, B, C, layout: str, batch: int):
+    """A torch.cuda.CUDAGraph of `batch` torch.matmul calls over the rotated sets (a warm-up on a side
+    stream first, as torch's capture needs), and the set its last call writes."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for i in range(3):
+            torch.matmul(A[i], as_kn(B[i], layout), out=C[i])
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for j in range(batch):
+            torch.matmul(A[j % 3], as_kn(B[j % 3], layout), out=C[j % 3])
+    return g, (batch - 1) % 3
+
+
+def _variant_graph(rt, bound, batch: int):
+    """A ptxgen.runtime Graph of `batch` calls of the bound launches over the rotated sets, and the set its
+    last call writes."""
+    with rt.capture() as cap:
+        for j in range(batch):
+            bound[j % 3](stream=cap.stream)
+    return cap.graph, (batch - 1) % 3
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     got = gpu_or_reason()
@@ -117,8 +169,10 @@ def main(argv=None) -> int:
         print(f"gemm_hopper needs sm_90a; this GPU is {ctx.arch}")
         return 0
     sms, timeit = ctx.sm_count, _timer(torch, args.batch, args.reps)
+    gtimeit = _graph_timer(torch, args.batch, args.reps)
+    import ptxgen.runtime as rt
     print(f"{ctx.name}, {sms} SMs; layout {args.layout}; {args.passes} passes of {args.reps} batches of "
-          f"{args.batch} calls")
+          f"{args.batch} calls" + ("; each batch one CUDA graph replay" if args.graph else ""))
     print(f"{'M x N x K':>17} {'variant':>30} {'kernel':>46} {'grid':>5} {'passes (us)':>24} {'mean':>7} "
           f"{'x cuBLAS':>8} {'rel err':>8}")
     bad = 0
@@ -151,17 +205,32 @@ def main(argv=None) -> int:
                 continue
             info[v] = (cfg.name, calls[v][0].grid[0], ws)     # the grid bind planned; ws kept with its launches
         res = {v: [] for v in calls}
-        cub = [timeit(cublas)[0]]
+        if args.graph:
+            cub_graph = _cublas_graph(torch, A, B, C, args.layout, args.batch)
+            graphs = {v: _variant_graph(rt, calls[v], args.batch) for v in calls}
+
+            def time_cublas():
+                return gtimeit(cub_graph[0].replay, cub_graph[1])[0]
+
+            def time_variant(v):
+                return gtimeit(graphs[v][0], graphs[v][1])
+        else:
+            def time_cublas():
+                return timeit(cublas)[0]
+
+            def time_variant(v):
+                return timeit(lambda i, b=calls[v]: b[i]())
+        cub = [time_cublas()]
         order = list(calls)
         for p in range(args.passes):
             for v in (order if p % 2 == 0 else order[::-1]):
                 for c in C:
                     c.fill_(float("nan"))
-                t, j = timeit(lambda i, b=calls[v]: b[i]())
+                t, j = time_variant(v)
                 ref = A[j].float() @ as_kn(B[j], args.layout).float()
                 err = float((C[j].float() - ref).norm() / ref.norm())
                 res[v].append((t, err))
-            cub.append(timeit(cublas)[0])
+            cub.append(time_cublas())
         base = statistics.mean(cub)
         for v, r in res.items():
             mean = statistics.mean(t for t, _ in r)

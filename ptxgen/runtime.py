@@ -1261,6 +1261,108 @@ class Event:
             pass
 
 
+# ---------------------------------------------------------------------------------------------
+# CUDA graphs: launches recorded once, replayed with one driver call
+
+class Graph:
+    """An instantiated CUDA graph (cuGraphExec) of the work a `capture` recorded. Each call replays all of
+    it on `stream` with one cuGraphLaunch, so a batch of small kernels costs one call's host time
+    instead of one per kernel (a bound launch from Python takes about 6 µs of host time, bench/LOG.md
+    round 29; a GEMM of 10 µs waits on it). The launches replay with the arguments they were recorded
+    with: the same buffers, the same sizes. `nodes`: the graph's nodes (one a kernel launch)."""
+
+    def __init__(self, context: Context, graph, exec_, nodes: int):
+        self.context, self._graph, self._exec, self.nodes = context, graph, exec_, nodes
+
+    def __call__(self, stream=None) -> None:
+        """cuGraphLaunch on `stream` (default: the legacy default stream)."""
+        if self._exec is None:
+            raise UsageError("this Graph was closed; capture the work again")
+        self.context.make_current()
+        check(_driver_module().cuGraphLaunch(self._exec, _stream_handle(stream)), "cuGraphLaunch")
+
+    def close(self) -> None:
+        """cuGraphExecDestroy and cuGraphDestroy (idempotent)."""
+        d = _driver_module()
+        if self._exec is not None:
+            exec_, self._exec = self._exec, None
+            check(d.cuGraphExecDestroy(exec_), "cuGraphExecDestroy")
+        if self._graph is not None:
+            graph, self._graph = self._graph, None
+            check(d.cuGraphDestroy(graph), "cuGraphDestroy")
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # as DeviceBuffer.__del__
+            pass
+
+    def __repr__(self) -> str:
+        return f"<Graph of {self.nodes} node{'s' if self.nodes != 1 else ''}{' (closed)' if self._exec is None else ''}>"
+
+
+class capture:
+    """Record the work issued on `stream` inside the block into a CUDA graph, instead of running it:
+
+        with runtime.capture() as cap:
+            for _ in range(20):
+                bound(stream=cap.stream)         # a BoundLaunch, or launch(..., stream=cap.stream)
+        graph = cap.graph                        # Graph: graph() replays the 20 launches
+        graph()
+
+    The stream is a stream of the capture's own (cuStreamCreate, non-blocking), captured in thread-local
+    mode (cuStreamBeginCapture): only the work issued on `cap.stream` is recorded, and nothing of it
+    runs until the graph is launched. The stream is destroyed at the block's end. An exception inside
+    the block ends the capture, keeps no graph and propagates."""
+
+    def __init__(self, *, device: int = 0, context: Optional[Context] = None):
+        self.context = _context_for(context, device)
+        self.stream = None
+        self.graph: Optional[Graph] = None
+        self._entered = False
+
+    def __enter__(self) -> "capture":
+        if self._entered:
+            raise UsageError("a capture records once; make a new one")
+        self._entered = True
+        d = _driver_module()
+        self.context.make_current()
+        self.stream = check(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_NON_BLOCKING)), "cuStreamCreate")
+        try:
+            check(d.cuStreamBeginCapture(self.stream, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                  "cuStreamBeginCapture")
+        except BaseException:
+            self._drop_stream()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        d = _driver_module()
+        self.context.make_current()
+        try:
+            res = d.cuStreamEndCapture(self.stream)
+            if exc_type is not None:                     # the block's error first; no graph
+                if int(res[0]) == 0 and res[1] is not None:
+                    d.cuGraphDestroy(res[1])
+                return False
+            graph = check(res, "cuStreamEndCapture")
+            try:
+                exec_ = check(d.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+            except BaseException:
+                d.cuGraphDestroy(graph)
+                raise
+            nodes = check(d.cuGraphGetNodes(graph, 0), "cuGraphGetNodes")[1]
+            self.graph = Graph(self.context, graph, exec_, int(nodes))
+            return False
+        finally:
+            self._drop_stream()
+
+    def _drop_stream(self) -> None:
+        if self.stream is not None:
+            stream, self.stream = self.stream, None
+            _driver_module().cuStreamDestroy(stream)
+
+
 def time_kernel(fn: Callable[[], Any], warmup: int = 3, iters: int = 20, *, stream=None,
                 device: int = 0) -> List[float]:
     """Time `fn()` (which launches work on `stream`) with cuEventRecord/cuEventElapsedTime: ms per call.

@@ -144,3 +144,30 @@ def test_gemm_variants_resolves_each_kind_of_variant():
                           "--passes", "2", "--layout", "nn"])
     assert args.sizes == [(8192, 384, 8192), (1536, 1536, 1536)] and args.variants == ["choose", "auto:0"]
     assert (args.passes, args.batch, args.reps, args.layout) == (2, 20, 25, "nn")
+
+
+def test_gemm_variants_graph_captures_a_batch_over_the_rotated_sets():
+    """--graph: each variant's batch is one capture of --batch calls on the capture's stream, rotating
+    the three input sets; the set of the last call is the one whose product is checked."""
+    gv = load_bench("gemm_variants")
+    assert gv.parse_args(["--sizes", "256x384x1024", "--graph"]).graph
+    assert not gv.parse_args(["--sizes", "256x384x1024"]).graph
+    seen = []
+
+    class Cap:
+        stream, graph = "capture stream", "the graph"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            seen.append("end")
+            return False
+
+    import types
+    rt = types.SimpleNamespace(capture=Cap)
+    bound = [lambda stream, i=i: seen.append((i, stream)) for i in range(3)]
+    graph, last = gv._variant_graph(rt, bound, 5)
+    assert seen == [(0, "capture stream"), (1, "capture stream"), (2, "capture stream"), (0, "capture stream"),
+                    (1, "capture stream"), "end"]
+    assert (graph, last) == ("the graph", 1)

@@ -315,7 +315,8 @@ class _RecordingDriver:
         from cuda.bindings import driver
         self.CUfunction_attribute = driver.CUfunction_attribute
         self.CUlaunchAttribute, self.CUlaunchAttributeID = driver.CUlaunchAttribute, driver.CUlaunchAttributeID
-        self.calls, self.current, self.configs = [], 0, 0
+        self.calls, self.current, self.configs, self.graph_calls = [], 0, 0, []
+        self.CUstream_flags, self.CUstreamCaptureMode = driver.CUstream_flags, driver.CUstreamCaptureMode
 
     def CUlaunchConfig(self):
         import types
@@ -337,6 +338,44 @@ class _RecordingDriver:
         arr = (ctypes.c_void_p * 2).from_address(params)
         self.calls.append(((gx, gy, gz), (bx, by, bz), shared, stream,
                            ctypes.string_at(arr[0], 8), ctypes.string_at(arr[1], 4)))
+        return (0,)
+
+    # stream capture and graphs: each call recorded in self.graph_calls
+    def cuStreamCreate(self, flags):
+        self.graph_calls.append(("cuStreamCreate", int(flags)))
+        return (0, self.CUstream(77))
+
+    def cuStreamBeginCapture(self, stream, mode):
+        self.graph_calls.append(("cuStreamBeginCapture", stream.value, int(mode)))
+        self.captured_from = len(self.calls)
+        return (0,)
+
+    def cuStreamEndCapture(self, stream):
+        self.graph_calls.append(("cuStreamEndCapture", stream.value))
+        self.captured = len(self.calls) - self.captured_from
+        return (0, "graph")
+
+    def cuGraphInstantiate(self, graph, flags):
+        self.graph_calls.append(("cuGraphInstantiate", graph, flags))
+        return (0, "exec")
+
+    def cuGraphGetNodes(self, graph, n):
+        return (0, None, self.captured)
+
+    def cuGraphLaunch(self, exec_, stream):
+        self.graph_calls.append(("cuGraphLaunch", exec_, stream.value))
+        return (0,)
+
+    def cuGraphExecDestroy(self, exec_):
+        self.graph_calls.append(("cuGraphExecDestroy", exec_))
+        return (0,)
+
+    def cuGraphDestroy(self, graph):
+        self.graph_calls.append(("cuGraphDestroy", graph))
+        return (0,)
+
+    def cuStreamDestroy(self, stream):
+        self.graph_calls.append(("cuStreamDestroy", stream.value))
         return (0,)
 
     def cuLaunchKernelEx(self, config, fn, params, extra):
@@ -407,6 +446,45 @@ def test_bound_cluster_launch_builds_its_launch_config_once(recorded):
     assert drv.calls[0] == want
     assert [c[3] for c in drv.calls[1:]] == [drv.CUstream(5), drv.CUstream(6), drv.CUstream(0), drv.CUstream(5)]
     assert all(c[:3] + c[4:] == want[:3] + want[4:] for c in drv.calls[1:])
+
+
+def test_capture_records_on_its_own_stream_and_replays_in_one_call(recorded, monkeypatch):
+    """capture: a non-blocking stream in thread-local capture mode, the launches issued on it, the graph
+    instantiated at the block's end and the stream destroyed; a Graph call is one cuGraphLaunch; close
+    destroys the executable graph and the graph. Inside a block that raises: no graph, the stream
+    destroyed, the error propagated."""
+    import types
+    drv, f = recorded
+    fake_ctx = types.SimpleNamespace(make_current=lambda: None)
+    monkeypatch.setattr(R, "get_context", lambda device=0: fake_ctx)
+    bound = f.bind(2, 64, [np.uint64(0x40), np.uint32(3)])
+    with R.capture() as cap:
+        bound(stream=cap.stream)
+        bound(stream=cap.stream)
+    flags = int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING)
+    mode = int(drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+    assert drv.graph_calls == [("cuStreamCreate", flags), ("cuStreamBeginCapture", 77, mode), ("cuStreamEndCapture", 77),
+                               ("cuGraphInstantiate", "graph", 0), ("cuStreamDestroy", 77)]
+    assert [c[3] for c in drv.calls] == [drv.CUstream(77)] * 2
+    g = cap.graph
+    assert g.nodes == 2 and cap.stream is None
+    del drv.graph_calls[:]
+    g()
+    g(stream=9)
+    g.close()
+    g.close()
+    assert drv.graph_calls == [("cuGraphLaunch", "exec", 0), ("cuGraphLaunch", "exec", 9), ("cuGraphExecDestroy", "exec"),
+                               ("cuGraphDestroy", "graph")]
+    with pytest.raises(UsageError, match="closed"):
+        g()
+    del drv.graph_calls[:]
+    with pytest.raises(ZeroDivisionError):
+        with R.capture() as cap:
+            bound(stream=cap.stream)
+            1 / 0
+    assert cap.graph is None
+    assert [c[0] for c in drv.graph_calls] == ["cuStreamCreate", "cuStreamBeginCapture", "cuStreamEndCapture",
+                                               "cuGraphDestroy", "cuStreamDestroy"]
 
 
 def test_bind_checks_at_once_and_refuses_an_unloaded_module(recorded):
@@ -565,6 +643,53 @@ def test_bound_launch_runs_the_kernel_each_call(ctx):
             ref = ref + np.float32(1)
         ctx.synchronize()
         np.testing.assert_array_equal(d.to_numpy(), ref)
+
+
+@pytest.mark.gpu
+def test_captured_launches_run_only_when_the_graph_is_launched(ctx):
+    """capture records the launches on its stream without running them; each Graph call replays all
+    of them (add1 adds 1 in place, so a launch that ran at capture, or one missing from the replay,
+    changes the count); a closed Graph refuses to launch."""
+    f = R.Module.load(ADD1).function("add1")
+    n = 1000
+    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    with R.DeviceBuffer.from_numpy(x) as d:
+        bound = f.bind((n + 255) // 256, 256, [d, np.uint32(n)])
+        with R.capture() as cap:
+            for _ in range(3):
+                bound(stream=cap.stream)
+            R.launch(f, (n + 255) // 256, 256, [d, np.uint32(n)], stream=cap.stream)
+        graph = cap.graph
+        assert graph.nodes == 4 and "4 nodes" in repr(graph) and cap.stream is None
+        ctx.synchronize()
+        np.testing.assert_array_equal(d.to_numpy(), x)          # nothing ran at capture
+        graph()
+        graph()
+        ctx.synchronize()
+        ref = x
+        for _ in range(8):                                       # add1 rounds after each addition
+            ref = ref + np.float32(1)
+        np.testing.assert_array_equal(d.to_numpy(), ref)
+        graph.close()
+        with pytest.raises(UsageError, match="closed"):
+            graph()
+
+
+@pytest.mark.gpu
+def test_a_capture_that_raises_keeps_no_graph(ctx):
+    f = R.Module.load(ADD1).function("add1")
+    with R.DeviceBuffer.zeros(4096) as d:
+        bound = f.bind(1, 256, [d, np.uint32(256)])
+        with pytest.raises(KeyError):
+            with R.capture() as cap:
+                bound(stream=cap.stream)
+                raise KeyError("inside")
+        assert cap.graph is None and cap.stream is None
+        with pytest.raises(UsageError, match="records once"):
+            with cap:
+                pass
+        ctx.synchronize()
+        assert not d.to_numpy().any()
 
 
 @pytest.mark.gpu
