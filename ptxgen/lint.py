@@ -162,8 +162,10 @@ INSTRUCTIONS: Dict[str, Tuple[Optional[str], Optional[PtxVersion]]] = {
     "wgmma.mma_async.sp": ("sm_90a", (8, 2)),
 }
 
-# opcode modifiers that raise the target or version of any instruction that carries them
-MODIFIER_NEEDS: Dict[str, Tuple[str, PtxVersion]] = {
+# opcode modifiers that raise the target or version of any instruction that carries them; a key
+# "op.modifier" raises only op's (`_OP_MODIFIER_NEEDS`), and of those an instruction reports its highest
+# unmet target and its highest unmet version once each, naming the first such modifier in this table
+MODIFIER_NEEDS: Dict[str, Tuple[Optional[str], Optional[PtxVersion]]] = {
     "shared::cluster": ("sm_90", (7, 8)),
     "cluster": ("sm_90", (7, 8)),
     "L2::cache_hint": ("sm_80", (7, 4)),
@@ -181,7 +183,28 @@ MODIFIER_NEEDS: Dict[str, Tuple[str, PtxVersion]] = {
     "acq_rel": ("sm_70", (6, 0)),
     "mmio": ("sm_70", (8, 2)),
     "v8": ("sm_100", (8, 8)),
+    # wmma's forms beyond .m16n16k16 .f16/.f32 (sm_70, PTX ISA 6.0), as ptxas 13.0 gates them (probed at
+    # sm_70 ... sm_90a and PTX ISA 6.0 ... 9.0): the element types first, which say the most ...
+    "wmma.s8": ("sm_72", (6, 3)), "wmma.u8": ("sm_72", (6, 3)),
+    "wmma.s4": ("sm_75", (6, 3)), "wmma.u4": ("sm_75", (6, 3)), "wmma.b1": ("sm_75", (6, 3)),
+    # (ptxas reports no version of its own for .bf16 and .tf32, which need sm_80 and so PTX ISA 7.0 anyway;
+    # 7.0 is the PTX ISA's)
+    "wmma.bf16": ("sm_80", (7, 0)), "wmma.tf32": ("sm_80", (7, 0)), "wmma.f64": ("sm_80", (7, 0)),
+    "wmma.s32": ("sm_72", (6, 3)),
+    "wmma.and": ("sm_80", (7, 1)),
+    # ... then the shapes, which matter for the .f32 (and .s32) c and d fragments they share
+    "wmma.m8n32k16": (None, (6, 1)), "wmma.m32n8k16": (None, (6, 1)),
+    "wmma.m8n8k32": ("sm_75", (6, 3)), "wmma.m8n8k128": ("sm_75", (6, 3)),
+    "wmma.m16n16k8": ("sm_80", (7, 0)), "wmma.m8n8k4": ("sm_80", (7, 0)),
+    # .aligned, which wmma takes from PTX ISA 6.3 on and needs from then on (_wmma_rules)
+    "wmma.aligned": (None, (6, 3)),
 }
+# the "op.modifier" keys of MODIFIER_NEEDS by op, in table order
+_OP_MODIFIER_NEEDS: Dict[str, List[Tuple[str, Tuple[Optional[str], Optional[PtxVersion]]]]] = {}
+for _key, _need in MODIFIER_NEEDS.items():
+    if "." in _key and "::" not in _key:
+        _OP_MODIFIER_NEEDS.setdefault(_key.split(".")[0], []).append((_key.split(".", 1)[1], _need))
+del _key, _need
 
 _TYPE_WORDS = frozenset(("pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32",
                          "s64", "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e4m3x2",
@@ -512,6 +535,8 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
             n = MODIFIER_NEEDS.get(mod)
             if n is not None:
                 _gate(ctx, diags, f"{base} with .{mod}", n[0], n[1])
+        if base in _OP_MODIFIER_NEEDS:
+            _gate_op_modifiers(ctx, diags, base, mods)
     types = [get_type(x) for x in mods if x in _TYPE_WORDS and _known_type(x)]
     op = _Op(base, mods, diags, None, family, types[-1] if types else None)
     spaces = [x for x in mods if x.split("::")[0] in _SPACE_WORDS]
@@ -552,6 +577,33 @@ def _gate(ctx: _Ctx, diags, what: str, need_t: Optional[str], need_v: Optional[P
         diags.append(("PTX-E-VERSION", f"{what} needs PTX ISA {version_str(need_v)} (module .version is "
                                        f"{version_str(ctx.version)})",
                       (f"write .version {version_str(need_v)} or later",)))
+
+
+def _gate_op_modifiers(ctx: _Ctx, diags, base: str, mods: Tuple[str, ...]):
+    """The "op.modifier" needs of MODIFIER_NEEDS: the highest unmet target and the highest unmet version,
+    each once, named after the first modifier in the table that asks for it (wmma.mma with .f64, not with
+    .m8n8k4 and each .f64 again)."""
+    present = set(mods)
+    worst_t = worst_v = None
+    for mod, (need_t, need_v) in _OP_MODIFIER_NEEDS[base]:
+        if mod not in present:
+            continue
+        if need_t is not None and ctx.target is not None and not ctx.target.satisfies(need_t):
+            if worst_t is None or Target.parse(need_t).sm > Target.parse(worst_t[1]).sm:
+                worst_t = (mod, need_t)
+        if need_v is not None and ctx.version is not None and ctx.version < need_v:
+            if worst_v is None or need_v > worst_v[1]:
+                worst_v = (mod, need_v)
+    if worst_t is None and worst_v is None:
+        return
+    # the form is named by its words before .sync (wmma.load.a, wmma.mma.and.popc), and the modifier
+    # that raises its needs where that is not one of them
+    lead = mods[:mods.index("sync")] if "sync" in mods else mods[:1]
+    name = ".".join((base,) + lead)
+    if worst_t is not None:
+        _gate(ctx, diags, name if worst_t[0] in lead else f"{name} with .{worst_t[0]}", worst_t[1], None)
+    if worst_v is not None:
+        _gate(ctx, diags, name if worst_v[0] in lead else f"{name} with .{worst_v[0]}", None, worst_v[1])
 
 
 def _core_rules(ctx: _Ctx, op: _Op, types: List[Type]):
@@ -621,7 +673,12 @@ def _wmma_rules(op: _Op, m: set, diags, version: Optional[PtxVersion] = None):
         diags.append(("PTX-E-MODIFIER", "wmma needs exactly one of .load, .store, .mma", ()))
         return
     kind = kinds[0]
-    if not {"sync", "aligned"} <= m:
+    # .aligned came with PTX ISA 6.3 (before it, MODIFIER_NEEDS's "wmma.aligned" gates it), and ptxas
+    # needs it from then on
+    if version is not None and version < (6, 3):
+        if "sync" not in m:
+            diags.append(("PTX-E-MODIFIER", f"wmma.{kind} needs .sync", ()))
+    elif not {"sync", "aligned"} <= m:
         diags.append(("PTX-E-MODIFIER", f"wmma.{kind} needs .sync.aligned", ()))
     shapes = m & _WMMA_SHAPES
     if len(shapes) != 1:
