@@ -461,6 +461,112 @@ def test_wmma_modifier_messages_say_what_is_legal():
     assert "wmma.load has no .d fragment" in m and "wmma.store stores .d" in m, m
 
 
+# wmma forms at the targets and PTX ISA versions around each one's minimum: (instruction with %q<12>
+# .b32 registers, .target, .version, the codes lint answers; [] where ptxas 13.0 takes it). ptxas 13.0
+# gates (probed at sm_70 ... sm_90a and PTX ISA 6.0 ... 9.0): .m16n16k16 .f16/.f32 sm_70 and 6.0;
+# .m8n32k16/.m32n8k16 6.1; .s8/.u8 and .s32 c/d sm_72 and 6.3; .s4/.u4/.b1 and .m8n8k32/.m8n8k128 (.f32 and
+# .s32 c/d too) sm_75 and 6.3; .bf16, .tf32 and .m16n16k8 (.f32 c/d too), .f64 sm_80 and 7.0; .and.popc
+# sm_80 and 7.1; .aligned 6.3 (before it wmma is .sync alone; from it on .sync.aligned)
+_Q2, _Q4 = "{%q0, %q1}", "{%q0, %q1, %q2, %q3}"
+_LA = "wmma.load.a.sync.aligned.row"
+_T, _V, _M = "PTX-E-TARGET", "PTX-E-VERSION", "PTX-E-MODIFIER"
+_B1 = "wmma.mma.{}.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {{%q0, %q1}}, {{%q2}}, {{%q3}}, {{%q0, %q1}};"
+_F64 = f"{_W}.m8n8k4.rn.f64.f64.f64.f64 {{%fd0, %fd1}}, {{%fd2}}, {{%fd3}}, {{%fd0, %fd1}};"
+_BF16 = f"{_W}.m16n16k16.f32.bf16.bf16.f32 {_F8}, {_Q4}, {{%q4, %q5, %q6, %q7}}, {_F8};"
+WMMA_GATES = [
+    # .aligned: PTX ISA 6.3
+    (f"wmma.load.a.sync.row.m16n16k16.global.f16 {_Q8}, [%rd1];", "sm_70", "6.0", []),
+    (f"{_LA}.m16n16k16.global.f16 {_Q8}, [%rd1];", "sm_70", "6.0", [_V]),
+    (f"{_LA}.m16n16k16.global.f16 {_Q8}, [%rd1];", "sm_70", "6.3", []),
+    (f"wmma.load.a.sync.row.m16n16k16.global.f16 {_Q8}, [%rd1];", "sm_70", "6.3", [_M]),
+    (f"wmma.mma.sync.row.col.m16n16k16.f32.f32.satfinite {_F8}, {_Q8}, {_Q8}, {_F8};", "sm_70", "6.2", []),
+    # .m8n32k16, .m32n8k16: PTX ISA 6.1
+    (f"wmma.load.a.sync.row.m8n32k16.global.f16 {_Q8}, [%rd1];", "sm_70", "6.0", [_V]),
+    (f"wmma.store.d.sync.row.m32n8k16.shared.f32 [%rd1], {_F8};", "sm_70", "6.0", [_V]),
+    (f"wmma.load.a.sync.row.m8n32k16.global.f16 {_Q8}, [%rd1];", "sm_70", "6.1", []),
+    # .s8, .u8, .s32: sm_72, PTX ISA 6.3
+    (f"{_LA}.m16n16k16.global.s8 {_Q2}, [%rd1];", "sm_70", "6.3", [_T]),
+    (f"{_LA}.m16n16k16.global.s8 {_Q2}, [%rd1];", "sm_72", "6.3", []),
+    (f"wmma.load.a.sync.row.m16n16k16.global.s8 {_Q2}, [%rd1];", "sm_72", "6.2", [_V]),
+    (f"wmma.load.c.sync.aligned.row.m16n16k16.global.s32 {_Q8}, [%rd1];", "sm_70", "7.0", [_T]),
+    (f"wmma.store.d.sync.aligned.col.m32n8k16.global.s32 [%rd1], {_Q8};", "sm_72", "6.3", []),
+    (f"{_W}.m16n16k16.s32.u8.u8.s32 {_Q8}, {_Q2}, {{%q2, %q3}}, {_Q8};", "sm_70", "6.5", [_T]),
+    (f"{_W}.m16n16k16.s32.u8.u8.s32.satfinite {_Q8}, {_Q2}, {{%q2, %q3}}, {_Q8};", "sm_72", "6.3", []),
+    # .s4, .u4, .b1, .m8n8k32, .m8n8k128: sm_75, PTX ISA 6.3
+    (f"{_LA}.m8n8k32.global.s4 {{%q0}}, [%rd1];", "sm_72", "6.3", [_T]),
+    (f"{_LA}.m8n8k32.global.s4 {{%q0}}, [%rd1];", "sm_75", "6.3", []),
+    (f"{_W}.m8n8k32.s32.u4.u4.s32.satfinite {_Q2}, {{%q2}}, {{%q3}}, {_Q2};", "sm_72", "6.5", [_T]),
+    (f"{_W}.m8n8k32.s32.u4.u4.s32.satfinite {_Q2}, {{%q2}}, {{%q3}}, {_Q2};", "sm_75", "6.3", []),
+    (_B1.format("xor"), "sm_72", "7.0", [_T]),
+    (_B1.format("xor"), "sm_75", "6.3", []),
+    (f"wmma.load.c.sync.aligned.row.m8n8k32.global.f32 {_Q2}, [%rd1];", "sm_72", "6.3", [_T]),
+    (f"wmma.load.c.sync.aligned.row.m8n8k32.global.f32 {_Q2}, [%rd1];", "sm_75", "6.3", []),
+    (f"wmma.store.d.sync.aligned.row.m8n8k128.global.s32 [%rd1], {_Q2};", "sm_72", "6.3", [_T]),
+    # .bf16, .tf32, .m16n16k8, .f64: sm_80, PTX ISA 7.0
+    (f"{_LA}.m16n16k16.global.bf16 {_Q4}, [%rd1];", "sm_75", "6.5", [_T, _V]),
+    (f"{_LA}.m16n16k16.global.bf16 {_Q4}, [%rd1];", "sm_75", "7.0", [_T]),
+    (f"{_LA}.m16n16k16.global.bf16 {_Q4}, [%rd1];", "sm_80", "7.0", []),
+    (_BF16, "sm_75", "7.8", [_T]),
+    (_BF16, "sm_80", "7.0", []),
+    (_BF16, "sm_90a", "9.0", []),
+    (f"wmma.load.b.sync.aligned.col.m16n16k8.global.tf32 {_Q4}, [%rd1];", "sm_75", "7.0", [_T]),
+    (f"{_W}.m16n16k8.f32.tf32.tf32.f32 {_F8}, {_Q4}, {{%q4, %q5, %q6, %q7}}, {_F8};", "sm_75", "6.5", [_T, _V]),
+    (f"{_W}.m16n16k8.f32.tf32.tf32.f32 {_F8}, {_Q4}, {{%q4, %q5, %q6, %q7}}, {_F8};", "sm_80", "7.0", []),
+    (f"wmma.load.c.sync.aligned.row.m16n16k8.global.f32 {_F8}, [%rd1];", "sm_75", "7.0", [_T]),
+    (f"wmma.load.c.sync.aligned.row.m16n16k8.global.f32 {_F8}, [%rd1];", "sm_80", "7.0", []),
+    ("wmma.load.a.sync.aligned.row.m8n8k4.global.f64 {%fd0}, [%rd1];", "sm_75", "6.5", [_T, _V]),
+    ("wmma.store.d.sync.aligned.row.m8n8k4.global.f64 [%rd1], {%fd0, %fd1};", "sm_75", "7.0", [_T]),
+    (_F64, "sm_75", "7.8", [_T]),
+    (_F64, "sm_80", "7.0", []),
+    # .and: sm_80, PTX ISA 7.1
+    (_B1.format("and"), "sm_75", "7.1", [_T]),
+    (_B1.format("and"), "sm_80", "7.0", [_V]),
+    (_B1.format("and"), "sm_80", "7.1", []),
+    (_B1.format("xor"), "sm_80", "7.0", []),
+]
+
+
+def _wmma_gate_module(text, target, version):
+    return module(text, target=target, version=version, decls=DECLS + ".reg .b32 %q<12>;\n")
+
+
+@pytest.mark.parametrize("text, target, version, want", WMMA_GATES,
+                         ids=[f"{i}-{t}-{v}" for i, (_, t, v, _) in enumerate(WMMA_GATES)])
+def test_wmma_forms_are_gated_at_their_target_and_version(text, target, version, want):
+    diags = [d for d in L.lint_ptx(_wmma_gate_module(text, target, version), "t.ptx") if d.severity == "error"]
+    assert [d.code for d in diags] == want, [str(d) for d in diags]
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("text, target, version, want", WMMA_GATES,
+                         ids=[f"{i}-{t}-{v}" for i, (_, t, v, _) in enumerate(WMMA_GATES)])
+def test_wmma_form_gates_agree_with_ptxas(text, target, version, want):
+    # ptxas 13.0 has no -arch=sm_70 or sm_72 any more; it checks a module's .target sm_70/sm_72 all the same
+    arch = "sm_75" if target in ("sm_70", "sm_72") else target
+    text = _wmma_gate_module(text, target, version)
+    took = gen_cases.run_ptxas(text, arch=arch)["rc"] == 0
+    assert took == (not want)
+    assert took == (not [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"])
+
+
+def test_wmma_gate_messages_name_the_form_its_minimum_and_the_module():
+    def msg(k):
+        text, target, version, _ = WMMA_GATES[k]
+        return [d.message for d in L.lint_ptx(_wmma_gate_module(text, target, version), "t.ptx")
+                if d.severity == "error"]
+    assert msg(1) == ["wmma.load.a with .aligned needs PTX ISA 6.3 (module .version is 6.0)"], msg(1)
+    assert msg(5) == ["wmma.load.a with .m8n32k16 needs PTX ISA 6.1 (module .version is 6.0)"], msg(5)
+    assert msg(8) == ["wmma.load.a with .s8 needs target sm_72 or later (module target is sm_70)"], msg(8)
+    assert msg(23) == ["wmma.store.d with .m8n8k128 needs target sm_75 or later (module target is sm_72)"], msg(23)
+    assert msg(24) == ["wmma.load.a with .bf16 needs target sm_80 or later (module target is sm_75)",
+                       "wmma.load.a with .bf16 needs PTX ISA 7.0 (module .version is 6.5)"], msg(24)
+    assert msg(27) == ["wmma.mma with .bf16 needs target sm_80 or later (module target is sm_75)"], msg(27)
+    # one diagnostic for .f64, not one more for .m8n8k4 and for each .f64
+    assert msg(37) == ["wmma.mma with .f64 needs target sm_80 or later (module target is sm_75)"], msg(37)
+    assert msg(39) == ["wmma.mma.and.popc needs target sm_80 or later (module target is sm_75)"], msg(39)
+    assert msg(40) == ["wmma.mma.and.popc needs PTX ISA 7.1 (module .version is 7.0)"], msg(40)
+
+
 _FRACTIONS = ["1.0", "0.5", "0f3F800000", "1e-30", "%f1", "0.0", "1.5", "-0.5", "0f00000000", "0f3F800001", "1"]
 
 

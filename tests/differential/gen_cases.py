@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -308,12 +309,13 @@ def _generate(set_name, rng, names):
     return cases
 
 
-def run_ptxas(text: str):
+def run_ptxas(text: str, arch: Optional[str] = None):
+    """ptxas's verdict on `text`, assembled for `arch` (default: the module's .target)."""
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "case.ptx")
         with open(p, "w") as f:
             f.write(text)
-        r = subprocess.run(["ptxas", f"-arch={target_of(text)}", p, "-o", os.devnull], capture_output=True,
+        r = subprocess.run(["ptxas", f"-arch={arch or target_of(text)}", p, "-o", os.devnull], capture_output=True,
                            text=True, timeout=120)
     errs = [l for l in r.stderr.splitlines() if "error" in l or "fatal" in l]
     m = re.search(r"line (\d+);", errs[0]) if errs else None
