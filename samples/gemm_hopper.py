@@ -1565,7 +1565,7 @@ class _SkWalk:
 
     def range_end(self, c64):
         """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
-        return self.k.div(self.k.mul(c64, self.total, mode="lo"), self.ctas64)
+        return self._div(self.k.mul(c64, self.total, mode="lo"), self.ctas64)
 
     def owner(self, kb64):
         """The CTA whose range holds k-block kb64 (u64) of the streamed range, as a u32: the last c with
@@ -1573,7 +1573,20 @@ class _SkWalk:
         exactly when c total < (kb64 + 1) P). One division, where walking the CTAs from a known one
         takes one per CTA passed."""
         k = self.k
-        return k.cvt(k.div(k.sub(k.mul(k.add(kb64, 1), self.ctas64, mode="lo"), 1), self.total), pg.u32, pg.u64)
+        return k.cvt(self._div(k.sub(k.mul(k.add(kb64, 1), self.ctas64, mode="lo"), 1), self.total), pg.u32, pg.u64)
+
+    def _div(self, num64, den64):
+        """num64 / den64 (u64, den64 < 2^32): in 32 bits where num64 < 2^32 too, which is every launch whose
+        streamed k-blocks times its CTAs fit in 32 bits. div.u64 is a long subroutine in SASS; two of them
+        in every thread's setup made stream-K's setup 0.9 µs against the plain kernel's 0.3
+        (bench/LOG.md round 29)."""
+        k = self.k
+        small = k.setp("eq", k.shr(num64, 32), 0)
+        q = k.reg(pg.u64, "sk_q")
+        k.cvt(k.div(k.cvt(num64, pg.u32, pg.u64), k.cvt(den64, pg.u32, pg.u64)), pg.u64, pg.u32, dst=q,
+              guard=small)
+        k.div(num64, den64, dst=q, guard=k.not_(small))
+        return q
 
     def start(self):
         """A walker's state: (whole units done, the end of the part of the range still to walk)."""

@@ -478,3 +478,23 @@ def test_trace_of_stream_k_stamps_each_item_and_the_sum_after_the_walk(sk):
         sums.append(int(t["consumers_done"][cta]) - int(t["walk_done"][cta]))
     # sk=2: every CTA sums a slice (loads, adds and stores); sk=1: the two stamps are back to back
     assert (min(sums) > 100) == (sk == 2), sums
+
+
+def test_stream_k_division_takes_32_bits_only_where_the_numerator_fits():
+    """_SkWalk's u64 quotients (range ends, owners) divide in 32 bits where the numerator is below 2^32
+    and in 64 where it is not: the executor runs the walk's division on both sides of 2^32 against Python's."""
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("skdiv")
+    pn, pd, po = k.param("num", pg.u64), k.param("den", pg.u64), k.param_ptr("out", pg.u64, align=8)
+    walk = h._SkWalk.__new__(h._SkWalk)
+    walk.k = k
+    q = walk._div(k.ld_param(pn), k.ld_param(pd))
+    k.st(k.cvta(k.ld_param(po), "global", to=True), q)
+    k.ret()
+    cases = [(0, 7), (2**32 - 1, 132), (2**32, 132), (2**32 + 5, 3), (123456789 * 130, 131), (2**40 + 17, 2**32 - 1),
+             (99, 100), (2**32 - 1, 2**32 - 1)]
+    for num, den in cases:
+        out = np.zeros(1, np.uint64)
+        run_kernel(m, "skdiv", args=[np.uint64(num), np.uint64(den), Buffer(out)], block=(1,))
+        assert int(out[0]) == num // den, (num, den, int(out[0]))
