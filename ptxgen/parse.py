@@ -417,6 +417,8 @@ class _Walker:
             return ("s", c[0].value, _wrap64(-v if c[1].value == "-" else v))
         if d == "op_pair":
             return ("|", _atom(c[0]), _atom(c[1]))
+        if d == "op_vec_pair":  # tex / tld4 `{d0, d1, d2, d3}|p`
+            return ("|", self.operand(c[0]), _atom(c[1]))
         if d == "op_not":
             return ("!", _atom(c[1]))
         if d == "op_addr":
