@@ -11,13 +11,13 @@ The builder and the linter both call `check()`:
     # [Diagnostic('PTX-E-SHAPE', 'error', 'N=12 is not legal for .bf16 wgmma; N must be a multiple of
     #   8 from 8 to 256', ...)]
 
-Each family's language is finite (1712 spellings), so the grammar is enumerated once into a table keyed
-by the opcode string: looking an opcode up is a dict access (~0.2 us; check() with operands ~2 us), and
-the diagnosis of an illegal one (cached per distinct string) compares it with the nearest legal
-spellings. Building the grammar and the table takes ~0.3 s on first use. The lark Earley parser of the
-same grammar (`parse_tree()`) is kept for tools that want a tree; it takes ~5 ms per opcode. LALR cannot
-take the grammar as written: one shape token (`.m16n8k32`) belongs to several type-specific shape rules,
-a reduce/reduce conflict that only the type tokens after it resolve.
+Each family's language is finite (3994 spellings, 2282 of them textures' and surfaces'), so the grammar
+is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
+check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
+with the nearest legal spellings. Building the grammar and the table takes ~0.3 s on first use. The
+lark Earley parser of the same grammar (`parse_tree()`) is kept for tools that want a tree; it takes ~5 ms
+per opcode. LALR cannot take the grammar as written: one shape token (`.m16n8k32`) belongs to several
+type-specific shape rules, a reduce/reduce conflict that only the type tokens after it resolve.
 
 Nothing here imports the builder, the parser or the runtime.
 """
@@ -34,7 +34,7 @@ from .grammar_files import read_grammar
 from .ir import Imm
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
-from .types import (VECTOR_KIND, Type, b16, b32, b64, bf16x2, clashing_neighbour, compatible, f16x2, f32, f64,
+from .types import (VECTOR_KIND, Type, b16, b32, b64, bf16x2, clashing_neighbour, compatible, f16, f16x2, f32, f64,
                     get_type, pred, s16, s32, s64, tf32, u16, u32, u64)
 
 __all__ = [
@@ -76,6 +76,9 @@ _FIELDS = {
     "action": ("action", CODE_MODIFIER), "space": ("proxy space", CODE_MODIFIER),
     "restrict": ("restriction", CODE_MODIFIER), "aligned": (".aligned", CODE_MODIFIER),
     "vec": ("vector size", CODE_TYPE), "op": ("operation", CODE_MODIFIER),
+    "geom": ("geometry", CODE_MODIFIER), "mode": ("mipmap mode", CODE_MODIFIER),
+    "coord": ("coordinate type", CODE_TYPE), "comp": ("component", CODE_MODIFIER),
+    "query": ("query", CODE_MODIFIER), "clamp": ("clamp mode", CODE_MODIFIER),
 }
 
 
@@ -255,6 +258,7 @@ _COVERED = {
     "cp": (".async",), "mbarrier": None, "fence": None, "barrier": (".cluster",), "mapa": None,
     "getctarank": None, "setmaxnreg": None, "elect": None, "griddepcontrol": None,
     "st": (".async",), "red": (".async",),
+    "tex": None, "tld4": None, "txq": None, "istypep": None, "suld": None, "sust": None, "sured": None, "suq": None,
 }
 
 
@@ -340,6 +344,13 @@ class Slot:
     float_bits: bool = False     # a hex float literal (0f, 0d) of a bit type's width is taken as its bits
     spaces: Optional[FrozenSet[str]] = None  # an address (tensor: its map): the state spaces of the
                                              # variables it may name (None: any; `_address_spaces`)
+    handles: Optional[Tuple[Tuple[FrozenSet[str], bool], ...]] = None
+    # a texture or surface reference `[a, {b,} c]` (tensor) or `[a]` (address): per leading item, the
+    # types it may have (a .texref/.samplerref/.surfref variable's, or a register's) and whether it is
+    # optional; None: one leading item of any type (a tensor map), written with braces
+    counts: Optional[Tuple[int, ...]] = None  # a vector or tensor that takes several lengths (`count` the first)
+    loose: bool = False          # ptxas takes any literal here, and a vector of registers of mixed kinds
+                                 # (tex's scalar operands and result vector)
 
     @property
     def type(self) -> Optional[Type]:
@@ -391,13 +402,18 @@ class OperandInfo:
                                            # where that is not its type (empty: the same)
     space: Optional[str] = None      # 'addr', 'tensor': the state space of the variable the address
                                      # names ('shared', 'global', ...); None: a register, or not known
+    handles: Tuple[Optional[str], ...] = ()  # 'addr', 'tensor': the type names of the items before the
+                                     # coordinates (`[tex, smp, {x, y}]`: ('texref', 'samplerref')); None
+                                     # for an item that is neither a register nor a typed variable
+    bare: bool = False               # 'tensor': one coordinate written without braces (`[tex, %r1]`)
 
 
 def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False,
-          float_bits=False) -> Slot:
+          float_bits=False, handles=None, counts=None, loose=False) -> Slot:
     if isinstance(types, Type):
         types = (types,)
-    return Slot(name, frozenset(kinds), tuple(types), count, role, values, optional, need, exact, float_bits)
+    return Slot(name, frozenset(kinds), tuple(types), count, role, values, optional, need, exact, float_bits,
+                None, handles, counts, loose)
 
 
 def _vec(name, count, ty, role="src"):
@@ -748,6 +764,167 @@ def _tensormap_acquire_operands(f: Form) -> List[Signature]:
     return _sig(_addr("addr"), _imm("size", (128,)))
 
 
+# ---------------------------------------------------------------------------- textures and surfaces
+# The operands as ptxas 13.0 takes them (probed: tests/test_lint_texture.py). A texture, sampler or
+# surface is a .texref/.samplerref/.surfref variable or a 64-bit integer register (a handle); unified mode
+# also takes a sampler operand (the texture's own name or a handle) where independent mode needs one.
+_H64 = frozenset(("b64", "u64", "s64"))
+_TEX_H = (_H64 | {"texref"}, False)
+# (unified mode takes any reference as the sampler; lint checks independent mode's .samplerref)
+_SAMP_H = (_H64 | {"samplerref", "texref", "surfref"}, True)
+_SURF_H = (_H64 | {"surfref"}, False)
+_ANY_H = _H64 | {"texref", "samplerref", "surfref"}
+# coordinates per geometry (.3d and the array, cube and multi-sample ones are padded to a vector of 4; an
+# array geometry's first coordinate is the .u32 array index), and the elements of a gradient and an offset
+TEX_COORDS = {".1d": 1, ".2d": 2, ".3d": 4, ".a1d": 2, ".a2d": 4, ".cube": 4, ".acube": 4, ".2dms": 4, ".a2dms": 4}
+TEX_GRADS = {".1d": 1, ".2d": 2, ".3d": 4, ".a1d": 1, ".a2d": 2, ".cube": 4, ".acube": 4, ".2dms": 2, ".a2dms": 2}
+_I32 = (b32, u32, s32)
+# the registers of a texture result, by the type the opcode names (ptxas 13.0: .f32 also in 32-bit integer
+# registers, .u32/.s32 also in .f16x2 ones, .f16x2 only in .b32 and .f16x2 ones)
+_TEX_REGS = {".u32": _I32 + (f16x2,), ".s32": _I32 + (f16x2,), ".f32": (f32,) + _I32, ".f16": (f16, b16),
+             ".f16x2": (f16x2, b32)}
+# (a vector of several register types is checked for its width only: ptxas 13.0 then types the vector by its
+# elements, which this table does not model; it takes some mixes and refuses others)
+# a surface element in any register at least as wide (ptxas 13.0, suld and sust alike)
+_W64 = _INT64 + (f64,)
+_W32 = _I32 + (f32, f16x2) + _W64
+_W16 = (b16, u16, s16, f16) + _W32
+_SURF_REGS = {".b8": _W16 + (get_type("b8"), get_type("u8"), get_type("s8")), ".b16": _W16, ".b32": _W32,
+              ".b64": _W64}
+_SURED_REGS = {"u32": _I32 + (f16x2,) + _INT64, "s32": _I32 + (f16x2,) + _INT64, "b32": _I32 + (f16x2,) + _INT64,
+               "u64": _INT64}
+# the coordinate vector: the geometry's coordinates or a longer vector of 2 or 4 (never 3); a gradient has
+# the geometry's elements (any of 1, 2 or 4 for a cube map), an offset those or a longer vector, and a
+# cube map takes no offset
+_LONGER = {1: (1, 2, 4), 2: (2, 4), 4: (4,)}
+
+
+def _coords_cross(geom: str, ctype: Optional[Type]):
+    """The coordinate vector's element types: the .u32 array index first in an array geometry, then
+    coordinates of the coordinate type (ptxas 13.0: "Array index ... Expecting type .u32",
+    "Floating-point coordinates required", "Integer coordinates require .s32 instruction type")."""
+    array = geom in (".a1d", ".a2d", ".acube", ".a2dms")
+
+    def cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
+        k = where.get("coordinates")
+        if k is None:
+            return []
+        o = ops[k]
+        out = []
+        for i, e in enumerate(o.elems):
+            if e is None:
+                continue
+            if i == 0 and array:
+                if e.kind not in ("b", "u", "s") or e.bits != 32:
+                    out.append((CODE_TYPE, f"the array index (coordinate 1) is a .{e.name} register; .u32 expected"))
+            elif e.bits != 32 or e.kind not in (("f", "b") if ctype is f32 else ("b", "u", "s")):
+                out.append((CODE_TYPE, f"coordinate {i + 1} is a .{e.name} register; the coordinates are "
+                                       f".{ctype.name}"))
+            if out:
+                break
+        return out
+    return cross
+
+
+# `d|p`: whether the texel was resident (ptxas 13.0: "Texture instruction with optional predicate result"
+# requires PTX ISA 7.1)
+# requires PTX ISA 7.1); optional within its operand lists, which are tried after those without it
+_TEX_PRED = _reg("p", pred, "dst", need=_need("sm_50", "7.1"), optional=True)
+
+
+def _tex_ref(name: str, count: int, handles) -> Slot:
+    return _slot(name, (TENSOR,), (), count, handles=handles, counts=_LONGER[count])
+
+
+def _tex_operands(f: Form) -> List[Signature]:
+    """tex / tld4  d{|p}, [a, {b,} c] {, lod | dPdx, dPdy} {, e} {, f}"""
+    geom = f.fields["geom"]
+    ctype = get_type(f.fields["coord"][1:])
+    dt = f.fields["dtype"]
+    n = 2 if f.fields.get("vec") == ".v2" else 4
+    d = _slot("d", (VEC,), _TEX_REGS[dt], n, "dst", exact=True, loose=True)
+    ref = _tex_ref("coordinates", TEX_COORDS[geom], (_TEX_H, _SAMP_H))
+    mode = f.fields.get("mode")
+    mid: Tuple[Slot, ...] = ()
+    cube = geom in (".cube", ".acube")
+    if mode == ".level":
+        # (a .b32 register too; not a float one with .s32 coordinates)
+        mid = (_reg_imm("lod", (f32, b32) if ctype is f32 else _I32 + (f16x2,), exact=True, loose=ctype is f32),)
+    elif mode == ".grad":
+        g, gs = TEX_GRADS[geom], ((1, 2, 4) if cube else None)
+        mid = (_slot("dPdx", (VEC,), f32, g, counts=gs), _slot("dPdy", (VEC,), f32, g, counts=gs))
+    # the depth compare f takes .f32 coordinates (ptxas 13.0: "Arguments mismatch" with .s32 ones)
+    depth = _slot("f", (REG, IMM), (f32,) + _I32, optional=True, exact=True, loose=True) if ctype is f32 else None
+    if cube:
+        cross = _coords_cross(geom, ctype)
+        p = _TEX_PRED
+        return (_sig(d, ref, *mid, depth, cross=cross)
+                + _sig(d, p, ref, *mid, depth, name="with the predicate d|p", cross=cross))
+    # the offset: a vector, or (ptxas 13.0 takes it) one register; .3d takes none with .base/.level/.grad
+    if geom == ".3d":
+        depth = None  # (ptxas 13.0: "Illegal modifier '.3d'" with a depth compare)
+    g = TEX_GRADS[geom]
+    offset = None if geom == ".3d" and mode else _slot("e", (VEC, REG, IMM), _I32 + (f32, f16x2), g, optional=True,
+                                                       exact=True, counts=_LONGER[g], loose=True)
+    cross = _coords_cross(geom, ctype)
+    p = _TEX_PRED
+    out = (_sig(d, ref, *mid, offset, depth, cross=cross)
+           + _sig(d, p, ref, *mid, offset, depth, name="with the predicate d|p", cross=cross))
+    if depth is not None:
+        only = replace(depth, optional=False)
+        out += (_sig(d, ref, *mid, only, name="with the depth compare only", cross=cross)
+                + _sig(d, p, ref, *mid, only, name="with the predicate d|p and the depth compare only", cross=cross))
+    return out
+
+
+def _txq_operands(f: Form) -> List[Signature]:
+    q = f.fields["query"]
+    if q == ".memory_layout":
+        h = (_ANY_H, False)
+    elif f.rule == "txq_sampler":
+        h = (_H64 | {"samplerref"}, False)
+    else:
+        h = _TEX_H
+    a = _slot("a", (ADDR,), handles=(h,))
+    d = _reg("d", _I32, "dst")
+    if f.rule == "txq_level":
+        return _sig(d, a, _reg_imm("lod", _I32, exact=True))
+    return _sig(d, a)
+
+
+def _suq_operands(f: Form) -> List[Signature]:
+    return _sig(_reg("d", _I32, "dst"), _slot("a", (ADDR,), handles=(_SURF_H,)))
+
+
+def _istypep_operands(f: Form) -> List[Signature]:
+    # ptxas 13.0 takes a 64-bit handle register (or an immediate), not the name of a .texref/.samplerref/.surfref
+    return _sig(_reg("p", pred, "dst"), _slot("a", (REG, IMM), _INT64, exact=True))
+
+
+SURF_COORDS = {".1d": 1, ".2d": 2, ".3d": 4, ".a1d": 2, ".a2d": 4}
+
+
+def _surf_operands(f: Form) -> List[Signature]:
+    """suld d, [a, b];   sust [a, b], c;   sured [a, b], c"""
+    geom = f.fields["geom"]
+    ref = _tex_ref("coordinates", SURF_COORDS[geom], (_SURF_H,))
+    cross = _coords_cross(geom, s32)
+    if f.rule.startswith("sured"):
+        if f.rule == "sured_p":  # any register of 32 or 64 bits, any literal
+            return _sig(ref, _slot("c", (REG, IMM), _W32, exact=True, loose=True), cross=cross)
+        return _sig(ref, _slot("c", (REG, IMM), _SURED_REGS[f.fields["type"][1:]], exact=True), cross=cross)
+    vec = f.fields.get("vec")
+    regs = _SURF_REGS[f.fields["type"]]
+    if vec:
+        v = _slot("c", (VEC,), regs, int(vec[2:]), exact=True)
+    else:
+        # one element: a register, a vector of one (what nvcc writes) or (sust) an immediate
+        v = _slot("c", (VEC, REG, IMM), regs, 1, exact=True, float_bits=True)
+    if f.rule == "suld":
+        return _sig(replace(v, name="d", role="dst", kinds=frozenset((VEC, REG))), ref, cross=cross)
+    return _sig(ref, v, cross=cross)
+
+
 def _form(title, targets, version, operands, raises=None) -> FormRule:
     return FormRule(title, _need(targets, version),
                     {k: _need(*v) for k, v in (raises or {}).items()}, operands)
@@ -871,6 +1048,22 @@ FORMS: Dict[str, FormRule] = {
     # ---- asynchronous stores and reductions into another CTA's shared memory
     "st_async": _form("st.async", "sm_90", "8.1", _async_store_operands),
     "red_async": _form("red.async", "sm_90", "8.1", _async_store_operands),
+    # ---- textures and surfaces (every supported target; .f16/.f16x2 results and tld4's other geometries
+    # are older than the PTX ISA versions ptxas 13.0 reads)
+    "tex": _form("tex", "sm_50", "4.0", _tex_operands),
+    "tex_cube": _form("tex of a cube map", "sm_50", "4.0", _tex_operands),
+    "tex_ms": _form("tex of a multi-sample texture", "sm_50", "4.0", _tex_operands),
+    "tld4": _form("tld4", "sm_50", "4.0", _tex_operands),
+    "txq": _form("txq", "sm_50", "4.0", _txq_operands),
+    "txq_level": _form("txq.level", "sm_50", "4.0", _txq_operands),
+    "txq_sampler": _form("txq of a sampler", "sm_50", "4.0", _txq_operands),
+    "istypep": _form("istypep", "sm_50", "4.0", _istypep_operands),
+    "suld": _form("suld.b", "sm_50", "4.0", _surf_operands),
+    "sust_b": _form("sust.b", "sm_50", "4.0", _surf_operands),
+    "sust_p": _form("sust.p", "sm_50", "4.0", _surf_operands),
+    "sured_b": _form("sured.b", "sm_50", "4.0", _surf_operands),
+    "sured_p": _form("sured.p", "sm_50", "4.0", _surf_operands),
+    "suq": _form("suq", "sm_50", "4.0", _suq_operands),
 }
 
 
@@ -1449,6 +1642,38 @@ def _type_ok(have: Optional[Type], slot: Slot) -> bool:
     return any(compatible(have, t, f16x2_as_int=False) for t in slot.types)
 
 
+def _handle_text(names: FrozenSet[str]) -> str:
+    refs = [f".{n}" for n in ("texref", "samplerref", "surfref") if n in names]
+    return " or ".join(refs + (["a 64-bit register"] if "b64" in names else []))
+
+
+def _handles_problem(s: Slot, o: OperandInfo, pos: str, title: str) -> Optional[Diagnostic]:
+    """A texture/surface reference whose leading items (`[tex, smp, ...]`) do not fit the slot, or a
+    tensor-map reference with more than one, or with a coordinate written without braces."""
+    hs = o.handles or (None,)
+    if s.handles is None:
+        if len(hs) > 1 or o.bare:
+            return _diag(CODE_OPERANDS, f"{title}: {pos} must be {s.text()}")
+        return None
+    if not o.handles:
+        return None  # not known (the builder's references)
+    lo = sum(1 for _, opt in s.handles if not opt)
+    if not lo <= len(hs) <= len(s.handles):
+        shape = ", ".join(("{" if opt else "") + "ab"[i] + (",}" if opt else "")
+                          for i, (_, opt) in enumerate(s.handles))
+        what = f"[{shape} {{coordinates}}]" if o.kind == TENSOR else f"[{shape}]"
+        return _diag(CODE_OPERANDS, f"{title}: {pos} is written {what}; {len(hs)} leading item"
+                                    f"{'s' if len(hs) != 1 else ''} given")
+    for i, (h, (names, _)) in enumerate(zip(hs, s.handles)):
+        if h is not None and h not in names:
+            what = "a variable of another type" if h == "variable" else \
+                f"a .{h} variable" if h.endswith("ref") else f"a .{h} register"
+            return _diag(CODE_OPERANDS, f"{title}: {pos}: item {i + 1} is {what}; {_handle_text(names)} expected")
+        if h is None and names:
+            return _diag(CODE_OPERANDS, f"{title}: {pos}: item {i + 1} must be {_handle_text(names)}")
+    return None
+
+
 def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List[Diagnostic], List[Slot]]:
     slots = _assign(sig, len(ops))
     if slots is None:
@@ -1466,13 +1691,27 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
         if o.kind not in s.kinds:
             out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {s.text()}, not {_KIND_TEXT.get(o.kind, o.kind)}"))
             continue
+        if (o.kind == TENSOR or o.kind == ADDR) and (s.handles is not None or o.kind == TENSOR):
+            bad = _handles_problem(s, o, pos, title)
+            if bad is not None:
+                out.append(bad)
+                continue
         if o.kind == VEC or o.kind == TENSOR:
-            if o.count != s.count:
+            if o.count != s.count and not o.bare and (s.counts is None or o.count not in s.counts):
                 unit = "coordinates" if o.kind == TENSOR else "registers"
-                out.append(_diag(CODE_OPERANDS, f"{title}: {pos} takes {s.count} {unit}, {o.count} given"))
+                n = describe_ints(s.counts) if s.counts else str(s.count)
+                out.append(_diag(CODE_OPERANDS, f"{title}: {pos} takes {n} {unit}, {o.count} given"))
                 continue
             decl = o.decl or o.elems
-            if o.kind == VEC and len({e.name for e in decl if e is not None}) > 1:
+            if o.kind == VEC and s.loose and len({e.name for e in decl if e is not None}) > 1:
+                # a tex vector of several register types: one width (see _TEX_MIXED)
+                bits = {t.bits for t in s.types}
+                for e in o.elems:
+                    if e is not None and e.bits not in bits:
+                        out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
+                                                    f".{'/.'.join(t.name for t in s.types)} expected"))
+                        break
+            elif o.kind == VEC and len({e.name for e in decl if e is not None}) > 1:
                 # registers declared with several types: ptxas 13.0 types such a vector by its elements, as
                 # it types ld/st vectors (types.clashing_neighbour), not each element by the form
                 kinds = [VECTOR_KIND.get(e.kind) if e is not None else lit or None
@@ -1513,6 +1752,8 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
             if not _type_ok(o.type, s):
                 out.append(_diag(CODE_TYPE, f"{title}: {pos} is a .{o.type.name} register; "
                                             f".{'/.'.join(t.name for t in s.types)} expected"))
+        elif o.kind == IMM and s.loose:
+            pass
         elif o.kind == IMM:
             float_slot = bool(s.types) and all(t.kind == "f" for t in s.types)
             if o.floating:

@@ -15,7 +15,7 @@ import difflib
 import gc
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import isa_core as C
@@ -890,6 +890,7 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         diags.append(("PTX-E-MODIFIER", "vote needs exactly one mode", ("one of " + ", ".join(C.VOTE_MODES),)))
 
 
+_TEXTURE_OPS = frozenset(("tex", "tld4", "suld", "sust", "sured"))
 _SPACE_WORDS = frozenset(("global", "shared", "local", "param", "const", "tex", "surf"))
 _MEMORY_OPS = frozenset(("ld", "st", "atom", "red", "ldu", "prefetch", "prefetchu", "multimem"))
 # instructions whose [..] operands are not memory addresses (textures, surfaces) or are always 64-bit
@@ -918,17 +919,47 @@ def legality_check(instr: Instr, target: Optional[Target], version: Optional[Ptx
     the builder's own translation (ops.operands.operand_infos, which also knows the parser's shapes) and
     returns legality.check's diagnostics (without locations; the caller adds them).
     """
-    return legality.check(instr.opcode, operand_infos(instr.operands), target, version)
+    infos = operand_infos(instr.operands)
+    if instr.opcode.startswith(_HANDLE_OPS):
+        # txq/suq [a]: what a names (a .texref ... variable or a handle register)
+        infos = [replace(i, handles=(_handle_name(o.base),)) if i.kind == "addr" and type(o) is Addr else i
+                 for i, o in zip(infos, instr.operands)] if len(infos) == len(instr.operands) else infos
+    return legality.check(instr.opcode, infos, target, version)
+
+
+_HANDLE_OPS = ("txq", "suq")
+_REF_TYPES = frozenset(("texref", "samplerref", "surfref"))
+
+
+def _handle_name(base) -> Optional[str]:
+    """The type name of a texture/sampler/surface operand: a register's, a .texref/.samplerref/.surfref
+    variable's, 'variable' for any other variable; None for anything else."""
+    t = type(base)
+    if t is Reg:
+        return base.type.name if base.type is not None else None
+    if isinstance(base, Sym) and base.space not in ("?", "func"):
+        ty = getattr(base, "type", None)
+        return ty.name if ty is not None and ty.name in _REF_TYPES else "variable"
+    return None
 
 
 def _addr_list_info(o: AddrList) -> OperandInfo:
     """A parsed multi-part address: `[tmap, {c0, c1}]` is a tensor reference (the builder's TensorRef),
-    anything else (`[tex, sampler, ...]`) an address."""
+    and so is a texture or surface reference `[tex, {smp,} {x, y}]` (with the names or registers before
+    the coordinates as its handles), or `[tex, %r1]` with one coordinate without braces; anything else an
+    address."""
     items = o.items
-    if len(items) == 2 and type(items[1]) is Vec:
-        coords = operand_info(items[1])                  # the vector's count and element types
-        base = items[0].base if type(items[0]) is Addr else None
-        return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base))
+    last = items[-1]
+    if len(items) >= 2 and all(type(x) is Addr and x.offset == 0 for x in items[:-1]):
+        handles = tuple(_handle_name(x.base) for x in items[:-1])
+        base = items[0].base
+        if type(last) is Vec:
+            coords = operand_info(last)                  # the vector's count and element types
+            return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base),
+                               handles=handles)
+        if type(last) is Addr and last.offset == 0 and type(last.base) is Reg:
+            return OperandInfo("tensor", count=1, elems=(last.base.type,), space=var_space(base), handles=handles,
+                               bare=True)
     return OperandInfo("addr")
 
 
@@ -953,6 +984,8 @@ class _FnCheck:
         self.uses: List[tuple] = []  # (label, block, statement loc, operand index)
         self.global_uses = label_uses_out  # label name -> count, also from sections and jump tables
         self.stack = [0]
+        # texmode_independent: tex and tld4 name their sampler ([tex, sampler, coordinates])
+        self.independent = res is not None and any(n == "texmode_independent" for n, _ in res.targets)
 
     def run(self):
         ctx = self.ctx
@@ -1031,6 +1064,23 @@ class _FnCheck:
         self.defined = [(name, loc) for d in self.labels for name, loc in d.items()]
 
     # -- instructions
+    def sampler(self, ins: Instr, loc):
+        """tex/tld4 under texmode_independent: a texture without its sampler (ptxas 13.0: "Argument 2 of
+        instruction 'tex': .samplerref or .u64 register expected")."""
+        for k, o in enumerate(ins.operands):
+            if type(o) is AddrList and len(o.items) == 3 and type(o.items[1]) is Addr:
+                h = _handle_name(o.items[1].base)
+                if h is not None and h not in ("samplerref", "b64", "u64", "s64"):
+                    self.ctx.add("PTX-E-OPERANDS", f"{ins.opcode.split('.')[0]}: operand {k + 1}: the sampler is "
+                                                   f"{'a .' + h if h != 'variable' else 'a variable of another type'}; "
+                                                   ".target texmode_independent takes a .samplerref or a 64-bit "
+                                                   "register", _tok_loc(self.ctx, loc, k))
+            if type(o) is AddrList and len(o.items) == 2:
+                self.ctx.add("PTX-E-OPERANDS", f"{ins.opcode.split('.')[0]}: operand {k + 1} names no sampler; "
+                                               ".target texmode_independent takes [texture, sampler, coordinates]",
+                             _tok_loc(self.ctx, loc, k), ("name a .samplerref or a 64-bit sampler handle after the "
+                                                          "texture",))
+
     def instr(self, ins: Instr, op: _Op):
         ctx = self.ctx
         loc = ins.loc
@@ -1049,6 +1099,8 @@ class _FnCheck:
             except Exception as e:  # a bug in the shared legality code must not hide the other findings
                 ctx.add("PTX-E-INTERNAL", str(InternalError(f"legality.check({ins.opcode!r}) raised "
                                                             f"{type(e).__name__}: {e}")), loc)
+            if self.independent and op.base in ("tex", "tld4"):
+                self.sampler(ins, loc)
         g = ins.guard
         if g is not None:
             r = g.reg
@@ -1190,12 +1242,21 @@ class _FnCheck:
                                                "state space", _tok_loc(self.ctx, loc, k),
                              ("put the address in a register, or name a variable ([buf+16])",), len(str(o)))
         elif t is AddrList:
-            for it in o.items:
+            items = o.items
+            last = items[-1]
+            if op.base in _TEXTURE_OPS and type(last) is Addr and type(last.base) is Reg:
+                # `[tex, %f1]`: a coordinate without braces, not an address (legality checks its type)
+                if last.base.type is None:
+                    self.undeclared(last.base, loc, k)
+                items = items[:-1]
+            for it in items:
                 self.nested(it, loc, k, ins, op)
         elif t is PredPair:
             for e in (o.a, o.b):
                 if type(e) is Reg and e.type is None:
                     self.undeclared(e, loc, k)
+                elif type(e) is Vec:  # tex's `{d0, d1, d2, d3}|p`
+                    self.nested(e, loc, k, ins, op)
         elif t is Guard:
             r = o.reg
             if type(r) is Reg and r.type is None:
