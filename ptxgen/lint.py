@@ -919,15 +919,23 @@ def legality_check(instr: Instr, target: Optional[Target], version: Optional[Ptx
     the builder's own translation (ops.operands.operand_infos, which also knows the parser's shapes) and
     returns legality.check's diagnostics (without locations; the caller adds them).
     """
-    infos = operand_infos(instr.operands)
     if instr.opcode.startswith(_HANDLE_OPS):
-        # txq/suq [a]: what a names (a .texref ... variable or a handle register)
-        infos = [replace(i, handles=(_handle_name(o.base),)) if i.kind == "addr" and type(o) is Addr else i
-                 for i, o in zip(infos, instr.operands)] if len(infos) == len(instr.operands) else infos
+        infos = []
+        for o in instr.operands:
+            t = type(o)
+            if t is AddrList:
+                infos.append(_texture_ref_info(o))
+            elif t is Addr:  # txq/suq [a]: what a names (a .texref ... variable or a handle register)
+                infos.append(replace(operand_info(o), handles=(_handle_name(o.base),)))
+            else:
+                infos.extend(operand_infos((o,)))
+    else:
+        infos = operand_infos(instr.operands)
     return legality.check(instr.opcode, infos, target, version)
 
 
-_HANDLE_OPS = ("txq", "suq")
+# the instructions whose operands name a texture, sampler or surface
+_HANDLE_OPS = ("tex", "tld4", "txq", "suq", "suld", "sust", "sured")
 _REF_TYPES = frozenset(("texref", "samplerref", "surfref"))
 
 
@@ -943,11 +951,10 @@ def _handle_name(base) -> Optional[str]:
     return None
 
 
-def _addr_list_info(o: AddrList) -> OperandInfo:
-    """A parsed multi-part address: `[tmap, {c0, c1}]` is a tensor reference (the builder's TensorRef),
-    and so is a texture or surface reference `[tex, {smp,} {x, y}]` (with the names or registers before
-    the coordinates as its handles), or `[tex, %r1]` with one coordinate without braces; anything else an
-    address."""
+def _texture_ref_info(o: AddrList) -> OperandInfo:
+    """A texture or surface reference `[tex, {smp,} {x, y}]` as a tensor reference with the names or
+    registers before the coordinates as its handles, also `[tex, %r1]` with one coordinate without braces;
+    anything else an address."""
     items = o.items
     last = items[-1]
     if len(items) >= 2 and all(type(x) is Addr and x.offset == 0 for x in items[:-1]):
@@ -960,6 +967,17 @@ def _addr_list_info(o: AddrList) -> OperandInfo:
         if type(last) is Addr and last.offset == 0 and type(last.base) is Reg:
             return OperandInfo("tensor", count=1, elems=(last.base.type,), space=var_space(base), handles=handles,
                                bare=True)
+    return OperandInfo("addr")
+
+
+def _addr_list_info(o: AddrList) -> OperandInfo:
+    """A parsed multi-part address: `[tmap, {c0, c1}]` is a tensor reference (the builder's TensorRef),
+    anything else (`[tex, sampler, ...]`) an address (legality_check reads texture references itself)."""
+    items = o.items
+    if len(items) == 2 and type(items[1]) is Vec:
+        coords = operand_info(items[1])                  # the vector's count and element types
+        base = items[0].base if type(items[0]) is Addr else None
+        return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base))
     return OperandInfo("addr")
 
 
