@@ -988,6 +988,22 @@ register_operand_info(AddrList, _addr_list_info)
 _OPERAND_N = re.compile(r"\boperand (\d+)\b")
 _BRANCH_TARGETS = re.compile(r"\.(branchtargets|calltargets)\s+(.*?);?\s*$", re.S)
 _NAME = re.compile(r"[A-Za-z_$%][\w$]*")
+_VREG_DECL = re.compile(r"\.reg\b[^;]*?\.v(\d+)\s+\.(\w+)\s+([^;]*)")
+_VREG_ITEM = re.compile(r"\s*([A-Za-z_$%][\w$]*)\s*(?:<\s*(\d+)\s*>)?")
+_COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
+
+
+def _vec_elem_ok(e: Type, t: Type) -> bool:
+    """An element of a vector register or of a {...} list in mov.vN.T, as ptxas 13.0 types it (probed in
+    tests/test_lint_vector_probes.py): the width of T, and a floating-point element only for .bN or .fN (an
+    integer or bit element takes any T of its width: mov.v2.f32 moves .v2 .u32 registers), a packed one
+    (.f16x2) only for .bN, .uN or .sN."""
+    return e.bits == t.bits and not (e.kind == "f" and t.kind in ("u", "s") or e.kind == "packed" and t.kind == "f")
+
+
+# the special registers that are .v4 .u32 vectors: `mov.v4.u32 {%r1, %r2, %r3, %r4}, %tid;`
+_VECTOR_SREGS = frozenset(("%tid", "%ntid", "%ctaid", "%nctaid", "%clusterid", "%nclusterid", "%cluster_ctaid",
+                           "%cluster_nctaid"))
 
 
 class _FnCheck:
@@ -1002,6 +1018,9 @@ class _FnCheck:
         self.uses: List[tuple] = []  # (label, block, statement loc, operand index)
         self.global_uses = label_uses_out  # label name -> count, also from sections and jump tables
         self.stack = [0]
+        # vector registers (`.reg .v2 .f32 %v;`), per block: name -> length, or 'prefix<' -> (length, count);
+        # empty in most functions, where instructions keep the fast path below
+        self.vregs: Dict[int, dict] = {}
         # texmode_independent: tex and tld4 name their sampler ([tex, sampler, coordinates])
         self.independent = res is not None and any(n == "texmode_independent" for n, _ in res.targets)
 
@@ -1016,7 +1035,7 @@ class _FnCheck:
                 if op is None:
                     op = ops[st.opcode] = _analyze(ctx, st.opcode)
                 plain = op.plain
-                if plain is not None and st.guard is None and len(st.operands) == len(plain):
+                if plain is not None and st.guard is None and len(st.operands) == len(plain) and not self.vregs:
                     # most instructions: registers only, each of a type its slot takes
                     for o, ft in zip(st.operands, plain):
                         if type(o) is not Reg or o.type is None or not compat.get((o.type, ft[0], ft[1])):
@@ -1042,6 +1061,8 @@ class _FnCheck:
                 elif t == "}":
                     if len(self.stack) > 1:
                         self.stack.pop()
+                elif t.startswith(".reg") and _VREG_DECL.match(t):
+                    self.vector_decl(st)
                 elif t.startswith((".branchtargets", ".calltargets")):
                     m = _BRANCH_TARGETS.match(t.strip())
                     if m:
@@ -1054,6 +1075,167 @@ class _FnCheck:
                                 ctx.add("PTX-E-UNDEFINED", f".calltargets names '{name}', which is not a "
                                                            "declared function", st.loc, (), len(name))
         self.finish_labels()
+
+    def vector_decl(self, st: Raw):
+        """`.reg .v2 .f32 %v, %w<4>;`: the names are recorded for mov.vN and vector operands; ptxas 13.0 takes
+        .v2 and .v4 of at most 128 bits ("Vector type too large") and no vector of predicates."""
+        m = _VREG_DECL.match(st.text)
+        n, tname = int(m.group(1)), m.group(2)
+        try:
+            et = get_type(tname)
+        except (KeyError, ValueError):
+            return  # an unknown type is the parser's report
+        where = st.loc
+        line = self.ctx.src(st.loc.line) if st.loc is not None else None
+        if line is not None and st.loc.col is not None:
+            c = line.find(f".v{n}", st.loc.col - 1)
+            if c >= 0:
+                where = replace(st.loc, col=c + 1)
+        span = len(f".v{n} .{tname}")
+        if et is pred:
+            self.ctx.add("PTX-E-DECL", f".v{n} .pred: a predicate register cannot be a vector", where,
+                         ("declare scalar .pred registers",), span)
+        elif n not in (2, 4):
+            self.ctx.add("PTX-E-DECL", f".v{n} is not a vector size of a register", where,
+                         ("a vector register is .v2 or .v4",), span)
+        elif n * et.bits > 128:
+            self.ctx.add("PTX-E-DECL", f".v{n} .{tname} is {n * et.bits} bits; a vector register holds at most 128",
+                         where, (f"declare .v{128 // et.bits} .{tname}" if et.bits < 128 else
+                                 f"declare scalar .{tname} registers",), span)
+        d = self.vregs.setdefault(self.stack[-1], {})
+        for item in m.group(3).split(","):
+            im = _VREG_ITEM.match(item)
+            if im is None:
+                continue
+            if im.group(2) is not None:
+                d[im.group(1) + "<"] = (n, int(im.group(2)))
+            else:
+                d[im.group(1)] = n
+
+    def vec_len(self, name: str) -> Optional[int]:
+        """The length of vector register `name` (not of a component `%v.x`), or None: not a vector register."""
+        b = self.stack[-1]
+        while b is not None:
+            d = self.vregs.get(b)
+            if d:
+                n = d.get(name)
+                if n is not None:
+                    return n
+                p = name.rstrip("0123456789")
+                if p != name:
+                    a = d.get(p + "<")
+                    if a is not None and int(name[len(p):]) < a[1]:
+                        return a[0]
+            b = self.blocks[b]
+        return None
+
+    def vector_operands(self, ins: Instr, op: _Op, loc):
+        """Vector registers among the operands (a function that declares some): a component beyond the
+        vector read (`%v.z` of a .v2: ptxas 13.0 crashes or rejects it), and a whole vector register where the
+        instruction takes one value ("Vector operand is not allowed"). mov and ld/st vector slots check the
+        whole vectors themselves; instructions whose operands are not typed here are left alone."""
+        sig = op.sig
+        for k, o in enumerate(ins.operands):
+            elems = o.elems if type(o) is Vec else (o,)
+            for e in elems:
+                if type(e) is not Reg or e.type is None:
+                    continue
+                name = e.name
+                if "." in name:
+                    b, c = name.rsplit(".", 1)
+                    n = self.vec_len(b)
+                    if n is not None and k > 0 and _COMPONENTS.get(c, 0) >= n:
+                        self.ctx.add("PTX-E-OPERANDS", f"{name}: {b} is a .v{n} register and has no component .{c}",
+                                     _tok_loc(self.ctx, loc, k),
+                                     (f"its components are {', '.join('.' + x for x in 'xyzw'[:n])} (or "
+                                      f"{', '.join('.' + x for x in 'rgba'[:n])})",), len(name))
+                    continue
+                if o is not e or op.base == "mov" or sig is None or k >= len(sig):
+                    continue
+                n = self.vec_len(name)
+                if n is not None and not (sig[k][0] in (_DV, _SV) and sig[k][3] > 1):
+                    self.ctx.add("PTX-E-OPERANDS", f"{name} is a .v{n} vector register; operand {k + 1} of {op.base} "
+                                                   f"takes one value", _tok_loc(self.ctx, loc, k),
+                                 (f"name one element ({name}.x ... ) or move it with mov.v{n}",), len(name))
+
+    def mov_vector(self, ins: Instr, op: _Op, loc, n: int):
+        """mov.vN.T: each operand a .vN vector register or a {...} of N (the source may also be one register
+        or immediate), whose elements `_vec_elem_ok` takes for T (ptxas 13.0: "Arguments mismatch"; a vector
+        of another length: "Argument vector size mismatch")."""
+        ctx = self.ctx
+        ty = op.ty
+        if ty is pred:
+            ctx.add("PTX-E-TYPE", f"mov.v{n} takes no .pred", _tok_loc(ctx, loc, OPCODE),
+                    ("a vector of predicates does not exist; move each .pred with mov.pred",), len(ins.opcode))
+            return
+        before = len(ctx.out)
+        for k, o in enumerate(ins.operands):
+            if len(ctx.out) > before:
+                return  # one report a mov, as ptxas gives
+            t = type(o)
+            if t is Vec:
+                if len(o.elems) != n:
+                    ctx.add("PTX-E-OPERANDS", f"mov.v{n} takes a vector of {n}, {len(o.elems)} given",
+                            _tok_loc(ctx, loc, k), (), 1)
+                    continue
+                bad = False
+                for e in o.elems:
+                    te = type(e)
+                    if te is Reg and e.type is not None and not _vec_elem_ok(e.type, ty):
+                        self.vec_elem_type(e.name, e.type, ty, op, loc, k, n)
+                        bad = True
+                        break
+                    if k == 0 and te in (Imm, FloatImm):
+                        ctx.add("PTX-E-OPERANDS", f"mov.v{n} {{...}} writes registers, not {e}", _tok_loc(ctx, loc, k))
+                        bad = True
+                        break
+                    if k == 1 and te in (Imm, FloatImm):
+                        self.imm_type(e, ty, op, loc, k)
+                if not bad:
+                    self.vector_kinds(o, ty, op, loc, k, whole=False)
+            elif t is Reg:
+                if o.type is None:
+                    if k == 1 and o.name in _VECTOR_SREGS and (n != 4 or ty.kind not in ("b", "u", "s") or ty.bits != 32):
+                        ctx.add("PTX-E-OPERANDS", f"{o.name} is a .v4 .u32 special register; mov.v{n}.{ty.name} "
+                                                  f"cannot read it", _tok_loc(ctx, loc, k),
+                                (f"write mov.v4.u32, or read one component ({o.name}.x)",), len(o.name))
+                    continue
+                vn = self.vec_len(o.name) if "." not in o.name else None
+                if vn is None:
+                    if k == 0:
+                        ctx.add("PTX-E-OPERANDS", f"the destination of mov.v{n} must be a .v{n} vector register or a "
+                                                  f"{{...}} of {n} registers; {o.name} is one .{o.type.name}",
+                                _tok_loc(ctx, loc, k), (), len(o.name))
+                    elif not _vec_elem_ok(o.type, ty):      # one register, copied to each element
+                        self.vec_elem_type(o.name, o.type, ty, op, loc, k, n)
+                elif vn != n:
+                    ctx.add("PTX-E-OPERANDS", f"{o.name} is a .v{vn} register; mov.v{n} moves vectors of {n}",
+                            _tok_loc(ctx, loc, k), (f"write mov.v{vn}",), len(o.name))
+                elif not _vec_elem_ok(o.type, ty):
+                    self.vec_elem_type(o.name, o.type, ty, op, loc, k, n)
+            elif t in (Imm, FloatImm):
+                if k == 0:
+                    ctx.add("PTX-E-OPERANDS", "the destination of mov must be a register", _tok_loc(ctx, loc, 0))
+                else:
+                    self.imm_type(o, ty, op, loc, k)
+            elif k == 1 and (isinstance(o, Sym) or t is SymOffset):   # an address, copied to each element
+                if ty.kind not in ("b", "u", "s") or ty.bits < 32:
+                    name = o.name if isinstance(o, Sym) else o.sym.name
+                    ctx.add("PTX-E-TYPE", f"the address of {name} needs a 32- or 64-bit integer mov, not "
+                                          f"mov.v{n}.{ty.name}", _tok_loc(ctx, loc, 1), (), len(name))
+            else:
+                ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of mov.v{n} must be a vector register, a {{...}} of {n}"
+                                          f"{' or a value' if k else ''}", _tok_loc(ctx, loc, k))
+
+    def vec_elem_type(self, name: str, et: Type, ty: Type, op: _Op, loc, k, n: int):
+        ok = [x for x in ("b", "u", "s", "f") if _vec_elem_ok(et, get_type(f"{x}{et.bits}"))] \
+            if et.bits in (16, 32, 64) else []
+        legal = ", ".join(f".{x}{et.bits}" for x in ok if x != "f" or et.bits > 16)
+        what = f"holds .{et.name} elements" if self.vec_len(name) else f"is .{et.name}"
+        self.ctx.add("PTX-E-TYPE", f"{name} {what}; mov.v{n}.{ty.name} moves "
+                                   f"{ty.bits}-bit {'integer' if ty.kind in ('u', 's') else 'bit' if ty.kind == 'b' else 'floating-point'} elements",
+                     _tok_loc(self.ctx, loc, k), (f"for .{et.name} elements write mov.v{n} with {legal}",) if legal else (),
+                     len(name))
 
     def finish_labels(self):
         ctx = self.ctx
@@ -1143,7 +1325,8 @@ class _FnCheck:
             if t is Reg:
                 rt = o.type
                 if rt is None:
-                    self.undeclared(o, loc, k)
+                    if not (k == 1 and o.name in _VECTOR_SREGS and op.base == "mov" and "v4" in op.mods):
+                        self.undeclared(o, loc, k)
                     continue
                 if sig is not None:
                     # most operands: a register of a scalar slot, checked through the compatibility cache
@@ -1165,11 +1348,16 @@ class _FnCheck:
         elif op.wmma is not None and sig is not None:
             self.wmma_fragments(ins, op, loc)
         elif op.base == "mov" and op.ty is not None and not op.diags:
+            vec = set(op.mods) & _VEC
             if len(ops) != 2:
                 ctx.add("PTX-E-OPERANDS", f"mov takes 2 operands, {len(ops)} given", _tok_loc(ctx, loc, OPCODE),
                         (), len(ins.opcode))
-            elif not set(op.mods) & _VEC:
+            elif not vec:
                 self.mov(ins, op, loc)
+            else:
+                self.mov_vector(ins, op, loc, int(min(vec)[1:]))
+        if self.vregs:
+            self.vector_operands(ins, op, loc)
         if op.base == "createpolicy" and "fractional" in op.mods and len(ops) == 2 and type(ops[1]) in (Imm, FloatImm):
             frac = ops[1]
             v = frac.value
@@ -1339,6 +1527,16 @@ class _FnCheck:
             return
         if kind in (_DV, _SV):
             if n > 1:
+                vn = self.vec_len(o.name) if t is Reg and self.vregs and "." not in o.name else None
+                if vn is not None:                       # a vector register: `ld.global.v2.f32 %v, [a]`
+                    if vn != n:
+                        ctx.add("PTX-E-OPERANDS", f"{o.name} is a .v{vn} register; {op.base}.v{n} takes a vector "
+                                                  f"of {n}", _tok_loc(ctx, loc, k), (f"write {op.base}.v{vn}",),
+                                len(o.name))
+                    elif o.type is not None:
+                        self.reg_type(o, _BIT_TYPES.get(ty.bits, ty), wide, op, loc, k, strict=True)
+                        self.vector_kinds(Vec((o,) * vn), ty, op, loc, k)   # typed as its elements
+                    return
                 if t is not Vec:
                     ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base}.v{n} must be a vector of {n}",
                             _tok_loc(ctx, loc, k))
@@ -1495,13 +1693,13 @@ class _FnCheck:
         if type(d) is Vec:
             self.pack(d, ty, op, loc, 0)
         elif type(d) is Reg:
-            if d.type is not None:
+            if d.type is not None and not (self.vregs and self.whole_vector(d, ty, loc, 0)):
                 self.reg_type(d, ty, False, op, loc, 0)
         elif type(d) in (Imm, FloatImm, SpecialReg):
             ctx.add("PTX-E-OPERANDS", "the destination of mov must be a register", _tok_loc(ctx, loc, 0))
         t = type(s)
         if t is Reg:
-            if s.type is not None:
+            if s.type is not None and not (self.vregs and self.whole_vector(s, ty, loc, 1)):
                 self.reg_type(s, ty, False, op, loc, 1)
         elif t is Imm or t is FloatImm:
             self.imm_type(s, ty, op, loc, 1)
@@ -1517,6 +1715,20 @@ class _FnCheck:
                 name = s.name if isinstance(s, Sym) else s.sym.name
                 ctx.add("PTX-E-TYPE", f"the address of {name} needs a 32- or 64-bit integer mov, not "
                                       f"mov.{ty.name}", _tok_loc(ctx, loc, 1), (), len(name))
+
+    def whole_vector(self, r: Reg, ty: Type, loc, k) -> bool:
+        """A whole vector register in a scalar mov (True: it is one, and checked here): ptxas 13.0 moves its
+        bits as one .bN of the vector's size, like `mov.b64 %rd1, {%r1, %r2}`."""
+        n = self.vec_len(r.name) if "." not in r.name else None
+        if n is None:
+            return False
+        size = n * r.type.bits
+        if ty.kind != "b" or ty.bits != size:
+            self.ctx.add("PTX-E-TYPE", f"{r.name} is a .v{n} .{r.type.name} vector register ({size} bits); "
+                                       f"mov.{ty.name} cannot move it", _tok_loc(self.ctx, loc, k),
+                         ((f"write mov.b{size} to move its bits as one value, or " if size in (16, 32, 64) else
+                           "write ") + f"mov.v{n}.{r.type.name} to move the vector",), len(r.name))
+        return True
 
     def pack(self, v: Vec, ty: Type, op: _Op, loc, k):
         """`mov.b64 %rd1, {%r1, %r2}` and back: equal-width parts that add up to the mov type, which is a
