@@ -1021,6 +1021,7 @@ class _FnCheck:
         # vector registers (`.reg .v2 .f32 %v;`), per block: name -> length, or 'prefix<' -> (length, count);
         # empty in most functions, where instructions keep the fast path below
         self.vregs: Dict[int, dict] = {}
+        self.calltargets: Dict[str, List[str]] = {}  # `$L: .calltargets f, g;`: '$L' -> ['f', 'g']
         # texmode_independent: tex and tld4 name their sampler ([tex, sampler, coordinates])
         self.independent = res is not None and any(n == "texmode_independent" for n, _ in res.targets)
 
@@ -1071,7 +1072,12 @@ class _FnCheck:
                                 continue
                             if m.group(1) == "branchtargets":
                                 self.uses.append((name, self.stack[-1], st.loc, OPCODE))
-                            elif self.res is not None and name not in self.res.functions:
+                                continue
+                            # the label of `$L: .calltargets f, g;` is the last one defined in this block
+                            blk_labels = self.labels[self.stack[-1]]
+                            if blk_labels:
+                                self.calltargets.setdefault(next(reversed(blk_labels)), []).append(name)
+                            if self.res is not None and name not in self.res.functions:
                                 ctx.add("PTX-E-UNDEFINED", f".calltargets names '{name}', which is not a "
                                                            "declared function", st.loc, (), len(name))
         self.finish_labels()
@@ -1779,14 +1785,31 @@ class _FnCheck:
         callee = ops[k]
         args = ops[k + 1] if k + 1 < len(ops) and type(ops[k + 1]) is CallArgs else CallArgs(())
         if type(ops[-1]) is Label and res is not None:
-            proto = res.protos.get((self.fn.name, ops[-1].name))
+            label = ops[-1].name
+            proto = res.protos.get((self.fn.name, label))
             if proto is not None:
                 rets_p, params_p = proto
                 nr = len(rets.items) if rets is not None else 0
                 if nr != len(rets_p) or len(args.items) != len(params_p):
                     self.ctx.add("PTX-E-CALL", f"call with {nr} return value(s) and {len(args.items)} argument(s) "
-                                               f"through prototype {ops[-1].name}, which has {len(rets_p)} and "
+                                               f"through prototype {label}, which has {len(rets_p)} and "
                                                f"{len(params_p)}", _tok_loc(self.ctx, loc, k), ())
+                else:
+                    self.param_types(f"prototype {label}", rets_p, params_p, rets, args, loc, k)
+                return
+            targets = self.calltargets.get(label)
+            if targets is not None:
+                # ptxas 13.0 checks the call against each function of the list, as if it called that one;
+                # except that a call without return values passes the return count of every function when
+                # the list's last function returns nothing (`$L: .calltargets f, g;` with g returning nothing
+                # takes `call %rd1, (a), $L;` though f returns a value)
+                n = len(self.ctx.out)
+                fns = [res.functions[name].fn for name in targets if name in res.functions]
+                lenient = rets is None and bool(fns) and not fns[-1].rets
+                for f in fns:
+                    self.call_args(f, rets, args, loc, k, via=label, any_rets=lenient)
+                    if len(self.ctx.out) > n:
+                        break
                 return
         if isinstance(callee, Sym):
             if callee.space == "?":
@@ -1809,18 +1832,37 @@ class _FnCheck:
                 return
             self.call_args(f, rets, args, loc, k)
 
-    def call_args(self, f: Function, rets: Optional[CallArgs], args: CallArgs, loc, k):
+    def call_args(self, f: Function, rets: Optional[CallArgs], args: CallArgs, loc, k, via: Optional[str] = None,
+                  any_rets: bool = False):
+        """A call's return values and arguments against f's parameters: their count, then `param_types`.
+        via: the .calltargets label of an indirect call that names f."""
         ctx = self.ctx
         nr = len(rets.items) if rets is not None else 0
-        if nr != len(f.rets) or len(args.items) != len(f.params):
+        if nr != len(f.rets) and not any_rets or len(args.items) != len(f.params):
             sig = f"{f.name}(" + ", ".join(p.decl() for p in f.params) + ")"
             if f.rets:
                 sig = "(" + ", ".join(p.decl() for p in f.rets) + ") " + sig
-            ctx.add("PTX-E-CALL", f"call of {f.name} with {nr} return value(s) and {len(args.items)} argument(s); "
-                                  f"it has {len(f.rets)} and {len(f.params)}", _tok_loc(ctx, loc, k), (sig,),
-                    len(f.name))
+            what = f"call of {f.name}" if via is None else f"call through {via}, which names {f.name},"
+            span = len(f.name) if via is None else 1
+            ctx.add("PTX-E-CALL", f"{what} with {nr} return value(s) and {len(args.items)} argument(s); "
+                                  f"{f.name} has {len(f.rets)} and {len(f.params)}", _tok_loc(ctx, loc, k),
+                    (sig,) if via is None else (sig, f"every function of {via}'s .calltargets list must take the "
+                                                     f"call's arguments"), span)
             return
-        for formal, actual in list(zip(f.params, args.items)) + list(zip(f.rets, rets.items if rets else ())):
+        self.param_types(f.name, f.rets, f.params, rets, args, loc, k)
+
+    def param_types(self, owner: str, f_rets, f_params, rets: Optional[CallArgs], args: CallArgs, loc, k,
+                    poss: str = "'s"):
+        """Each .param argument against its formal parameter as ptxas 13.0 compares them (probed in
+        tests/test_lint_vector_probes.py): the same size, both arrays or both scalars, arrays of one
+        alignment ("Alignment of argument does not match"), and no integer (.u/.s) value for a
+        floating-point parameter or back ("Type of argument does not match formal parameter"); a .bN side
+        matches either."""
+        ctx = self.ctx
+        before = len(ctx.out)
+        for formal, actual in list(zip(f_params, args.items)) + list(zip(f_rets, rets.items if rets else ())):
+            if len(ctx.out) > before:
+                return  # the first mismatch, as ptxas reports it
             if not isinstance(actual, ParamSym):
                 if type(actual) is Reg and actual.type is not None:
                     continue  # a register argument (.reg parameters of old-style .func)
@@ -1831,13 +1873,17 @@ class _FnCheck:
             fsize = ft.bits // 8 * (formal.array or 1)
             asize = at.bits // 8 * (actual.count or 1)
             if fsize != asize or (formal.array is None) != (actual.count is None):
-                ctx.add("PTX-E-CALL", f"argument {actual.name} is {_shape_text(at, actual.count)}; {f.name}'s "
+                ctx.add("PTX-E-CALL", f"argument {actual.name} is {_shape_text(at, actual.count)}; {owner}{poss} "
                                       f"parameter {formal.name} is {_shape_text(ft, formal.array)}",
                         _tok_loc(ctx, loc, k), (), len(actual.name))
             elif (formal.align or ft.bytes) != (actual.align or at.bytes) and formal.array is not None:
-                ctx.add("PTX-E-CALL", f"argument {actual.name} is aligned to {actual.align or at.bytes}; {f.name}'s "
+                ctx.add("PTX-E-CALL", f"argument {actual.name} is aligned to {actual.align or at.bytes}; {owner}{poss} "
                                       f"parameter {formal.name} to {formal.align or ft.bytes}",
                         _tok_loc(ctx, loc, k), (), len(actual.name))
+            elif {ft.kind, at.kind} in ({"f", "u"}, {"f", "s"}):
+                ctx.add("PTX-E-CALL", f"argument {actual.name} is .{at.name}; {owner}{poss} parameter {formal.name} "
+                                      f"is .{ft.name}, and integer and floating-point parameters do not mix",
+                        _tok_loc(ctx, loc, k), (f"declare {actual.name} .{ft.name} or .b{ft.bits}",), len(actual.name))
 
 
 # '%rd' -> 'b64': the declaration type of the builder's automatically named registers, for hints

@@ -1,4 +1,4 @@
-"""Vector registers with mov.vN, linted as ptxas 13.0 takes them.
+"""Vector registers with mov.vN, and indirect calls through .calltargets, linted as ptxas 13.0 takes them.
 
 What ptxas 13.0 showed (each rule has a case below):
 - mov.vN.T moves a .vN vector register or a {...} of N registers: each element of the width of T; an
@@ -11,6 +11,10 @@ What ptxas 13.0 showed (each rule has a case below):
 - ld/st.vN take a vector register of N in place of {...}; other instructions take none ("Vector operand
   is not allowed").
 - a vector register holds at most 128 bits and no .pred ("Vector type too large").
+- an indirect call through `$L: .calltargets f, g;` is checked against each function of the list as a
+  direct call of it (count, then each .param: size, array or scalar, array alignment, and no integer
+  value for a floating-point parameter or back); a call without return values passes the return count
+  when the list's last function returns nothing. Prototypes (.callprototype) compare types the same way.
 """
 from __future__ import annotations
 
@@ -128,3 +132,87 @@ def test_mov_vector_type_matrix_agrees_with_ptxas():
     wrong = [(body[i - first], i in rejected) for i in range(first, first + len(body)) if (i in rejected) != (i in flagged)]
     assert not wrong, wrong[:20]
     assert 100 < len(rejected) < len(body) - 100  # both verdicts are well represented
+
+
+FUNCS = """.func (.param .b32 r) f1(.param .b32 x) { ret; }
+.func (.param .b32 r) f2(.param .b32 x) { ret; }
+.func (.param .b64 r) g64(.param .b64 x) { ret; }
+.func (.param .b32 r) fu(.param .u32 x) { ret; }
+.func (.param .f32 r) ff(.param .f32 x) { ret; }
+.func (.param .align 8 .b8 r[8]) fa(.param .align 8 .b8 x[8]) { ret; }
+.func nor(.param .b32 x) { ret; }
+.func h2(.param .b32 x, .param .b32 y) { ret; }
+"""
+CALL_DECLS = """.reg .b64 %rd1;
+mov.u64 %rd1, f1;
+.param .b32 a0; .param .b32 a1; .param .b32 r0; .param .b32 r1; .param .u32 au; .param .s32 as; .param .f32 af;
+.param .b64 a64; .param .b64 r64; .param .b16 a16; .param .f32 rf; .param .u32 ru;
+.param .align 8 .b8 ab8[8]; .param .align 4 .b8 ab4[8]; .param .align 8 .b8 rb8[8]; .param .align 4 .b8 a4arr[4];
+"""
+
+
+def cmodule(body: str) -> str:
+    return (f".version 8.7\n.target sm_90a\n.address_size 64\n{FUNCS}.visible .entry k()\n{{\n{CALL_DECLS}{body}\n"
+            f"ret;\n}}\n")
+
+
+# (body ptxas rejects, the code lint gives it, a body ptxas takes in its place)
+CALL_CASES = [
+    ("$L: .calltargets f1, f2;\ncall (r0), %rd1, (a0, a1), $L;", "PTX-E-CALL",
+     "$L: .calltargets f1, f2;\ncall (r0), %rd1, (a0), $L;"),
+    ("$L: .calltargets f1, h2;\ncall (r0), %rd1, (a0), $L;", "PTX-E-CALL",
+     "$L: .calltargets h2;\ncall %rd1, (a0, a1), $L;"),
+    ("$L: .calltargets f1;\ncall %rd1, (a0), $L;", "PTX-E-CALL",
+     "$L: .calltargets f1, nor;\ncall %rd1, (a0), $L;"),
+    ("$L: .calltargets nor, f1;\ncall %rd1, (a0), $L;", "PTX-E-CALL",
+     "$L: .calltargets nor;\ncall %rd1, (au), $L;"),
+    ("$L: .calltargets f1, f2;\ncall (r0, r1), %rd1, (a0), $L;", "PTX-E-CALL",
+     "$L: .calltargets f1, f2;\ncall (rf), %rd1, (af), $L;"),
+    ("$L: .calltargets f1, g64;\ncall (r0), %rd1, (a0), $L;", "PTX-E-CALL",
+     "$L: .calltargets g64;\ncall (r64), %rd1, (a64), $L;"),
+    ("$L: .calltargets f1;\ncall (r0), %rd1, (a16), $L;", "PTX-E-CALL",
+     "$L: .calltargets f1;\ncall (ru), %rd1, (au), $L;"),
+    ("$L: .calltargets f1;\ncall (r0), %rd1, (a4arr), $L;", "PTX-E-CALL",
+     "$L: .calltargets f1;\ncall (r0), %rd1, (as), $L;"),
+    ("$L: .calltargets f1, ff;\ncall (r0), %rd1, (au), $L;", "PTX-E-CALL",
+     "$L: .calltargets f1, ff;\ncall (r0), %rd1, (a0), $L;"),
+    ("$L: .calltargets ff;\ncall (ru), %rd1, (af), $L;", "PTX-E-CALL",
+     "$L: .calltargets ff;\ncall (rf), %rd1, (af), $L;"),
+    ("$L: .calltargets fu;\ncall (r0), %rd1, (af), $L;", "PTX-E-CALL",
+     "$L: .calltargets fu;\ncall (r0), %rd1, (as), $L;"),
+    ("$L: .calltargets fa;\ncall (rb8), %rd1, (ab4), $L;", "PTX-E-CALL",
+     "$L: .calltargets fa;\ncall (rb8), %rd1, (ab8), $L;"),
+    ("call (r0), ff, (au);", "PTX-E-CALL", "call (r0), ff, (a0);"),
+    ("call (ru), ff, (af);", "PTX-E-CALL", "call (r0), ff, (af);"),
+    ("pp: .callprototype (.param .b32 _) _ (.param .b32 _);\ncall (r0), %rd1, (a64), pp;", "PTX-E-CALL",
+     "pp: .callprototype (.param .b32 _) _ (.param .b32 _);\ncall (r0), %rd1, (af), pp;"),
+    ("pp: .callprototype (.param .b32 _) _ (.param .u32 _);\ncall (r0), %rd1, (af), pp;", "PTX-E-CALL",
+     "pp: .callprototype (.param .b32 _) _ (.param .u32 _);\ncall (rf), %rd1, (a0), pp;"),
+]
+
+
+@pytest.mark.parametrize("bad,code,good", CALL_CASES, ids=[c[0].replace("\n", " ") for c in CALL_CASES])
+def test_indirect_calls_lint_as_ptxas_takes_them(bad, code, good):
+    ds = errors(cmodule(bad))
+    assert [d.code for d in ds] == [code], [str(d) for d in ds]
+    assert errors(cmodule(good)) == [], [str(d) for d in errors(cmodule(good))]
+
+
+def test_calltargets_diagnostic_names_the_function_and_its_signature():
+    text = cmodule("$L: .calltargets f1, h2;\ncall (r0), %rd1, (a0), $L;")
+    (d,) = errors(text)
+    assert "call through $L, which names h2," in d.message and "h2 has 0 and 2" in d.message, str(d)
+    assert d.notes[0].startswith("h2(") and "calltargets" in d.notes[1]
+    assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith("%rd1")
+    (d,) = errors(cmodule("$L: .calltargets f1, ff;\ncall (r0), %rd1, (au), $L;"))
+    assert "argument au is .u32; ff's parameter x is .f32" in d.message, str(d)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,good", CALL_CASES, ids=[c[0].replace("\n", " ") for c in CALL_CASES])
+def test_indirect_call_cases_agree_with_ptxas(bad, code, good):
+    b = cmodule(bad)
+    got = gen_cases.run_ptxas(b)
+    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(b)}, got
+    assert gen_cases.run_ptxas(cmodule(good))["rc"] == 0, gen_cases.run_ptxas(cmodule(good))
