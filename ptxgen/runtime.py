@@ -68,13 +68,21 @@ _NO_GPU_HINT = ("ptxgen.runtime needs an NVIDIA GPU and its driver; building, li
                 "assembling PTX (ptxgen.ptxas.assemble) work without one")
 
 
+_DRIVER = None
+
+
 def _driver_module():
-    try:
-        from cuda.bindings import driver
-    except ImportError as e:
-        raise NoDriverError(f"the CUDA Python bindings are not installed ({e}); "
-                            "install them with `pip install cuda-bindings`") from None
-    return driver
+    """cuda.bindings.driver, imported once (every driver call goes through here, and an import statement
+    costs about half a microsecond even when the module is loaded)."""
+    global _DRIVER
+    if _DRIVER is None:
+        try:
+            from cuda.bindings import driver
+        except ImportError as e:
+            raise NoDriverError(f"the CUDA Python bindings are not installed ({e}); "
+                                "install them with `pip install cuda-bindings`") from None
+        _DRIVER = driver
+    return _DRIVER
 
 
 def _error_name(err) -> str:
@@ -200,8 +208,11 @@ class Context:
         self.make_current()
 
     def make_current(self) -> None:
-        """cuCtxSetCurrent: bind this context to the calling thread."""
-        check(_driver_module().cuCtxSetCurrent(self.handle), "cuCtxSetCurrent")
+        """cuCtxSetCurrent: bind this context to the calling thread (on every launch, so the success path
+        skips `check`'s unpacking)."""
+        res = _driver_module().cuCtxSetCurrent(self.handle)
+        if res[0] != 0:
+            check(res, "cuCtxSetCurrent")
 
     def attribute(self, attr) -> int:
         """cuDeviceGetAttribute(attr); values are fixed per device, so they are cached."""
@@ -987,17 +998,25 @@ def _launch_config(d, g: Dim3, b: Dim3, c: Optional[Dim3], shared_bytes: int, h_
 
 
 def _issue_launch(func: Function, g: Dim3, b: Dim3, c: Optional[Dim3], shared_bytes: int, packed: PackedArgs,
-                  stream, pdl: bool = False) -> None:
+                  stream, pdl: bool = False, config=None) -> None:
     """cuLaunchKernel (cuLaunchKernelEx with a cluster dimension or PDL) of a prepared launch; the
-    function's context must be current."""
+    function's context must be current. `config`: the launch's CUlaunchConfig from `_launch_config`, built
+    before (a BoundLaunch's), whose stream is set to `stream` here."""
     d = _driver_module()
     h_stream = _stream_handle(stream)
     if c is None and not pdl:
-        check(d.cuLaunchKernel(func.handle, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes, h_stream,
-                               packed.address, 0), "cuLaunchKernel")
-        return
-    config, _attrs = _launch_config(d, g, b, c, shared_bytes, h_stream, pdl)
-    check(d.cuLaunchKernelEx(config, func.handle, packed.address, 0), "cuLaunchKernelEx")
+        res = d.cuLaunchKernel(func.handle, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes, h_stream,
+                               packed.address, 0)
+        name = "cuLaunchKernel"
+    else:
+        if config is None:
+            config, _attrs = _launch_config(d, g, b, c, shared_bytes, h_stream, pdl)
+        else:
+            config.hStream = h_stream
+        res = d.cuLaunchKernelEx(config, func.handle, packed.address, 0)
+        name = "cuLaunchKernelEx"
+    if res[0] != 0:
+        check(res, name)
 
 
 def launch(func: Function, grid: DimsLike, block: DimsLike, args: Sequence[Any] = (), shared_bytes: int = 0,
@@ -1036,33 +1055,16 @@ class BoundLaunch:
             func, grid, block, args, shared_bytes, cluster)
         self.args = tuple(args)
         self.pdl = bool(pdl)
-        d = self._driver = _driver_module()
         self._default_stream = _stream_handle(None)
-        self._ex = None
+        self._config = self._attrs = None                # (the attributes must outlive the config)
         if self.cluster is not None or self.pdl:
-            self._ex = _launch_config(d, self.grid, self.block, self.cluster, self.shared_bytes,
-                                      self._default_stream, self.pdl)
+            self._config, self._attrs = _launch_config(_driver_module(), self.grid, self.block, self.cluster,
+                                                       self.shared_bytes, self._default_stream, self.pdl)
 
     def __call__(self, stream=None) -> None:
-        func, d = self.func, self._driver
-        err = d.cuCtxSetCurrent(func.module.context.handle)[0]
-        if err != 0:
-            func.module.context.make_current()           # raises, naming the call
-        if func.module.handle is None:
-            raise LaunchConfigError(f"kernel '{func.name}' belongs to a module that was unloaded")
-        h_stream = self._default_stream if stream is None else _stream_handle(stream)
-        if self._ex is None:
-            g, b = self.grid, self.block
-            res = d.cuLaunchKernel(func.handle, g[0], g[1], g[2], b[0], b[1], b[2], self.shared_bytes, h_stream,
-                                   self._packed.address, 0)
-            name = "cuLaunchKernel"
-        else:
-            config = self._ex[0]
-            config.hStream = h_stream
-            res = d.cuLaunchKernelEx(config, func.handle, self._packed.address, 0)
-            name = "cuLaunchKernelEx"
-        if res[0] != 0:
-            check(res, name)
+        _make_current(self.func)
+        _issue_launch(self.func, self.grid, self.block, self.cluster, self.shared_bytes, self._packed,
+                      self._default_stream if stream is None else stream, self.pdl, self._config)
 
     def __repr__(self) -> str:
         return (f"<BoundLaunch {self.func.name} grid={self.grid} block={self.block} shared={self.shared_bytes}"
