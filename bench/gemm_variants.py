@@ -93,22 +93,33 @@ def variant_config(text: str, m: int, n: int, k: int, layout: str = "nt", ctas: 
     raise ValueError(f"unknown variant {text!r}; choose from choose, auto:I, hopper:FIELDS")
 
 
+def _median_us(torch, batch: int, reps: int, run_batch) -> float:
+    """µs per call: the median over `reps` of `run_batch()` (a batch of `batch` calls) between two CUDA
+    events."""
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        run_batch()
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) / batch * 1000)
+    return statistics.median(ts)
+
+
 def _timer(torch, batch: int, reps: int):
     def timeit(call, sets=3):
         for i in range(2 * batch):                   # warm-up
             call(i % sets)
-        torch.cuda.synchronize()
-        ts, done = [], 0
-        for _ in range(reps):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
+        done = 0
+
+        def run_batch():
+            nonlocal done
             for _ in range(batch):
                 call(done % sets)
                 done += 1
-            e1.record()
-            torch.cuda.synchronize()
-            ts.append(e0.elapsed_time(e1) / batch * 1000)
-        return statistics.median(ts), (done - 1) % sets   # µs, the set of the last call
+        return _median_us(torch, batch, reps, run_batch), (done - 1) % sets   # µs, the set of the last call
     return timeit
 
 
@@ -119,16 +130,7 @@ def _graph_timer(torch, batch: int, reps: int):
     def timeit(replay, last):
         for _ in range(2):
             replay()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(reps):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            replay()
-            e1.record()
-            torch.cuda.synchronize()
-            ts.append(e0.elapsed_time(e1) / batch * 1000)
-        return statistics.median(ts), last
+        return _median_us(torch, batch, reps, replay), last
     return timeit
 
 
