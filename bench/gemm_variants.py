@@ -19,11 +19,13 @@ round 29).
            [--batch 20] [--reps 25] [--layout nt|nn] [--graph]
 
 Variants: `choose` (gemm_hopper.choose's pick for each shape), `auto:I` (auto_configs()[I]), or
-hopper:FIELDS (any Config, FIELDS as Config.parse takes them; bench/gemm.py's hopper kinds). Each is
+hopper:FIELDS (any Config, FIELDS as Config.parse takes them; bench/gemm.py's hopper kinds), any of
+them with +pdl (the same configuration launched with programmatic dependent launch, Config.pdl). Each is
 planned for the resident CTAs of its kernel on this GPU (`resident_ctas`). bench/LOG.md round 24's
 tables of tile widths were measured this way.
 """
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -75,6 +77,11 @@ def variant_config(text: str, m: int, n: int, k: int, layout: str = "nt", ctas: 
     """The gemm_hopper Config that variant `text` names for an M x N x K problem in `layout`; ValueError
     naming what is wrong for anything else."""
     import gemm_hopper as h
+    if text.endswith("+pdl"):
+        cfg = variant_config(text[:-len("+pdl")], m, n, k, layout, ctas)
+        if cfg.trace:
+            raise ValueError(f"{text!r}: +pdl does not take a traced configuration")
+        return dataclasses.replace(cfg, pdl=1).check()
     if text == "choose":
         return h.choose(m, n, k, layout, ctas)
     if text.startswith("auto:"):
@@ -90,7 +97,7 @@ def variant_config(text: str, m: int, n: int, k: int, layout: str = "nt", ctas: 
         if cfg.layout != layout:
             raise ValueError(f"{text!r}: a {cfg.layout} kernel, but --layout is {layout}")
         return cfg
-    raise ValueError(f"unknown variant {text!r}; choose from choose, auto:I, hopper:FIELDS")
+    raise ValueError(f"unknown variant {text!r}; choose from choose, auto:I, hopper:FIELDS (each may end in +pdl)")
 
 
 def _median_us(torch, batch: int, reps: int, run_batch) -> float:

@@ -1,6 +1,7 @@
 """The kernel kinds the GEMM benchmarks take on the command line (bench/_gpu.py): hopper:FIELDS[@SPLIT],
 ampere:FIELDS and ampere-pers:FIELDS name a configuration, and a bad one ends with a message naming it."""
 import argparse
+import dataclasses
 
 import pytest
 
@@ -71,6 +72,8 @@ def test_parse_kinds_splits_the_kinds_and_rejects_unknown_ones(capsys):
     ("gemm_sustained", ["--batch", "0"], "--batch must be >= 1"),
     ("gemm_variants", ["--sizes", "256x383x1024"], "multiples of 8"),
     ("gemm_variants", ["--sizes", "64x64"], "--sizes takes MxNxK"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "hopper:nt:1:4:0:8:64:128:tma:128:0:0:0:auto:1:3:0:0:1+pdl"],
+     "+pdl does not take a traced configuration"),
     ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "auto:99"], "auto:I takes an index of auto_configs"),
     ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "choose,nope"], "unknown variant 'nope'"),
     ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "hopper:nn:1"], "a nn kernel, but --layout is nt"),
@@ -140,6 +143,9 @@ def test_gemm_variants_resolves_each_kind_of_variant():
     assert gv.variant_config("auto:10", 8192, 384, 8192, "nn") == h.auto_configs("nn")[10]
     cfg = gv.variant_config("hopper:nt:1:4:0:8:64:192:direct", 8192, 384, 8192)
     assert (cfg.bn, cfg.epi, cfg.lag) == (192, "direct", 0)
+    pdl = gv.variant_config("choose+pdl", 128, 128, 2048)
+    assert pdl.pdl == 1 and pdl == dataclasses.replace(h.choose(128, 128, 2048), pdl=1)
+    assert gv.variant_config("auto:3+pdl", 8192, 384, 8192).pdl == 1 and not h.auto_configs()[3].pdl
     args = gv.parse_args(["--sizes", "8192x384x8192,1536x1536x1536", "--variants", "choose,auto:0",
                           "--passes", "2", "--layout", "nn"])
     assert args.sizes == [(8192, 384, 8192), (1536, 1536, 1536)] and args.variants == ["choose", "auto:0"]
