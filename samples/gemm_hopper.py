@@ -520,13 +520,13 @@ def sk_plan(m: int, n: int, k: int, ctas: int, bn: int = BN, bm: int = 192, sk: 
         if units > ctas:
             raise ValueError(f"{m}x{n}x{k}: sk=3 splits tiles within clusters and takes at most as many "
                              f"tiles as CTAs, not {units} tiles on {ctas} CTAs (sk=1 and 2 take any shape)")
-        grid = sk_grid(units, nk, int(ctas), sk, sk_dram_kblocks(m, n, k, bn))
+        grid = sk_grid(units, nk, int(ctas), sk, lambda g: sk_dram_kblocks(m, n, k, bn, g))
         return grid, bm * rows, units if grid == units else 0, 0 if grid == units else units
     if units >= ctas:
         grid = int(ctas)
         sk_first = units if units % grid == 0 else (units // grid - 1) * grid
     else:
-        grid = sk_grid(units, nk, int(ctas), sk, sk_dram_kblocks(m, n, k, bn))
+        grid = sk_grid(units, nk, int(ctas), sk, lambda g: sk_dram_kblocks(m, n, k, bn, g))
         sk_first = units if grid == units else 0
     if (units - sk_first) * nk >= 2**32:
         raise ValueError(f"{m}x{n}x{k}: the stream-K range ({units - sk_first} tiles x {nk} k-blocks) "
@@ -559,6 +559,15 @@ SK2_FIXED_KBLOCKS = 10
 # tiles with sk=2: 31.4, 24.0, 23.3, 23.3, 25.6 and 28.4 us on 16, 32, 48, 64, 96 and 128 CTAs); 2.0-2.5 MB
 # picked grids within 1-3 % of the fastest, 1.5 MB 3-9 %, none 2-24 %
 SK_DRAM_BYTES = 2_000_000
+# ... and what one CTA streams from DRAM in that time, where the operands are more than SK_SM_OVER bytes (L2
+# cannot hold them, so they come from DRAM on every call): a grid of G CTAs gets at most G x this.
+# bench/LOG.md round 30 (H100, CUDA graphs): the plain 128 x 128 kernel on 64 CTAs took 79.7 / 61.2 / 56.4
+# us at M = 8 / 64 / 128 x 8192 x 8192 (the same 2 MB of B a CTA; A's box past M is filled with zeros,
+# which costs TMA time), 14.8-21.6 KB a CTA a k-block's time, against 53 us for every M streamed over 128
+# CTAs. Over the 99 shapes of more than 50 MiB whose pick this changed: 0.90x the time (0.66-1.07x); over
+# the 311 smaller ones, whose operands stayed in L2 between the calls, 1.02x, so it applies above 50 MiB only
+SK_SM_BYTES = 20_000
+SK_SM_OVER = 50 * 2**20
 # sk=3: a tile's parts are the CTAs of one cluster (2, 4 or 8, the portable cluster sizes, or 16, which
 # `prepare` allows), and sum in shared memory: the parking stays in the SM and the slices cross the
 # cluster's SM-to-SM network. A cluster's CTAs share one GPC: a lone cluster of 16 (one tile) ran 1.3x
@@ -597,10 +606,14 @@ def sk2_slice_paths(bn: int) -> list:
     return out
 
 
-def sk_dram_kblocks(m: int, n: int, k: int, bn: int = BN) -> float:
+def sk_dram_kblocks(m: int, n: int, k: int, bn: int = BN, grid=None) -> float:
     """The k-blocks of 128 x bn tiles (bn / 256 x WIDTH_COST[bn] of a 128 x 256 tile's) in which DRAM
-    delivers an M x N x K product's operands once, (M + N) K 2 bytes, at SK_DRAM_BYTES a 128 x 256 k-block."""
-    return (m + n) * k * 2 / (SK_DRAM_BYTES * bn / BN * WIDTH_COST[bn])
+    delivers an M x N x K product's operands once, (M + N) K 2 bytes, at SK_DRAM_BYTES a 128 x 256 k-block,
+    or, for operands of more than SK_SM_OVER bytes on a grid of `grid` CTAs, at grid x SK_SM_BYTES where
+    that is less (a small grid cannot draw all of DRAM's bandwidth)."""
+    nbytes = (m + n) * k * 2
+    rate = SK_DRAM_BYTES if grid is None or nbytes <= SK_SM_OVER else min(SK_DRAM_BYTES, grid * SK_SM_BYTES)
+    return nbytes / (rate * bn / BN * WIDTH_COST[bn])
 
 
 def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1, floor: float = 0) -> float:
@@ -616,18 +629,20 @@ def sk_streamed_cost(units: int, nk: int, grid: int, sk: int = 1, floor: float =
     return longest + (part * (parts - 1) + fixed if parts > 1 else 0)
 
 
-def sk_grid(units: int, nk: int, ctas: int, sk: int = 1, floor: float = 0) -> int:
+def sk_grid(units: int, nk: int, ctas: int, sk: int = 1, floor=0) -> int:
     """The grid for streaming `units` tiles of `nk` k-blocks over at most `ctas` CTAs (units < ctas) with
     the kernel `sk`: of the multiples of units up to ctas (every tile in the same number of parts; a
     grid between two multiples gives some CTAs pieces of two tiles, and ran 5-30 % slower than the
     multiple below it, bench/LOG.md round 21), the one with the least `sk_streamed_cost` over the DRAM
-    floor `floor`; the fewer CTAs where two tie. sk=3: only the multiples whose parts a tile are in
-    SK3_PARTS and at most nk (16 with at least SK3_MIN_TILES_16 tiles)."""
+    floor `floor` (a number, or a function of the grid: `sk_dram_kblocks`'s); the fewer CTAs where two
+    tie. sk=3: only the multiples whose parts a tile are in SK3_PARTS and at most nk (16 with at least
+    SK3_MIN_TILES_16 tiles)."""
     grids = range(units, ctas + 1, units)
     if sk == 3:
         grids = [p for p in grids if p // units in SK3_PARTS and p // units <= nk
                  and (p // units < 16 or units >= SK3_MIN_TILES_16)]
-    return min(grids, key=lambda p: (sk_streamed_cost(units, nk, p, sk, floor), p))
+    at = floor if callable(floor) else (lambda p: floor)
+    return min(grids, key=lambda p: (sk_streamed_cost(units, nk, p, sk, at(p)), p))
 
 
 def sk_flag_bytes(cfg: Config, grid: int, streamed: int = 0) -> int:
@@ -2479,7 +2494,7 @@ def _sk_estimate(m: int, n: int, k: int, ctas: int, sk: int, bn: int = BN):
         if -(-m // BM) * -(-n // bn) > ctas:
             return None
     grid, _, sk_first, streamed = sk_plan(m, n, k, ctas, bn, BM, sk)
-    whole, floor = sk_first // grid * nk, sk_dram_kblocks(m, n, k, bn)
+    whole, floor = sk_first // grid * nk, sk_dram_kblocks(m, n, k, bn, grid)
     if not streamed:
         return max(whole, floor), 1
     return whole + sk_streamed_cost(streamed, nk, grid, sk, max(0.0, floor - whole)), -(-grid // streamed)
@@ -2533,12 +2548,14 @@ def sk_pick(m: int, n: int, k: int, ctas: int) -> tuple:
 
 
 def sk_speedup(m: int, n: int, k: int, ctas: int, autos=None) -> float:
-    """The plain 128-row kernel's k-blocks on its busiest CTA, at `tile_width`'s width (its cost in
-    256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST; at least `sk_dram_kblocks`),
+    """The plain 128-row kernel's k-blocks on its busiest CTA, at the width where they are fewest (its
+    cost in 256-wide k-blocks: rounds x k-blocks x the width / 256 x WIDTH_COST; at least
+    `sk_dram_kblocks` on that width's grid),
     against those of `sk_pick`'s stream-K kernel, each plus SK_FIXED_KBLOCKS: a shape's estimated gain
     from streaming its k-blocks over more CTAs rather than running whole tiles."""
     nk = -(-k // BK)
-    plain = max(min(_width_costs(m, n, ctas, autos).values()) / BN * nk, sk_dram_kblocks(m, n, k))
+    plain = min(max(cost / BN * nk, sk_dram_kblocks(m, n, k, grid=grid))
+                for cost, grid in _width_costs(m, n, ctas, autos, grids=True).values())
     streamed = _streamed_costs(m, n, k, ctas)[sk_pick(m, n, k, ctas)]
     return (plain + SK_FIXED_KBLOCKS) / (streamed + SK_FIXED_KBLOCKS)
 
@@ -2638,13 +2655,16 @@ def tile_width(m: int, n: int, ctas: int, autos=None) -> int:
     return min(cost, key=lambda bn: (cost[bn], -bn))
 
 
-def _width_costs(m: int, n: int, ctas: int, autos=None) -> dict:
-    """Tile width -> the busiest CTA's rounds x the width x WIDTH_COST, for the plain 128-row kernels."""
+def _width_costs(m: int, n: int, ctas: int, autos=None, grids: bool = False) -> dict:
+    """Tile width -> the busiest CTA's rounds x the width x WIDTH_COST, for the plain 128-row kernels
+    (with grids=True, (that cost, the kernel's grid))."""
     autos = auto_configs() if autos is None else autos
     cost = {}
     for cfg in _width_kernels(autos).values():
-        tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
-        cost[cfg.bn] = -(-tiles // grid_for(cfg, m, n, ctas)) * cfg.bn * WIDTH_COST[cfg.bn]
+        tiles, grid = -(-m // cfg.bm) * -(-n // cfg.bn), grid_for(cfg, m, n, ctas)
+        cost[cfg.bn] = -(-tiles // grid) * cfg.bn * WIDTH_COST[cfg.bn]
+        if grids:
+            cost[cfg.bn] = (cost[cfg.bn], grid)
     return cost
 
 

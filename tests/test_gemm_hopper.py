@@ -972,6 +972,43 @@ def test_sk_speedup_counts_rounds_ranges_and_partials():
     assert h.sk_speedup(6144, 6144, 256, 132) == pytest.approx((9 * 4 + 8) / (longest + 8))
 
 
+def test_a_small_grid_streams_fewer_dram_bytes_where_the_operands_outgrow_l2():
+    """SK_SM_BYTES: operands of more than SK_SM_OVER bytes come from DRAM at most SK_SM_BYTES a CTA a
+    k-block's time, so the floor of a grid too small to draw all of DRAM rises; smaller operands keep
+    the floor of the whole GPU, whatever the grid."""
+    nbytes = (8 + 8192) * 8192 * 2                                  # 8 x 8192 x 8192: 134 MB
+    assert nbytes > h.SK_SM_OVER
+    whole = h.sk_dram_kblocks(8, 8192, 8192)
+    assert whole == pytest.approx(nbytes / h.SK_DRAM_BYTES)
+    assert h.sk_dram_kblocks(8, 8192, 8192, grid=64) == pytest.approx(nbytes / (64 * h.SK_SM_BYTES))
+    assert h.sk_dram_kblocks(8, 8192, 8192, grid=64) > whole
+    big = -(-h.SK_DRAM_BYTES // h.SK_SM_BYTES)                      # the grid from which DRAM is the limit
+    assert h.sk_dram_kblocks(8, 8192, 8192, grid=big) == h.sk_dram_kblocks(8, 8192, 8192, grid=132) == whole
+    assert h.sk_dram_kblocks(8, 8192, 8192, 128, grid=64) == pytest.approx(
+        h.sk_dram_kblocks(8, 8192, 8192, grid=64) / 0.575)
+    small = (128, 1024, 16384)                                      # 37.7 MB: L2 holds it
+    assert h.sk_dram_kblocks(*small, grid=8) == h.sk_dram_kblocks(*small)
+    # sk_grid takes the floor as a function of the grid: one tile of 128 k-blocks on up to 8 CTAs costs
+    # ceil(128 / P) + 3 (P - 1), least at 6 (22 + 15); a floor of 30 at every grid makes it 4 (32 + 9);
+    # a floor of 240 / P, which falls with the grid, 8 (30 + 21 against 34.3 + 18 at 7)
+    assert h.sk_grid(1, 128, 8) == 6
+    assert h.sk_grid(1, 128, 8, 1, 30) == h.sk_grid(1, 128, 8, 1, lambda g: 30) == 4
+    assert h.sk_grid(1, 128, 8, 1, lambda g: 240 / g) == 8
+    # 8 x 8192 x 8192 (64 tiles of 128 x 128): the plain kernel on 64 CTAs is held to 64 x SK_SM_BYTES,
+    # so streaming over 128 CTAs, which DRAM alone limits, pays (bench/LOG.md round 30: 80 -> 53 us)
+    plain = h.sk_dram_kblocks(8, 8192, 8192, grid=64)
+    assert plain > 128 * 0.575                                       # above the 128 k-blocks' own time
+    assert h.sk_speedup(8, 8192, 8192, 132) >= h.SK_PICK
+    cfg = h.choose(8, 8192, 8192)
+    assert (cfg.bn, cfg.sk) == (128, 1) and h.sk_plan(8, 8192, 8192, 132, 128, 128, 1)[0] == 128
+    saved = h.SK_SM_OVER
+    try:                                                             # the former rule: one floor for all grids
+        h.SK_SM_OVER = float("inf")
+        assert h.sk_speedup(8, 8192, 8192, 132) < h.SK_PICK and h.choose(8, 8192, 8192).sk == 0
+    finally:
+        h.SK_SM_OVER = saved
+
+
 @pytest.mark.parametrize("args, msg", [((0, 8, 8), "M = 0"), ((8, 12, 8), "multiples of 8"),
                                        ((8, 8, 8, "tn"), "layout"), ((8, 8, 8, "nt", 0), "ctas = 0"),
                                        ((8, 8, 8, "nt", 132, True), "l2_bytes = True")])
