@@ -1206,12 +1206,13 @@ def test_narrow_tiles_match_float64(module, layout, m, n, k, sk):
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize("m, n, k, bn, ctas, p_lo", [(100, 200, 131072, 256, 32, 32), (128, 256, 65536, 256, 21, 16),
-                                                     (100, 120, 65536, 128, None, 16), (250, 200, 65536, 128, 96, 16)],
+                                                     (100, 120, 65536, 128, None, 16), (250, 200, 49152, 128, 96, 16)],
                          ids=["n256-1-tile-32-parts", "n256-21-parts", "n128-1-tile-21-parts", "n128-4-tiles-21-parts"])
 def test_stream_k2_slices_of_many_parts_match_float64(module, layout, m, n, k, bn, ctas, p_lo):
     """sk=2's slice paths for 16 parts a tile and more (`sk2_slice_paths`: one or two groups a part, 12-24
     parts read at once), in both tile widths, ragged M and N, launched twice with C poisoned: each part's
-    slice must add every part's partial once, also where the last batch runs past the tile's last part."""
+    slice must add every part's partial once, also where the last batch runs past the tile's last part.
+    (250 x 200 x 49152 keeps its operands under SK_SM_OVER, so its grid is 21 parts a tile on 96 CTAs.)"""
     pytest.importorskip("torch")
     cfg, = [c for c in h.auto_configs(layout) if c.sk == 2 and c.bn == bn]     # `choose`'s sk=2 kernels
     f, ctx = _sm90_kernel(module, cfg)
