@@ -2588,7 +2588,9 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     kernel at `tile_width`'s width (bench/LOG.md round 26, H100: stream-K 0.55-0.78x the plain time at
     1024^2 x 8192 and 512 x 1024 x 16384, estimated 1.67 and 2.72; the plain 128 x 128 tiles 0.73-0.94x
     the 256-wide stream-K's at nine shapes estimated 1.04-1.24; round 18: 2048^2 x 8192, whose 128 tiles
-    nearly fill the SMs, keeps the plain kernel), in the tiles and kernel `sk_pick` estimates the
+    nearly fill the SMs, keeps the plain kernel; round 30: where the operands outgrow L2, a grid of few
+    CTAs is costed at the DRAM bytes it can draw, `sk_dram_kblocks`, so 8 x 8192 x 8192 streams over 128
+    CTAs, 0.68x the plain kernel's time on 64), in the tiles and kernel `sk_pick` estimates the
     shortest: 128 x 256 or 128 x 128, the latter with sk=1 split in at most SK128_MAX_PARTS parts a tile,
     with sk=3 in more where each part keeps SK3_128_MIN_KBLOCKS k-blocks, with sk=2 in any number (round
     26: 0.82-0.93x the 256-wide pick's time at nine shapes of 0.26-1.6 M outputs over K = 3072-6144; round
