@@ -1474,6 +1474,9 @@ class _FnCheck:
             if type(r) is Reg and r.type is None:
                 self.undeclared(r, loc, k)
         elif t is CallArgs:
+            if op.base != "call":
+                self.ctx.add("PTX-E-SYNTAX", f"{o} is a parenthesised list, which only a call takes (its arguments "
+                                             "or return values)", _tok_loc(self.ctx, loc, k), (), len(str(o)))
             for e in o.items:
                 if type(e) is Reg and e.type is None:
                     self.undeclared(e, loc, k)
@@ -1853,42 +1856,163 @@ class _FnCheck:
 
     def param_types(self, owner: str, f_rets, f_params, rets: Optional[CallArgs], args: CallArgs, loc, k,
                     poss: str = "'s"):
-        """Each .param argument against its formal parameter as ptxas 13.0 compares them (probed in
-        tests/test_lint_vector_probes.py): the same size, both arrays or both scalars, arrays of one
-        alignment ("Alignment of argument does not match"), and no integer (.u/.s) value for a
-        floating-point parameter or back ("Type of argument does not match formal parameter"); a .bN side
-        matches either."""
+        """Each argument and return value against its formal parameter, in the order ptxas 13.0 checks them
+        (arguments, then return values), reporting the first mismatch only, as ptxas does (`call_item`)."""
         ctx = self.ctx
         before = len(ctx.out)
-        for formal, actual in list(zip(f_params, args.items)) + list(zip(f_rets, rets.items if rets else ())):
+        pairs = [(formal, actual, k + 1, j, False) for j, (formal, actual) in enumerate(zip(f_params, args.items))]
+        if rets is not None:
+            pairs += [(formal, actual, 0, j, True) for j, (formal, actual) in enumerate(zip(f_rets, rets.items))]
+        for formal, actual, lk, j, is_ret in pairs:
+            self.call_item(owner + poss, formal, actual, is_ret, loc, lk, j)
             if len(ctx.out) > before:
-                return  # the first mismatch, as ptxas reports it
-            if not isinstance(actual, ParamSym):
-                if type(actual) is Reg and actual.type is not None:
-                    continue  # a register argument (.reg parameters of old-style .func)
-                continue
-            ft, at = formal.type, actual.type
-            if ft is None or at is None:
-                continue
-            fsize = ft.bits // 8 * (formal.array or 1)
-            asize = at.bits // 8 * (actual.count or 1)
-            if fsize != asize or (formal.array is None) != (actual.count is None):
-                ctx.add("PTX-E-CALL", f"argument {actual.name} is {_shape_text(at, actual.count)}; {owner}{poss} "
-                                      f"parameter {formal.name} is {_shape_text(ft, formal.array)}",
-                        _tok_loc(ctx, loc, k), (), len(actual.name))
-            elif (formal.align or ft.bytes) != (actual.align or at.bytes) and formal.array is not None:
-                ctx.add("PTX-E-CALL", f"argument {actual.name} is aligned to {actual.align or at.bytes}; {owner}{poss} "
-                                      f"parameter {formal.name} to {formal.align or ft.bytes}",
-                        _tok_loc(ctx, loc, k), (), len(actual.name))
+                return
+
+    def call_item(self, owner: str, formal, actual, is_ret: bool, loc, lk: int, j: int):
+        """One argument (or return value, is_ret) of a call against its formal parameter, as ptxas 13.0 takes
+        them (probed in tests/test_lint_vector_probes.py):
+        - a .param variable declared in a function body: the same size, both arrays or both scalars, arrays
+          of one alignment, and no integer (.u/.s) value for a floating-point parameter or back (a .bN side
+          matches either); another state space ("illegal state space") or a function's own parameter is
+          not an argument;
+        - a register: a scalar parameter ("Inconsistent state space" for an array) of the register's size,
+          with the same integer/floating-point rule; a vector register counts as one .bN of its whole size;
+          no .pred, special register or vector component (`%v.x`: a syntax error);
+        - an integer immediate: a .bN, .uN or .sN parameter of any size; a floating-point one: .bN or .fN;
+          neither for an array. A return value may also be `_` or, oddly, a floating-point literal (of the
+          same rule); an integer literal there crashes ptxas 13.0, and `_` is no argument."""
+        ctx = self.ctx
+        what = "return value" if is_ret else "argument"
+        fwhat = f"{owner} {'return parameter' if is_ret else 'parameter'} {formal.name}"
+        ft = formal.type
+        if ft is None:
+            return
+        where, span = _item_loc(ctx, loc, lk, j)
+        t = type(actual)
+        fshape = _shape_text(ft, formal.array)
+        if t is str:  # `_`
+            if not is_ret:
+                ctx.add("PTX-E-CALL", f"argument _ for {fwhat}: only a return value can be discarded with _",
+                        where, ("pass a register, an immediate or a .param variable",), span)
+            return
+        if t is Imm or t is FloatImm:
+            text = actual.text if t is FloatImm else str(actual.value)
+            is_float = t is FloatImm
+            if is_ret and not is_float:
+                ctx.add("PTX-E-CALL", f"return value {text} is an integer immediate; {fwhat} goes to a register, a "
+                                      ".param variable or _", where,
+                        ("ptxas 13.0 crashes on an integer immediate in a call's return list",), span)
+            elif formal.array is not None:
+                ctx.add("PTX-E-CALL", f"{what} {text} is an immediate; {fwhat} is {fshape}, an array, which takes a "
+                                      ".param array", where, (), span)
+            elif ft.kind == "f" and not is_float:
+                ctx.add("PTX-E-CALL", f"argument {text} is an integer immediate; {fwhat} is .{ft.name}", where,
+                        (f"write a floating-point literal ({float(actual.value)!r})",), span)
+            elif ft.kind in ("u", "s") and is_float:
+                ctx.add("PTX-E-CALL", f"{what} {text} is a floating-point immediate; {fwhat} is .{ft.name}", where,
+                        () if is_ret else ("write an integer literal",), span)
+            return
+        if t is SpecialReg:
+            ctx.add("PTX-E-CALL", f"{what} {actual.name} is a special register; a call passes registers, immediates "
+                                  "and .param variables", where,
+                    () if is_ret else (f"copy it into a register first (mov.{actual.type.name} ...)",), span)
+            return
+        if t is Reg:
+            name = actual.name
+            if actual.type is None:
+                return  # reported as PTX-E-UNDECLARED
+            if "." in name:
+                base = name.rsplit(".", 1)[0]
+                ctx.add("PTX-E-CALL", f"{what} {name} is a component of vector register {base}; a call takes whole "
+                                      "registers", where, ("copy the component into a scalar register first",), span)
+                return
+            at = actual.type
+            vn = self.vec_len(name) if self.vregs else None
+            if formal.array is not None:
+                ctx.add("PTX-E-CALL", f"{what} {name} is a register; {fwhat} is {fshape}, an array, which takes a "
+                                      ".param array", where, (), span)
+            elif vn is not None:
+                if vn * at.bits != ft.bits:
+                    ctx.add("PTX-E-CALL", f"{what} {name} is a .v{vn} .{at.name} vector register, {vn * at.bits} bits; "
+                                          f"{fwhat} is .{ft.name}", where,
+                            ("a vector register passes as one value of its whole size",), span)
+            elif at is pred:
+                ctx.add("PTX-E-CALL", f"{what} {name} is a .pred register; {fwhat} is .{ft.name}", where,
+                        () if is_ret else (f"a predicate is not passed; selp.b{ft.bits} a value into a register "
+                                           "instead",), span)
+            elif at.bits != ft.bits:
+                ctx.add("PTX-E-CALL", f"{what} {name} is .{at.name}; {fwhat} is .{ft.name}, and a register {what} has "
+                                      "its parameter's size", where,
+                        (f"cvt it into a {ft.bits}-bit register first",) if not is_ret else (), span)
             elif {ft.kind, at.kind} in ({"f", "u"}, {"f", "s"}):
-                ctx.add("PTX-E-CALL", f"argument {actual.name} is .{at.name}; {owner}{poss} parameter {formal.name} "
-                                      f"is .{ft.name}, and integer and floating-point parameters do not mix",
-                        _tok_loc(ctx, loc, k), (f"declare {actual.name} .{ft.name} or .b{ft.bits}",), len(actual.name))
+                ctx.add("PTX-E-CALL", f"{what} {name} is .{at.name}; {fwhat} is .{ft.name}, and integer and "
+                                      "floating-point parameters do not mix", where,
+                        (f"use a .b{ft.bits} or .{ft.name} register",), span)
+            return
+        if not isinstance(actual, Sym) or actual.space == "?":
+            return  # an undefined name is PTX-E-UNDEFINED
+        name = actual.name
+        if actual.space == "func":
+            ctx.add("PTX-E-CALL", f"{what} {name} is a function; a call passes registers, immediates and .param "
+                                  "variables", where,
+                    () if is_ret else (f"pass its address in a register (mov.u64 %rd1, {name};)",), span)
+            return
+        if not isinstance(actual, ParamSym):
+            return
+        if actual.space != "param":
+            ctx.add("PTX-E-CALL", f"{what} {name} is a .{actual.space} variable; a call passes registers, "
+                                  "immediates and .param variables", where,
+                    () if is_ret else ("pass its value or its address in a register",), span)
+            return
+        if actual.input or actual.ret:
+            ctx.add("PTX-E-CALL", f"{what} {name} is a parameter of {self.fn.name} itself; a call passes .param "
+                                  "variables declared in the body", where,
+                    ("copy it into a .param variable declared in the body (ld.param, st.param)",), span)
+            return
+        at = actual.type
+        if at is None:
+            return
+        fsize = ft.bits // 8 * (formal.array or 1)
+        asize = at.bits // 8 * (actual.count or 1)
+        if fsize != asize or (formal.array is None) != (actual.count is None):
+            ctx.add("PTX-E-CALL", f"{what} {name} is {_shape_text(at, actual.count)}; {fwhat} is {fshape}", where, (),
+                    span)
+        elif (formal.align or ft.bytes) != (actual.align or at.bytes) and formal.array is not None:
+            ctx.add("PTX-E-CALL", f"{what} {name} is aligned to {actual.align or at.bytes}; {fwhat} to "
+                                  f"{formal.align or ft.bytes}", where, (), span)
+        elif {ft.kind, at.kind} in ({"f", "u"}, {"f", "s"}):
+            ctx.add("PTX-E-CALL", f"{what} {name} is .{at.name}; {fwhat} is .{ft.name}, and integer and floating-point "
+                                  "parameters do not mix", where, (f"declare {name} .{ft.name} or .b{ft.bits}",), span)
 
 
 # '%rd' -> 'b64': the declaration type of the builder's automatically named registers, for hints
 _REG_PREFIX_DECL = {"%" + get_type(n).reg_prefix: get_type(n).reg_decl
                     for n in ("pred", "b16", "b32", "f32", "b64", "f64", "b128", "f16x2")}
+
+
+def _item_loc(ctx: _Ctx, loc: Optional[SourceLoc], k: int, j: int) -> Tuple[Optional[SourceLoc], int]:
+    """Where item j of operand k, a parenthesised call list, is, and its length; else where operand k is."""
+    at = _tok_loc(ctx, loc, k)
+    line = ctx.src(at.line) if at is not None and at is not loc else None
+    if line is None or at.col is None or line[at.col - 1:at.col] != "(":
+        return at, 1
+    i, idx, depth, start = at.col, 0, 0, None
+    while i < len(line):
+        c = line[i]
+        if start is None and idx == j and c not in " \t":
+            start = i
+        if c == "(":
+            depth += 1
+        elif c == ")" and depth > 0:
+            depth -= 1
+        elif c in "),;" and depth == 0:
+            if start is not None:
+                return SourceLoc(at.file, at.line, start + 1), max(len(line[start:i].rstrip()), 1)
+            if c != ",":
+                break
+            idx += 1
+        i += 1
+    return at, 1
 
 
 def _shape_text(t: Type, count: Optional[int]) -> str:

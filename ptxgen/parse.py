@@ -60,7 +60,7 @@ PredPair = Pair  # the `p|q` destination pair of setp / shfl.sync / match.all
 
 @dataclass(frozen=True)
 class CallArgs:
-    """A parenthesised `(param0, param1)` list of a call."""
+    """A call's parenthesised list of return values or arguments: `(param0, %r1, 5, 1.5, _)`."""
 
     items: tuple
 
@@ -117,6 +117,7 @@ class ParamSym(Sym):
     count: Optional[int] = None
     align: Optional[int] = None
     input: bool = False  # a kernel's or function's own input parameter (read-only)
+    ret: bool = False  # a function's own return parameter
 
 
 @dataclass
@@ -239,7 +240,7 @@ class _Fast:
         self.addr_abs = re.compile(rf"\[{sp}({integer}){sp}\]\Z")
         self.pair = re.compile(rf"({reg}|{name}){sp}\|{sp}({reg}|{name})\Z")
         self.neg = re.compile(rf"!{sp}({reg}|{name})\Z")
-        self.call = re.compile(rf"\({sp}((?:{name}(?:{sp},{sp}{name})*)?){sp}\)\Z")
+        self.call = re.compile(r"\(([^()]*)\)\Z")
         self.vec = re.compile(r"\{([^{}\[\]()]*)\}\Z")
         # top-level comma split when brackets hold commas: items are bracketed groups or plain characters
         self.items = re.compile(r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^,{}\[\]()])+")
@@ -425,8 +426,10 @@ class _Walker:
             return ("a", tuple(self.addr_item(x) for x in c))
         if d == "vector":
             return ("v", tuple(self.operand(x) for x in c))
-        if d == "op_call_list":
-            return ("c", tuple(x.value for x in c))
+        if d == "op_call_list":  # registers, names, `_` and immediates
+            return ("c", tuple(self.operand(x) for x in c))
+        if d == "op_paren":  # `(5)`: a call's one-argument list; `instruction` makes it the constant elsewhere
+            return ("c", (self.imm_syntax(c[0]),))
         raise InternalError(f"unexpected operand rule {d}")
 
     def addr_item(self, t):
@@ -689,7 +692,9 @@ class _Walker:
             guard = (len(g) == 2, g[-1].value)
             i = 1
         opcode = c[i].value
-        ops = tuple(self.operand(x) for x in c[i + 1:])
+        call = opcode == "call" or opcode.startswith("call.")
+        ops = tuple(self.operand(x) if call or x.data != "op_paren" else self.imm_syntax(x.children[0])
+                    for x in c[i + 1:])
         return (m.line, R_INSTR, m.column, m.end_line, guard, opcode, ops)
 
 
@@ -849,11 +854,26 @@ def _operand(f: _Fast, t: str):
             elems.append(s)
         return ("v", tuple(elems))
     if c == "(":
+        # a call's list of registers, names, `_` and immediates; `(5)` is left to lark, which tells a
+        # one-argument list from a parenthesised constant by the opcode
         m = f.call.match(t)
         if not m:
             return None
         inner = m.group(1)
-        return ("c", tuple(x.strip() for x in inner.split(",")) if inner.strip() else ())
+        if not inner.strip():
+            return ("c", ())
+        items = []
+        for x in inner.split(","):
+            x = x.strip()
+            if not x or x[0] in "({[!":
+                return None
+            s = _operand(f, x)
+            if s is None or (type(s) is not str and s[0] not in ("n", "_", "i", "f")):
+                return None
+            items.append(s)
+        if len(items) == 1 and type(items[0]) is tuple and items[0][0] in ("i", "f"):
+            return None
+        return ("c", tuple(items))
     if c == "!":
         m = f.neg.match(t)
         return ("!", _atom_text(f, m.group(1))) if m else None
@@ -1098,7 +1118,7 @@ class _IRBuilder:
             for p in self.fn.params:
                 self.declare_var(ParamSym(p.name, p.space, p.type, p.array, p.align, True), p.loc.line, p.loc.col)
             for p in self.fn.rets:
-                self.declare_var(ParamSym(p.name, p.space, p.type, p.array, p.align), p.loc.line, p.loc.col)
+                self.declare_var(ParamSym(p.name, p.space, p.type, p.array, p.align, ret=True), p.loc.line, p.loc.col)
         elif kind == M_BODY_END:
             if self.scope is not None and self.scope.parent is not None:
                 # a fast '{' line whose block lark closed with the function body
@@ -1404,7 +1424,7 @@ class _IRBuilder:
         if k == "!":
             return Guard(self.resolve(s[1]), True)
         if k == "c":
-            return CallArgs(tuple(self.find_reg(n, False) or self.find_sym(n) for n in s[1]))
+            return CallArgs(tuple(self.resolve(x) for x in s[1]))
         if k == "_":
             return "_"
         if k == "s":

@@ -1,4 +1,4 @@
-"""Vector registers with mov.vN, and indirect calls through .calltargets, linted as ptxas 13.0 takes them.
+"""Vector registers with mov.vN, and call arguments and indirect calls, linted as ptxas 13.0 takes them.
 
 What ptxas 13.0 showed (each rule has a case below):
 - mov.vN.T moves a .vN vector register or a {...} of N registers: each element of the width of T; an
@@ -15,6 +15,14 @@ What ptxas 13.0 showed (each rule has a case below):
   direct call of it (count, then each .param: size, array or scalar, array alignment, and no integer
   value for a floating-point parameter or back); a call without return values passes the return count
   when the list's last function returns nothing. Prototypes (.callprototype) compare types the same way.
+- a call's arguments and return values may be registers and immediates too, for .param and .reg
+  parameters alike: a register of the parameter's size, no integer one for a floating-point parameter or
+  back, a vector register as one .bN of its whole size, no .pred, special register or vector component;
+  an integer immediate for .bN/.uN/.sN, a floating-point one for .bN/.fN; neither for an array
+  ("Inconsistent state space"). `_` discards a return value and is no argument; a floating-point literal
+  as a return value passes the argument rule, an integer one crashes ptxas, and so do some vector register
+  return values (one written twice, or read by the same call; lint takes them). Variables of other state spaces, function names
+  and the function's own parameters are no arguments ("illegal state space").
 """
 from __future__ import annotations
 
@@ -216,3 +224,173 @@ def test_indirect_call_cases_agree_with_ptxas(bad, code, good):
     got = gen_cases.run_ptxas(b)
     assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(b)}, got
     assert gen_cases.run_ptxas(cmodule(good))["rc"] == 0, gen_cases.run_ptxas(cmodule(good))
+
+
+# register and immediate arguments and return values: functions of .param and .reg parameters, called with
+# the scalar (%s..) and vector (%v2.., %v4..) registers of VDECLS
+RFUNCS = """.func (.param .b32 r) fb(.param .b32 x) { ret; }
+.func (.param .f32 r) ff(.param .f32 x) { ret; }
+.func (.param .u32 r) fu(.param .u32 x) { ret; }
+.func (.param .b64 r) fd(.param .b64 x) { ret; }
+.func (.param .b128 r) fq(.param .b128 x) { ret; }
+.func (.param .align 4 .b8 r[4]) fa(.param .align 4 .b8 x[4]) { ret; }
+.func (.param .b32 r) f2(.param .b32 x, .param .f32 y) { ret; }
+.func (.reg .b32 r) gb(.reg .b32 x) { ret; }
+.func (.reg .f32 r) gf(.reg .f32 x) { ret; }
+.func fn_other() { ret; }
+.global .b32 gv;
+"""
+RDECLS = """.reg .b128 %q<2>;
+.reg .b64 %fp;
+.param .b32 pa; .param .b32 pr; .param .align 4 .b8 parr[4];
+"""
+
+
+def rmodule(body: str) -> str:
+    return (f".version 8.7\n.target sm_90a\n.address_size 64\n{RFUNCS}.visible .entry k(.param .b32 kp)\n{{\n{VDECLS}"
+            f"{RDECLS}mov.u64 %fp, fb;\n{body}\nret;\n}}\n")
+
+
+# (body ptxas rejects, the code lint gives it, a body ptxas takes in its place)
+REG_CALL_CASES = [
+    ("call (%sbw0), fb, (%sbh1);", "PTX-E-CALL", "call (%sbw0), fb, (%suw1);"),
+    ("call (%sfw0), ff, (%suw1);", "PTX-E-CALL", "call (%sfw0), ff, (%sbw1);"),
+    ("call (%sfw0), ff, (1);", "PTX-E-CALL", "call (%sfw0), ff, (1.0);"),
+    ("call (%suw0), fu, (0f3F800000);", "PTX-E-CALL", "call (%suw0), fu, (7);"),
+    ("call (%suw0), fu, (1.5);", "PTX-E-CALL", "call (%suw0), fu, (0x10);"),
+    ("call (%sbw0), fb, (%p);", "PTX-E-CALL", "call (%sbw0), fb, (-1);"),
+    ("call (%sbw0), fb, (%v2bw0);", "PTX-E-CALL", "call (%sbd0), fd, (%v2fw0);"),
+    ("call (%q0), fq, (%v2fw0);", "PTX-E-CALL", "call (%q0), fq, (%v4fw0);"),
+    ("call (%sbw0), fb, (%v2bw0.x);", "PTX-E-CALL", "call (%sbw0), fb, (%sbw1);"),
+    ("call (%sbw0), fb, (%tid.x);", "PTX-E-CALL", "mov.u32 %sbw1, %tid.x;\ncall (%sbw0), fb, (%sbw1);"),
+    ("call (%sbw0), fb, (_);", "PTX-E-CALL", "call (_), fb, (%sbw1);"),
+    ("call (parr), fa, (%sbw1);", "PTX-E-CALL", "call (_), fa, (parr);"),
+    ("call (parr), fa, (1);", "PTX-E-CALL", "call (_), fa, (parr);"),
+    ("call (%sbw0), f2, (%sbw1);", "PTX-E-CALL", "call (%sbw0), f2, (%sbw1, 2.5);"),
+    ("call (%sbw0), f2, (%sbw1, 1);", "PTX-E-CALL", "call (%sbw0), f2, (5, 0d3FF0000000000000);"),
+    ("call (%sfw0), gf, (%ssw1);", "PTX-E-CALL", "call (%sfw0), gf, (%sbw1);"),
+    ("call (%sbd0), gb, (%sbw1);", "PTX-E-CALL", "call (%sbw0), gb, (pa);"),
+    ("call (%suw0), ff, (%sfw1);", "PTX-E-CALL", "call (%sbw0), ff, (%sfw1);"),
+    ("call (1.5), fu, (%suw1);", "PTX-E-CALL", "call (1.5), ff, (%sfw1);"),
+    ("call (pr), fb, (gv);", "PTX-E-CALL", "call (pr), fb, (pa);"),
+    ("call (pr), fb, (kp);", "PTX-E-CALL", "call (pr), fb, (-2);"),
+    ("call (pr), fb, (fn_other);", "PTX-E-CALL", "call (pr), fb, (%sbw1);"),
+    ("pp: .callprototype (.param .b32 _) _ (.param .f32 _);\ncall (%sbw0), %fp, (%suw1), pp;", "PTX-E-CALL",
+     "pp: .callprototype (.param .b32 _) _ (.param .f32 _);\ncall (%sbw0), %fp, (%sfw1), pp;"),
+    ("pp: .callprototype (.reg .b32 _) _ (.reg .b32 _);\ncall (%sbw0), %fp, (%sbd1), pp;", "PTX-E-CALL",
+     "pp: .callprototype (.reg .b32 _) _ (.reg .b32 _);\ncall (%sbw0), %fp, (%v2bh1), pp;"),
+    ("$L: .calltargets fb;\ncall (%sbw0), %fp, (%sbd1), $L;", "PTX-E-CALL",
+     "$L: .calltargets fb;\ncall (%sbw0), %fp, (%v2bh1), $L;"),
+    ("$L: .calltargets fb, f2;\ncall (%sbw0), %fp, (%sbw1), $L;", "PTX-E-CALL",
+     "$L: .calltargets fb, fu;\ncall (%sbw0), %fp, (%sbw1), $L;"),
+    ("add.u32 %suw0, %suw1, (pa);", "PTX-E-SYNTAX", "add.u32 %suw0, %suw1, (4)*2;"),
+]
+
+
+@pytest.mark.parametrize("bad,code,good", REG_CALL_CASES, ids=[c[0].replace("\n", " ") for c in REG_CALL_CASES])
+def test_register_and_immediate_call_arguments_lint_as_ptxas_takes_them(bad, code, good):
+    ds = errors(rmodule(bad))
+    assert [d.code for d in ds] == [code], [str(d) for d in ds]
+    assert errors(rmodule(good)) == [], [str(d) for d in errors(rmodule(good))]
+
+
+def _at(text: str, d) -> str:
+    return text.split("\n")[d.loc.line - 1][d.loc.col - 1:]
+
+
+def test_call_argument_diagnostics_name_the_argument_and_point_at_it():
+    text = rmodule("call (%sbw0), f2, (%sbw1,  1);")
+    (d,) = errors(text)
+    assert d.message == "argument 1 is an integer immediate; f2's parameter y is .f32", str(d)
+    assert d.notes == ("write a floating-point literal (1.0)",) and _at(text, d).startswith("1);")
+    text = rmodule("call (%sbh0), fb, (%sbw1);")
+    (d,) = errors(text)
+    assert d.message.startswith("return value %sbh0 is .b16; fb's return parameter r is .b32"), str(d)
+    assert _at(text, d).startswith("%sbh0") and d.span == len("%sbh0")
+    (d,) = errors(rmodule("call (%sbw0), fb, (%v2bw0);"))
+    assert "%v2bw0 is a .v2 .b32 vector register, 64 bits; fb's parameter x is .b32" in d.message, str(d)
+    (d,) = errors(rmodule("call (parr), fa, (%sbw1);"))
+    assert "fa's parameter x is .b8[4], an array" in d.message, str(d)
+    (d,) = errors(rmodule("pp: .callprototype (.param .b32 _) _ (.param .f32 _);\ncall (%sbw0), %fp, (%suw1), pp;"))
+    assert "argument %suw1 is .u32; prototype pp's parameter _ is .f32" in d.message, str(d)
+    (d,) = errors(rmodule("call (pr), fb, (kp);"))
+    assert "kp is a parameter of k itself" in d.message, str(d)
+    (d,) = errors(rmodule("call (pr), fb, (gv);"))
+    assert "gv is a .global variable" in d.message, str(d)
+
+
+def test_an_integer_immediate_is_no_return_value():
+    """ptxas 13.0 crashes on `call (7), f, ...` (a floating-point literal there it takes, by the argument
+    rule); lint reports it."""
+    text = rmodule("call (7), fb, (pa);")
+    (d,) = errors(text)
+    assert d.code == "PTX-E-CALL" and "return value 7 is an integer immediate" in d.message, str(d)
+    assert _at(text, d).startswith("7)")
+    assert errors(rmodule("call (1.5), fb, (pa);")) == []
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_an_integer_immediate_return_value_fails_ptxas():
+    assert gen_cases.run_ptxas(rmodule("call (7), fb, (pa);"))["rc"] != 0
+    for good in ("call (_), fb, (pa);", "call (1.5), fb, (pa);", "call (0f3F800000), ff, (pa);"):
+        assert gen_cases.run_ptxas(rmodule(good))["rc"] == 0 and errors(rmodule(good)) == [], good
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,good", REG_CALL_CASES, ids=[c[0].replace("\n", " ") for c in REG_CALL_CASES])
+def test_register_and_immediate_call_cases_agree_with_ptxas(bad, code, good):
+    b = rmodule(bad)
+    got = gen_cases.run_ptxas(b)
+    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(b)}, got
+    assert gen_cases.run_ptxas(rmodule(good))["rc"] == 0, gen_cases.run_ptxas(rmodule(good))
+    assert errors(rmodule(good)) == []
+
+
+# every formal type of .param and .reg parameters, called directly, through a .callprototype and through a
+# .calltargets list, with each kind of register and immediate as its argument and as its return value
+_FORMALS = ("b16", "f16", "b32", "u32", "s32", "f32", "b64", "u64", "s64", "f64", "b128", "arr")
+_ACTUAL_REGS = tuple(f"%s{_TAG[t]}1" for t in ELEMS) + ("%sh1", "%q1", "%p", "%v2bh1", "%v2bw1", "%v2fw1", "%v2ud1",
+                                                        "%v4bw1", "%v4sh1", "%vx1")
+_IMMS = ("7", "-1", "0x10", "1.5", "0f3F800000", "0d3FF0000000000000")
+
+
+def _call_matrix():
+    """(functions, prototypes and target lists, probed call lines)."""
+    funcs, heads, calls = [], [".reg .f16 %sh<2>;", "mov.u64 %fp, g_param_b32;"], []
+    for space in ("param", "reg"):
+        for t in _FORMALS:
+            if t == "arr" and space == "reg":
+                continue
+            decl = lambda n: (f".{space} .align 4 .b8 {n}[4]" if t == "arr" else f".{space} .{t} {n}")  # noqa: E731
+            g = f"g_{space}_{t}"
+            funcs.append(f".func ({decl('r')}) {g}({decl('x')}) {{ ret; }}")
+            heads += [f"pp_{g}: .callprototype ({decl('_')}) _ ({decl('_')});", f"$L_{g}: .calltargets {g};"]
+            ok_arg = "parr" if t == "arr" else "0.0" if t.startswith("f") else "0"
+            for how in ("{g}", "%fp, ({a}), pp_{g}", "%fp, ({a}), $L_{g}"):
+                for a in _ACTUAL_REGS + _IMMS + ("_",):
+                    callee = how.format(g=g, a=a)
+                    calls.append(f"call (_), {callee}{'' if how != '{g}' else f', ({a})'};")
+                    # as a return value, an integer immediate crashes ptxas 13.0, and so do vector registers
+                    # written twice or also read (a lone one it takes), as two lines of this kernel would be
+                    if a not in ("7", "-1", "0x10") and not a.startswith("%v"):
+                        callee = how.format(g=g, a=ok_arg)
+                        calls.append(f"call ({a}), {callee}{'' if how != '{g}' else f', ({ok_arg})'};")
+    return "\n".join(funcs) + "\n", "\n".join(heads), calls
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_call_argument_matrix_agrees_with_ptxas():
+    """Every call line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    funcs, heads, calls = _call_matrix()
+    text = (f".version 8.7\n.target sm_90a\n.address_size 64\n{funcs}.visible .entry k()\n{{\n{VDECLS}{RDECLS}"
+            f"{heads}\n" + "\n".join(calls) + "\nret;\n}\n")
+    first = text.split("\n").index(calls[0]) + 1
+    rejected = set(ptxas_rejected(text, "sm_90a"))
+    flagged = {d.loc.line for d in errors(text)}
+    wrong = [(calls[i - first], i in rejected) for i in range(first, first + len(calls))
+             if (i in rejected) != (i in flagged)]
+    assert not wrong, wrong[:20]
+    assert 500 < len(rejected) < len(calls) - 500  # both verdicts are well represented

@@ -123,6 +123,9 @@ def test_statements_agree_one_by_one():
         "\tselp.b32 %r11, %r4, %r5, !%p1;",
         "\tcall.uni (retval0), vprintf, (param0, param1);",
         "\tcall (r1), %rd8, (a1), proto;",
+        "\tcall (%r0), fn, (%r1, 5, -1, 0x10);",
+        "\tcall.uni (_), fn, (%r1, 1.5, 0f3F800000, 0d3FF0000000000000, param0);",
+        "\tcall (%r2), %rd1, (%r1), proto;",
         "\tmov.b32 {%rs1, _}, %r12;",
         "\tadd.u32 %r8, %r2, 42U;",
         "\tadd.u32 %r8, %r2, 0b101;",
@@ -141,6 +144,26 @@ def test_statements_agree_one_by_one():
         ref = P.parse_statement(line)
         assert fast is not None, line
         assert fast == ref, line
+
+
+def test_call_lists_take_registers_and_immediates():
+    """A call's (return values) and (arguments) hold registers, names, `_` and immediates; `(5)` is a
+    one-argument list after call and a parenthesised constant elsewhere. Both paths build the same IR."""
+    text = (".func (.param .b32 r) fn(.param .b32 x) { ret; }\n.visible .entry k() {\n.reg .b32 %r<3>;\n"
+            ".param .b32 pa;\n\tcall (%r0), fn, (%r1, 5, -1, 1.5, 0f3F800000, pa);\n\tcall (_), fn, (5);\n"
+            "\tcall (%r0), fn, ((1+2)*3);\n\tadd.u32 %r2, %r1, (5);\n\tadd.u32 %r2, %r1, (4)*2;\n\tret;\n}\n")
+    res = parse_ok(text)
+    a, b, c, d, e = body(res, 1)[:5]
+    rets, fn, args = a.operands
+    assert [type(x).__name__ for x in rets.items] == ["Reg"] and rets.items[0].type is pg.b32
+    assert fn.name == "fn" and type(args) is P.CallArgs
+    assert [type(x).__name__ for x in args.items] == ["Reg", "Imm", "Imm", "FloatImm", "FloatImm", "ParamSym"]
+    assert [x.value for x in args.items[1:5]] == [5, -1, 1.5, 1.0] and str(args) == "(%r1, 5, -1, 1.5, 0f3F800000, pa)"
+    assert b.operands[0].items == ("_",) and [x.value for x in b.operands[2].items] == [5]
+    assert [x.value for x in c.operands[2].items] == [9]
+    assert type(d.operands[2]) is pg.ir.Imm and d.operands[2].value == 5
+    assert type(e.operands[2]) is pg.ir.Imm and e.operands[2].value == 8
+    assert instr_list(res.module) == instr_list(P.parse(HEAD + text, "t.ptx", fast=False).module)
 
 
 def test_fast_path_declines_what_it_does_not_parse():
