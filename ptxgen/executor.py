@@ -780,6 +780,11 @@ class _Executor:
 
     def _record(self, cta: _Cta, ins: ir.Instr, idx: np.ndarray) -> None:
         from .ops.operands import TensorRef
+        if ins.guard is not None:
+            # only the threads whose guard holds execute it; an instruction none of them executes is no record
+            idx = idx[(self._reg(cta, ins.guard.reg.name)[idx] != 0) ^ ins.guard.negate]
+            if not idx.size:
+                return
         vals = {}
         for op in ins.operands:
             # the registers of an address ([base+offset]) and of a tensor operand ([map, {coords}]) too

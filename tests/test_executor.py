@@ -765,6 +765,27 @@ def test_record_keeps_the_registers_of_an_address():
     assert list(np.diff(addrs)) == [4] * 31
 
 
+def test_record_lists_only_the_threads_whose_guard_holds():
+    """RunStats.records: a guarded instruction is recorded for the threads that execute it (guard true,
+    or false under @!p), and not at all where none of them does."""
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("guard_rec", reqntid=32)
+    out = k.cvta(k.ld_param(k.param_ptr("out", pg.u32, align=4)), "global", to=True)
+    addr = k.add(out, k.mul(k.cvt(k.tid.x, pg.u64), 4, mode="lo"))
+    low = k.setp("lt", k.tid.x, 5)
+    k.st(addr, 1, pg.u32, space="global", guard=low)
+    k.st(addr, 2, pg.u32, space="global", guard=k.not_(low))
+    k.st(addr, 3, pg.u32, space="global", guard=k.setp("gt", k.tid.x, 40))
+    k.ret()
+    buf = Buffer(np.zeros(32, np.uint32))
+    stats = run_kernel(m, "guard_rec", grid=(1,), block=(32,), args=[buf], record=("st.global",))
+    assert list(buf.array) == [1] * 5 + [2] * 27
+    assert [list(r.threads) for r in stats.records] == [list(range(5)), list(range(5, 32))]
+    base = stats.records[0].instr.operands[0].base.name
+    assert len(stats.records[1].values[base]) == 27
+
+
 # CTA c waits until CTA c + 1 has raised its flag, then raises its own and records the order it got:
 # only the last CTA can start, so one CTA at a time never ends, while resident CTAs do
 _CHAIN_KERNEL = """
