@@ -379,8 +379,9 @@ class Config:
 
     @property
     def a_box(self) -> int:
-        """Rows of A's TMA box: the block tile's, or 64 for bm=192 (whose 128-row tiles load two boxes)."""
-        return WG_M if self.bm == 192 else self.bm
+        """Rows of A's TMA box: 64 for bm=192 (whose 128-row tiles load two boxes) and bm=128 (whose second
+        box is left out where it lies wholly past M), else the block tile's."""
+        return WG_M if self.bm in (BM, 192) else self.bm
 
     @property
     def stage_bytes(self) -> int:
@@ -916,10 +917,19 @@ def _kernel(m: pg.Module, cfg: Config):
                 row_a, nb, big = _mixed_tile(k, u, *mixed_tile)
                 # a 128-row tile loads two of the three 64-row boxes of A
                 tx = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
+            elif cfg.bm == BM:
+                mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
+                row_a = _mul_const(k, mb, cfg.bm)
+                # A in two 64-row boxes; the second only where some of its rows are below M (a TMA box
+                # wholly past M would only fill the stage with zeros, which costs the copy engine time:
+                # bench/LOG.md round 30), so a tile of M <= 64 rows loads 64; the rows of A left stale
+                # give only rows of C past M, which no epilogue writes
+                big = k.setp("lt", k.add(row_a, WG_M), M)
+                tx = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
             else:
                 mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
                 row_a = _mul_const(k, mb, cfg.bm)
-                tx = cfg.stage_bytes
+                big, tx = None, cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             down = k.setp("ne", rev, 0) if cfg.kdir else None
             with k.for_range(*((pkb0, pkb1) if walk is not None else (0, nk)), name="kb") as kb:
@@ -933,7 +943,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 # Config.kdir: every other tile of this CTA takes its k-blocks from the last down
                 kk = k.selp(k.sub(k.sub(nk, 1), kb), kb, down) if cfg.kdir else kb
                 kx = k.shl(kk, bk.bit_length() - 1)
-                _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big if mixed else None, rank, pols)
+                _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank, pols)
                 ring.advance()
             if cfg.kdir:
                 k.xor(rev, 1, dst=rev, type=pg.b32)
@@ -1926,7 +1936,8 @@ def _load_policies(k, cfg: Config, tiles_n, nunits):
 
 def _load_stage(k, cfg: Config, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank, pols=(None, None)):
     """The TMA loads of one k-block (K offset kx) into `stage`, completing on the mbarrier `full`: A's
-    rows from row_a (bm=192: three 64-row boxes, the third only in a 192-row tile, `big`), then B's
+    rows from row_a (bm=192: three 64-row boxes, the third only in a 192-row tile, `big`; bm=128: two,
+    the second only where `big`), then B's
     columns from col_b (with a cluster, this CTA's share, multicast to both CTAs); pols: the L2 cache
     policies of A's and B's loads (None: no hint; for A also (policy, predicate): the hint only where the
     predicate holds, each A copy issued twice under complementary guards)."""

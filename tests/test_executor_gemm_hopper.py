@@ -116,6 +116,29 @@ def test_choose_narrow_picks_match_numpy_at_small_n(layout, m, n, k):
     assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)).all()
 
 
+@pytest.mark.parametrize("m, last_boxes", [(300, 1), (320, 1), (321, 2), (384, 2)])
+def test_a_128_row_tile_leaves_out_a_box_of_a_wholly_past_m(m, last_boxes):
+    """A 128-row tile loads A as two 64-row boxes, and its second only where some of its rows are below
+    M (a box past M would only be filled with zeros): 256 + 44 and 256 + 64 rows load one box in the last
+    block row, 256 + 65 and 384 two; the expect-tx bytes follow, and the product (stale rows of A give
+    only rows of C past M) is right. Three 128 x 256 tiles on one CTA, K = 128 (2 k-blocks)."""
+    cfg = h.Config("nt", 1, l2="c")
+    stats = []
+    got, ref, _ = _run(cfg, m, 256, 128, seed=m, record=("cp.async.bulk.tensor",), stats=stats)
+    assert not np.isnan(got).any(), "elements left unwritten"
+    assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(128)).all()
+    loads = [r for r in stats[0].records                      # not the C stores; the loads issued
+             if ".global.shared" not in r.instr.opcode and len(r.threads)]
+    rows = []
+    for r in loads:
+        row = r.instr.operands[1].coords[1]    # [map, {k, row}]
+        rows.append(int(r.values[row.name][0]) if row.name in r.values else int(row.value))
+    # per k-block: A's boxes (rows of the tile), then B's (row 0 of B: one tile column)
+    per_tile = [3, 3, last_boxes + 1]
+    assert len(loads) == 2 * sum(per_tile)
+    assert rows[-(last_boxes + 1):] == [256, 320][:last_boxes] + [0]
+
+
 @pytest.mark.parametrize("kdir", [0, 1])
 def test_kdir_walks_k_up_and_down_tile_by_tile(kdir):
     """Config.kdir: the K coordinates of the producer's TMA loads, in issue order, go up through the
@@ -124,18 +147,18 @@ def test_kdir_walks_k_up_and_down_tile_by_tile(kdir):
     issued once, not as the two predicated copies of l2="auto", which the record would list both of.)"""
     cfg = h.Config("nt", 1, l2="c", kdir=kdir)
     stats = []
-    got, ref, _ = _run(cfg, 300, 520, 456, record=("cp.async.bulk.tensor",), stats=stats)
+    got, ref, _ = _run(cfg, 384, 520, 456, record=("cp.async.bulk.tensor",), stats=stats)
     assert np.allclose(got, ref, rtol=2.0 ** -7, atol=0.05)
     loads = [r for r in stats[0].records if ".global.shared" not in r.instr.opcode]    # not the C stores
     kx = []
     for r in loads:
         first = r.instr.operands[1].coords[0]  # [map, {k, row}]: K is the innermost coordinate of both maps
         kx.append(int(r.values[first.name][0]) if first.name in r.values else int(first.value))
-    per_block = kx[::2]                         # each k-block: one A load, then one B load at the same K
-    assert kx[1::2] == per_block
+    per_block = kx[::3]                         # each k-block: A's two 64-row boxes, then B, at the same K
+    assert kx[1::3] == kx[2::3] == per_block
     ups, nk = list(range(0, 456, 64)), 8
     tiles = [per_block[i:i + nk] for i in range(0, len(per_block), nk)]
-    assert len(tiles) == 9 and all(len(t) == nk for t in tiles)    # 3 x 3 tiles of 128 x 256 over 300 x 520
+    assert len(tiles) == 9 and all(len(t) == nk for t in tiles)    # 3 x 3 tiles of 128 x 256 over 384 x 520
     for i, t in enumerate(tiles):
         assert t == (ups[::-1] if kdir and i % 2 else ups), (i, t)
 
@@ -156,16 +179,16 @@ def _load_coords(record):
 @pytest.mark.parametrize("serp", [0, 1])
 def test_serp_walks_every_other_group_of_rows_backwards(serp):
     """Config.serp: the producer loads the tiles in `tile_order`'s order; with groups of one block row over
-    3 x 3 tiles of 128 x 256, the middle row's columns come last to first (serp=1) or first to last."""
+    3 x 3 tiles of 128 x 256 (384 x 520), the middle row's columns come last to first (serp=1) or first to last."""
     cfg = h.Config("nt", 1, l2="c", group=1, serp=serp)
     stats = []
-    got, ref, _ = _run(cfg, 300, 520, 136, record=("cp.async.bulk.tensor",), stats=stats)
+    got, ref, _ = _run(cfg, 384, 520, 136, record=("cp.async.bulk.tensor",), stats=stats)
     assert np.allclose(got, ref, rtol=2.0 ** -7, atol=0.05)
     loads = _load_coords(stats[0].records)
     nk = 3
-    assert len(loads) == 9 * nk * 2          # per k-block: one A load, then one B load
-    walked = [(loads[2 * nk * t][1], loads[2 * nk * t + 1][1]) for t in range(9)]   # (A row, B row) per tile
-    expect = [(row, col) for row, _, col in h.tile_order(cfg, 300, 520)]
+    assert len(loads) == 9 * nk * 3          # per k-block: A's two 64-row boxes, then one B load
+    walked = [(loads[3 * nk * t][1], loads[3 * nk * t + 2][1]) for t in range(9)]   # (A row, B row) per tile
+    expect = [(row, col) for row, _, col in h.tile_order(cfg, 384, 520)]
     assert walked == expect
     middle = [col for row, col in walked if row == 128]
     assert middle == ([512, 256, 0] if serp else [0, 256, 512])
