@@ -8,8 +8,9 @@ Structure of one CTA (384 threads; 512 for bm=192, see below; at most one CTA pe
 launches the fewest CTAs that finish the tiles in as many rounds as one CTA per SM would):
 
 - warpgroup 0 is the producer: it gives registers back (`setmaxnreg.dec` to PRODUCER_REGS) and one
-  thread issues the TMA loads (`cp.async.bulk.tensor`, 128-byte swizzle) of a 128 x 64 A tile and a
-  256 x 64 B tile per k-block into a ring of STAGES shared-memory stages (`k.stage_ring`: the stage
+  thread issues the TMA loads (`cp.async.bulk.tensor`, 128-byte swizzle) of a 128 x 64 A tile (two
+  64-row boxes, the second left out where it lies wholly past M) and a 256 x 64 B tile per k-block
+  into a ring of STAGES shared-memory stages (`k.stage_ring`: the stage
   index and the phase parity its barrier waits use); each stage has a "full"
   mbarrier (the producer's `arrive.expect_tx` of the stage's bytes, completed by the TMA's
   complete_tx) and an "empty" mbarrier (one arrival per consumer warpgroup per CTA of the cluster);
@@ -2285,8 +2286,8 @@ def prepare(module, cfg: Config):
 
 def tensor_maps(cfg: Config, a, b, m: int, n: int, k: int, c=None):
     """The TMA maps of A (M x K) and B (N x K for nt, K x N for nn): bf16, 128-byte swizzle, one
-    stage's box each (B: this CTA's share of it with cluster=2; A: a 64-row third of it for bm=192,
-    whose 128-row tiles load two); with c (the output, needed for
+    stage's box each (B: this CTA's share of it with cluster=2; A: `Config.a_box` rows, 64 for bm=128
+    and bm=192, whose tiles load two or three); with c (the output, needed for
     epi="tma", the default) also C's (M x N, 64 x 64 boxes, 128-byte swizzle)."""
     from ptxgen.tma import encode_tiled
     if cfg.epi in TMA_OUT and c is None:
