@@ -26,7 +26,7 @@ from .legality import OperandInfo
 from .ops.operands import operand_info, operand_infos, register_operand_info, var_space
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
-from .parse import (AddrList, CallArgs, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse,
+from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse,
                     undeclarable_type)
 from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      version_str)
@@ -988,8 +988,6 @@ register_operand_info(AddrList, _addr_list_info)
 _OPERAND_N = re.compile(r"\boperand (\d+)\b")
 _BRANCH_TARGETS = re.compile(r"\.(branchtargets|calltargets)\s+(.*?);?\s*$", re.S)
 _NAME = re.compile(r"[A-Za-z_$%][\w$]*")
-_VREG_DECL = re.compile(r"\.reg\b[^;]*?\.v(\d+)\s+\.(\w+)\s+([^;]*)")
-_VREG_ITEM = re.compile(r"\s*([A-Za-z_$%][\w$]*)\s*(?:<\s*(\d+)\s*>)?")
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 
@@ -1029,6 +1027,7 @@ class _FnCheck:
         ctx = self.ctx
         ops = ctx.ops
         compat = ctx.compat
+        decl_of = self.res.decl_of if self.res is not None else None
         for st in self.fn.body:
             cls = type(st)
             if cls is Instr:
@@ -1062,8 +1061,6 @@ class _FnCheck:
                 elif t == "}":
                     if len(self.stack) > 1:
                         self.stack.pop()
-                elif t.startswith(".reg") and _VREG_DECL.match(t):
-                    self.vector_decl(st)
                 elif t.startswith((".branchtargets", ".calltargets")):
                     m = _BRANCH_TARGETS.match(t.strip())
                     if m:
@@ -1080,23 +1077,24 @@ class _FnCheck:
                             if self.res is not None and name not in self.res.functions:
                                 ctx.add("PTX-E-UNDEFINED", f".calltargets names '{name}', which is not a "
                                                            "declared function", st.loc, (), len(name))
+                elif decl_of is not None:
+                    decl = decl_of(st)
+                    if decl is not None and decl.vector is not None and decl.space == "reg":
+                        self.vector_decl(decl, st.loc)
         self.finish_labels()
 
-    def vector_decl(self, st: Raw):
-        """`.reg .v2 .f32 %v, %w<4>;`: the names are recorded for mov.vN and vector operands; ptxas 13.0 takes
-        .v2 and .v4 of at most 128 bits ("Vector type too large") and no vector of predicates."""
-        m = _VREG_DECL.match(st.text)
-        n, tname = int(m.group(1)), m.group(2)
+    def vector_decl(self, decl: Decl, loc: Optional[SourceLoc]):
+        """`.reg .v2 .f32 %v, %w<4>;` (its parsed declaration): the names are recorded for mov.vN and vector
+        operands; ptxas 13.0 takes .v2 and .v4 of at most 128 bits ("Vector type too large") and no vector of
+        predicates."""
+        n, tname = decl.vector, decl.type
         try:
             et = get_type(tname)
         except (KeyError, ValueError):
             return  # an unknown type is the parser's report
-        where = st.loc
-        line = self.ctx.src(st.loc.line) if st.loc is not None else None
-        if line is not None and st.loc.col is not None:
-            c = line.find(f".v{n}", st.loc.col - 1)
-            if c >= 0:
-                where = replace(st.loc, col=c + 1)
+        where = loc
+        if loc is not None and decl.vector_at is not None:
+            where = replace(loc, line=decl.vector_at[0], col=decl.vector_at[1])
         span = len(f".v{n} .{tname}")
         if et is pred:
             self.ctx.add("PTX-E-DECL", f".v{n} .pred: a predicate register cannot be a vector", where,
@@ -1109,14 +1107,11 @@ class _FnCheck:
                          where, (f"declare .v{128 // et.bits} .{tname}" if et.bits < 128 else
                                  f"declare scalar .{tname} registers",), span)
         d = self.vregs.setdefault(self.stack[-1], {})
-        for item in m.group(3).split(","):
-            im = _VREG_ITEM.match(item)
-            if im is None:
-                continue
-            if im.group(2) is not None:
-                d[im.group(1) + "<"] = (n, int(im.group(2)))
+        for it in decl.items:
+            if it.count is not None:
+                d[it.name + "<"] = (n, it.count)
             else:
-                d[im.group(1)] = n
+                d[it.name] = n
 
     def vec_len(self, name: str) -> Optional[int]:
         """The length of vector register `name` (not of a component `%v.x`), or None: not a vector register."""

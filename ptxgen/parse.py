@@ -337,6 +337,7 @@ class Decl:
     linkage: Tuple[str, ...] = ()
     ptr: bool = False
     prefix: str = ""  # the text before the names: `.global .align 4 .b8`
+    vector_at: Optional[Tuple[int, int]] = None  # (line, column) of the `.vN` token
 
 
 @dataclass(frozen=True)
@@ -545,7 +546,7 @@ class _Walker:
     def decl(self, t: Tree, linkage=(), module_level=False) -> Decl:
         c = t.children
         space = c[0].value[1:]
-        align = vector = None
+        align = vector = vector_at = None
         ty = ""
         ptr = False
         items = []
@@ -557,6 +558,7 @@ class _Walker:
                     prefix_end = x.end_pos
                 elif x.type == "VECTOR":
                     vector = int(x.value[2:])
+                    vector_at = (x.line, x.column)
             elif x.data == "align":
                 align = _int_value(x.children[0].value)
                 prefix_end = max(prefix_end, x.meta.end_pos)
@@ -569,7 +571,7 @@ class _Walker:
                 items.append(self.var_item(x))
         start = t.meta.start_pos
         prefix = " ".join(self.text[start:prefix_end].split())
-        return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix)
+        return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix, vector_at)
 
     def var_item(self, t: Tree) -> DeclItem:
         c = t.children
@@ -982,6 +984,7 @@ class ParseResult:
     module_labels: Dict[str, SourceLoc] = field(default_factory=dict)  # labels inside sections
     local_names: set = field(default_factory=set)  # every function-scope variable and parameter name
     protos: Dict[Tuple[str, str], tuple] = field(default_factory=dict)  # (function, label) -> (rets, params)
+    decls: Dict[int, Tuple[Raw, Decl]] = field(default_factory=dict)  # id(statement) -> (statement, declaration)
     stats: Dict[str, int] = field(default_factory=dict)
 
     @property
@@ -992,6 +995,12 @@ class ParseResult:
         if 1 <= line <= len(self.lines):
             return self.lines[line - 1]
         return None
+
+    def decl_of(self, st) -> Optional[Decl]:
+        """The parsed declaration (space, vector width, type, names) of a declaration statement of a function
+        body, which the IR keeps as a Raw; None for any other statement."""
+        e = self.decls.get(id(st))
+        return e[1] if e is not None and e[0] is st else None
 
 
 # ----------------------------------------------------------------------------------------------- scopes
@@ -1232,7 +1241,9 @@ class _IRBuilder:
         elif kind == R_LOC:
             body.append(Raw(rec[4], loc))
         elif kind == R_DECL:
-            body.append(Raw(rec[5], loc))
+            raw = Raw(rec[5], loc)
+            body.append(raw)
+            self.res.decls[id(raw)] = (raw, rec[4])
             self.declare(rec[4], line)
         elif kind == R_OPEN:
             body.append(Raw("{", loc))
@@ -1673,7 +1684,8 @@ def _fast_decl(f: _Fast, m, line: str, lineno: int) -> tuple:
     ty = m.group(5)[1:]
     space = m.group(2).split(None, 1)[0][1:]
     decl = Decl(space, ty, tuple(items), _int_value(align.split()[-1]) if align else None,
-                int(m.group(4)[2:]) if m.group(4) else None, (), False, prefix)
+                int(m.group(4)[2:]) if m.group(4) else None, (), False, prefix,
+                (lineno, m.start(4) + 1) if m.group(4) else None)
     text = line[start:m.end(7)] + ";"
     return (lineno, R_DECL, start + 1, lineno, decl, text)
 

@@ -90,6 +90,50 @@ def test_vector_registers_lint_as_ptxas_takes_them(bad, code, good):
     assert errors(vmodule(good)) == [], [str(d) for d in errors(vmodule(good))]
 
 
+# vector register declarations spelt with comments, without spaces, over lines or with a hex count: lint reads
+# each from its parsed declaration. (declaration, body, the code lint gives, or None where ptxas takes it)
+VECTOR_DECL_CASES = [
+    (".reg /* .v4 .b64 */ .b32 %r9;", "mov.b32 %r9, 1;", None),
+    (".reg .v4 /* .v2 */ .f32 %x;", "ld.global.v4.f32 %x, [%sud0];", None),
+    (".reg .v2 /* pair */ .f32 %v;", "add.f32 %sfw0, %v, %sfw1;", "PTX-E-OPERANDS"),
+    (".reg .v2.f32 %v;", "add.f32 %sfw0, %v, %sfw1;", "PTX-E-OPERANDS"),
+    (".reg .v2 .f32 %a, // the first\n  %b;", "add.f32 %sfw0, %b, %sfw1;", "PTX-E-OPERANDS"),
+    (".reg .v2 .f32 %a, /* %w, */ %b;", "mov.v2.f32 %b, %v2fw0;", None),
+    (".reg .v4 .f32 %w<0x4>;", "add.f32 %sfw0, %w3, %sfw1;", "PTX-E-OPERANDS"),
+    (".reg\n  .v4 /* */ .f64\n  %big;", "", "PTX-E-DECL"),
+]
+
+
+_DECL_IDS = [f"{c[0]} {c[1]}".replace("\n", " ") for c in VECTOR_DECL_CASES]
+
+
+@pytest.mark.parametrize("decl,body,code", VECTOR_DECL_CASES, ids=_DECL_IDS)
+def test_vector_register_declarations_are_read_from_the_parse(decl, body, code):
+    ds = errors(vmodule(decl + "\n" + body))
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("decl,body,code", VECTOR_DECL_CASES, ids=_DECL_IDS)
+def test_vector_register_declaration_cases_agree_with_ptxas(decl, body, code):
+    """ptxas rejects the case at the one line lint reports, or takes it where lint reports nothing."""
+    text = vmodule(decl + "\n" + body)
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+
+
+def test_a_vector_declaration_error_points_at_its_vector_size():
+    text = vmodule(".reg /* .v4 */ .v4 .f64 %big;")
+    (d,) = errors(text)
+    line = text.split("\n")[d.loc.line - 1]
+    assert d.code == "PTX-E-DECL" and line[d.loc.col - 1:].startswith(".v4 .f64 %big"), (str(d), d.loc.col)
+    text = vmodule(".reg\n  .v4 .f64\n  %big;")
+    (d,) = errors(text)
+    assert text.split("\n")[d.loc.line - 1] == "  .v4 .f64" and d.loc.col == 3, str(d)
+
+
 def test_vector_register_diagnostics_point_at_the_register():
     text = vmodule("mov.v2.s32 %v2fw0, %v2fw1;")
     (d,) = errors(text)

@@ -166,6 +166,23 @@ def test_call_lists_take_registers_and_immediates():
     assert instr_list(res.module) == instr_list(P.parse(HEAD + text, "t.ptx", fast=False).module)
 
 
+def test_declarations_keep_their_vector_width_type_and_names():
+    """A declaration statement of a body stays a Raw in the IR; ParseResult.decl_of gives its parsed
+    declaration, from the fast path (one line) and from lark (comments, several lines) alike."""
+    text = (".visible .entry k() {\n\t.reg .v2 .f32 %v, %w<4>;\n\t.reg .v4 /* 4 */ .b32 %q<0x2>, // q\n\t\t%s;\n"
+            "\t.reg .b64 %rd1;\n\tret;\n}\n")
+    for fast in (True, False):
+        res = P.parse(HEAD + text, "t.ptx", fast=fast)
+        raws = [st for st in res.module.functions[0].body if type(st) is Raw]
+        decls = [res.decl_of(st) for st in raws]
+        assert [(d.space, d.vector, d.type, [(i.name, i.count) for i in d.items]) for d in decls] == [
+            ("reg", 2, "f32", [("%v", None), ("%w", 4)]), ("reg", 4, "b32", [("%q", 2), ("%s", None)]),
+            ("reg", None, "b64", [("%rd1", None)])], fast
+        assert [d.vector_at for d in decls] == [(5, 7), (6, 7), None], fast
+        assert res.decl_of(Raw(raws[0].text, raws[0].loc)) is None  # an equal statement, not the module's
+        assert res.decl_of(body(res)[0]) is None
+
+
 def test_fast_path_declines_what_it_does_not_parse():
     for line in ("\tadd.s32 %r1, %r2 /* c */, %r3;", "\tadd.s32 %r1, %r2, %r3; add.s32 %r4, %r5, %r6;",
                  "\tadd.s32 %r1, %r2, (1 << 4) - 1;", "\tmov.u64 %rd1, tbl+8;", "\tadd.f32 %f1, %f2, -1.5;"):
