@@ -1016,8 +1016,9 @@ class _FnCheck:
         self.uses: List[tuple] = []  # (label, block, statement loc, operand index)
         self.global_uses = label_uses_out  # label name -> count, also from sections and jump tables
         self.stack = [0]
-        # vector registers (`.reg .v2 .f32 %v;`), per block: name -> length, or 'prefix<' -> (length, count);
-        # empty in most functions, where instructions keep the fast path below
+        # vector registers (`.reg .v2 .f32 %v;`), per block: name -> length, or 'prefix<' -> (length, count),
+        # length 0 for scalar registers declared after them (which hide an outer vector register of their
+        # name); empty in most functions, where instructions keep the fast path below
         self.vregs: Dict[int, dict] = {}
         self.calltargets: Dict[str, List[str]] = {}  # `$L: .calltargets f, g;`: '$L' -> ['f', 'g']
         # texmode_independent: tex and tld4 name their sampler ([tex, sampler, coordinates])
@@ -1079,8 +1080,11 @@ class _FnCheck:
                                                            "declared function", st.loc, (), len(name))
                 elif decl_of is not None:
                     decl = decl_of(st)
-                    if decl is not None and decl.vector is not None and decl.space == "reg":
-                        self.vector_decl(decl, st.loc)
+                    if decl is not None and decl.space == "reg":
+                        if decl.vector is not None:
+                            self.vector_decl(decl, st.loc)
+                        elif self.vregs:
+                            self.scalar_decl(decl)
         self.finish_labels()
 
     def vector_decl(self, decl: Decl, loc: Optional[SourceLoc]):
@@ -1113,6 +1117,16 @@ class _FnCheck:
             else:
                 d[it.name] = n
 
+    def scalar_decl(self, decl: Decl):
+        """Scalar registers declared in a function with vector registers: recorded as length 0, so that one
+        in an inner block hides an outer vector register of its name."""
+        d = self.vregs.setdefault(self.stack[-1], {})
+        for it in decl.items:
+            if it.count is not None:
+                d.setdefault(it.name + "<", (0, it.count))
+            else:
+                d.setdefault(it.name, 0)
+
     def vec_len(self, name: str) -> Optional[int]:
         """The length of vector register `name` (not of a component `%v.x`), or None: not a vector register."""
         b = self.stack[-1]
@@ -1121,12 +1135,12 @@ class _FnCheck:
             if d:
                 n = d.get(name)
                 if n is not None:
-                    return n
+                    return n or None
                 p = name.rstrip("0123456789")
                 if p != name:
                     a = d.get(p + "<")
                     if a is not None and int(name[len(p):]) < a[1]:
-                        return a[0]
+                        return a[0] or None
             b = self.blocks[b]
         return None
 

@@ -101,6 +101,8 @@ VECTOR_DECL_CASES = [
     (".reg .v2 .f32 %a, /* %w, */ %b;", "mov.v2.f32 %b, %v2fw0;", None),
     (".reg .v4 .f32 %w<0x4>;", "add.f32 %sfw0, %w3, %sfw1;", "PTX-E-OPERANDS"),
     (".reg\n  .v4 /* */ .f64\n  %big;", "", "PTX-E-DECL"),
+    (".reg .v2 .f32 %v;", "{\n.reg .f32 %v;\nadd.f32 %sfw0, %v, %sfw1;\n}", None),
+    (".reg .v4 .b32 %q<2>;", "{\n.reg .b32 %q<2>;\nadd.u32 %suw0, %q1, 1;\n}", None),
 ]
 
 
@@ -122,6 +124,14 @@ def test_vector_register_declaration_cases_agree_with_ptxas(decl, body, code):
     got = gen_cases.run_ptxas(text)
     assert (got["rc"] != 0) == (code is not None), got
     assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+
+
+def test_a_scalar_register_hides_an_outer_vector_register_in_its_block_only():
+    inner = "{\n.reg .f32 %v, %w<2>;\nadd.f32 %sfw0, %v, %w1;\n}"
+    assert errors(vmodule(".reg .v2 .f32 %v, %w<2>;\n" + inner)) == []
+    text = vmodule(".reg .v2 .f32 %v, %w<2>;\n" + inner + "\nadd.f32 %sfw1, %v, %w1;")
+    outer = text.split("\n").index("add.f32 %sfw1, %v, %w1;") + 1
+    assert [(d.code, d.loc.line) for d in errors(text)] == [("PTX-E-OPERANDS", outer)] * 2
 
 
 def test_a_vector_declaration_error_points_at_its_vector_size():
