@@ -127,6 +127,11 @@ class ParsedParam(Param):
     text: str = ""
     space: str = "param"
     loc: Optional[SourceLoc] = None
+    vector: Optional[int] = None  # `.param .v2 .f32 x[1]`: 2
+    # (line, column) of the .vN token, the type and the name, where the parameter was parsed
+    vector_at: Optional[Tuple[int, int]] = None
+    type_at: Optional[Tuple[int, int]] = None
+    name_at: Optional[Tuple[int, int]] = None
 
     def decl(self) -> str:
         return self.text
@@ -514,12 +519,18 @@ class _Walker:
         ty = None
         name = None
         dims: List[Optional[int]] = []
+        vector = vector_at = type_at = name_at = None
         for x in c[1:]:
             if isinstance(x, Token):
                 if x.type == "TYPE":
                     ty = x.value[1:]
-                elif x.type != "VECTOR":  # NAME / SINK
+                    type_at = (x.line, x.column)
+                elif x.type == "VECTOR":
+                    vector = int(x.value[2:])
+                    vector_at = (x.line, x.column)
+                else:  # NAME / SINK
                     name = x.value
+                    name_at = (x.line, x.column)
             elif x.data == "align":
                 align = _int_value(x.children[0].value)
             elif x.data == "ptr":
@@ -533,7 +544,7 @@ class _Walker:
                 count = None if d is None or count is None else count * d
         text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
         return ParsedParam(name or "_", _type_of(ty), ptr_space, align, count if dims else None, None, text,
-                           space, SourceLoc("", t.meta.line, t.meta.column))
+                           space, SourceLoc("", t.meta.line, t.meta.column), vector, vector_at, type_at, name_at)
 
     def _dim(self, t: Tree) -> Optional[int]:
         if not t.children:
@@ -773,6 +784,46 @@ def undeclarable_type(name: Optional[str], space: str) -> Optional[Tuple[str, st
     what = "registers" if space == "reg" else "variables"
     return (f".{name} is an instruction type only; {what} cannot be declared with it",
             f"declare .{holder} {what} (.{name} values live in them)")
+
+
+def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], array: bool, allocated: bool,
+                      entry: bool = False, name: str = "") -> Optional[Tuple[str, str, str]]:
+    """(message, note, the token it is about: 'vector', 'type' or 'name') where ptxas 13.0 rejects a
+    parameter or .param variable of this shape, else None. `space` is 'param' or 'reg' (a .func's register
+    parameter); `allocated`: a definition's parameter or a .param variable of a body, which ptxas allocates,
+    not one of a declaration or .callprototype. None too for a type no declaration takes (undeclarable_type
+    reports it)."""
+    if undeclarable_type(tname, space) is not None:
+        return None
+    if entry and space == "reg":
+        return (f"kernel parameter {name} must be in the .param state space (ptxas: \"Entry parameter must have "
+                ".param state space\")", "declare it `.param` (.reg parameters are for .func only)", "name")
+    if vector is not None and vector not in (2, 4):
+        return (f".v{vector} is not a vector size of a parameter", "a vector is .v2 or .v4", "vector")
+    if tname == "pred" and vector is not None:
+        return (f".v{vector} .pred: a predicate cannot be a vector (ptxas: \"Predicate type can only be used to "
+                "define scalar register variables\")", "declare scalar .pred parameters", "vector")
+    if tname == "pred" and array:
+        return ("an array cannot be .pred (ptxas: \"Predicate type can only be used to define scalar register "
+                "variables\")", "declare a .b8 array (selp.u16 each predicate in, setp.ne.u16 it out)", "type")
+    if tname == "pred" and space == "param" and allocated:
+        return (f"a .param cannot be .pred: a predicate must be in a register (ptxas: \"Predicate variable "
+                f"'{name}' must be in register space\")", "declare it .param .b32 (selp.u32 in, setp.ne.u32 out), "
+                "or .reg .pred as a parameter of a .func", "type")
+    if vector is not None:
+        try:
+            bits = get_type(tname or "").bits
+        except (KeyError, ValueError):
+            bits = 0
+        if vector * bits > 128:
+            return (f".v{vector} .{tname} is {vector * bits} bits; a vector holds at most 128 (ptxas: \"Vector type "
+                    "too large\")", f"declare .v{128 // bits} .{tname}" if bits < 128 else f"declare scalar .{tname}",
+                    "vector")
+    if space == "param" and allocated and not array and (vector is not None or (tname or "").endswith("x2")):
+        what = f".v{vector} .{tname}" if vector is not None else f".{tname}"
+        return (f"a {what} .param cannot be allocated (ptxas: \"cannot be allocated in .param state space\")",
+                f"declare it as a one-element array: .param {what} {name or 'x'}[1]", "name")
+    return None
 
 
 def _type_of(name: Optional[str]) -> Optional[Type]:
@@ -1205,11 +1256,27 @@ class _IRBuilder:
                        len(h.name), (f"first definition at line {prev.loc.line}",))
         if prev is None or h.has_body:
             self.res.functions[h.name] = info
+        for p in h.rets + h.params:
+            self.param_shape(p, h.has_body, h.is_entry)
         if h.has_body:
             self.module.functions.append(fn)
             self.fn = fn
             self.body = fn.body
             self.fn_name = h.name
+
+    def param_shape(self, p: ParsedParam, allocated: bool, entry: bool = False):
+        """PTX-E-DECL where ptxas rejects the shape of parameter `p` (param_shape_error)."""
+        tname = p.type.name if p.type is not None else None
+        bad = undeclarable_type(tname, p.space)
+        if bad is not None and p.type_at is not None:
+            self.error("PTX-E-DECL", bad[0], p.type_at[0], p.type_at[1], len(tname or "") + 1, (bad[1],))
+            return
+        bad = param_shape_error(p.space, tname, p.vector, p.array is not None, allocated, entry, p.name)
+        if bad is not None:
+            at = {"vector": p.vector_at, "type": p.type_at, "name": p.name_at}[bad[2]] or p.type_at
+            span = len(f".v{p.vector}") if bad[2] == "vector" else len(p.name) if bad[2] == "name" else len(tname or "") + 1
+            if at is not None:
+                self.error("PTX-E-DECL", bad[0], at[0], at[1], span, (bad[1],))
 
     # -- function bodies
     def body_stmt(self, rec):
@@ -1264,6 +1331,8 @@ class _IRBuilder:
                 body.append(Raw(".pragma " + ", ".join(f'"{s}"' for s in rec[4]) + ";", loc))
         elif kind == R_PROTO:
             body.append(Raw(rec[5], loc))
+            for p in rec[4][0] + rec[4][1]:
+                self.param_shape(p, False)
             prev = body[-2] if len(body) > 1 else None
             if isinstance(prev, LabelDef):
                 self.res.protos[(self.fn_name, prev.label.name)] = rec[4]
@@ -1300,6 +1369,12 @@ class _IRBuilder:
                     sc.names[it.name] = self.loc(line, it.col)
             return
         for it in decl.items:
+            if decl.space == "param":
+                bad = param_shape_error("param", decl.type, decl.vector, bool(it.dims), True, name=it.name)
+                if bad is not None:
+                    at = (line, it.col) if bad[2] == "name" or decl.vector_at is None else decl.vector_at
+                    self.error("PTX-E-DECL", bad[0], at[0], at[1],
+                               len(it.name) if bad[2] == "name" else len(f".v{decl.vector}"), (bad[1],))
             if it.name in sc.names:
                 self.dup(it.name, line, it.col, sc.names.get(it.name))
                 continue

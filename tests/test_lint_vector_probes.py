@@ -448,3 +448,102 @@ def test_call_argument_matrix_agrees_with_ptxas():
              if (i in rejected) != (i in flagged)]
     assert not wrong, wrong[:20]
     assert 500 < len(rejected) < len(calls) - 500  # both verdicts are well represented
+
+
+# .param declarations, as ptxas 13.0 takes them: a .pred is a scalar register only ("Predicate type can only
+# be used to define scalar register variables"; a scalar .param .pred that is allocated: "must be in register
+# space"); a vector or packed (.f16x2) .param that is allocated, not an array, "cannot be allocated in .param
+# state space" (`.param .v2 .f32 x[1]` can); a vector holds at most 128 bits and is .v2 or .v4. Allocated are
+# the parameters of a definition and .param variables of a body, not those of a declaration or a
+# .callprototype. A kernel's parameters are .param. (a module, the code lint gives, or None where ptxas takes it)
+_PHDR = ".version 8.7\n.target sm_90a\n.address_size 64\n"
+PARAM_DECL_CASES = [
+    (".visible .entry k(.param .pred p) { ret; }", "PTX-E-DECL"),
+    (".func f(.param .pred p) { ret; }", "PTX-E-DECL"),
+    (".func (.param .pred r) f() { ret; }", "PTX-E-DECL"),
+    (".func f(.reg .pred p) { ret; }", None),
+    (".extern .func f(.param .pred p);", None),
+    (".visible .entry k() { P: .callprototype _ (.param .pred p); ret; }", None),
+    (".visible .entry k() { .param .pred p; ret; }", "PTX-E-DECL"),
+    (".extern .func f(.param .pred p[2]);", "PTX-E-DECL"),
+    (".func f(.reg .v2 .pred p) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .f16x2 h) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .f16x2 h[1]) { ret; }", None),
+    (".visible .entry k(.param .f16 h) { ret; }", None),
+    (".func (.param .f16x2 r) f() { ret; }", "PTX-E-DECL"),
+    (".extern .func f(.param .f16x2 h);", None),
+    (".visible .entry k() { .param .f16x2 h; ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .v2 .f32 v) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .align 8 .v2 .f32 v[1]) { ret; }", None),
+    (".func f(.param .v4 .b32 v) { ret; }", "PTX-E-DECL"),
+    (".func (.param .v2 .b64 r) f() { ret; }", "PTX-E-DECL"),
+    (".func f(.reg .v2 .b64 v) { ret; }", None),
+    (".visible .entry k() { .param .v4 .b8 v; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .param .v4 .b8 v[3]; ret; }", None),
+    (".visible .entry k() { P: .callprototype (.param .v2 .f32 r) _ (.param .v4 .u32 x); ret; }", None),
+    (".extern .func f(.param .v4 .f64 v[1]);", "PTX-E-DECL"),
+    (".func f(.reg .v2 .b128 v) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { P: .callprototype _ (.param .v8 .b32 x); ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.reg .u32 r) { ret; }", "PTX-E-DECL"),
+    (".func f(.param .bf16 b) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .param .bf16x2 b[1]; ret; }", "PTX-E-DECL"),
+]
+
+
+@pytest.mark.parametrize("text,code", PARAM_DECL_CASES, ids=[c[0] for c in PARAM_DECL_CASES])
+def test_param_declarations_lint_as_ptxas_takes_them(text, code):
+    ds = errors(_PHDR + text)
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", PARAM_DECL_CASES, ids=[c[0] for c in PARAM_DECL_CASES])
+def test_param_declaration_cases_agree_with_ptxas(text, code):
+    got = gen_cases.run_ptxas(_PHDR + text)
+    assert (got["rc"] != 0) == (code is not None), got
+
+
+def test_param_declaration_errors_point_at_the_token_they_are_about():
+    text = _PHDR + ".visible .entry k(.param .u64 a, .param .v2 .f32 v,\n  .param .pred p, .param .v8 .b8 w) { ret; }"
+    ds = errors(text)
+    got = [(d.loc.line, text.split("\n")[d.loc.line - 1][d.loc.col - 1:][:6]) for d in ds]
+    assert got == [(4, "v,"), (5, ".pred "), (5, ".v8 .b")], [str(d) for d in ds]
+    assert "v[1]" in ds[0].notes[0] and "register" in ds[1].message and "is not a vector size" in ds[2].message
+    (d,) = errors(_PHDR + ".visible .entry k()\n{\n  .param /* c */ .v4 .b16 q;\nret;\n}")
+    assert (d.loc.line, d.loc.col) == (6, 27) and "cannot be allocated" in d.message, str(d)
+
+
+def _param_matrix():
+    """Parameters of each shape in each position, one line each: kernel and .func parameters, return
+    parameters, .param variables of a body, an .extern declaration's and a prototype's parameters."""
+    lines = []
+    i = 0
+    for t in ("pred", "f16x2", "f16", "b8", "u16", "b32", "f32", "f64", "b128"):
+        for v in ("", ".v2 ", ".v4 "):
+            for arr in ("", "[2]"):
+                for space in ("param", "reg"):
+                    if space == "reg" and arr:
+                        continue
+                    p = f".{space} {v}.{t} x{arr}"
+                    i += 1
+                    lines += [f".func f{i}({p}) {{ ret; }}", f".func ({p}) g{i}() {{ ret; }}",
+                              f".visible .entry k{i}({p}) {{ ret; }}", f".extern .func e{i}({p});"]
+                    if space == "param":
+                        lines += [f".visible .entry b{i}() {{ {p}; ret; }}",
+                                  f".visible .entry c{i}() {{ P: .callprototype ({p}) _ ({p}); ret; }}"]
+    return lines
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_param_declaration_matrix_agrees_with_ptxas():
+    """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    body = _param_matrix()
+    text = _PHDR + "\n".join(body) + "\n"
+    first = text.split("\n").index(body[0]) + 1
+    rejected = set(ptxas_rejected(text, "sm_90a"))
+    flagged = {d.loc.line for d in errors(text)}
+    wrong = [(body[i - first], i in rejected) for i in range(first, first + len(body)) if (i in rejected) != (i in flagged)]
+    assert not wrong, wrong[:20]
+    assert 100 < len(rejected) < len(body) - 100  # both verdicts are well represented
