@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import operator
 import os
 import re
 import struct
@@ -303,9 +304,10 @@ def _wrap64(v: int) -> int:
 class _ExprError(Exception):
     """A constant expression that cannot be evaluated (division by zero); becomes a diagnostic."""
 
-    def __init__(self, message: str, token: Optional[Token]):
+    def __init__(self, message: str, token: Optional[Token], notes: Tuple[str, ...] = ()):
         super().__init__(message)
         self.token = token
+        self.notes = notes
 
 
 # ------------------------------------------------------------------------------------------------ records
@@ -364,7 +366,7 @@ class _Walker:
     def __init__(self, text: str):
         self.text = text
         self.out: List[tuple] = []
-        self.errors: List[Tuple[str, int, int]] = []  # (message, line, col)
+        self.errors: List[Tuple[str, int, int, Tuple[str, ...]]] = []  # (message, line, col, notes)
 
     # -- expressions
     def expr(self, t):
@@ -382,17 +384,34 @@ class _Walker:
                 return -v
             if op == "+":
                 return v
+            if isinstance(v, float):
+                raise _ExprError(f"'{op}' needs an integer operand, not a floating-point one (ptxas: \"Integer "
+                                 "constant expression expected\")", t.children[0], _INT_NOTE)
             if op == "!":
                 return int(not v)
-            if isinstance(v, float):
-                raise _ExprError("'~' needs an integer operand", t.children[0])
             return ~v
         if d == "c_bin":
-            a, optok, b = t.children[0], t.children[1], t.children[2]
+            c = t.children
+            if len(c) == 3:
+                a, optok, b = c
+            else:  # `&&`, `||`, `|`, `^`, `&` are anonymous tokens, which the tree leaves out
+                a, b = c
+                optok = self._op_between(a, b)
             x, y = self.expr(a), self.expr(b)
             op = optok.value if isinstance(optok, Token) else str(optok)
             return _binop(op, x, y, optok)
         raise InternalError(f"unexpected rule {d} in a constant expression")
+
+    def _op_between(self, a, b) -> Token:
+        """The operator token between the operands `a` and `b` of a binary constant expression."""
+        end = a.end_pos if isinstance(a, Token) else a.meta.end_pos
+        start = b.start_pos if isinstance(b, Token) else b.meta.start_pos
+        m = _BIN_OP.search(self.text, end, start)
+        if m is None:
+            raise InternalError("no operator between the operands of a constant expression")
+        pos = m.start()
+        line = self.text.count("\n", 0, pos) + 1
+        return Token("OP", m.group(), pos, line, pos - self.text.rfind("\n", 0, pos))
 
     def imm_syntax(self, t):
         """Syntax of a cexpr operand: ('f', text) for a bare decimal float, else ('i', value)."""
@@ -465,7 +484,7 @@ class _Walker:
                 self.item(it)
             except _ExprError as e:
                 line, col = _pos(e.token, it)
-                self.errors.append((str(e), line, col))
+                self.errors.append((str(e), line, col, e.notes))
 
     def _slice(self, meta) -> str:
         return self.text[meta.start_pos:meta.end_pos]
@@ -661,7 +680,7 @@ class _Walker:
                 self.stmt(s, out)
             except _ExprError as e:
                 line, col = _pos(e.token, s)
-                self.errors.append((str(e), line, col))
+                self.errors.append((str(e), line, col, e.notes))
 
     def stmt(self, s: Tree, out):
         d = s.data
@@ -711,21 +730,35 @@ class _Walker:
         return (m.line, R_INSTR, m.column, m.end_line, guard, opcode, ops)
 
 
+_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le,
+        ">=": operator.ge}
+_BIN_OP = re.compile(r"&&|\|\||[&|^]")
+_INT_NOTE = ("write integer operands (1, not 1.0); bitwise, logical and shift operators take no floating-point "
+             "value",)
+
+
 def _binop(op: str, x, y, tok):
+    if isinstance(x, float) != isinstance(y, float):
+        raise _ExprError(f"'{op}' of an integer and a floating-point value (ptxas: \"Constant expression type "
+                         "mismatch\")", tok, ("write both operands as integers (2) or both as floating-point (2.0); "
+                                             "PTX does not convert between them in a constant expression",))
     if op in ("+", "-", "*"):
         return x + y if op == "+" else x - y if op == "-" else x * y
+    if op in _CMP:
+        return int(_CMP[op](x, y))
     if op in ("/", "%"):
         if y == 0:
             raise _ExprError("division by zero in a constant expression", tok)
         if isinstance(x, float) or isinstance(y, float):
             if op == "%":
-                raise _ExprError("'%' needs integer operands", tok)
+                raise _ExprError("'%' needs integer operands", tok, _INT_NOTE)
             return x / y
         q = abs(x) // abs(y)
         q = q if (x >= 0) == (y >= 0) else -q  # C truncates toward zero
         return q if op == "/" else x - q * y
     if isinstance(x, float) or isinstance(y, float):
-        raise _ExprError(f"'{op}' needs integer operands", tok)
+        raise _ExprError(f"'{op}' needs integer operands, not floating-point ones (ptxas: \"Integer constant "
+                         "expression expected\")", tok, _INT_NOTE)
     if op == "<<":
         return _wrap64(x << (y & 63))
     if op == ">>":
@@ -1829,8 +1862,8 @@ def _parse(text: str, filename: str, fast: bool) -> ParseResult:
             return res
         w = _Walker(skel)
         w.walk_module(tree)
-        for msg, line, col in w.errors:
-            res.diagnostics.append(Diagnostic("PTX-E-SYNTAX", "error", msg, SourceLoc(filename, line, col), (),
+        for msg, line, col, notes in w.errors:
+            res.diagnostics.append(Diagnostic("PTX-E-SYNTAX", "error", msg, SourceLoc(filename, line, col), notes,
                                               res.source_line(line)))
         merged = recs + w.out
         merged.sort(key=_line_key)

@@ -1034,3 +1034,65 @@ def test_version_note_of_a_legality_form_speaks_to_ptx_and_the_builder():
         diags = [d for d in L.lint_ptx(module(line, version="7.8", target="sm_90"), "t.ptx") if d.code == "PTX-E-VERSION"]
         assert len(diags) == 1, (line, diags)
         assert diags[0].notes[0].startswith(f"write .version {need} or later"), diags[0].notes
+
+
+# constant expressions, as ptxas 13.0 evaluates them: both operands of a binary operator are integers or both
+# floating-point ("Constant expression type mismatch", comparisons included); a comparison of two
+# floating-point values is an integer; bitwise, logical and shift operators and unary ! and ~ take integers
+# only ("Integer constant expression expected"). (the expression, the code lint gives, or None where ptxas
+# takes it, in an instruction of the operand type given)
+CEXPR_CASES = [
+    ("mov.f32 %f1, 1.0+2;", "PTX-E-SYNTAX"),
+    ("add.f64 %fd1, %fd2, 2*1.5;", "PTX-E-SYNTAX"),
+    ("mov.f32 %f1, (1+2)*3.0;", "PTX-E-SYNTAX"),
+    ("mov.f32 %f1, 1.0+2.0*3;", "PTX-E-SYNTAX"),
+    ("mov.u32 %r1, 1U<2.0;", "PTX-E-SYNTAX"),
+    ("mov.u32 %r1, 1.0==2;", "PTX-E-SYNTAX"),
+    ("mov.u32 %r1, 1&&2.0;", "PTX-E-SYNTAX"),
+    ("mov.u32 %r1, 1.0|2.0;", "PTX-E-SYNTAX"),
+    ("mov.u32 %r1, 1.0^2.0;", "PTX-E-SYNTAX"),
+    ("mov.u32 %r1, !1.0;", "PTX-E-SYNTAX"),
+    ("mov.u32 %r1, ~(1.5);", "PTX-E-SYNTAX"),
+    ("mov.f32 %f1, -(1.5)*2.0;", None),
+    ("mov.f32 %f1, 1.0/4.0;", None),
+    ("mov.u32 %r1, 1&&2;", None),
+    ("mov.u32 %r1, 6|1^3&5;", None),
+    ("mov.u32 %r1, 1U||0;", None),
+    ("mov.u32 %r1, 1<2;", None),
+    ("mov.u32 %r1, 1<<2 >= 3;", None),
+    ("mov.u32 %r1, 2!=2==0;", None),
+    ("mov.u32 %r1, (1.0<2.5)+1;", None),
+    ("add.u32 %r1, %r2, 1.0>=2.0;", None),
+    ("mov.f32 %f1, 1&&2;", "PTX-E-TYPE"),
+]
+
+
+@pytest.mark.parametrize("line, code", CEXPR_CASES, ids=[c[0] for c in CEXPR_CASES])
+def test_constant_expressions_evaluate_as_ptxas_does(line, code):
+    text = module(line)
+    assert codes(text) == ([code] if code else []), [str(d) for d in L.lint_ptx(text, "t.ptx")]
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (CUDA toolkit) on PATH")
+@pytest.mark.parametrize("line, code", CEXPR_CASES, ids=[c[0] for c in CEXPR_CASES])
+def test_constant_expression_cases_agree_with_ptxas(line, code):
+    text = module(line)
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    if code:
+        assert got["error_line"] in {d.loc.line for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}
+
+
+def test_a_constant_expression_error_points_at_its_operator_and_says_what_to_write():
+    text = module("mov.f32 %f1, 1.5 + (2.0 *\n  3);")
+    (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+    assert "type mismatch" in d.message and "2.0" in d.notes[0], str(d)
+    assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith("*\n"[:1]), str(d)
+    text = module("mov.u32 %r1, 1 &&  2.0;")
+    (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+    assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith("&&  2.0"), str(d)
+    text = module("mov.u32 %r1, 3.0 | 1.0;")
+    (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+    assert "Integer constant expression expected" in d.message and d.notes, str(d)
+    assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith("| 1.0"), str(d)
