@@ -216,11 +216,12 @@ class _Fast:
         value = (rf"(?:(?:{name}|{section}){sp}[+-]{sp}{integer}|{name}{sp}-{sp}{name}|{name}|{section}"
                  rf"|-?{integer})")
         self.data = re.compile(rf"([ \t]*)({typ})[ \t]+({value}(?:{sp},{sp}{value})*){tail}")
-        # one-line declarations inside bodies: `.reg .b32 %r<9>;`, `.param .align 8 .b8 param0[16];`
+        # one-line declarations inside bodies: `.reg .b32 %r<9>;`, `.param .align 8 .b8 param0[16];` (an
+        # .align after the type, a syntax error, goes to lark, which reports it)
         align = rf"(?:[ \t]+\.align[ \t]+{integer})"
         item = rf"(?:{reg}|{name})(?:<{integer}>|(?:\[(?:{integer})?\])*)"
         self.decl = re.compile(
-            rf"([ \t]+)(\.(?:reg|param|local|shared)({align}?)(?:[ \t]+(\.v(?:2|4|8|16)))?[ \t]+({typ})({align}?))"
+            rf"([ \t]+)(\.(?:reg|param|local|shared)({align}?)(?:[ \t]+(\.v(?:2|4|8|16)))?[ \t]+({typ})())"
             rf"[ \t]+({item}(?:{sp},{sp}{item})*){sp};{tail}")
         self.decl_item = re.compile(rf"({reg}|{name})(?:<({integer})>|((?:\[(?:{integer})?\])*))")
         self.dims = re.compile(rf"\[({integer})?\]")
@@ -530,7 +531,28 @@ class _Walker:
         m = t.meta
         self.out.append((m.line, R_DATA, m.column, m.end_line, t.children[0].value, ",".join(vals)))
 
-    def param(self, t: Tree) -> ParsedParam:
+    def param_attrs(self, after_type: List[Tree], entry: bool):
+        """Attributes after a parameter's type: ptxas 13.0 takes .ptr and .align there for a kernel (not an
+        .align before a .ptr, a syntax error), none for a .func ("Illegal placement of kernel parameter
+        attribute")."""
+        ptr_at = next((i for i, x in enumerate(after_type) if x.data == "ptr"), None)
+        for i, x in enumerate(after_type):
+            what = self.text[x.meta.start_pos:x.meta.end_pos].split()[0]
+            if not entry:
+                msg = (f"'{what}' after a .func parameter's type (ptxas: \"Illegal placement of kernel parameter "
+                       "attribute\")")
+                note = ("write .align before the type (`.param .align 8 .b8 p[8]`); .ptr is for kernel parameters "
+                        "only")
+            elif x.data == "align" and ptr_at is not None and i < ptr_at:
+                msg = "'.align' before '.ptr' after the type: .ptr comes first"
+                note = "write `.param .u64 .ptr .global .align 8 p`, or .align before the type"
+            else:
+                continue
+            self.errors.append((msg, x.meta.line, x.meta.column, (note,)))
+            return
+
+    def param(self, t: Tree, entry: Optional[bool] = True) -> ParsedParam:
+        """A parameter of a kernel (entry True), a .func (False) or a .callprototype (None)."""
         c = t.children
         space = c[0].value[1:]
         align = None
@@ -539,6 +561,7 @@ class _Walker:
         name = None
         dims: List[Optional[int]] = []
         vector = vector_at = type_at = name_at = None
+        after_type: List[Tree] = []  # attributes written after the type
         for x in c[1:]:
             if isinstance(x, Token):
                 if x.type == "TYPE":
@@ -556,11 +579,15 @@ class _Walker:
                 ptr_space = x.children[0].value[1:] if x.children else "generic"
             elif x.data == "array":
                 dims.append(self._dim(x))
+            if not isinstance(x, Token) and x.data in ("align", "ptr", "attribute") and ty is not None:
+                after_type.append(x)
         count = None
         if dims:
             count = 1
             for d in dims:
                 count = None if d is None or count is None else count * d
+        if after_type and entry is not None:  # a .callprototype's parameters take them (ptxas 13.0)
+            self.param_attrs(after_type, entry)
         text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
         return ParsedParam(name or "_", _type_of(ty), ptr_space, align, count if dims else None, None, text,
                            space, SourceLoc("", t.meta.line, t.meta.column), vector, vector_at, type_at, name_at)
@@ -575,6 +602,8 @@ class _Walker:
 
     def decl(self, t: Tree, linkage=(), module_level=False) -> Decl:
         c = t.children
+        if isinstance(c[0], Tree):  # `.align 8 .global .f32 x;`: ptxas 13.0 takes an .align before the space
+            c = [c[1], c[0]] + c[2:]
         space = c[0].value[1:]
         align = vector = vector_at = None
         ty = ""
@@ -592,6 +621,11 @@ class _Walker:
             elif x.data == "align":
                 align = _int_value(x.children[0].value)
                 prefix_end = max(prefix_end, x.meta.end_pos)
+                if ty:  # ptxas 13.0: "Parsing error near '.align': syntax error"
+                    self.errors.append((f"'.align' after the type .{ty}: a declaration's .align goes before its "
+                                        "vector size and type", x.meta.line, x.meta.column,
+                                        (f"write `.{space} .align {x.children[0].value} "
+                                         f"{f'.v{vector} ' if vector else ''}.{ty} ...`",)))
             elif x.data == "ptr":
                 ptr = True
                 prefix_end = max(prefix_end, x.meta.end_pos)
@@ -653,9 +687,9 @@ class _Walker:
             if isinstance(x, Token):
                 name_tok = x
             elif x.data == "ret_params":
-                rets = tuple(self.param(p) for p in x.children)
+                rets = tuple(self.param(p, is_entry) for p in x.children)
             elif x.data == "params":
-                params = tuple(self.param(p) for p in x.children)
+                params = tuple(self.param(p, is_entry) for p in x.children)
             elif x.data == "perf_dir":
                 dirs.append((x.children[0].value, tuple(_int_value(v.value) for v in x.children[1:]),
                              x.meta.line, x.meta.column))
@@ -704,9 +738,9 @@ class _Walker:
             rets = params = ()
             for x in s.children:
                 if isinstance(x, Tree) and x.data == "ret_params":
-                    rets = tuple(self.param(p) for p in x.children)
+                    rets = tuple(self.param(p, None) for p in x.children)
                 elif isinstance(x, Tree) and x.data == "params":
-                    params = tuple(self.param(p) for p in x.children)
+                    params = tuple(self.param(p, None) for p in x.children)
             out.append((m.line, R_PROTO, m.column, m.end_line, (rets, params), self._slice(m)))
         elif d in ("branchtargets", "calltargets"):
             out.append((m.line, R_TARGETS, m.column, m.end_line, d, tuple(x.value for x in s.children),

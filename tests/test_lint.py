@@ -1096,3 +1096,52 @@ def test_a_constant_expression_error_points_at_its_operator_and_says_what_to_wri
     (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
     assert "Integer constant expression expected" in d.message and d.notes, str(d)
     assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith("| 1.0"), str(d)
+
+
+# .align in declarations, as ptxas 13.0 takes it: before the vector size and type, or before the state
+# space; after the type a syntax error. A kernel parameter takes .ptr and .align after its type (not an .align
+# before the .ptr); a .func parameter takes none there ("Illegal placement of kernel parameter attribute").
+# (a module, the code lint gives, or None where ptxas takes it)
+_AHDR = ".version 8.7\n.target sm_90a\n.address_size 64\n"
+ALIGN_CASES = [
+    (".visible .entry k() { .reg .f32 .align 8 %v; ret; }", "PTX-E-SYNTAX"),
+    (".visible .entry k() { .reg .align 8 .f32 %v; ret; }", None),
+    (".visible .entry k() { .local .v2 .f32 .align 16 x[4]; ret; }", "PTX-E-SYNTAX"),
+    (".visible .entry k() { .shared .b8 .align 8 x[16]; ret; }", "PTX-E-SYNTAX"),
+    (".visible .entry k() { .param .b8 .align 8 x[16]; ret; }", "PTX-E-SYNTAX"),
+    (".global .f32 .align 8 g;", "PTX-E-SYNTAX"),
+    (".const .align 8 .f32 g[2];", None),
+    (".align 8 .global .f32 g;", None),
+    (".visible .entry k() { .align 16 .shared .v2 .f32 x[4]; ret; }", None),
+    (".visible .entry k(.param .b8 .align 8 p[8]) { ret; }", None),
+    (".visible .entry k(.param .u64 .ptr .global .align 8 p) { ret; }", None),
+    (".visible .entry k(.param .u64 .align 8 .ptr p) { ret; }", "PTX-E-SYNTAX"),
+    (".func f(.param .b8 .align 8 p[8]) { ret; }", "PTX-E-SYNTAX"),
+    (".func f(.reg .b32 .align 4 r) { ret; }", "PTX-E-SYNTAX"),
+    (".func (.param .u64 .ptr .align 8 r) f() { ret; }", "PTX-E-SYNTAX"),
+    (".func f(.param .align 8 .b8 p[8]) { ret; }", None),
+    (".visible .entry k() { P: .callprototype _ (.param .b8 .align 8 _[8]); ret; }", None),
+]
+
+
+@pytest.mark.parametrize("text, code", ALIGN_CASES, ids=[c[0] for c in ALIGN_CASES])
+def test_align_in_declarations_lints_as_ptxas_takes_it(text, code):
+    assert codes(_AHDR + text) == ([code] if code else []), [str(d) for d in L.lint_ptx(_AHDR + text, "t.ptx")]
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (CUDA toolkit) on PATH")
+@pytest.mark.parametrize("text, code", ALIGN_CASES, ids=[c[0] for c in ALIGN_CASES])
+def test_align_cases_agree_with_ptxas(text, code):
+    assert (gen_cases.run_ptxas(_AHDR + text)["rc"] != 0) == (code is not None)
+
+
+def test_an_align_after_the_type_points_at_the_align_and_the_declaration_still_counts():
+    text = module(".reg .f32 .align 8 %v;\nmov.f32 %v, 0f3F800000;")
+    ds = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+    (d,) = ds  # %v is declared all the same: no "undeclared" error follows
+    line = text.split("\n")[d.loc.line - 1]
+    assert line[d.loc.col - 1:].startswith(".align 8 %v") and "`.reg .align 8 .f32 ...`" in d.notes[0], str(d)
+    text = _AHDR + ".func f(.param .u64 .ptr .global p)\n{\nret;\n}\n"
+    (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+    assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(".ptr .global p"), str(d)
