@@ -1021,6 +1021,8 @@ class _FnCheck:
         # name); empty in most functions, where instructions keep the fast path below
         self.vregs: Dict[int, dict] = {}
         self.calltargets: Dict[str, List[str]] = {}  # `$L: .calltargets f, g;`: '$L' -> ['f', 'g']
+        self.protos_seen: set = set()  # labels of the .callprototype statements read so far
+        self.call_labels: List[tuple] = []  # (label, block, loc, operand index, callee): a call's last operand
         # texmode_independent: tex and tld4 name their sampler ([tex, sampler, coordinates])
         self.independent = res is not None and any(n == "texmode_independent" for n, _ in res.targets)
 
@@ -1062,6 +1064,10 @@ class _FnCheck:
                 elif t == "}":
                     if len(self.stack) > 1:
                         self.stack.pop()
+                elif t.startswith(".callprototype"):
+                    blk_labels = self.labels[self.stack[-1]]
+                    if blk_labels:
+                        self.protos_seen.add(next(reversed(blk_labels)))
                 elif t.startswith((".branchtargets", ".calltargets")):
                     m = _BRANCH_TARGETS.match(t.strip())
                     if m:
@@ -1277,6 +1283,21 @@ class _FnCheck:
                 ctx.add("PTX-E-LABEL", f"branch to undefined label '{name}'", loc,
                         (f"did you mean '{near[0]}'?",) if near else (), len(name))
         self.defined = [(name, loc) for d in self.labels for name, loc in d.items()]
+        for name, blk, sloc, k, callee in self.call_labels:
+            b = blk
+            while b is not None and name not in self.labels[b]:
+                b = self.blocks[b]
+            if b is None:
+                continue  # reported above
+            loc = _tok_loc(ctx, sloc, k)
+            if name in self.calltargets or self.res is not None and (self.fn.name, name) in self.res.protos:
+                what = ".calltargets list" if name in self.calltargets else "prototype"
+                ctx.add("PTX-E-CALL", f"the {what} {name} is declared after the call (ptxas: \"Unknown symbol\")",
+                        loc, (f"declare `{name}: ...` before the call",), len(name))
+            elif isinstance(callee, Reg):
+                ctx.add("PTX-E-CALL", f"'{name}' is a label, not a .callprototype or .calltargets label (ptxas: "
+                                      "\"Call target not recognized\")", loc,
+                        (f"declare `{name}: .callprototype (...) _ (...);` and call through it",), len(name))
 
     # -- instructions
     def sampler(self, ins: Instr, loc):
@@ -1796,8 +1817,15 @@ class _FnCheck:
             return
         callee = ops[k]
         args = ops[k + 1] if k + 1 < len(ops) and type(ops[k + 1]) is CallArgs else CallArgs(())
+        last = ops[-1] if len(ops) > k + 1 and type(ops[-1]) is not CallArgs else None
+        if not self.call_shape(callee, last, loc, k, len(ops) - 1):
+            return
         if type(ops[-1]) is Label and res is not None:
             label = ops[-1].name
+            if label not in self.protos_seen and label not in self.calltargets:
+                # a plain label, or a prototype or .calltargets list declared after the call: at the end
+                self.call_labels.append((label, self.stack[-1], loc, len(ops) - 1, callee))
+                return
             proto = res.protos.get((self.fn.name, label))
             if proto is not None:
                 rets_p, params_p = proto
@@ -1843,6 +1871,44 @@ class _FnCheck:
                              _tok_loc(self.ctx, loc, k), (), len(callee.name))
                 return
             self.call_args(f, rets, args, loc, k)
+
+    def call_shape(self, callee, last, loc, k: int, lk: int) -> bool:
+        """The callee and last operand of a call, as ptxas 13.0 takes them: an indirect call (through a
+        register) names a prototype or .calltargets label last ("Label expected"), through a 32- or 64-bit
+        integer register ("Arguments mismatch" for a floating-point one, "Illegal target" for another size);
+        a direct call (a function's name) names none ("must be register"). False where it reported."""
+        ctx = self.ctx
+        if isinstance(last, Reg):
+            ctx.add("PTX-E-CALL", f"the last operand {last.name} of a call is a register; it is a .callprototype or "
+                                  ".calltargets label (ptxas: \"Label ... expected\")", _tok_loc(ctx, loc, lk),
+                    ("write `call (r), %rd1, (a), proto;` with `proto: .callprototype ...;` declared before",),
+                    len(last.name))
+            return False
+        if isinstance(callee, Sym) and callee.space not in ("func", "?"):
+            ctx.add("PTX-E-CALL", f"'{callee.name}' is a variable, not a function", _tok_loc(ctx, loc, k),
+                    ("call a .func by name, or through a register holding its address",), len(callee.name))
+            return False
+        if isinstance(callee, Reg):
+            t = callee.type
+            if t is not None and (t.bits not in (32, 64) or t.kind not in ("b", "u", "s")):
+                ctx.add("PTX-E-CALL", f"the callee {callee.name} is a .{t.name} register; an indirect call goes "
+                                      "through a .b32/.b64 (.u, .s) register holding the function's address",
+                        _tok_loc(ctx, loc, k), ("mov.u64 %rd1, fn; call ..., %rd1, ..., proto;",), len(callee.name))
+                return False
+            if last is None:
+                ctx.add("PTX-E-CALL", f"an indirect call through {callee.name} names no prototype (ptxas: \"Label "
+                                      "expected\")", _tok_loc(ctx, loc, k),
+                        ("add a .callprototype or .calltargets label as the last operand: "
+                         "`call (r), %rd1, (a), proto;`",), len(callee.name))
+                return False
+        elif isinstance(callee, Sym) and callee.space == "func" and last is not None:
+            name = getattr(last, "name", "")
+            ctx.add("PTX-E-CALL", f"a direct call of {callee.name} names no prototype or .calltargets list (ptxas: "
+                                  "\"must be register\")", _tok_loc(ctx, loc, lk),
+                    (f"drop `, {name}`; or call through a register holding {callee.name}'s address",),
+                    len(name) or 1)
+            return False
+        return True
 
     def call_args(self, f: Function, rets: Optional[CallArgs], args: CallArgs, loc, k, via: Optional[str] = None,
                   any_rets: bool = False):

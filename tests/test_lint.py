@@ -1145,3 +1145,60 @@ def test_an_align_after_the_type_points_at_the_align_and_the_declaration_still_c
     text = _AHDR + ".func f(.param .u64 .ptr .global p)\n{\nret;\n}\n"
     (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
     assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(".ptr .global p"), str(d)
+
+
+# call shapes, as ptxas 13.0 takes them: an indirect call goes through a 32- or 64-bit integer register and
+# names, last, a .callprototype or .calltargets label declared before it; a direct call names none.
+# (the statements before `ret;` in a kernel that has %rd1, %r1, %f1, %h1, .param pa and pr, and a function g;
+# the code lint gives, or None where ptxas takes it)
+_CALL_HEAD = (".version 8.7\n.target sm_90a\n.address_size 64\n"
+              ".func (.param .b32 r) g(.param .b32 x)\n{\nret;\n}\n.visible .entry k()\n{\n"
+              ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n.reg .f32 %f<2>;\n.reg .b16 %h<2>;\n.param .b32 pa;\n"
+              ".param .b32 pr;\n")
+_PROTO = "P: .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+CALL_SHAPE_CASES = [
+    (_PROTO + "call (pr), %rd1, (pa);", "PTX-E-CALL"),
+    (_PROTO + "call (pr), %rd1, (pa), P;", None),
+    (_PROTO + "call (pr), %r1, (pa), P;", None),
+    (_PROTO + "call (pr), g, (pa), P;", "PTX-E-CALL"),
+    ("T: .calltargets g;\ncall (pr), g, (pa), T;", "PTX-E-CALL"),
+    ("call (pr), g, (pa);", None),
+    ("L:\ncall (pr), %rd1, (pa), L;", "PTX-E-CALL"),
+    (_PROTO + "call (pr), %f1, (pa), P;", "PTX-E-CALL"),
+    (_PROTO + "call (pr), %h1, (pa), P;", "PTX-E-CALL"),
+    ("call (pr), %rd1, (pa), P;\n" + _PROTO, "PTX-E-CALL"),
+    ("call (pr), %rd1, (pa), T;\nT: .calltargets g;", "PTX-E-CALL"),
+    ("T: .calltargets g;\ncall (pr), %rd1, (pa), T;", None),
+    (_PROTO + "call (pr), %rd1, (pa), %rd2;", "PTX-E-CALL"),
+    (_PROTO + "call (pr), pa, (pa), P;", "PTX-E-CALL"),
+]
+
+
+def _call_text(body):
+    return _CALL_HEAD + body + "\nret;\n}\n"
+
+
+@pytest.mark.parametrize("body, code", CALL_SHAPE_CASES, ids=[c[0].replace("\n", " ") for c in CALL_SHAPE_CASES])
+def test_call_shapes_lint_as_ptxas_takes_them(body, code):
+    text = _call_text(body)
+    assert codes(text) == ([code] if code else []), [str(d) for d in L.lint_ptx(text, "t.ptx")]
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (CUDA toolkit) on PATH")
+@pytest.mark.parametrize("body, code", CALL_SHAPE_CASES, ids=[c[0].replace("\n", " ") for c in CALL_SHAPE_CASES])
+def test_call_shape_cases_agree_with_ptxas(body, code):
+    text = _call_text(body)
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    if code:
+        assert got["error_line"] in {d.loc.line for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}, got
+
+
+def test_call_shape_errors_point_at_the_operand():
+    for body, at in [(_PROTO + "call (pr), %rd1, (pa);", "%rd1"), (_PROTO + "call (pr), g, (pa), P;", "P;"),
+                     ("L:\ncall (pr), %rd1, (pa), L;", "L;"), ("call (pr), %rd1, (pa), P;\n" + _PROTO, "P;"),
+                     (_PROTO + "call (pr), %f1, (pa), P;", "%f1")]:
+        text = _call_text(body)
+        (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+        assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(at) and d.notes, (body, str(d))
