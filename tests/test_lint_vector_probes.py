@@ -274,10 +274,15 @@ def test_calltargets_diagnostic_names_the_function_and_its_signature():
 @needs_ptxas
 @pytest.mark.parametrize("bad,code,good", CALL_CASES, ids=[c[0].replace("\n", " ") for c in CALL_CASES])
 def test_indirect_call_cases_agree_with_ptxas(bad, code, good):
-    b = cmodule(bad)
-    got = gen_cases.run_ptxas(b)
-    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(b)}, got
-    assert gen_cases.run_ptxas(cmodule(good))["rc"] == 0, gen_cases.run_ptxas(cmodule(good))
+    _bad_and_good_agree_with_ptxas(cmodule(bad), cmodule(good))
+
+
+def _bad_and_good_agree_with_ptxas(bad, good):
+    """ptxas refuses `bad` at a line lint reports, and takes `good`, which lint passes."""
+    got = gen_cases.run_ptxas(bad)
+    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(bad)}, got
+    assert gen_cases.run_ptxas(good)["rc"] == 0, gen_cases.run_ptxas(good)
+    assert errors(good) == []
 
 
 # register and immediate arguments and return values: functions of .param and .reg parameters, called with
@@ -395,11 +400,7 @@ def test_an_integer_immediate_return_value_fails_ptxas():
 @needs_ptxas
 @pytest.mark.parametrize("bad,code,good", REG_CALL_CASES, ids=[c[0].replace("\n", " ") for c in REG_CALL_CASES])
 def test_register_and_immediate_call_cases_agree_with_ptxas(bad, code, good):
-    b = rmodule(bad)
-    got = gen_cases.run_ptxas(b)
-    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(b)}, got
-    assert gen_cases.run_ptxas(rmodule(good))["rc"] == 0, gen_cases.run_ptxas(rmodule(good))
-    assert errors(rmodule(good)) == []
+    _bad_and_good_agree_with_ptxas(rmodule(bad), rmodule(good))
 
 
 # every formal type of .param and .reg parameters, called directly, through a .callprototype and through a
