@@ -59,6 +59,33 @@ def errors(text):
     return [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
 
 
+def _bad_and_good_lint(bad, code, good):
+    """Lint gives `bad` exactly one error, of `code`, and passes `good`."""
+    ds = errors(bad)
+    assert [d.code for d in ds] == [code], [str(d) for d in ds]
+    assert errors(good) == [], [str(d) for d in errors(good)]
+
+
+def _bad_and_good_agree_with_ptxas(bad, good):
+    """ptxas refuses `bad` at a line lint reports, and takes `good`, which lint passes."""
+    got = gen_cases.run_ptxas(bad)
+    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(bad)}, got
+    assert gen_cases.run_ptxas(good)["rc"] == 0, gen_cases.run_ptxas(good)
+    assert errors(good) == []
+
+
+def _matrix_agrees_with_ptxas(text, lines, both):
+    """Every one of `lines` (each once in `text`, one after the other): lint reports an error on it exactly
+    where ptxas rejects it, and more than `both` lines get each verdict."""
+    first = text.split("\n").index(lines[0]) + 1
+    rejected = set(ptxas_rejected(text, "sm_90a"))
+    flagged = {d.loc.line for d in errors(text)}
+    wrong = [(lines[i - first], i in rejected) for i in range(first, first + len(lines))
+             if (i in rejected) != (i in flagged)]
+    assert not wrong, wrong[:20]
+    assert both < len(rejected) < len(lines) - both  # both verdicts are well represented
+
+
 # (body ptxas rejects, the code lint gives it, a body ptxas takes in its place)
 VECTOR_CASES = [
     ("mov.v2.s32 %v2fw0, {%sfw1, %sfw2};", "PTX-E-TYPE", "mov.v2.f32 %v2fw0, {%sfw1, %sfw2};"),
@@ -85,9 +112,7 @@ VECTOR_CASES = [
 
 @pytest.mark.parametrize("bad,code,good", VECTOR_CASES, ids=[c[0] for c in VECTOR_CASES])
 def test_vector_registers_lint_as_ptxas_takes_them(bad, code, good):
-    ds = errors(vmodule(bad))
-    assert [d.code for d in ds] == [code], [str(d) for d in ds]
-    assert errors(vmodule(good)) == [], [str(d) for d in errors(vmodule(good))]
+    _bad_and_good_lint(vmodule(bad), code, vmodule(good))
 
 
 # vector register declarations spelt with comments, without spaces, over lines or with a hex count: lint reads
@@ -162,10 +187,7 @@ def test_vector_register_diagnostics_point_at_the_register():
 @needs_ptxas
 @pytest.mark.parametrize("bad,code,good", VECTOR_CASES, ids=[c[0] for c in VECTOR_CASES])
 def test_vector_register_cases_agree_with_ptxas(bad, code, good):
-    b = vmodule(bad)
-    got = gen_cases.run_ptxas(b)
-    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(b)}, got
-    assert gen_cases.run_ptxas(vmodule(good))["rc"] == 0, gen_cases.run_ptxas(vmodule(good))
+    _bad_and_good_agree_with_ptxas(vmodule(bad), vmodule(good))
 
 
 def _mov_matrix():
@@ -187,13 +209,7 @@ def _mov_matrix():
 def test_mov_vector_type_matrix_agrees_with_ptxas():
     """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
     body = _mov_matrix()
-    text = vmodule("\n".join(body))
-    first = text.split("\n").index(body[0]) + 1
-    rejected = set(ptxas_rejected(text, "sm_90a"))
-    flagged = {d.loc.line for d in errors(text)}
-    wrong = [(body[i - first], i in rejected) for i in range(first, first + len(body)) if (i in rejected) != (i in flagged)]
-    assert not wrong, wrong[:20]
-    assert 100 < len(rejected) < len(body) - 100  # both verdicts are well represented
+    _matrix_agrees_with_ptxas(vmodule("\n".join(body)), body, 100)
 
 
 FUNCS = """.func (.param .b32 r) f1(.param .b32 x) { ret; }
@@ -255,9 +271,7 @@ CALL_CASES = [
 
 @pytest.mark.parametrize("bad,code,good", CALL_CASES, ids=[c[0].replace("\n", " ") for c in CALL_CASES])
 def test_indirect_calls_lint_as_ptxas_takes_them(bad, code, good):
-    ds = errors(cmodule(bad))
-    assert [d.code for d in ds] == [code], [str(d) for d in ds]
-    assert errors(cmodule(good)) == [], [str(d) for d in errors(cmodule(good))]
+    _bad_and_good_lint(cmodule(bad), code, cmodule(good))
 
 
 def test_calltargets_diagnostic_names_the_function_and_its_signature():
@@ -275,14 +289,6 @@ def test_calltargets_diagnostic_names_the_function_and_its_signature():
 @pytest.mark.parametrize("bad,code,good", CALL_CASES, ids=[c[0].replace("\n", " ") for c in CALL_CASES])
 def test_indirect_call_cases_agree_with_ptxas(bad, code, good):
     _bad_and_good_agree_with_ptxas(cmodule(bad), cmodule(good))
-
-
-def _bad_and_good_agree_with_ptxas(bad, good):
-    """ptxas refuses `bad` at a line lint reports, and takes `good`, which lint passes."""
-    got = gen_cases.run_ptxas(bad)
-    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(bad)}, got
-    assert gen_cases.run_ptxas(good)["rc"] == 0, gen_cases.run_ptxas(good)
-    assert errors(good) == []
 
 
 # register and immediate arguments and return values: functions of .param and .reg parameters, called with
@@ -348,9 +354,7 @@ REG_CALL_CASES = [
 
 @pytest.mark.parametrize("bad,code,good", REG_CALL_CASES, ids=[c[0].replace("\n", " ") for c in REG_CALL_CASES])
 def test_register_and_immediate_call_arguments_lint_as_ptxas_takes_them(bad, code, good):
-    ds = errors(rmodule(bad))
-    assert [d.code for d in ds] == [code], [str(d) for d in ds]
-    assert errors(rmodule(good)) == [], [str(d) for d in errors(rmodule(good))]
+    _bad_and_good_lint(rmodule(bad), code, rmodule(good))
 
 
 def _at(text: str, d) -> str:
@@ -442,13 +446,7 @@ def test_call_argument_matrix_agrees_with_ptxas():
     funcs, heads, calls = _call_matrix()
     text = (f".version 8.7\n.target sm_90a\n.address_size 64\n{funcs}.visible .entry k()\n{{\n{VDECLS}{RDECLS}"
             f"{heads}\n" + "\n".join(calls) + "\nret;\n}\n")
-    first = text.split("\n").index(calls[0]) + 1
-    rejected = set(ptxas_rejected(text, "sm_90a"))
-    flagged = {d.loc.line for d in errors(text)}
-    wrong = [(calls[i - first], i in rejected) for i in range(first, first + len(calls))
-             if (i in rejected) != (i in flagged)]
-    assert not wrong, wrong[:20]
-    assert 500 < len(rejected) < len(calls) - 500  # both verdicts are well represented
+    _matrix_agrees_with_ptxas(text, calls, 500)
 
 
 # .param declarations, as ptxas 13.0 takes them: a .pred is a scalar register only ("Predicate type can only
@@ -541,10 +539,4 @@ def _param_matrix():
 def test_param_declaration_matrix_agrees_with_ptxas():
     """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
     body = _param_matrix()
-    text = _PHDR + "\n".join(body) + "\n"
-    first = text.split("\n").index(body[0]) + 1
-    rejected = set(ptxas_rejected(text, "sm_90a"))
-    flagged = {d.loc.line for d in errors(text)}
-    wrong = [(body[i - first], i in rejected) for i in range(first, first + len(body)) if (i in rejected) != (i in flagged)]
-    assert not wrong, wrong[:20]
-    assert 100 < len(rejected) < len(body) - 100  # both verdicts are well represented
+    _matrix_agrees_with_ptxas(_PHDR + "\n".join(body) + "\n", body, 100)
