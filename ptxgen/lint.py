@@ -1065,9 +1065,9 @@ class _FnCheck:
                     if len(self.stack) > 1:
                         self.stack.pop()
                 elif t.startswith(".callprototype"):
-                    blk_labels = self.labels[self.stack[-1]]
-                    if blk_labels:
-                        self.protos_seen.add(next(reversed(blk_labels)))
+                    label = self.last_label()
+                    if label is not None:
+                        self.protos_seen.add(label)
                 elif t.startswith((".branchtargets", ".calltargets")):
                     m = _BRANCH_TARGETS.match(t.strip())
                     if m:
@@ -1078,9 +1078,9 @@ class _FnCheck:
                                 self.uses.append((name, self.stack[-1], st.loc, OPCODE))
                                 continue
                             # the label of `$L: .calltargets f, g;` is the last one defined in this block
-                            blk_labels = self.labels[self.stack[-1]]
-                            if blk_labels:
-                                self.calltargets.setdefault(next(reversed(blk_labels)), []).append(name)
+                            label = self.last_label()
+                            if label is not None:
+                                self.calltargets.setdefault(label, []).append(name)
                             if self.res is not None and name not in self.res.functions:
                                 ctx.add("PTX-E-UNDEFINED", f".calltargets names '{name}', which is not a "
                                                            "declared function", st.loc, (), len(name))
@@ -1258,21 +1258,27 @@ class _FnCheck:
                      _tok_loc(self.ctx, loc, k), (f"for .{et.name} elements write mov.v{n} with {legal}",) if legal else (),
                      len(name))
 
+    def visible(self, name: str, blk: int) -> bool:
+        """Whether label `name` is defined in block `blk` or a block around it."""
+        while blk is not None:
+            if name in self.labels[blk]:
+                return True
+            blk = self.blocks[blk]
+        return False
+
+    def last_label(self) -> Optional[str]:
+        """The label defined last in the current block: that of a `.callprototype` or `.calltargets` just read."""
+        blk_labels = self.labels[self.stack[-1]]
+        return next(reversed(blk_labels)) if blk_labels else None
+
     def finish_labels(self):
         ctx = self.ctx
         defined_anywhere = set()
         for d in self.labels:
             defined_anywhere.update(d)
         for name, blk, sloc, k in self.uses:
-            b = blk
-            found = False
-            while b is not None:
-                if name in self.labels[b]:
-                    found = True
-                    break
-                b = self.blocks[b]
             self.global_uses[name] = self.global_uses.get(name, 0) + 1
-            if found:
+            if self.visible(name, blk):
                 continue
             loc = _tok_loc(ctx, sloc, k)
             if name in defined_anywhere:
@@ -1284,10 +1290,7 @@ class _FnCheck:
                         (f"did you mean '{near[0]}'?",) if near else (), len(name))
         self.defined = [(name, loc) for d in self.labels for name, loc in d.items()]
         for name, blk, sloc, k, callee in self.call_labels:
-            b = blk
-            while b is not None and name not in self.labels[b]:
-                b = self.blocks[b]
-            if b is None:
+            if not self.visible(name, blk):
                 continue  # reported above
             loc = _tok_loc(ctx, sloc, k)
             if name in self.calltargets or self.res is not None and (self.fn.name, name) in self.res.protos:
