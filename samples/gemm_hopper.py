@@ -1093,6 +1093,17 @@ def _kernel(m: pg.Module, cfg: Config):
             k.bra(skip, guard=idle)
         else:
             mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
+        rows_live = wg_live = None
+        if cfg.sk == 1 and cfg.bn <= EPI_COLS:
+            # sk=1 runs where tiles are few, often with a few rows of A against a large B (decode-like):
+            # a warpgroup whose m64 block lies past M issues no wgmma (it still waits for and releases
+            # every stage), and a warp whose 16 rows of the block lie past M stores and adds no partial
+            # (bench/LOG.md round 31: 0.88-0.95x the time at M <= 64)
+            # (the predicates are set where they are used. The 128 x 256 kernel, whose 128 accumulators
+            # leave no register for wg_row, spills 4 bytes with it, so it goes without)
+            wg_row = k.mad(c, WG_M, _mul_const(k, mb, cfg.bm), mode="lo")
+            rows_live = lambda: k.setp("lt", k.mad(warp, 16, wg_row, mode="lo"), M)  # noqa: E731
+            wg_live = lambda: k.setp("lt", wg_row, M)  # noqa: E731
         def mmas(da, db, parts):
             """The k-block's wgmma for the N parts `parts` of every m64 block, k-step by k-step."""
             for step in range(bk // K_STEP):
@@ -1149,9 +1160,17 @@ def _kernel(m: pg.Module, cfg: Config):
         has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
         with k.for_range(kb_lo, kb_hi, name="kb") as kb:
             da, db = stage_descs()
-            k.wgmma_fence()
-            mmas(da, db, all_parts)
-            k.wgmma_commit_group()
+            if wg_live is not None:
+                # fence, wgmma and commit all inside the branch: with the fence outside it ptxas injects a
+                # warpgroup.arrive before the branch's wgmma (C7519)
+                with k.if_(wg_live()):
+                    k.wgmma_fence()
+                    mmas(da, db, all_parts)
+                    k.wgmma_commit_group()
+            else:
+                k.wgmma_fence()
+                mmas(da, db, all_parts)
+                k.wgmma_commit_group()
             if defer:
                 with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
                     flush()
@@ -1193,7 +1212,7 @@ def _kernel(m: pg.Module, cfg: Config):
         elif parked is not None:
             _stream_k_park(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, parked)
         elif walk is not None:
-            _stream_k_fixup(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip)
+            _stream_k_fixup(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, rows_live)
         if storer and not held_pass:
             # pass p: columns h of block j; each pass is one phase of the buffer's barriers. With an
             # even number of passes a tile pass p waits for the buffer with parity p ^ 1; with one pass
@@ -1674,7 +1693,7 @@ def _sk_wait(k, addr, cmp: str, value, name: str):
     k.place(ready)
 
 
-def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip):
+def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip, live=None):
     """Stream-K, after a work item's k-blocks [kb0, kb1) of unit u. An item that stops
     short of the tile's last k-block (kb1 < nk; only the first item of a CTA's streamed range can,
     which it walks right after its whole tiles) stores its accumulators to this CTA's slot of the
@@ -1686,7 +1705,9 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
     anything it could wait for. For each of them one thread waits to acquire the flag and puts it back
     to 0 for the next launch, the warpgroup meets, and every thread adds the partial to its
     accumulators; the epilogue that follows writes C. Whole tiles pass through. `walk` (`_SkWalk`) gives
-    the workspace, this CTA, the streamed tile of unit u and which CTA holds a k-block."""
+    the workspace, this CTA, the streamed tile of unit u and which CTA holds a k-block. `live()` sets a
+    predicate, per warp: whether the warp's rows of the tile lie below M; a warp without any stores and
+    adds no partial (its rows are never written), though it keeps to the flags and barriers."""
     tile = k.sub(u, walk.sk_first)                                     # the unit's tile of the streamed range
     nk, cta = walk.nk, walk.unit0
     t = k.and_(tid, 127)
@@ -1701,7 +1722,11 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
     head = k.setp("lt", kb1, nk)
     with k.if_(head):
         flag, part = slot(cta)
-        _sk_store_partial(k, frag, part)
+        if live is not None:
+            with k.if_(live()):
+                _sk_store_partial(k, frag, part)
+        else:
+            _sk_store_partial(k, frag, part)
         k.bar_sync(wg_bar, 128)
         k.st(flag, 1, pg.u32, sem="release", scope="gpu", guard=signal)
     k.bra(skip, guard=head)
@@ -1715,10 +1740,17 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
             _sk_wait(k, flag, "ne", 0, "sk")
             k.st(flag, 0, pg.u32, sem="relaxed", scope="gpu")
         k.bar_sync(wg_bar, 128)
-        for q in range(groups):
-            v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4, cache="cg")    # L2: the partial is read once
-            for jj in range(4):
-                k.add(frag[4 * q + jj], v[jj], dst=frag[4 * q + jj])
+
+        def add_partial():
+            for q in range(groups):
+                v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4, cache="cg")    # L2: the partial is read once
+                for jj in range(4):
+                    k.add(frag[4 * q + jj], v[jj], dst=frag[4 * q + jj])
+        if live is not None:
+            with k.if_(live()):
+                add_partial()
+        else:
+            add_partial()
         # CTA j - 1 has a part of this tile too while j is past the CTA that holds its first k-block
         again = k.setp("gt", j, lo)
         k.sub(j, 1, dst=j)
