@@ -201,7 +201,7 @@ class _Fast:
         integer = f"(?:{term('INT')})"
         self.TYPE = typ = f"(?:{term('TYPE')})"
         section = f"(?:{term('SECTION_NAME')})"
-        fhex = f"(?:{term('FLOAT_HEX')})"
+        fhex = f"(?:{term('FLOAT_HEX')}|{term('DOUBLE_HEX')})"
         fdec = f"(?:{term('DEC_FLOAT')})"
         sp = "[ \t]*"
         tail = r"[ \t]*(?://[^\n]*)?$"
@@ -377,8 +377,12 @@ class _Walker:
                 return _int_value(t.value)
             if ty == "DEC_FLOAT":
                 return float(t.value)
+            if ty == "DOUBLE_HEX":
+                return _float_value(t.value)[0]
             raise InternalError(f"unexpected token {ty} in a constant expression")
         d = t.data
+        if d == "c_fparen":  # `(0f3F800000)`
+            return _float_value(t.children[0].value)[0]
         if d == "c_un":
             op, v = t.children[0].value, self.expr(t.children[1])
             if op == "-":
@@ -415,9 +419,12 @@ class _Walker:
         return Token("OP", m.group(), pos, line, pos - self.text.rfind("\n", 0, pos))
 
     def imm_syntax(self, t):
-        """Syntax of a cexpr operand: ('f', text) for a bare decimal float, else ('i', value)."""
-        if isinstance(t, Token) and t.type == "DEC_FLOAT":
+        """Syntax of a cexpr operand: ('f', text) for a bare decimal float, 0d literal or `(0f...)` (kept as
+        written, NaN payloads and all), ('f', repr) for another floating-point value, else ('i', value)."""
+        if isinstance(t, Token) and t.type in ("DEC_FLOAT", "DOUBLE_HEX"):
             return ("f", t.value)
+        if isinstance(t, Tree) and t.data == "c_fparen":
+            return ("f", t.children[0].value)
         v = self.expr(t)
         if isinstance(v, float):
             return ("f", repr(v))
@@ -440,8 +447,7 @@ class _Walker:
         if d == "op_imm":
             return self.imm_syntax(c[0])
         if d == "op_symoff":
-            v = self.expr(c[2])
-            return ("s", c[0].value, _wrap64(-v if c[1].value == "-" else v))
+            return ("s", c[0].value, self._int_offset(c[2], c[1]))
         if d == "op_pair":
             return ("|", _atom(c[0]), _atom(c[1]))
         if d == "op_vec_pair":  # tex / tld4 `{d0, d1, d2, d3}|p`
@@ -593,12 +599,35 @@ class _Walker:
                            space, SourceLoc("", t.meta.line, t.meta.column), vector, vector_at, type_at, name_at)
 
     def _dim(self, t: Tree) -> Optional[int]:
+        """An array dimension: ptxas 13.0 takes an integer literal there and no expression (`[2*4]`, `[(8)]`
+        and `[-1]` are syntax errors)."""
         if not t.children:
             return None
-        v = self.expr(t.children[0])
-        if isinstance(v, float) or v < 0:
-            raise _ExprError("an array dimension must be a non-negative integer", None)
-        return v
+        x = t.children[0]
+        if isinstance(x, Token) and x.type == "INT" and "(" not in self.text[t.meta.start_pos:x.start_pos]:
+            return _int_value(x.value)
+        at = x if isinstance(x, Token) else Token("X", "", x.meta.start_pos, x.meta.line, x.meta.column)
+        if "(" in self.text[t.meta.start_pos:at.start_pos]:
+            p = self.text.index("(", t.meta.start_pos)
+            at = Token("X", "(", p, self.text.count("\n", 0, p) + 1, p - self.text.rfind("\n", 0, p))
+        v = self._try_expr(x)
+        val = f"`[{v}]`" if isinstance(v, int) and v >= 0 else "a positive integer such as `[8]`"
+        raise _ExprError("an array dimension must be an integer literal; ptxas takes no expression there (\"syntax "
+                         "error\")", at, (f"write {val}",))
+
+    def _try_expr(self, x):
+        try:
+            return self.expr(x)
+        except _ExprError:
+            return None
+
+    def _int_offset(self, x, sign: Token) -> int:
+        """The value of the integer constant added to a symbol (`table+8`); a floating-point one is an error."""
+        v = self.expr(x)
+        if isinstance(v, float):
+            raise _ExprError("a symbol's offset must be an integer, not a floating-point value (ptxas: \"Integer "
+                             "constant expression expected\")", sign, ("write a byte offset in integers: `table+8`",))
+        return _wrap64(-v if sign.value == "-" else v)
 
     def decl(self, t: Tree, linkage=(), module_level=False) -> Decl:
         c = t.children
@@ -667,8 +696,12 @@ class _Walker:
                 return float(x.value)
             return self.expr(x)
         if d == "init_symbol":
+            if len(c) == 3:
+                self._int_offset(c[2], c[1])
             return ("sym", c[0].value)
         if d == "init_generic":
+            if len(c) == 4:
+                self._int_offset(c[3], c[2])
             return ("sym", c[1].value)
         if d == "init_field":
             return ("field", c[0].value, c[1].value)
@@ -759,8 +792,11 @@ class _Walker:
             i = 1
         opcode = c[i].value
         call = opcode == "call" or opcode.startswith("call.")
-        ops = tuple(self.operand(x) if call or x.data != "op_paren" else self.imm_syntax(x.children[0])
-                    for x in c[i + 1:])
+        if call:  # `(0f3F800000)` is a list of one float in a call, as `(1.5)` is
+            ops = tuple(("c", (self.imm_syntax(x.children[0]),)) if x.data == "op_imm" and
+                        _is_fparen(x.children[0]) else self.operand(x) for x in c[i + 1:])
+        else:
+            ops = tuple(self.operand(x) if x.data != "op_paren" else self.imm_syntax(x.children[0]) for x in c[i + 1:])
         return (m.line, R_INSTR, m.column, m.end_line, guard, opcode, ops)
 
 
@@ -808,6 +844,10 @@ def _binop(op: str, x, y, tok):
     if op == "||":
         return int(bool(x) or bool(y))
     raise InternalError(f"unknown operator {op}")
+
+
+def _is_fparen(t) -> bool:
+    return isinstance(t, Tree) and t.data == "c_fparen"
 
 
 def _atom(t) -> tuple:
@@ -1951,7 +1991,8 @@ _TOKEN_NAMES = {
     "LPAR": "'('", "RPAR": "')'", "COLON": "':'", "VBAR": "'|'", "AT": "'@'", "BANG": "'!'", "EQUAL": "'='",
     "LESSTHAN": "'<'", "MORETHAN": "'>'", "PLUS": "'+'", "MINUS": "'-'", "SINK": "'_'",
     "REG": "a register", "NAME": "a name", "OPCODE": "an opcode", "INT": "an integer",
-    "FLOAT_HEX": "a float literal", "DEC_FLOAT": "a number", "STRING": "a string", "TYPE": "a type",
+    "FLOAT_HEX": "a float literal", "DOUBLE_HEX": "a float literal", "DEC_FLOAT": "a number", "STRING": "a string",
+    "TYPE": "a type",
     "SPACE": "a state space", "PARAM_SPACE": ".param", "VECTOR": "a vector size", "DIRECTIVE": "a directive",
     "SECTION_NAME": "a section name", "LINKAGE": "a linkage directive", "FUNC_KIND": ".entry or .func",
     "$END": "end of file",
@@ -1968,6 +2009,12 @@ def _describe(term: str) -> str:
     except KeyError:
         pass
     return term.lower()
+
+
+@functools.lru_cache(maxsize=None)
+def _f32_hex():
+    """A 0f literal (the grammar's FLOAT_HEX) that ends where the text searched ends."""
+    return re.compile(f"(?:{_lark().get_terminal('FLOAT_HEX').pattern.to_regexp()})(?![0-9A-Za-z_$])")
 
 
 def _at_eof(e) -> bool:
@@ -1988,13 +2035,32 @@ def _syntax_diag(e: lark.exceptions.UnexpectedInput, res: ParseResult) -> Diagno
     span = 1
     if isinstance(e, lark.exceptions.UnexpectedToken):
         tok = e.token
+        src = res.lines[line - 1] if line <= len(res.lines) else ""
+        f32 = _f32_hex()
         if tok.type == "$END":
             msg = "unexpected end of file"
+        elif tok.type == "NAME" and col >= 2 and src[col - 2:col - 1] == "0" and f32.fullmatch("0" + tok.value):
+            # `-0f3F800000`, `1.0+0f3F800000`: where no 0f literal can stand, `0` reads as an integer and the
+            # rest as a name
+            lit = "0" + tok.value
+            msg = f"{lit} inside an expression: a 0f literal stands alone as an operand or in its own parentheses"
+            col -= 1
+            span = len(lit)
+            notes.append(f"write ({lit}): ptxas 13.0 takes `-({lit})` and `2.0*({lit})`")
         else:
             what = _describe(tok.type)
             msg = (f"unexpected {what}" if what.startswith("'") else
                    f"unexpected {what.split(' ', 1)[-1]} '{tok.value}'")
             span = max(len(tok.value), 1)
+            m = None
+            for m in f32.finditer(src, 0, max(col - 1, 0)):
+                pass
+            if m is not None and not src[m.end():col - 1].strip():  # `0f3F800000+1.0`
+                notes.append(f"a 0f literal is no part of an expression but in its own parentheses: write "
+                             f"({m.group()})")
+            elif tok.type == "REG" and tok.value[1:2].isdigit() and "MULOP" in e.expected:  # `7%2`
+                notes.append(f"'%' right before a digit or letter starts a register (ptxas reads {tok.value} as "
+                             f"one): for the remainder write `% {tok.value[1:]}`")
         exp = sorted({_describe(x) for x in e.expected})
         if exp:
             notes.append("expected " + (", ".join(exp[:12]) + (", ..." if len(exp) > 12 else "")))

@@ -289,7 +289,7 @@ def test_redeclaration_is_reported():
 @pytest.mark.parametrize("text,line,col", [
     (HEAD + ".visible .entry k() {\n\tadd.s32 %r1, %r2 %r3;\n}\n", 5, 19),
     (HEAD + ".visible .entry k() {\n\tld.global.u32 %r1, [%rd1-8];\n}\n", 5, 26),
-    (HEAD + ".visible .entry k() {\n\tmov.f32 %f1, -0f3F800000;\n}\n", 5, 17),  # ptxas: near f3F800000
+    (HEAD + ".visible .entry k() {\n\tmov.f32 %f1, -0f3F800000;\n}\n", 5, 16),  # ptxas: near '0f3F800000'
     (HEAD + "add.s32 %r1, %r2, %r3;\n", 4, 1),
     (HEAD + ".visible .entry k() {\n\tret;\n", 5, 6),  # the end of the text
     (HEAD + ".visible .entry k() {\n\tmov.u32 %r1, 1;\n\tmov.u32 %r2 2;\n\tret;\n}\n", 6, 14),

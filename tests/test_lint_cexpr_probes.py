@@ -1,0 +1,142 @@
+"""Constant expressions as ptxas 13.0 takes them, probed spelling by spelling against `lint_ptx`.
+
+What ptxas 13.0 showed (each spelling in a module of its own):
+- a 0d literal is an atom of any expression (`0d3FF8000000000000*2.0`, `-0d3FF8000000000000`,
+  `(0d3FF8000000000000)<1.5`), typed as a decimal float is;
+- a 0f literal is an operand by itself, or an atom of an expression in its own parentheses only:
+  `-(0f3FC00000)`, `2.0*(0f3FC00000)`, `((0f3FC00000))` assemble, `-0f3FC00000`, `1.0+0f3FC00000`,
+  `0f3FC00000*2.0` and `(0f3FC00000+1.0)` are syntax errors;
+- `%` right before a digit or letter starts a register: `7%2` is a syntax error, `7 % 2` and `(7)%(2)` are not;
+- an array dimension is an integer literal (`[8]`, `[0x8]`, `[8U]`); `[2*4]`, `[(8)]`, `[-1]` are syntax
+  errors;
+- a symbol's offset (`g+8`) is an integer ("Integer constant expression expected" for `g+1.5`).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from ptxgen import lint as L
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "differential"))
+import gen_cases  # noqa: E402
+
+F32, F64 = "0f3FC00000", "0d3FF8000000000000"
+ATOMS = ("1", "2U", "1.5", F32, F64, f"({F32})", f"({F64})")
+BINARY = ("+", "*", "/", "%", "<<", "&", "&&", "<", "==")
+UNARY = ("-", "+", "~", "!")
+DECLS = ".reg .pred %p;\n.reg .f32 %f<4>;\n.reg .f64 %fd<4>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n"
+
+
+def _kernel(body: str, pre: str = "") -> str:
+    return (f".version 9.0\n.target sm_90a\n.address_size 64\n.global .b8 g[64];\n{pre}.visible .entry k()\n{{\n"
+            f"{DECLS}{body}\nret;\n}}\n")
+
+
+# where ptxas takes a constant expression: (name, module of an expression)
+CONTEXTS = {
+    "mov.u32": lambda e: _kernel(f"mov.u32 %r1, {e};"),
+    "mov.f32": lambda e: _kernel(f"mov.f32 %f1, {e};"),
+    "add.f64": lambda e: _kernel(f"add.f64 %fd1, %fd2, {e};"),
+    "setp.f32": lambda e: _kernel(f"setp.lt.f32 %p, %f1, {e};"),
+    "vector": lambda e: _kernel(f"mov.v2.f32 {{%f1, %f2}}, {{%f3, {e}}};"),
+    "address": lambda e: _kernel(f"ld.global.u32 %r1, [%rd1+{e}];"),
+    "symbol": lambda e: _kernel(f"mov.u64 %rd1, g+{e};"),
+    "dimension": lambda e: _kernel("", f".global .b8 h[{e}];\n"),
+}
+
+
+def expressions(binary: bool):
+    out = []
+    for a in ATOMS:
+        out.append(a)
+        for u in UNARY:
+            out += [f"{u}{a}", f"{u}({a})"]
+    for x in (F32, F64):
+        out += [f"({x})*2.0", f"-({x})*2.0", f"--({x})", f"-(-({x}))", f"(({x}))", f"-(({x}))", f"({x}+1.0)",
+                f"(-{x})", f"- ( {x} )", f"({x}) - ({x})", f"{x} + {x}", f"(1.0)+({x})"]
+    out += ["7%2", "7 % 2", "(7)%(2)", "7%(2)", "1.5%1.5", "0x10", "(8)", "2*4", "-1", "~0"]
+    if binary:
+        out += [f"{a}{op}{b}" for a in ATOMS for b in ATOMS for op in BINARY]
+    return list(dict.fromkeys(out))
+
+
+def spellings():
+    """(context, expression, module) of every probed spelling: every operator over every atom in the three
+    instruction contexts, atoms, unary operators and nestings everywhere."""
+    out = []
+    for name, make in CONTEXTS.items():
+        for e in expressions(name in ("mov.u32", "mov.f32", "add.f64")):
+            out.append((name, e, make(e)))
+    return out
+
+
+def errors(text):
+    return [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+
+
+# (body, or a module-scope declaration when it starts with '.', that ptxas 13.0 takes)
+ACCEPTED = [
+    "add.f64 %fd1, %fd2, (0d3FF0000000000000);",
+    "add.f64 %fd1, %fd2, 0d3FF0000000000000+1.0;",
+    "add.f32 %f1, %f2, -(0f3F800000);",
+    "mov.f32 %f1, 2.0*(0f3F800000);",
+    "mov.f32 %f1, (0f3F800000);",
+    "mov.f64 %fd1, -0d3FF0000000000000*2.0;",
+    "mov.u32 %r1, (0f3F800000)<(0d3FF0000000000000);",
+    "mov.u32 %r1, 7 % 2;",
+    ".global .f64 h = -(0d3FF0000000000000);",
+]
+
+
+@pytest.mark.parametrize("line", ACCEPTED)
+def test_hexadecimal_floats_in_expressions_lint_clean(line):
+    text = _kernel("", line + "\n") if line.startswith(".") else _kernel(line)
+    assert errors(text) == [], [str(d) for d in errors(text)]
+
+
+# (body, or a declaration, that ptxas 13.0 rejects; the start of the text lint's error points at)
+REJECTED = [
+    ("mov.f32 %f1, -0f3F800000;", "0f3F800000;"),
+    ("mov.f32 %f1, 1.0+0f3F800000;", "0f3F800000;"),
+    ("mov.f32 %f1, 0f3F800000*2.0;", "*2.0"),
+    ("mov.u32 %r1, 7%2;", "%2;"),
+    ("mov.u64 %rd1, g+1.5;", "+1.5"),
+    (".global .b8 h[2*4];", "2*4]"),
+    (".global .b8 h[(8)];", "(8)]"),
+]
+
+
+@pytest.mark.parametrize("line, at", REJECTED)
+def test_expressions_ptxas_rejects_are_errors_at_their_token(line, at):
+    text = _kernel("", line + "\n") if line.startswith(".") else _kernel(line)
+    (d,) = errors(text)
+    assert d.code == "PTX-E-SYNTAX" and d.notes, str(d)
+    assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(at), str(d)
+
+
+def test_a_0f_literal_in_an_expression_gets_a_note_saying_to_parenthesise_it():
+    for body in ("mov.f32 %f1, -0f3F800000;", "mov.f32 %f1, 0f3F800000 + 1.0;"):
+        (d,) = errors(_kernel(body))
+        assert any("(0f3F800000)" in n for n in d.notes), str(d)
+
+
+@pytest.mark.ptxas
+def test_every_probed_spelling_agrees_with_ptxas():
+    cases = spellings()
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as ex:
+        verdicts = list(ex.map(lambda c: gen_cases.run_ptxas(c[2]), cases))
+    wrong = []
+    for (name, e, text), got in zip(cases, verdicts):
+        lines = {d.loc.line for d in errors(text)}
+        if (got["rc"] != 0) != bool(lines) or (got["rc"] != 0 and got["error_line"] not in lines):
+            wrong.append((name, e, got["first_error"]))
+    assert not wrong, (len(wrong), wrong[:20])
+    taken = [c[1] for c, got in zip(cases, verdicts) if got["rc"] == 0]
+    assert len(cases) > 1000 and 300 < len(taken) < len(cases) - 300, (len(cases), len(taken))
+    # both hexadecimal families are among what ptxas takes
+    assert f"-({F32})" in taken and f"{F64}*{F64}" in taken and f"({F32})<({F64})" in taken
