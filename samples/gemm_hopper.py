@@ -1094,11 +1094,11 @@ def _kernel(m: pg.Module, cfg: Config):
         else:
             mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
         rows_live = wg_live = None
-        if cfg.sk == 1 and cfg.bn <= EPI_COLS:
-            # sk=1 runs where tiles are few, often with a few rows of A against a large B (decode-like):
+        if cfg.sk and cfg.bn <= EPI_COLS:
+            # stream-K runs where tiles are few, often with a few rows of A against a large B (decode-like):
             # a warpgroup whose m64 block lies past M issues no wgmma (it still waits for and releases
-            # every stage), and a warp whose 16 rows of the block lie past M stores and adds no partial
-            # (bench/LOG.md round 31: 0.88-0.95x the time at M <= 64)
+            # every stage), and a warp whose 16 rows of the block lie past M stores, reads and adds no
+            # partial (bench/LOG.md round 31, sk=1: 0.88-0.95x the time at M <= 64)
             # (the predicates are set where they are used. The 128 x 256 kernel, whose 128 accumulators
             # leave no register for wg_row, spills 4 bytes with it, so it goes without)
             wg_row = k.mad(c, WG_M, _mul_const(k, mb, cfg.bm), mode="lo")
@@ -1158,34 +1158,40 @@ def _kernel(m: pg.Module, cfg: Config):
         # the item's k-blocks: [ckb0, ckb1) of its tile (at least one) with stream-K, else all of them
         kb_lo, kb_hi = (ckb0, ckb1) if walk is not None else (kb0, nk)
         has_prev = k.setp("ne", nk, 0, bool_op="and", c=signal)
-        with k.for_range(kb_lo, kb_hi, name="kb") as kb:
-            da, db = stage_descs()
-            if wg_live is not None:
-                # fence, wgmma and commit all inside the branch: with the fence outside it ptxas injects a
-                # warpgroup.arrive before the branch's wgmma (C7519)
-                with k.if_(wg_live()):
+
+        def k_loop(mma: bool):
+            """The item's k-blocks; without mma (a warpgroup wholly past M) only the ring's waits and releases."""
+            with k.for_range(kb_lo, kb_hi, name="kb") as kb:
+                da, db = stage_descs()
+                if mma:
                     k.wgmma_fence()
                     mmas(da, db, all_parts)
                     k.wgmma_commit_group()
-            else:
-                k.wgmma_fence()
-                mmas(da, db, all_parts)
-                k.wgmma_commit_group()
-            if defer:
-                with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
-                    flush()
-            if storer and held_pass and not cfg.split_hold:
-                with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
-                    flush()
-            k.wgmma_wait_group(cfg.lag)
-            if cfg.lag:
-                # the previous k-block's stage, read by now (none before the first k-block)
-                _release(k, bars, peer_bars, prev, S,
-                         guard=signal if kb0 else k.setp("ne", kb, kb_lo, bool_op="and", c=signal))
-            else:
-                _release(k, bars, peer_bars, ring.index, S, guard=signal)
-            k.mov(ring.index, dst=prev)
-            ring.advance()
+                if defer:
+                    with k.if_(k.setp("eq", kb, 0, bool_op="and", c=pending)):
+                        flush()
+                if storer and held_pass and not cfg.split_hold:
+                    with k.if_(k.setp("eq", kb, STORER_DEFER_KB, bool_op="and", c=pending)):
+                        flush()
+                k.wgmma_wait_group(cfg.lag)
+                if cfg.lag:
+                    # the previous k-block's stage, read by now (none before the first k-block)
+                    _release(k, bars, peer_bars, prev, S,
+                             guard=signal if kb0 else k.setp("ne", kb, kb_lo, bool_op="and", c=signal))
+                else:
+                    _release(k, bars, peer_bars, ring.index, S, guard=signal)
+                k.mov(ring.index, dst=prev)
+                ring.advance()
+        if wg_live is not None:
+            # one loop for each case, so a live warpgroup's k-blocks carry no test of their own (with the
+            # test in the loop, full tiles ran 1 % slower: bench/LOG.md round 31)
+            live = k.if_else(wg_live())
+            with live.then():
+                k_loop(True)
+            with live.otherwise():
+                k_loop(False)
+        else:
+            k_loop(True)
         k.wgmma_wait_group(0)
         if ring_epi:
             # the last k-block's stage becomes the buffers (the storers release it to the producer);
@@ -1208,9 +1214,9 @@ def _kernel(m: pg.Module, cfg: Config):
             # stream-K: the item's k-blocks are done (a parked or head item has no epilogue to hand off)
             _stamp_item(k, trace, tile_no, tracer)
         if cfg.sk == 3:
-            _stream_k_park_cluster(k, cfg, acc, walk, u, c, tid, ckb0, ckb1, skip, parked, base)
+            _stream_k_park_cluster(k, cfg, acc, walk, u, c, tid, ckb0, ckb1, skip, parked, base, rows_live)
         elif parked is not None:
-            _stream_k_park(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, parked)
+            _stream_k_park(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, parked, rows_live)
         elif walk is not None:
             _stream_k_fixup(k, cfg, acc, walk, u, c, tid, signal, wg_bar, ckb0, ckb1, skip, rows_live)
         if storer and not held_pass:
@@ -1281,11 +1287,13 @@ def _kernel(m: pg.Module, cfg: Config):
             _cluster_phase(k)                             # every part's partial is in its shared memory
             _stream_k_cluster_sum(k, cfg, walk, c, tid, warp, lane, parked, base,
                                   k.cvta(k.ld_param(pcs), "global", to=True), M, N,
-                                  lambda unit: _tile(k, unit, rank, tiles_n, mcs, cl, cfg.group, cfg.serp))
+                                  lambda unit: _tile(k, unit, rank, tiles_n, mcs, cl, cfg.group, cfg.serp),
+                                  rows_live is not None)
         elif parked is not None:
             _stream_k_reduce(k, cfg, walk, c, tid, warp, lane, signal, wg_bar, parked,
                              k.cvta(k.ld_param(pcs), "global", to=True), M, N,
-                             lambda unit: _tile(k, unit, rank, tiles_n, mcs, cl, cfg.group, cfg.serp))
+                             lambda unit: _tile(k, unit, rank, tiles_n, mcs, cl, cfg.group, cfg.serp),
+                             rows_live is not None)
         if trace is not None:
             with k.if_(tracer):
                 _stamp(k, trace, "consumers_done")
@@ -1682,6 +1690,21 @@ def _sk_store_partial(k, frag, part):
         k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
 
 
+def _when(k, live, emit):
+    """emit() under the predicate live() sets, or unconditionally where live is None."""
+    if live is None:
+        emit()
+    else:
+        with k.if_(live()):
+            emit()
+
+
+def _warp_rows_live(k, row0, lane, M):
+    """Whether any of the warp's 16 rows (`_direct_rows`' row0 of this lane, its warp's first row plus
+    lane / 4) lies below M."""
+    return k.setp("lt", k.sub(row0, k.shr(lane, 2)), M)
+
+
 def _sk_wait(k, addr, cmp: str, value, name: str):
     """Spin until the u32 at addr (acquired at gpu scope) compares `cmp` to value; trap after
     SK_WAIT_LIMIT_CYCLES instead of hanging."""
@@ -1722,11 +1745,7 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
     head = k.setp("lt", kb1, nk)
     with k.if_(head):
         flag, part = slot(cta)
-        if live is not None:
-            with k.if_(live()):
-                _sk_store_partial(k, frag, part)
-        else:
-            _sk_store_partial(k, frag, part)
+        _when(k, live, lambda: _sk_store_partial(k, frag, part))
         k.bar_sync(wg_bar, 128)
         k.st(flag, 1, pg.u32, sem="release", scope="gpu", guard=signal)
     k.bra(skip, guard=head)
@@ -1746,24 +1765,21 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
                 v = k.ld(pg.mem(part, q * 128 * 16), pg.f32, vec=4, cache="cg")    # L2: the partial is read once
                 for jj in range(4):
                     k.add(frag[4 * q + jj], v[jj], dst=frag[4 * q + jj])
-        if live is not None:
-            with k.if_(live()):
-                add_partial()
-        else:
-            add_partial()
+        _when(k, live, add_partial)
         # CTA j - 1 has a part of this tile too while j is past the CTA that holds its first k-block
         again = k.setp("gt", j, lo)
         k.sub(j, 1, dst=j)
         k.bra(more, guard=again)
 
 
-def _stream_k_park(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip, parked):
+def _stream_k_park(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip, parked, live=None):
     """Stream-K with sk=2, after a work item's k-blocks [kb0, kb1) of unit u. A part of a split tile (kb0 > 0
     or kb1 < nk) stores its accumulators to this CTA's slot for it (thread-linear 16-byte stores, one
     64 x bn f32 partial per warpgroup; slot 0 for an item that stops short of the tile's last k-block,
     slot 1 for the one that ends the tile), the warpgroup meets, one thread adds 1 to the tile's count at
     gpu scope (release), the tile goes into `parked` (count, two tile registers) and the item ends
-    (branch to `skip`): `_stream_k_reduce` sums it after the walk. Whole tiles pass through."""
+    (branch to `skip`): `_stream_k_reduce` sums it after the walk. Whole tiles pass through. `live()`, as
+    for `_stream_k_fixup`: a warp whose rows lie past M stores nothing."""
     tile = k.sub(u, walk.sk_first)
     nk, cta = walk.nk, walk.unit0
     NC = cfg.consumers
@@ -1772,7 +1788,7 @@ def _stream_k_park(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, k
     split = k.setp("ne", kb0, 0, bool_op="or", c=head)
     with k.if_(split):
         idx = k.mad(k.add(k.shl(cta, 1), k.selp(0, 1, head, type=pg.u32)), NC, c, mode="lo")
-        _sk_store_partial(k, frag, _sk_part(k, cfg, walk, idx, k.and_(tid, 127)))
+        _when(k, live, lambda: _sk_store_partial(k, frag, _sk_part(k, cfg, walk, idx, k.and_(tid, 127))))
         k.bar_sync(wg_bar, 128)
         k.red("add", _sk_word(k, walk, k.mad(tile, NC, c, mode="lo")), 1, type=pg.u32, sem="release",
               scope="gpu", guard=signal)
@@ -1783,7 +1799,8 @@ def _stream_k_park(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, k
     k.bra(skip, guard=split)
 
 
-def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, parked, gc, M, N, tile_rc):
+def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, parked, gc, M, N, tile_rc,
+                     rows_only: bool = False):
     """Stream-K with sk=2, after the walk: for each tile `_stream_k_park` parked, this warpgroup's slice of
     the tile's sum. The tile's parts are CTAs lo .. hi (those whose ranges meet its k-blocks; hi ends the
     tile and parked in slot 1, the others in slot 0); part p = cta - lo of P = hi - lo + 1 takes the
@@ -1795,7 +1812,8 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
     part that brings it to 2P has seen every part finish reading, and puts it back to 0 for the next
     launch. Every part parks all its partials before it
     waits for any, so CTAs that are all resident cannot deadlock. `tile_rc(unit)` gives a unit's
-    (block row, block column)."""
+    (block row, block column). rows_only: a warp whose 16 rows lie past M (which parked nothing) reads
+    nothing either."""
     nk, cta = walk.nk, walk.unit0
     n_parked, tiles = parked
     NC, groups = cfg.consumers, cfg.bn // 8
@@ -1827,11 +1845,12 @@ def _stream_k_reduce(k, cfg: Config, walk, c, tid, warp, lane, signal, wg_bar, p
             qoff = k.cvt(k.shl(q0, 11), pg.u64, pg.u32)
             last = k.add(hi, 1)
             paths = sk2_slice_paths(cfg.bn)
+            rows = _warp_rows_live(k, row, lane, M) if rows_only else None
             for pi, (p_lo, S, B) in enumerate(paths):
                 fits = k.setp("ge", parts, p_lo)
                 if pi + 1 < len(paths):
                     fits = k.setp("lt", parts, paths[pi + 1][0], bool_op="and", c=fits)
-                with k.if_(fits):
+                with k.if_(fits if rows is None else k.and_(fits, rows)):
                     has = [k.setp("gt", nq, qq) for qq in range(S)]
                     acc = [k.mov(0.0, type=pg.f32) for _ in range(4 * S)]
                     with k.for_range(lo, last, B, name=f"sk_j{i}_{S}") as j:
@@ -1888,7 +1907,7 @@ def _sk3_partial(k, cfg: Config, base, c, tid):
     return k.mad(c, WG_M * cfg.bn * 4, k.add(base, k.shl(k.and_(tid, 127), 4)), mode="lo")
 
 
-def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip, parked, base):
+def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip, parked, base, live=None):
     """Stream-K with sk=3, after a work item's k-blocks [kb0, kb1) of unit u. A part of a split tile (the CTA's
     only item: `sk_plan` gives every tile as many parts as a cluster has CTAs, one range each) parks its
     accumulators in the stages, which no load or wgmma uses any more once both consumer warpgroups are
@@ -1901,8 +1920,11 @@ def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip
         k.bar_sync(4, cfg.consumers * 128)               # the other warpgroup's last wgmma has read the ring
         k.fence_proxy_async("shared::cta")               # the stages were written by TMA and read by wgmma
         part = _sk3_partial(k, cfg, base, c, tid)
-        for q in range(len(frag) // 4):
-            k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32, space="shared")
+
+        def park():
+            for q in range(len(frag) // 4):
+                k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32, space="shared")
+        _when(k, live, park)                             # (a warp whose rows lie past M parks nothing)
         # (a walk never has a second split item, but nothing here may reach a wgmma or TMA unfenced)
         k.fence_proxy_async("shared::cta")
         k.mov(k.sub(u, walk.sk_first), dst=tiles[0])
@@ -1910,7 +1932,8 @@ def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip
     k.bra(skip, guard=split)
 
 
-def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base, gc, M, N, tile_rc):
+def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base, gc, M, N, tile_rc,
+                          rows_only: bool = False):
     """Stream-K with sk=3, after the walk and the cluster barrier that follows every part's parking: the
     tile `_stream_k_park_cluster` parked is split between the P CTAs of this cluster, part r = its rank.
     Part r sums the nq = G / P 16-byte accumulator groups [r nq, (r + 1) nq) of every thread's G over the P
@@ -1921,7 +1944,8 @@ def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base
     bench/LOG.md round 23, up to 0.9x the time at 16 parts). The code is unrolled for each P of
     SK3_PARTS (a branch on %cluster_nctarank): the loads of as many CTAs as fill SK3_BATCH_REGS
     registers are in flight together, so the slice costs two round trips through the cluster whatever P
-    is, instead of one per part (round 22: about 0.5 µs each). A cluster size sk_plan never gives traps."""
+    is, instead of one per part (round 22: about 0.5 µs each). A cluster size sk_plan never gives traps.
+    rows_only: a warp whose 16 rows lie past M (which parked nothing) reads nothing either."""
     n_parked, tiles = parked
     groups = cfg.bn // 8
     with k.if_(k.setp("ne", n_parked, 0)):
@@ -1929,13 +1953,14 @@ def _stream_k_cluster_sum(k, cfg: Config, walk, c, tid, warp, lane, parked, base
         mb, nb = tile_rc(k.add(walk.sk_first, tiles[0]))
         row, _, col0, addr, addr8 = _direct_rows(k, gc, N, mb, nb, c, warp, lane, cfg.bn)
         own0 = _sk3_partial(k, cfg, base, c, tid)
+        rows = _warp_rows_live(k, row, lane, M) if rows_only else None
         known = None
         for P in (p for p in SK3_PARTS if p > 1):
             nq = groups // P
             batch = max(1, SK3_BATCH_REGS // (4 * nq))             # CTAs whose loads are in flight together
             this = k.setp("eq", parts, P)
             known = this if known is None else k.or_(known, this)
-            with k.if_(this):
+            with k.if_(this if rows is None else k.and_(this, rows)):
                 q0 = k.mul(r, nq, mode="lo")
                 own = k.add(own0, k.shl(q0, 11))
                 acc = None

@@ -350,6 +350,8 @@ def test_mixed_makespan_matches_a_walk():
     (h.Config("nn", 1, lag=1, hold=0, sk=1, bn=128), 40, 136, 2048, 6),
     (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 120, 4096, 4),
     (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 300, 264, 456, 4),
+    # a few rows: the warps whose rows lie past M park, read and sum nothing
+    (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 24, 120, 4096, 4),
     (h.Config("nt", 1, lag=0, hold=0, sk=2, bn=128), 100, 128, 16384, 10),
     # one tile in 17 parts (sk_grid's pick on 21 CTAs): more parts than the 16 groups, so one part sums
     # nothing, the others one group each, reading the parts 24 at a time (one batch, past the last part);
@@ -420,9 +422,10 @@ def _run_stream_k(cfg, m, n, k, ctas):
 @pytest.mark.parametrize("layout, m, n, k, ctas, want, bn", [
     ("nt", 100, 200, 4096, 4, 4, 256), ("nn", 250, 400, 2048, 8, 2, 256), ("nt", 130, 264, 1280, 12, 2, 256),
     ("nt", 100, 200, 4096, 8, 8, 256), ("nt", 130, 264, 64, 12, 1, 256), ("nt", 100, 512, 16384, 32, 16, 256),
-    ("nt", 100, 120, 4096, 8, 8, 128), ("nn", 200, 128, 2048, 8, 4, 128), ("nt", 100, 256, 16384, 32, 16, 128)],
+    ("nt", 100, 120, 4096, 8, 8, 128), ("nn", 200, 128, 2048, 8, 4, 128), ("nt", 100, 256, 16384, 32, 16, 128),
+    ("nt", 24, 120, 4096, 8, 8, 128)],
     ids=["1-tile-4-parts", "nn-4-tiles-2-parts", "4-tiles-on-12", "1-tile-8-parts", "whole-tiles", "2-tiles-16-parts",
-         "n128-1-tile-8-parts", "n128-nn-2-tiles-4-parts", "n128-2-tiles-16-parts"])
+         "n128-1-tile-8-parts", "n128-nn-2-tiles-4-parts", "n128-2-tiles-16-parts", "n128-24-rows-8-parts"])
 def test_stream_k3_cluster_sum_matches_numpy(layout, m, n, k, ctas, want, bn):
     """sk=3 in the executor, launched as the host launches it (one cluster of P CTAs a tile, sk_plan's
     grid): every part parks its partial in its shared memory, meets its cluster, and sums its slice from
