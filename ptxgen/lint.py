@@ -65,7 +65,8 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                          ".reg .b32 %r<3>; .reg .b32 %r1;", ".reg .b32 %r<3>; .reg .b32 %q1;"),
     "PTX-E-DECL": ("a declaration PTX does not allow (module-scope .reg/.local/.param, a kernel with return "
                    "values, the old .tex space, a type only instructions take: .bf16, .bf16x2, .tf32, and the fp8 "
-                   "types for registers)", ".reg .b32 r;  // at module scope",
+                   "types for registers, an initial value of the wrong kind or where none is allowed: `.global .f32 "
+                   "x = 1;`, `.shared .u32 s = 0;`)", ".reg .b32 r;  // at module scope",
                    ".global .b32 r;"),
     "PTX-E-LABEL": ("a branch (or jump table) to a label that this function does not define where it is visible",
                     "bra $L_done;   // no $L_done:", "bra $L_done; ... $L_done:"),

@@ -331,6 +331,9 @@ class DeclItem:
     dims: Tuple[Optional[int], ...] = ()  # array dimensions, None for `[]`
     init: object = None
     text: str = ""
+    # each value of the initializer in order: (line, column, length, value), the value an int, a float or
+    # "sym" for an address (`sym`, `sym+4`, `generic(sym)`)
+    init_at: Tuple[Tuple[int, int, int, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -674,27 +677,36 @@ class _Walker:
             return DeclItem(name, c[0].column, count=_int_value(c[1].value), text=text)
         dims = []
         init = None
+        at: List[Tuple[int, int, int, object]] = []
         for x in c[1:]:
             if x.data == "array":
                 dims.append(self._dim(x))
             elif x.data == "initializer":
-                init = self.init(x.children[0])
-        return DeclItem(name, c[0].column, None, tuple(dims), init, text)
+                init = self.init(x.children[0], at)
+        return DeclItem(name, c[0].column, None, tuple(dims), init, text, tuple(at))
 
-    def init(self, t):
+    def init(self, t, at: list):
+        """The value of an initializer; each value's (line, column, length, value) goes to `at`."""
         if isinstance(t, Token):
             raise InternalError("bare token initializer")
         d = t.data
         c = t.children
         if d == "init_list":
-            return tuple(self.init(x) for x in c)
+            return tuple(self.init(x, at) for x in c)
+        m = t.meta
+        span = m.end_pos - m.start_pos if m.end_line == m.line else 1
         if d == "init_value":
             x = c[0]
             if isinstance(x, Token) and x.type == "FLOAT_HEX":
-                return _float_value(x.value)[0]
-            if isinstance(x, Token) and x.type == "DEC_FLOAT":
-                return float(x.value)
-            return self.expr(x)
+                v = _float_value(x.value)[0]
+            elif isinstance(x, Token) and x.type == "DEC_FLOAT":
+                v = float(x.value)
+            else:
+                v = self.expr(x)
+            at.append((m.line, m.column, span, v))
+            return v
+        if d in ("init_symbol", "init_generic"):
+            at.append((m.line, m.column, span, "sym"))
         if d == "init_symbol":
             if len(c) == 3:
                 self._int_offset(c[2], c[1])
@@ -891,6 +903,49 @@ def undeclarable_type(name: Optional[str], space: str) -> Optional[Tuple[str, st
     what = "registers" if space == "reg" else "variables"
     return (f".{name} is an instruction type only; {what} cannot be declared with it",
             f"declare .{holder} {what} (.{name} values live in them)")
+
+
+# state spaces whose variables take no initial value (ptxas 13.0: "No initial value is allowed for 'x' in this
+# state space")
+_NO_INIT_SPACES = ("reg", "local", "shared", "param")
+
+
+def initializer_error(space: str, tname: Optional[str], extern: bool, values: Sequence[object], name: str = ""
+                      ) -> Optional[Tuple[str, str, int]]:
+    """(message, note, index of the value it is about) where ptxas 13.0 refuses a variable `name` of state space
+    `space` ('global', 'shared', ...) and type `tname` (without its dot) the initial values `values` (each an
+    int, a float or "sym" for an address, in order), else None. ptxas 13.0 types them: .uN and .sN take
+    integers, .f32 and .f64 floating-point values, .bN either; an address only a .u32 or .u64; .f16 no value
+    ("Initial value type mismatch", "No initial value is allowed for .f16 type"). .f16x2 and .pred values are
+    not checked."""
+    if not values:
+        return None
+    if space in _NO_INIT_SPACES:
+        return (f"a .{space} variable takes no initial value (ptxas: \"No initial value is allowed for '{name}' in "
+                "this state space\")", "give it its value in the code (st, mov), or declare it .global or .const", 0)
+    if extern:
+        return (f"an .extern variable takes no initial value (ptxas: \"No initial value is allowed for external "
+                f"symbol '{name}'\")", "give the initial value where the variable is defined", 0)
+    t = tname or ""
+    if t == "f16":
+        return ("a .f16 variable takes no initial value (ptxas: \"No initial value is allowed for .f16 type\")",
+                "declare it .b16 and give the bit pattern (0x3C00 is 1.0 in .f16)", 0)
+    kind = t[:1]
+    if kind not in "usfb" or not t[1:].isdigit():
+        return None
+    for i, v in enumerate(values):
+        if v == "sym":
+            if t in ("u32", "u64"):
+                continue
+            return (f"an address as the initial value of a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                    "an address is a .u64 value (.u32 too): declare the variable .u64", i)
+        if kind in "us" and isinstance(v, float):
+            return (f"a floating-point initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                    f"write an integer (1, not 1.0); a .b{t[1:]} variable takes either", i)
+        if kind == "f" and not isinstance(v, float):
+            return (f"an integer initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                    f"write a floating-point value (1.0, not 1); a .b{t[1:]} variable takes either", i)
+    return None
 
 
 def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], array: bool, allocated: bool,
@@ -1331,6 +1386,8 @@ class _IRBuilder:
         for it in decl.items:
             count = _count(it)
             extern = "extern" in decl.linkage
+            if decl.space not in ("reg", "sreg", "local", "param", "tex"):  # lint reports those spaces here
+                self.initial_values(decl, it)
             init = it.init
             num_init = None
             if init is not None:
@@ -1448,6 +1505,13 @@ class _IRBuilder:
         else:
             raise InternalError(f"unknown record kind {kind}")
 
+    def initial_values(self, decl: Decl, it: DeclItem):
+        """PTX-E-DECL at the value where ptxas rejects the initializer of `it` (initializer_error)."""
+        bad = initializer_error(decl.space, decl.type, "extern" in decl.linkage, [a[3] for a in it.init_at], it.name)
+        if bad is not None:
+            line, col, span, _v = it.init_at[bad[2]]
+            self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
+
     def declare(self, decl: Decl, line: int):
         sc = self.scope
         sc.cache.clear()  # names cached as undeclared may resolve now
@@ -1455,6 +1519,9 @@ class _IRBuilder:
         bad = undeclarable_type(decl.type, decl.space)
         if bad is not None and decl.items:
             self.error("PTX-E-DECL", bad[0], line, decl.items[0].col, len(decl.items[0].name) or 1, (bad[1],))
+        for it in decl.items:
+            if it.init_at:
+                self.initial_values(decl, it)
         if decl.space == "reg":
             for it in decl.items:
                 if it.count is not None:

@@ -9,7 +9,11 @@ What ptxas 13.0 showed (each spelling in a module of its own):
 - `%` right before a digit or letter starts a register: `7%2` is a syntax error, `7 % 2` and `(7)%(2)` are not;
 - an array dimension is an integer literal (`[8]`, `[0x8]`, `[8U]`); `[2*4]`, `[(8)]`, `[-1]` are syntax
   errors;
-- a symbol's offset (`g+8`) is an integer ("Integer constant expression expected" for `g+1.5`).
+- a symbol's offset (`g+8`) is an integer ("Integer constant expression expected" for `g+1.5`);
+- an initial value has the variable's kind ("Initial value type mismatch"): integers for .uN and .sN,
+  floating-point values (a comparison is an integer) for .f32 and .f64, either for .bN; an address (`g`,
+  `g+4`, `generic(g)`) for .u32 and .u64 only; none for .f16, an .extern variable or one of .reg, .local,
+  .shared or .param ("No initial value is allowed ...").
 """
 from __future__ import annotations
 
@@ -47,6 +51,11 @@ CONTEXTS = {
     "address": lambda e: _kernel(f"ld.global.u32 %r1, [%rd1+{e}];"),
     "symbol": lambda e: _kernel(f"mov.u64 %rd1, g+{e};"),
     "dimension": lambda e: _kernel("", f".global .b8 h[{e}];\n"),
+    "init.u32": lambda e: _kernel("", f".global .u32 h = {e};\n"),
+    "init.f32": lambda e: _kernel("", f".const .f32 h = {e};\n"),
+    "init.b64": lambda e: _kernel("", f".global .b64 h = {e};\n"),
+    "init.f64[]": lambda e: _kernel("", f".global .f64 h[2] = {{1.0, {e}}};\n"),
+    "init.s16 in a body": lambda e: _kernel(f".global .s16 h = {e};"),
 }
 
 
@@ -140,3 +149,48 @@ def test_every_probed_spelling_agrees_with_ptxas():
     assert len(cases) > 1000 and 300 < len(taken) < len(cases) - 300, (len(cases), len(taken))
     # both hexadecimal families are among what ptxas takes
     assert f"-({F32})" in taken and f"{F64}*{F64}" in taken and f"({F32})<({F64})" in taken
+
+
+# (declarations ptxas 13.0 rejects, the start of the text lint's PTX-E-DECL points at, the same declared
+# as ptxas takes it)
+INITIALIZERS = [
+    (".global .f32 h = 1;", "1;", ".global .f32 h = 1.0;"),
+    (".global .f64 h[3] = {1.0, 2.0,\n 3};", "3};", ".global .f64 h[3] = {1.0, 2.0,\n 3.0};"),
+    (".global .f32 h = 1.0<2.0;", "1.0<2.0", ".global .b32 h = 1.0<2.0;"),
+    (".const .u8 h = -(0f3F800000);", "-(0f3F800000)", ".const .b8 h = -(0f3F800000);"),
+    (".global .s32 h[2] = {1, 0d3FF0000000000000};", "0d3FF", ".global .s32 h[2] = {1, 0x3FF};"),
+    (".global .b64 h = generic(g)+4;", "generic(g)+4", ".global .u64 h = generic(g)+4;"),
+    (".global .f16 h = 0x3C00;", "0x3C00", ".global .b16 h = 0x3C00;"),
+    (".extern .global .u32 h = 1;", "1;", ".extern .global .u32 h;"),
+    (".shared .u32 h = 1;", "1;", ".global .u32 h = 1;"),
+]
+
+
+def _decl_module(decl: str, in_body: bool) -> str:
+    return _kernel(decl) if in_body else _kernel("", decl + "\n")
+
+
+@pytest.mark.parametrize("bad, at, good", INITIALIZERS, ids=[c[0] for c in INITIALIZERS])
+def test_initial_values_of_the_wrong_kind_are_errors_at_the_value(bad, at, good):
+    for in_body in (False, True):
+        if in_body and bad.startswith((".extern", ".shared")):
+            continue
+        text = _decl_module(bad, in_body)
+        (d,) = errors(text)
+        assert d.code == "PTX-E-DECL" and d.notes, str(d)
+        assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(at), str(d)
+        assert errors(_decl_module(good, in_body)) == [], [str(x) for x in errors(_decl_module(good, in_body))]
+
+
+def test_registers_local_and_param_variables_take_no_initial_value():
+    for decl in (".reg .f32 %x = 1.0;", ".local .u32 h = 1;", ".param .u32 h = 1;", ".shared .b8 h[2] = {1, 2};"):
+        (d,) = errors(_kernel(decl))
+        assert d.code == "PTX-E-DECL" and "no initial value" in d.message and d.loc.line == 12, str(d)
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("bad, at, good", INITIALIZERS, ids=[c[0] for c in INITIALIZERS])
+def test_initializer_cases_agree_with_ptxas(bad, at, good):
+    got = gen_cases.run_ptxas(_decl_module(bad, False))
+    assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(_decl_module(bad, False))}, got
+    assert gen_cases.run_ptxas(_decl_module(good, False))["rc"] == 0
