@@ -2312,9 +2312,10 @@ def _epi_fence(k):
 
 
 def sample_configs() -> list:
-    """What the sample builds and checks by default: CONFIGS, `choose`'s eleven kernels (128 x 256 tiles with
+    """What the sample builds and checks by default: CONFIGS, `choose`'s twelve kernels (128 x 256 tiles with
     lag 0, 192 x 256 and 192 x 192 tiles, 128 x 256 stream-K (Config.sk 1 and 2 with a workspace, 3 in
-    clusters), the 128-row ones again in 128 x 128 tiles, and 128 x 192 tiles), the
+    clusters), the 128-row ones again in 128 x 128 tiles, 128 x 192 tiles, and 128 x 128 sk=1 in
+    DEEP_STAGES stages), the
     192 x 192 stream-K kernel and the 192 x 192 kernel in clusters of 2 sharing A (nn), so a sanitizer
     run of the sample covers every kind of kernel `choose` can return, both stream-K walks and both ways
     a cluster shares an operand."""
@@ -2519,13 +2520,23 @@ def auto_configs(layout: str = "nt") -> tuple:
     128-row kernels with 128 x 128 tiles (bn=128), which `choose` takes where N leaves the last 256-wide
     tile column at most half used (`narrow`), and last the 128-row kernel in 128 x 192 tiles (one
     m64n192k16 a k-step per consumer, one TMA-stored pass of three 64-column boxes a tile), which
-    `choose` takes where its rounds are the shorter (`tile_width`)."""
+    `choose` takes where its rounds are the shorter (`tile_width`), and the 128 x 128 sk=1 kernel in
+    DEEP_STAGES stages, which `choose` takes for it on small grids (DEEP_GRID)."""
     wide = (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
             Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check(),
             Config(layout, 1, lag=0, hold=0, sk=3).check())
     return wide + tuple(Config(layout, 1, lag=0, hold=0, sk=sk, bn=EPI_COLS).check() for sk in range(4)) + \
-        (Config(layout, 1, lag=0, hold=0, bn=192).check(),)
+        (Config(layout, 1, lag=0, hold=0, bn=192).check(),
+         Config(layout, 1, DEEP_STAGES, lag=0, hold=0, sk=1, bn=EPI_COLS).check())
+
+
+# sk=1 in 128 x 128 tiles on a grid of at most DEEP_GRID x the CTAs runs in DEEP_STAGES stages instead of
+# four (auto_configs' last kernel): each of fewer CTAs draws a larger share of DRAM's bandwidth, so it
+# needs more bytes in flight. bench/LOG.md round 31 (H100, graphs): 0.93-0.98x the time at seven shapes
+# of 8-100 rows on grids of 64 and 72; level on 96 CTAs, 1.00-1.07x slower on 128
+DEEP_STAGES = 6
+DEEP_GRID = 0.6
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -2685,9 +2696,11 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
     autos = auto_configs(layout)
     pick = _choose_wide(m, n, k, autos, int(ctas), l2_bytes)
     if narrow(pick, n):
-        return _auto(autos, bm=BM, bn=EPI_COLS, sk=pick.sk)
-    if pick == autos[0]:
+        pick = _auto(autos, bm=BM, bn=EPI_COLS, sk=pick.sk, stages=STAGES)
+    elif pick == autos[0]:
         return _width_kernels(autos)[tile_width(m, n, int(ctas), autos)]
+    if pick.sk == 1 and pick.bn == EPI_COLS and sk_plan(m, n, k, int(ctas), EPI_COLS, BM, 1)[0] <= DEEP_GRID * ctas:
+        return _auto(autos, bm=BM, bn=EPI_COLS, sk=1, stages=DEEP_STAGES)
     return pick
 
 
@@ -2760,7 +2773,7 @@ def _choose_wide(m: int, n: int, k: int, full, ctas: int, l2_bytes: int) -> Conf
     grid = grid_for(small, m, n, int(ctas))
     if tiles_m * tiles_n < ctas and sk_speedup(m, n, k, int(ctas), full) >= SK_PICK:
         bn, sk = sk_pick(m, n, k, int(ctas))
-        return streamed[sk - 1] if bn == BN else _auto(full, bm=BM, bn=EPI_COLS, sk=sk)
+        return streamed[sk - 1] if bn == BN else _auto(full, bm=BM, bn=EPI_COLS, sk=sk, stages=STAGES)
     split, large_grid = split_for(m, n, int(ctas), large.bn, large.mix)
     # the busiest CTA's rows of 256-column tiles: the 128 x 256 kernel's rounds x 128, against the
     # mixed 192- and 128-row tiles' (3072^2 on 132 SMs: 3 x 128 = 384 against 192 + 128 = 320)

@@ -124,8 +124,11 @@ def test_kernel_structure(module, cfg):
     whole = not cfg.held
     assert cfg.held == (cfg.hold == 1 and (cfg.bm == 128 or (cfg.bm == 192 and cfg.bk == 64)))
     # (lead: the producer also waits, in a 192-row tile, for the release `lead` stages back)
+    # stream-K in 128 x 128 tiles: a second copy of the consumers' k-loop, without wgmma, for a warpgroup
+    # whose rows all lie past M
+    dead_loop = int(bool(cfg.sk) and cfg.bn == h.EPI_COLS)
     assert body.count("mbarrier.try_wait.parity.shared.b64") == \
-        2 + cfg.split_hold + (cfg.bm == 192) + (cfg.lead > 0) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
+        2 + dead_loop + cfg.split_hold + (cfg.bm == 192) + (cfg.lead > 0) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
     # the consumers: bk/16 wgmma per k-block, m64 block and N part (twice with split_hold: the first
     # k-block has its own copy), fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
@@ -927,6 +930,22 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
     assert (h.sk_speedup(m, n, k, 132) >= h.SK_PICK) == streamed or -(-m // 128) * -(-n // 256) >= 132
     # on 32 SMs the 1024^2 problem's 32 tiles fill every SM: nothing to stream
     assert not h.choose(1024, 1024, 8192, "nt", 32).sk
+
+
+@pytest.mark.parametrize("m, n, k, deep", [
+    # sk=1 in 128 x 128 tiles on a grid of at most 0.6 x the CTAs (64 and 72 of 132): six stages
+    (8, 4096, 4096, True), (100, 4096, 4096, True), (8, 3072, 8192, True),
+    # ... but four on 128 or 120 CTAs (bench/LOG.md round 31: six stages there 1.00-1.07x slower)
+    (200, 4096, 4096, False), (8, 8192, 8192, False), (1, 5120, 13824, False)])
+def test_choose_gives_sk1_on_a_small_grid_deeper_stages(m, n, k, deep):
+    for layout in ("nt", "nn"):
+        cfg = h.choose(m, n, k, layout, 132)
+        grid = h.sk_plan(m, n, k, 132, cfg.bn, cfg.bm, cfg.sk)[0]
+        assert (cfg.sk, cfg.bn) == (1, 128) and cfg in h.auto_configs(layout)
+        assert (grid <= h.DEEP_GRID * 132) == deep
+        assert cfg.stages == (h.DEEP_STAGES if deep else h.STAGES)
+        # the same kernel but for its stages
+        assert dataclasses.replace(cfg, stages=h.STAGES) in h.auto_configs(layout)
 
 
 def test_128_wide_stream_k_is_weighed_only_up_to_its_measured_parts():
