@@ -19,6 +19,7 @@ from . import isa_core as C
 from .diag import caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
+from .legality import undeclarable_type
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
@@ -135,7 +136,7 @@ class Module:
         fn = Function(name, self.ir, is_entry=False, linkage=linkage, loc=caller_loc())
         fb = FunctionBuilder(self, fn)
         for rn, rt in rets:
-            ty = fb._type(rt)
+            ty = _param_type(fb._type(rt))
             fn.rets.append(Param(fb._pname(rn), ty))
         self.ir.functions.append(fn)
         return fb
@@ -223,6 +224,14 @@ def _var_type(ty: Type) -> Type:
     if ty.kind in ("fp8", "pred") or ty in (bf16, bf16x2, tf32, e4m3x2, e5m2x2):
         raise _err(f"there are no .{ty.name} variables; declare it with the bit-size type "
                    f".b{max(ty.bits, 8)} instead", "PTX-E-TYPE")
+    return ty
+
+
+def _param_type(ty: Type) -> Type:
+    """A type a parameter may be declared with (legality.undeclarable_type)."""
+    bad = undeclarable_type(ty.name, "param")
+    if bad is not None:
+        raise _err(bad[0], "PTX-E-DECL", (bad[1],))
     return ty
 
 
@@ -372,7 +381,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
 
     def param(self, name: str, type, *, align: Optional[int] = None) -> Param:
         """A scalar parameter: `.param .u32 name`."""
-        p = Param(self._pname(name), self._type(type), align=align)
+        p = Param(self._pname(name), _param_type(self._type(type)), align=align)
         self.fn.params.append(p)
         return p
 

@@ -42,7 +42,7 @@ __all__ = [
     "check", "parse", "covers", "forms", "signatures", "bind", "fragment_regs", "requirement",
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
-    "CODE_MODIFIER", "CODE_MISCOMPILE",
+    "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -1837,3 +1837,32 @@ def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
             if VEC in s.kinds and s.name not in out:
                 out[s.name] = (s.count, s.types[0])
     return out
+
+
+# ------------------------------------------------------------------------------------------ declarations
+# types that only instructions name, with the type that holds their bits. ptxas 13.0 (sm_90a, sm_100a and
+# sm_120a alike) reads the first ones as a syntax error in any declaration; the fp8, fp6 and fp4 ones of
+# INSTRUCTION_ONLY_ALLOCATED in every declaration it allocates ("Type .e4m3 may only be used as an
+# instruction type"): a variable of any state space, a parameter or return value of a function
+# definition, .param or .reg, and an array of them crashes it. A parameter of a function declaration or a
+# .callprototype takes them. Used by the builder (parameters) and the parser (every declaration).
+_INSTRUCTION_ONLY = {"bf16": "b16", "bf16x2": "b32", "tf32": "b32", "e2m3": "b8", "e3m2": "b8", "e2m1": "b8",
+                     "ue8m0": "b8", "ue4m3": "b8", "s2f6x2": "b16"}
+INSTRUCTION_ONLY_ALLOCATED = {"e4m3": "b8", "e5m2": "b8", "e4m3x2": "b16", "e5m2x2": "b16", "e2m3x2": "b16",
+                              "e3m2x2": "b16", "e2m1x2": "b8", "ue8m0x2": "b16", "e4m3x4": "b32", "e5m2x4": "b32"}
+
+
+def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -> Optional[Tuple[str, str]]:
+    """(message, note) where a declaration in `space` ('reg', 'param', 'shared', ...) cannot have the type
+    `name` (without its dot), else None. `allocated`: a variable, or a parameter of a function definition (not
+    of a declaration or .callprototype)."""
+    n = name or ""
+    holder = _INSTRUCTION_ONLY.get(n)
+    if holder is None and allocated:
+        holder = INSTRUCTION_ONLY_ALLOCATED.get(n)
+    if holder is None:
+        return None
+    why = (" (ptxas: syntax error)" if n in _INSTRUCTION_ONLY else
+           f" (ptxas: \"Type .{n} may only be used as an instruction type\")")
+    return (f".{n} is an instruction type only; a .{space} declaration cannot have it{why}",
+            f"write .{holder} instead: .{n} values live in .{holder} {'registers' if space == 'reg' else 'variables'}")

@@ -64,8 +64,9 @@ CODES: Dict[str, Tuple[str, str, str]] = {
     "PTX-E-REDECLARED": ("a name declared twice in one scope",
                          ".reg .b32 %r<3>; .reg .b32 %r1;", ".reg .b32 %r<3>; .reg .b32 %q1;"),
     "PTX-E-DECL": ("a declaration PTX does not allow (module-scope .reg/.local/.param, a kernel with return "
-                   "values, the old .tex space, a type only instructions take: .bf16, .bf16x2, .tf32, and the fp8 "
-                   "types for registers, an initial value of the wrong kind or where none is allowed: `.global .f32 "
+                   "values, the old .tex space, a type only instructions take: .bf16, .bf16x2, .tf32, and the fp8, "
+                   "fp6 and fp4 types for variables and a function definition's parameters, an initial value of the "
+                   "wrong kind or where none is allowed: `.global .f32 "
                    "x = 1;`, `.shared .u32 s = 0;`)", ".reg .b32 r;  // at module scope",
                    ".global .b32 r;"),
     "PTX-E-LABEL": ("a branch (or jump table) to a label that this function does not define where it is visible",
@@ -2211,7 +2212,8 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
     for v in m.vars:
         bad = undeclarable_type(v.type.name if v.type is not None else None, v.space)
         if bad is not None:
-            ctx.add("PTX-E-DECL", bad[0], v.loc, (bad[1],), len(v.name))
+            tloc = getattr(v, "type_loc", None)
+            ctx.add("PTX-E-DECL", bad[0], tloc or v.loc, (bad[1],), len(v.type.name) + 1 if tloc else len(v.name))
         if v.space == "tex":
             ctx.add("PTX-E-DECL", f"the .tex state space is gone since PTX ISA 1.5 ({v.name})", v.loc,
                     (f"declare it as `.global .texref {v.name};`",), len(v.name))

@@ -33,6 +33,7 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
+from .legality import INSTRUCTION_ONLY_ALLOCATED, undeclarable_type
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -143,6 +144,7 @@ class ParsedVar(Var):
     """A module-scope variable as written; `decl()` prints the original declaration."""
 
     text: str = ""
+    type_loc: Optional[SourceLoc] = None  # where its type is written
 
     def decl(self) -> str:
         return self.text
@@ -349,6 +351,7 @@ class Decl:
     ptr: bool = False
     prefix: str = ""  # the text before the names: `.global .align 4 .b8`
     vector_at: Optional[Tuple[int, int]] = None  # (line, column) of the `.vN` token
+    type_at: Optional[Tuple[int, int]] = None  # (line, column) of the type token
 
 
 @dataclass(frozen=True)
@@ -637,7 +640,7 @@ class _Walker:
         if isinstance(c[0], Tree):  # `.align 8 .global .f32 x;`: ptxas 13.0 takes an .align before the space
             c = [c[1], c[0]] + c[2:]
         space = c[0].value[1:]
-        align = vector = vector_at = None
+        align = vector = vector_at = type_at = None
         ty = ""
         ptr = False
         items = []
@@ -646,6 +649,7 @@ class _Walker:
             if isinstance(x, Token):
                 if x.type == "TYPE":
                     ty = x.value[1:]
+                    type_at = (x.line, x.column)
                     prefix_end = x.end_pos
                 elif x.type == "VECTOR":
                     vector = int(x.value[2:])
@@ -667,7 +671,7 @@ class _Walker:
                 items.append(self.var_item(x))
         start = t.meta.start_pos
         prefix = " ".join(self.text[start:prefix_end].split())
-        return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix, vector_at)
+        return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix, vector_at, type_at)
 
     def var_item(self, t: Tree) -> DeclItem:
         c = t.children
@@ -887,24 +891,6 @@ def _pos(tok, tree) -> Tuple[int, int]:
 _TYPE_CACHE: Dict[str, Type] = {}
 
 
-# types that only instructions name: ptxas 13.0 refuses them in declarations (a syntax error for the first
-# three anywhere; "may only be used as an instruction type" for the fp8 ones in .reg), with the type that
-# holds their bits
-_INSTRUCTION_ONLY = {"bf16": "b16", "bf16x2": "b32", "tf32": "b32"}
-_INSTRUCTION_ONLY_REG = {"e4m3": "b8", "e5m2": "b8", "e4m3x2": "b16", "e5m2x2": "b16"}
-
-
-def undeclarable_type(name: Optional[str], space: str) -> Optional[Tuple[str, str]]:
-    """(message, note) where a declaration in `space` ('reg', 'shared', ...) cannot have the type `name`
-    (without its dot), else None."""
-    holder = _INSTRUCTION_ONLY.get(name or "") or (_INSTRUCTION_ONLY_REG.get(name or "") if space == "reg" else None)
-    if holder is None:
-        return None
-    what = "registers" if space == "reg" else "variables"
-    return (f".{name} is an instruction type only; {what} cannot be declared with it",
-            f"declare .{holder} {what} (.{name} values live in them)")
-
-
 # state spaces whose variables take no initial value (ptxas 13.0: "No initial value is allowed for 'x' in this
 # state space")
 _NO_INIT_SPACES = ("reg", "local", "shared", "param")
@@ -955,8 +941,11 @@ def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], a
     parameter); `allocated`: a definition's parameter or a .param variable of a body, which ptxas allocates,
     not one of a declaration or .callprototype. None too for a type no declaration takes (undeclarable_type
     reports it)."""
-    if undeclarable_type(tname, space) is not None:
+    if undeclarable_type(tname, space, allocated) is not None:
         return None
+    if vector is not None and tname in INSTRUCTION_ONLY_ALLOCATED:
+        return (f".v{vector} .{tname}: a vector of an instruction-only type (ptxas: \"Vector type only allowed over "
+                "basic types\")", f"declare .v{vector} .{INSTRUCTION_ONLY_ALLOCATED[tname]}", "vector")
     if entry and space == "reg":
         return (f"kernel parameter {name} must be in the .param state space (ptxas: \"Entry parameter must have "
                 ".param state space\")", "declare it `.param` (.reg parameters are for .func only)", "name")
@@ -1001,8 +990,8 @@ def _type_of(name: Optional[str]) -> Optional[Type]:
             if bits is None:
                 digits = re.findall(r"\d+", name)
                 bits = 8 if name.startswith(("e", "ue", "s2f6")) else int(digits[-1]) if digits else 32
-                if name.endswith("x2"):
-                    bits *= 2
+                if name.endswith(("x2", "x4")):
+                    bits *= int(name[-1])
             kind = "opaque" if name in ("texref", "samplerref", "surfref") else "fp8"
             t = _TYPE_CACHE[name] = Type(name, bits, kind, None, None)
         return t
@@ -1397,7 +1386,8 @@ class _IRBuilder:
             linkage = next((x for x in decl.linkage if x != "extern"), "")
             text = f"{' '.join('.' + x for x in decl.linkage)} {decl.prefix} {it.text};".strip()
             v = ParsedVar(it.name, decl.space, ty, count, decl.align, extern, num_init, linkage,
-                          self.loc(line, it.col), text)
+                          self.loc(line, it.col), text,
+                          self.loc(*decl.type_at) if decl.type_at is not None else None)
             self.module.vars.append(v)
             if it.name in self.module_vars or it.name in self.res.functions:
                 self.error("PTX-E-REDECLARED", f"'{it.name}' is already defined", line, it.col, len(it.name))
@@ -1431,7 +1421,7 @@ class _IRBuilder:
     def param_shape(self, p: ParsedParam, allocated: bool, entry: bool = False):
         """PTX-E-DECL where ptxas rejects the shape of parameter `p` (param_shape_error)."""
         tname = p.type.name if p.type is not None else None
-        bad = undeclarable_type(tname, p.space)
+        bad = undeclarable_type(tname, p.space, allocated)
         if bad is not None and p.type_at is not None:
             self.error("PTX-E-DECL", bad[0], p.type_at[0], p.type_at[1], len(tname or "") + 1, (bad[1],))
             return
@@ -1518,7 +1508,8 @@ class _IRBuilder:
         ty = _type_of(decl.type)
         bad = undeclarable_type(decl.type, decl.space)
         if bad is not None and decl.items:
-            self.error("PTX-E-DECL", bad[0], line, decl.items[0].col, len(decl.items[0].name) or 1, (bad[1],))
+            at = decl.type_at or (line, decl.items[0].col)
+            self.error("PTX-E-DECL", bad[0], at[0], at[1], len(decl.type) + 1, (bad[1],))
         for it in decl.items:
             if it.init_at:
                 self.initial_values(decl, it)
@@ -1934,7 +1925,7 @@ def _fast_decl(f: _Fast, m, line: str, lineno: int) -> tuple:
     space = m.group(2).split(None, 1)[0][1:]
     decl = Decl(space, ty, tuple(items), _int_value(align.split()[-1]) if align else None,
                 int(m.group(4)[2:]) if m.group(4) else None, (), False, prefix,
-                (lineno, m.start(4) + 1) if m.group(4) else None)
+                (lineno, m.start(4) + 1) if m.group(4) else None, (lineno, m.start(5) + 1))
     text = line[start:m.end(7)] + ";"
     return (lineno, R_DECL, start + 1, lineno, decl, text)
 

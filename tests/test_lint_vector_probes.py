@@ -74,11 +74,11 @@ def _bad_and_good_agree_with_ptxas(bad, good):
     assert errors(good) == []
 
 
-def _matrix_agrees_with_ptxas(text, lines, both):
+def _matrix_agrees_with_ptxas(text, lines, both, arch="sm_90a"):
     """Every one of `lines` (each once in `text`, one after the other): lint reports an error on it exactly
-    where ptxas rejects it, and more than `both` lines get each verdict."""
+    where ptxas (for `arch`) rejects it, and more than `both` lines get each verdict."""
     first = text.split("\n").index(lines[0]) + 1
-    rejected = set(ptxas_rejected(text, "sm_90a"))
+    rejected = set(ptxas_rejected(text, arch))
     flagged = {d.loc.line for d in errors(text)}
     wrong = [(lines[i - first], i in rejected) for i in range(first, first + len(lines))
              if (i in rejected) != (i in flagged)]
@@ -540,3 +540,102 @@ def test_param_declaration_matrix_agrees_with_ptxas():
     """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
     body = _param_matrix()
     _matrix_agrees_with_ptxas(_PHDR + "\n".join(body) + "\n", body, 100)
+
+
+# fp8, fp6 and fp4 types in declarations, as ptxas 13.0 takes them at sm_90a, sm_100a and sm_120a alike:
+# .e4m3, .e5m2 and the packed .e4m3x2, .e5m2x2, .e2m3x2, .e3m2x2, .e2m1x2, .ue8m0x2, .e4m3x4, .e5m2x4 "may only
+# be used as an instruction type" wherever ptxas allocates the declaration: a .reg, .param, .local, .shared,
+# .global or .const variable, a parameter or return value of a kernel or function definition (.param or
+# .reg); an array of them crashes ptxas. A function declaration's or a .callprototype's parameters take them
+# (a vector of them: "Vector type only allowed over basic types"). .e2m3, .e3m2, .e2m1, .ue8m0, .ue4m3 and
+# .s2f6x2, like .bf16 and .tf32, are a syntax error in any declaration.
+FP8_ALLOCATED = ("e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2", "ue8m0x2", "e4m3x4", "e5m2x4")
+FP8_SYNTAX = ("e2m3", "e3m2", "e2m1", "ue8m0", "ue4m3", "s2f6x2")
+_F8HDR = ".version 9.0\n.target {}\n.address_size 64\n"
+
+# (a module after the header, the code lint gives, or None where ptxas takes it)
+FP8_DECL_CASES = [
+    (".visible .entry k(.param .e4m3 x) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .param .e5m2 x; ret; }", "PTX-E-DECL"),
+    (".func f(.param .e4m3x2 x) { ret; }", "PTX-E-DECL"),
+    (".func (.param .e2m1x2 r) f() { ret; }", "PTX-E-DECL"),
+    (".func f(.reg .ue8m0x2 x) { ret; }", "PTX-E-DECL"),
+    (".global .e4m3 g;", "PTX-E-DECL"),
+    (".const .e5m2x2 c;", "PTX-E-DECL"),
+    (".visible .entry k() { .shared .e3m2x2 s; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .local .e4m3x4 l; ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .e2m1 x) { ret; }", "PTX-E-DECL"),
+    (".extern .func f(.param .e4m3 x);", None),
+    (".extern .func f(.reg .e5m2x2 x);", None),
+    (".extern .func (.param .e4m3x4 r) f(.param .e2m3x2 x[2]);", None),
+    (".visible .entry k() { P: .callprototype (.param .e5m2 r) _ (.reg .e4m3 x, .param .ue8m0x2 y); ret; }", None),
+    (".extern .func f(.param .v2 .e4m3 x);", "PTX-E-DECL"),
+    (".extern .func f(.param .e2m1 x);", "PTX-E-DECL"),
+    (".visible .entry k(.param .b8 x) { .param .b16 y; ret; }", None),
+]
+
+
+@pytest.mark.parametrize("text,code", FP8_DECL_CASES, ids=[c[0] for c in FP8_DECL_CASES])
+def test_fp8_declarations_lint_as_ptxas_takes_them(text, code):
+    ds = errors(_F8HDR.format("sm_90a") + text)
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", FP8_DECL_CASES, ids=[c[0] for c in FP8_DECL_CASES])
+def test_fp8_declaration_cases_agree_with_ptxas(text, code):
+    """ptxas rejects each case lint gives an error, at the line of that error, and takes the others."""
+    text = _F8HDR.format("sm_90a") + text
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+
+
+def test_fp8_declaration_errors_point_at_the_type_and_say_what_to_write():
+    text = _F8HDR.format("sm_90a") + (".global .e4m3x4 g;\n.visible .entry k(.param .u64 a,\n  .param .e4m3 f)\n"
+                                      "{\n  .param /* c */ .e5m2x2 h;\n  .reg .e2m1x2 %r<3>;\n  .local .e4m3 l[4];\n"
+                                      "ret;\n}\n")
+    ds = errors(text)
+    got = [(d.loc.line, text.split("\n")[d.loc.line - 1][d.loc.col - 1:][:8], d.notes[0].split(":")[0]) for d in ds]
+    assert got == [(4, ".e4m3x4 ", "write .b32 instead"), (6, ".e4m3 f)", "write .b8 instead"),
+                   (8, ".e5m2x2 ", "write .b16 instead"), (9, ".e2m1x2 ", "write .b8 instead"),
+                   (10, ".e4m3 l[", "write .b8 instead")], [str(d) for d in ds]
+    assert all(d.code == "PTX-E-DECL" and "may only be used as an instruction type" in d.message for d in ds)
+
+
+def test_the_builder_refuses_fp8_parameters_with_the_same_rule():
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("k")
+    with pytest.raises(pg.BuildError, match=r"\.e4m3 is an instruction type only") as e:
+        k.param("x", "e4m3")
+    assert e.value.code == "PTX-E-DECL" and "write .b8" in e.value.notes[0]
+    with pytest.raises(pg.BuildError, match=r"\.e5m2x2 is an instruction type only"):
+        m.func("f", rets=[("r", "e5m2x2")])
+    k.param("y", "b8")
+
+
+def _fp8_matrix():
+    """Each type in each place, one line each: module variables, kernel and .func parameters, return
+    parameters, variables of a body, a declaration's and a prototype's parameters (arrays only there, where
+    ptxas does not crash), vectors."""
+    lines = []
+    for i, t in enumerate(FP8_ALLOCATED + FP8_SYNTAX + ("b8", "b16", "f16")):
+        lines += [f".global .{t} gv{i};", f".shared .{t} sv{i};", f".const .{t} cv{i};",
+                  f".func f{i}(.param .{t} x) {{ ret; }}", f".func (.param .{t} r) g{i}() {{ ret; }}",
+                  f".func h{i}(.reg .{t} x) {{ ret; }}", f".visible .entry k{i}(.param .{t} x) {{ ret; }}",
+                  f".extern .func e{i}(.param .{t} x, .reg .{t} y, .param .{t} z[2]);",
+                  f".extern .func (.reg .{t} r) d{i}();", f".extern .func v{i}(.param .v2 .{t} x);"]
+        lines += [f".visible .entry {s}{i}() {{ .{s} .{t} x; ret; }}" for s in ("reg", "param", "local", "shared")]
+        lines.append(f".visible .entry c{i}() {{ P: .callprototype (.param .{t} r) _ (.param .{t} x[2]); ret; }}")
+    return lines
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a", "sm_120a"])
+def test_fp8_declaration_matrix_agrees_with_ptxas(arch):
+    """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    body = _fp8_matrix()
+    _matrix_agrees_with_ptxas(_F8HDR.format(arch) + "\n".join(body) + "\n", body, 40, arch)
