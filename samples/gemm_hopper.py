@@ -2312,10 +2312,10 @@ def _epi_fence(k):
 
 
 def sample_configs() -> list:
-    """What the sample builds and checks by default: CONFIGS, `choose`'s twelve kernels (128 x 256 tiles with
+    """What the sample builds and checks by default: CONFIGS, `choose`'s fourteen kernels (128 x 256 tiles with
     lag 0, 192 x 256 and 192 x 192 tiles, 128 x 256 stream-K (Config.sk 1 and 2 with a workspace, 3 in
-    clusters), the 128-row ones again in 128 x 128 tiles, 128 x 192 tiles, and 128 x 128 sk=1 in
-    DEEP_STAGES stages), the
+    clusters), the 128-row ones again in 128 x 128 tiles, 128 x 192 tiles, and the 128 x 128
+    stream-K kernels in DEEP_STAGES stages), the
     192 x 192 stream-K kernel and the 192 x 192 kernel in clusters of 2 sharing A (nn), so a sanitizer
     run of the sample covers every kind of kernel `choose` can return, both stream-K walks and both ways
     a cluster shares an operand."""
@@ -2520,23 +2520,25 @@ def auto_configs(layout: str = "nt") -> tuple:
     128-row kernels with 128 x 128 tiles (bn=128), which `choose` takes where N leaves the last 256-wide
     tile column at most half used (`narrow`), and last the 128-row kernel in 128 x 192 tiles (one
     m64n192k16 a k-step per consumer, one TMA-stored pass of three 64-column boxes a tile), which
-    `choose` takes where its rounds are the shorter (`tile_width`), and the 128 x 128 sk=1 kernel in
-    DEEP_STAGES stages, which `choose` takes for it on small grids (DEEP_GRID)."""
+    `choose` takes where its rounds are the shorter (`tile_width`), and the three 128 x 128 stream-K
+    kernels in DEEP_STAGES stages, which `choose` takes for them on small grids (DEEP_GRID)."""
     wide = (Config(layout, 1, lag=0).check(), Config(layout, 1, 3, group=16, bm=192, kdir=1, serp=1).check(),
             Config(layout, 1, 3, group=16, bm=192, bn=192, producer=0, lwarp=1).check(),
             Config(layout, 1, lag=0, hold=0, sk=1).check(), Config(layout, 1, lag=0, hold=0, sk=2).check(),
             Config(layout, 1, lag=0, hold=0, sk=3).check())
     return wide + tuple(Config(layout, 1, lag=0, hold=0, sk=sk, bn=EPI_COLS).check() for sk in range(4)) + \
-        (Config(layout, 1, lag=0, hold=0, bn=192).check(),
-         Config(layout, 1, DEEP_STAGES, lag=0, hold=0, sk=1, bn=EPI_COLS).check())
+        (Config(layout, 1, lag=0, hold=0, bn=192).check(),) + \
+        tuple(Config(layout, 1, DEEP_STAGES, lag=0, hold=0, sk=sk, bn=EPI_COLS).check() for sk in (1, 2, 3))
 
 
-# sk=1 in 128 x 128 tiles on a grid of at most DEEP_GRID x the CTAs runs in DEEP_STAGES stages instead of
-# four (auto_configs' last kernel): each of fewer CTAs draws a larger share of DRAM's bandwidth, so it
-# needs more bytes in flight. bench/LOG.md round 31 (H100, graphs): 0.93-0.98x the time at seven shapes
-# of 8-100 rows on grids of 64 and 72; level on 96 CTAs, 1.00-1.07x slower on 128
+# Stream-K in 128 x 128 tiles on a grid of at most DEEP_GRID x the CTAs runs in DEEP_STAGES stages instead
+# of four (auto_configs' last three kernels): each of fewer CTAs draws a larger share of DRAM's bandwidth,
+# so it needs more bytes in flight. bench/LOG.md round 31 (H100, graphs), sk=1: 0.93-0.98x the time at
+# seven shapes of 8-100 rows on grids of 64 and 72, level on 96 CTAs, 1.00-1.07x slower on 128; sk=2 and
+# 3 only where a CTA walks at least DEEP_KBLOCKS k-blocks (0.95-0.98x at 16-32; 1.00-1.05x at 8)
 DEEP_STAGES = 6
 DEEP_GRID = 0.6
+DEEP_KBLOCKS = 16
 
 
 # 192 x 192 tiles read 1/6 more operand bytes from shared memory per FLOP than 192 x 256 ones: `choose`
@@ -2699,8 +2701,11 @@ def choose(m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, l2_bytes
         pick = _auto(autos, bm=BM, bn=EPI_COLS, sk=pick.sk, stages=STAGES)
     elif pick == autos[0]:
         return _width_kernels(autos)[tile_width(m, n, int(ctas), autos)]
-    if pick.sk == 1 and pick.bn == EPI_COLS and sk_plan(m, n, k, int(ctas), EPI_COLS, BM, 1)[0] <= DEEP_GRID * ctas:
-        return _auto(autos, bm=BM, bn=EPI_COLS, sk=1, stages=DEEP_STAGES)
+    if pick.sk and pick.bn == EPI_COLS:
+        grid = sk_plan(m, n, k, int(ctas), EPI_COLS, BM, pick.sk)[0]
+        kblocks = -(-m // BM) * -(-n // EPI_COLS) * -(-k // BK)
+        if grid <= DEEP_GRID * ctas and (pick.sk == 1 or kblocks >= DEEP_KBLOCKS * grid):
+            return _auto(autos, bm=BM, bn=EPI_COLS, sk=pick.sk, stages=DEEP_STAGES)
     return pick
 
 

@@ -932,17 +932,23 @@ def test_choose_streams_k_where_few_tiles_leave_sms_idle(m, n, k, bn, sk):
     assert not h.choose(1024, 1024, 8192, "nt", 32).sk
 
 
-@pytest.mark.parametrize("m, n, k, deep", [
-    # sk=1 in 128 x 128 tiles on a grid of at most 0.6 x the CTAs (64 and 72 of 132): six stages
-    (8, 4096, 4096, True), (100, 4096, 4096, True), (8, 3072, 8192, True),
+@pytest.mark.parametrize("m, n, k, sk, deep", [
+    # stream-K in 128 x 128 tiles on a grid of at most 0.6 x the CTAs (64 and 72 of 132): six stages
+    (8, 4096, 4096, 1, True), (100, 4096, 4096, 1, True), (8, 3072, 8192, 1, True),
     # ... but four on 128 or 120 CTAs (bench/LOG.md round 31: six stages there 1.00-1.07x slower)
-    (200, 4096, 4096, False), (8, 8192, 8192, False), (1, 5120, 13824, False)])
-def test_choose_gives_sk1_on_a_small_grid_deeper_stages(m, n, k, deep):
+    (200, 4096, 4096, 1, False), (8, 8192, 8192, 1, False), (1, 5120, 13824, 1, False),
+    # sk=2 and 3 where each CTA walks at least 16 k-blocks (32 and 16, 28 and 32)
+    (8, 1024, 16384, 3, True), (32, 2048, 4096, 3, True), (16, 512, 32768, 2, True), (32, 256, 65536, 2, True),
+    # ... but not over 8 (1.00-1.05x slower), nor on 96 or 108 CTAs
+    (16, 1024, 2048, 3, False), (100, 1024, 4096, 2, False), (48, 1536, 12288, 3, False),
+    (768, 256, 65536, 2, False)])
+def test_choose_gives_stream_k_on_a_small_grid_deeper_stages(m, n, k, sk, deep):
     for layout in ("nt", "nn"):
         cfg = h.choose(m, n, k, layout, 132)
         grid = h.sk_plan(m, n, k, 132, cfg.bn, cfg.bm, cfg.sk)[0]
-        assert (cfg.sk, cfg.bn) == (1, 128) and cfg in h.auto_configs(layout)
-        assert (grid <= h.DEEP_GRID * 132) == deep
+        kblocks = -(-m // 128) * -(-n // 128) * -(-k // 64)
+        assert (cfg.sk, cfg.bn) == (sk, 128) and cfg in h.auto_configs(layout)
+        assert (grid <= h.DEEP_GRID * 132 and (sk == 1 or kblocks >= h.DEEP_KBLOCKS * grid)) == deep
         assert cfg.stages == (h.DEEP_STAGES if deep else h.STAGES)
         # the same kernel but for its stages
         assert dataclasses.replace(cfg, stages=h.STAGES) in h.auto_configs(layout)
@@ -1234,7 +1240,8 @@ def test_stream_k2_slices_of_many_parts_match_float64(module, layout, m, n, k, b
     slice must add every part's partial once, also where the last batch runs past the tile's last part.
     (250 x 200 x 49152 keeps its operands under SK_SM_OVER, so its grid is 21 parts a tile on 96 CTAs.)"""
     pytest.importorskip("torch")
-    cfg, = [c for c in h.auto_configs(layout) if c.sk == 2 and c.bn == bn]     # `choose`'s sk=2 kernels
+    # `choose`'s four-stage sk=2 kernels
+    cfg, = [c for c in h.auto_configs(layout) if c.sk == 2 and c.bn == bn and c.stages == h.STAGES]
     f, ctx = _sm90_kernel(module, cfg)
     ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
     grid, _, _, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
