@@ -84,6 +84,9 @@ its 1/P of the tile's P partials and stores that slice of C itself (`_stream_k_r
 P CTAs: each parks its partial in its own stages once the walk is done, the cluster meets at its
 barrier, and each part sums its slice from the P CTAs' shared memory through `mapa` and
 `ld.shared::cluster` (`_stream_k_cluster_sum`), so the partials never leave the cluster (no workspace).
+In 128 x 128 tiles the three stream-K kernels leave out the rows past M: a consumer warpgroup whose
+64 rows all lie past M runs its k-blocks without wgmma, and a warp whose 16 rows lie past M stores,
+parks, reads and sums no partial; on small grids `choose` runs them in DEEP_STAGES stages.
 bench/gemm.py and bench/gemm_sustained.py time them against cuBLAS; bench/LOG.md says what each one
 measured.
 
@@ -1102,8 +1105,8 @@ def _kernel(m: pg.Module, cfg: Config):
             # (the predicates are set where they are used. The 128 x 256 kernel, whose 128 accumulators
             # leave no register for wg_row, spills 4 bytes with it, so it goes without)
             wg_row = k.mad(c, WG_M, _mul_const(k, mb, cfg.bm), mode="lo")
-            rows_live = lambda: k.setp("lt", k.mad(warp, 16, wg_row, mode="lo"), M)  # noqa: E731
-            wg_live = lambda: k.setp("lt", wg_row, M)  # noqa: E731
+            rows_live = functools.partial(_rows_below, k, wg_row, M, warp)
+            wg_live = functools.partial(_rows_below, k, wg_row, M)
         def mmas(da, db, parts):
             """The k-block's wgmma for the N parts `parts` of every m64 block, k-step by k-step."""
             for step in range(bk // K_STEP):
@@ -1697,6 +1700,11 @@ def _when(k, live, emit):
     else:
         with k.if_(live()):
             emit()
+
+
+def _rows_below(k, wg_row, M, warp=None):
+    """Whether the warpgroup's first row wg_row (or with `warp`, that warp's first of its 16) lies below M."""
+    return k.setp("lt", wg_row if warp is None else k.mad(warp, 16, wg_row, mode="lo"), M)
 
 
 def _warp_rows_live(k, row0, lane, M):
