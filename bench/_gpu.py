@@ -81,11 +81,13 @@ def hopper_named(layout: str = "nt"):
     return {kind: h.Config(layout, **fields) for kind, fields in HOPPER_NAMED.items()}
 
 
-def hopper_kind(text: str):
+def hopper_kind(text: str, h=None):
     """A "hopper:FIELDS[@SPLIT]" kernel kind: (gemm_hopper Config, m_split or None). FIELDS are
     Config.parse's (e.g. nt:1:3:1:8:64:256:tma:192); @SPLIT fixes a bm=192 kernel's m_split instead of
-    split_for's choice. Raises ValueError naming what is wrong."""
-    import gemm_hopper as h
+    split_for's choice. h: the gemm_hopper module whose Config it is (default: gemm_hopper). Raises
+    ValueError naming what is wrong."""
+    if h is None:
+        import gemm_hopper as h
     if not text.startswith("hopper:"):
         raise ValueError(f"{text!r} is not hopper:FIELDS[@SPLIT]")
     fields, _, split = text[len("hopper:"):].partition("@")

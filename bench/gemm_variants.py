@@ -23,7 +23,18 @@ hopper:FIELDS (any Config, FIELDS as Config.parse takes them; bench/gemm.py's ho
 them with +pdl (the same configuration launched with programmatic dependent launch, Config.pdl). Each is
 planned for the resident CTAs of its kernel on this GPU (`resident_ctas`). bench/LOG.md round 24's
 tables of tile widths were measured this way.
+
+A change to gemm_hopper is timed against the code before it in the same process: --baseline FILE loads
+another copy of the module (e.g. `git show REV:samples/gemm_hopper.py > FILE`), and a variant written
+base:VARIANT (base:choose, base:auto:3, base:hopper:FIELDS, each may end in +pdl) is resolved, built,
+planned and bound by that copy:
+
+    git show HEAD:samples/gemm_hopper.py > /tmp/gemm_hopper_head.py
+    python3 bench/gemm_variants.py --sizes 8x4096x4096 --variants base:choose,choose --graph
+           --baseline /tmp/gemm_hopper_head.py
 """
+import importlib.machinery
+import importlib.util
 import argparse
 import dataclasses
 import os
@@ -50,9 +61,17 @@ def parse_args(argv=None):
     ap.add_argument("--reps", default="25", help="batches per pass; the pass takes their median (default 25)")
     ap.add_argument("--graph", action="store_true",
                     help="time each batch as one CUDA graph replay (no host time per call)")
+    ap.add_argument("--baseline", metavar="FILE",
+                    help="another copy of gemm_hopper.py (e.g. an earlier revision's), which resolves, builds "
+                         "and launches the variants written base:VARIANT")
     add_layout_option(ap)
     args = ap.parse_args(argv)
     import gemm_hopper as h
+    if args.baseline is not None:
+        try:
+            args.baseline = load_baseline(args.baseline)
+        except (OSError, ImportError, SyntaxError) as e:
+            ap.error(f"--baseline {args.baseline}: cannot load it as gemm_hopper: {e}")
     try:
         args.sizes = [mnk(s) for s in args.sizes.split(",")]
         for size in args.sizes:
@@ -65,7 +84,7 @@ def parse_args(argv=None):
     args.variants = args.variants.split(",")
     for v in args.variants:
         try:
-            variant_config(v, *args.sizes[0], args.layout)
+            variant_config(v, *args.sizes[0], args.layout, base=args.baseline)
         except ValueError as e:
             ap.error(str(e))
     if len(set(args.variants)) != len(args.variants):
@@ -73,12 +92,51 @@ def parse_args(argv=None):
     return args
 
 
-def variant_config(text: str, m: int, n: int, k: int, layout: str = "nt", ctas: int = 132):
-    """The gemm_hopper Config that variant `text` names for an M x N x K problem in `layout`; ValueError
-    naming what is wrong for anything else."""
+def load_baseline(path: str):
+    """Another copy of gemm_hopper.py (an earlier revision's, say) as a module of its own
+    (gemm_hopper_baseline) beside the one imported as gemm_hopper."""
+    if not os.path.isfile(path):
+        raise OSError("no such file")
+    loader = importlib.machinery.SourceFileLoader("gemm_hopper_baseline", path)   # whatever the file's suffix
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        loader.exec_module(mod)
+    except (SyntaxError, ImportError):
+        raise
+    except Exception as e:                                  # the file ran and failed: say how
+        raise ImportError(f"running it raised {type(e).__name__}: {e}") from e
+    for name in ("choose", "auto_configs", "Config", "build", "prepare", "bind", "resident_ctas", "workspace",
+                 "tensor_maps"):
+        if not hasattr(mod, name):
+            raise ImportError(f"it has no {name}")
+    return mod
+
+
+def variant_module(text: str, base=None):
+    """(the gemm_hopper module that resolves and launches variant `text`, the variant without its base:
+    prefix): --baseline's copy for base:VARIANT, else gemm_hopper."""
     import gemm_hopper as h
+    if not text.startswith("base:"):
+        return h, text
+    if base is None:
+        raise ValueError(f"{text!r}: base:VARIANT needs --baseline FILE")
+    return base, text[len("base:"):]
+
+
+def variant_config(text: str, m: int, n: int, k: int, layout: str = "nt", ctas: int = 132, base=None):
+    """The gemm_hopper Config that variant `text` names for an M x N x K problem in `layout` (base:VARIANT:
+    --baseline's copy `base`, see `variant_module`); ValueError naming what is wrong for anything else."""
+    h, rest = variant_module(text, base)
+    return _resolve(h, rest, m, n, k, layout, ctas)
+
+
+def _resolve(h, text: str, m: int, n: int, k: int, layout: str, ctas: int):
+    """variant_config's work in the gemm_hopper module h, `text` without its base: prefix."""
+    if text.startswith("base:"):
+        raise ValueError(f"{text!r}: base: is written once, at the front")
     if text.endswith("+pdl"):
-        cfg = variant_config(text[:-len("+pdl")], m, n, k, layout, ctas)
+        cfg = _resolve(h, text[:-len("+pdl")], m, n, k, layout, ctas)
         if cfg.trace:
             raise ValueError(f"{text!r}: +pdl does not take a traced configuration")
         return dataclasses.replace(cfg, pdl=1).check()
@@ -91,13 +149,14 @@ def variant_config(text: str, m: int, n: int, k: int, layout: str = "nt", ctas: 
             raise ValueError(f"{text!r}: auto:I takes an index of auto_configs, 0 to {len(autos) - 1}")
         return autos[int(idx)]
     if text.startswith("hopper:"):
-        cfg, split = hopper_kind(text)
+        cfg, split = hopper_kind(text, h)
         if split is not None:
             raise ValueError(f"{text!r}: @SPLIT is not taken here")
         if cfg.layout != layout:
             raise ValueError(f"{text!r}: a {cfg.layout} kernel, but --layout is {layout}")
         return cfg
-    raise ValueError(f"unknown variant {text!r}; choose from choose, auto:I, hopper:FIELDS (each may end in +pdl)")
+    raise ValueError(f"unknown variant {text!r}; choose from choose, auto:I, hopper:FIELDS (each may end in +pdl, "
+                     f"and with --baseline be written base:VARIANT)")
 
 
 def _median_us(torch, batch: int, reps: int, run_batch) -> float:
@@ -172,7 +231,6 @@ def main(argv=None) -> int:
     if got is None:
         return 0
     torch, ctx = got
-    import gemm_hopper as h
     from ptxgen.runtime import load_module
     if ctx.compute_capability != (9, 0):
         print(f"gemm_hopper needs sm_90a; this GPU is {ctx.arch}")
@@ -198,16 +256,17 @@ def main(argv=None) -> int:
         calls, info = {}, {}
         for v in args.variants:
             try:
-                cfg = variant_config(v, m, n, k, args.layout, sms)
-                if cfg not in built:
-                    built[cfg] = h.prepare(load_module(h.build("sm_90a", [cfg]).emit()), cfg)
-                f = built[cfg]
-                ctas = h.resident_ctas(f, cfg, sms)
+                hv = variant_module(v, args.baseline)[0]            # gemm_hopper, or --baseline's copy
+                cfg = variant_config(v, m, n, k, args.layout, sms, base=args.baseline)
+                if (hv, cfg) not in built:
+                    built[hv, cfg] = hv.prepare(load_module(hv.build("sm_90a", [cfg]).emit()), cfg)
+                f = built[hv, cfg]
+                ctas = hv.resident_ctas(f, cfg, sms)
                 # (a kernel that cannot take the shape, sk=3 with more tiles than its clusters hold,
                 # says so here)
-                ws = h.workspace(cfg, m, n, k, ctas)
-                maps = [h.tensor_maps(cfg, A[i], B[i], m, n, k, c=C[i]) for i in range(3)]
-                calls[v] = [h.bind(f, cfg, maps[i], C[i], m, n, k, ctas, workspace=ws) for i in range(3)]
+                ws = hv.workspace(cfg, m, n, k, ctas)
+                maps = [hv.tensor_maps(cfg, A[i], B[i], m, n, k, c=C[i]) for i in range(3)]
+                calls[v] = [hv.bind(f, cfg, maps[i], C[i], m, n, k, ctas, workspace=ws) for i in range(3)]
             except ValueError as e:
                 print(f"{f'{m}x{n}x{k}':>17} {v[-30:]:>30} cannot run: {e}")
                 calls.pop(v, None)

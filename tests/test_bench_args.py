@@ -2,6 +2,7 @@
 ampere:FIELDS and ampere-pers:FIELDS name a configuration, and a bad one ends with a message naming it."""
 import argparse
 import dataclasses
+import os
 
 import pytest
 
@@ -79,7 +80,11 @@ def test_parse_kinds_splits_the_kinds_and_rejects_unknown_ones(capsys):
     ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "hopper:nn:1"], "a nn kernel, but --layout is nt"),
     ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "hopper:nt:1:4:0:8:64:96"], "bn = 96"),
     ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "choose,choose"], "names a variant twice"),
-    ("gemm_variants", ["--sizes", "256x384x1024", "--passes", "0"], "--passes takes a whole number >= 1")])
+    ("gemm_variants", ["--sizes", "256x384x1024", "--passes", "0"], "--passes takes a whole number >= 1"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--variants", "choose,base:choose"],
+     "base:VARIANT needs --baseline FILE"),
+    ("gemm_variants", ["--sizes", "256x384x1024", "--baseline", "/nonexistent/gemm_hopper.py"],
+     "--baseline /nonexistent/gemm_hopper.py: cannot load it as gemm_hopper: no such file")])
 def test_gemm_scripts_refuse_bad_arguments_before_touching_a_gpu(script, argv, message, capsys):
     with pytest.raises(SystemExit) as ei:
         load_bench(script).main(argv)
@@ -150,6 +155,43 @@ def test_gemm_variants_resolves_each_kind_of_variant():
                           "--passes", "2", "--layout", "nn"])
     assert args.sizes == [(8192, 384, 8192), (1536, 1536, 1536)] and args.variants == ["choose", "auto:0"]
     assert (args.passes, args.batch, args.reps, args.layout) == (2, 20, 25, "nn")
+
+
+def test_gemm_variants_resolves_base_variants_in_the_baseline_copy(tmp_path, capsys):
+    """--baseline FILE loads another copy of gemm_hopper, and base:VARIANT is resolved there: a copy whose
+    DEEP_STAGES is 5 picks five stages where gemm_hopper's choose picks six."""
+    import gemm_hopper as h
+    gv = load_bench("gemm_variants")
+    with open(os.path.join(SAMPLES_DIR, "gemm_hopper.py")) as f:
+        src = f.read()
+    assert src.count("\nDEEP_STAGES = 6\n") == 1
+    copy = tmp_path / "gemm_hopper_before.py"
+    copy.write_text(src.replace("\nDEEP_STAGES = 6\n", "\nDEEP_STAGES = 5\n"))
+    args = gv.parse_args(["--sizes", "8x4096x4096", "--variants", "base:choose,choose,base:auto:3+pdl",
+                          "--baseline", str(copy)])
+    base = args.baseline
+    assert base is not h and base.__name__ == "gemm_hopper_baseline"
+    assert gv.variant_config("choose", 8, 4096, 4096, base=base) == h.choose(8, 4096, 4096)
+    assert h.choose(8, 4096, 4096).stages == 6
+    picked = gv.variant_config("base:choose", 8, 4096, 4096, base=base)
+    assert isinstance(picked, base.Config) and picked.stages == 5
+    assert gv.variant_module("base:auto:3+pdl", base) == (base, "auto:3+pdl")
+    pdl = gv.variant_config("base:auto:3+pdl", 8, 4096, 4096, base=base)
+    assert isinstance(pdl, base.Config) and pdl.pdl == 1
+    fields = gv.variant_config("base:hopper:nt:1:5:0:8:64:128", 8, 4096, 4096, base=base)
+    assert isinstance(fields, base.Config) and (fields.stages, fields.bn) == (5, 128)
+    with pytest.raises(ValueError, match="written once, at the front"):
+        gv.variant_config("base:base:choose", 8, 4096, 4096, base=base)
+    # a file that is not gemm_hopper at all, or fails when run, is refused by name
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = 1 / 0\n")
+    with pytest.raises(SystemExit) as ei:
+        gv.parse_args(["--sizes", "8x4096x4096", "--baseline", str(bad)])
+    assert ei.value.code == 2 and "running it raised ZeroDivisionError" in capsys.readouterr().err
+    bad.write_text("def choose():\n    pass\n")
+    with pytest.raises(SystemExit):
+        gv.parse_args(["--sizes", "8x4096x4096", "--baseline", str(bad)])
+    assert "it has no auto_configs" in capsys.readouterr().err
 
 
 def test_gemm_variants_graph_captures_a_batch_over_the_rotated_sets():
