@@ -19,7 +19,7 @@ from . import isa_core as C
 from .diag import caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
-from .legality import undeclarable_type
+from .legality import undeclarable_type, variable_array_error
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
@@ -147,6 +147,8 @@ class Module:
         if space not in ("global", "const"):
             raise _err(f"module variables live in .global or .const, not .{space}")
         ty = _var_type(FunctionBuilder._type(type))
+        if count is not None:
+            _check_dims(space, count, name, init is not None)
         if init is not None and ty in (f16, f16x2):
             raise _err(f"ptxas allows no initial value for .{ty.name} variables; declare it .b{ty.bits} and give "
                        "the bit pattern (0x3C00 is 1.0 in .f16)", "PTX-E-TYPE")
@@ -233,6 +235,13 @@ def _param_type(ty: Type) -> Type:
     if bad is not None:
         raise _err(bad[0], "PTX-E-DECL", (bad[1],))
     return ty
+
+
+def _check_dims(space: str, count, name: str, init: bool = False) -> None:
+    """An array of `count` elements in `space` as ptxas takes it (legality.variable_array_error)."""
+    bad = variable_array_error(space, (count,), name, init=init)
+    if bad is not None:
+        raise _err(bad[0], "PTX-E-DECL", (bad[1],))
 
 
 def _check_align(a):
@@ -441,6 +450,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def local(self, name: str, nbytes: int, *, align: int = 8) -> Var:
         """A per-thread `.local .align A .b8 name[nbytes];` array."""
         _check_align(align)
+        _check_dims("local", nbytes, name)
         v = Var(self._claim_local(name, "local variable"), "local", b8, nbytes, align, loc=caller_loc())
         self.fn.locals.append(v)
         return v

@@ -42,7 +42,8 @@ __all__ = [
     "check", "parse", "covers", "forms", "signatures", "bind", "fragment_regs", "requirement",
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
-    "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED",
+    "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
+    "param_array_error",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -1866,3 +1867,65 @@ def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -
            f" (ptxas: \"Type .{n} may only be used as an instruction type\")")
     return (f".{n} is an instruction type only; a .{space} declaration cannot have it{why}",
             f"write .{holder} instead: .{n} values live in .{holder} {'registers' if space == 'reg' else 'variables'}")
+
+
+# array dimensions, as ptxas 13.0 takes them. A variable's first dimension may be left out (`[]`) or 0 where
+# its initializer gives the count, or for an .extern .shared array (dynamic shared memory); any other such
+# variable has "incomplete type" (an .extern .global or .const one is the linker's: ptxas -c takes it, and
+# whole-program ptxas reports "Unresolved extern variable"). A later dimension of 0 is "Array of incomplete
+# type", a later `[]` a syntax error. A parameter takes one dimension (`x[2][2]` is a syntax error); an
+# incomplete one only as the last input parameter of a .func, in .param space.
+def variable_array_error(space: str, dims: Sequence[Optional[int]], name: str = "", extern: bool = False,
+                         init: bool = False) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses a variable `name` of state space `space` ('global', 'shared',
+    ...) declared with the array dimensions `dims` (None for `[]`), else None. `init`: it has an initializer."""
+    if not dims or space == "reg":
+        return None
+    for d in dims[1:]:
+        if d is None:
+            return (f"only the first dimension of array {name} may be left out (ptxas: syntax error)",
+                    "give every later dimension: `x[][4]`")
+        if d == 0:
+            return (f"array {name} has a dimension of 0 after its first (ptxas: \"Array of incomplete type\")",
+                    "give every later dimension a size of at least 1")
+    if dims[0] not in (None, 0) or init or extern:
+        return None
+    return (f"array {name} has no size (ptxas: \"Non-external variable '{name}' has incomplete type\")",
+            f"give its size (`{name}[256]`) or an initializer to count it; only an .extern .shared array goes "
+            "unsized (dynamic shared memory)")
+
+
+def param_array_error(space: str, dims: Sequence[Optional[int]], entry: bool = False, ret: bool = False,
+                      last: bool = True, name: str = "") -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses a parameter `name` of state space `space` ('param' or 'reg')
+    with the array dimensions `dims` (None for `[]`), else None. `entry`: a kernel's; `ret`: a return
+    parameter; `last`: the last of its list."""
+    if not dims:
+        return None
+    if len(dims) > 1:
+        return (f"parameter {name} has {len(dims)} array dimensions; a parameter takes one (ptxas: syntax error)",
+                f"declare it with one dimension: {name}[{_product(dims)}]" if None not in dims
+                else f"declare it with one dimension: {name}[N]")
+    if dims[0] not in (None, 0):
+        return None
+    if space == "reg":
+        why = "ptxas: \"Incomplete array parameters must be in '.param' space\""
+        return (f"parameter {name} is an array of no size in .reg space ({why})",
+                "an unsized array is a .param parameter: `.param .b8 x[]`")
+    if entry:
+        return (f"kernel parameter {name} is an array of no size (ptxas: \"Parameter to entry function cannot be "
+                "an incomplete array\")", f"give its size: {name}[N]")
+    if ret:
+        return (f"return parameter {name} is an array of no size (ptxas: \"Output parameter cannot be an incomplete "
+                "array\")", f"give its size: {name}[N]")
+    if not last:
+        return (f"parameter {name} is an array of no size but not the last parameter (ptxas: \"Only the last input "
+                "parameter can be an incomplete array\")", "move it to the end of the list, or give its size")
+    return None
+
+
+def _product(dims: Sequence[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n

@@ -67,7 +67,8 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                    "values, the old .tex space, a type only instructions take: .bf16, .bf16x2, .tf32, and the fp8, "
                    "fp6 and fp4 types for variables and a function definition's parameters, an initial value of the "
                    "wrong kind or where none is allowed: `.global .f32 "
-                   "x = 1;`, `.shared .u32 s = 0;`)", ".reg .b32 r;  // at module scope",
+                   "x = 1;`, `.shared .u32 s = 0;`, an array of no size: `.global .b8 g[];`)",
+                   ".reg .b32 r;  // at module scope",
                    ".global .b32 r;"),
     "PTX-E-LABEL": ("a branch (or jump table) to a label that this function does not define where it is visible",
                     "bra $L_done;   // no $L_done:", "bra $L_done; ... $L_done:"),
@@ -1835,7 +1836,7 @@ class _FnCheck:
             if proto is not None:
                 rets_p, params_p = proto
                 nr = len(rets.items) if rets is not None else 0
-                if nr != len(rets_p) or len(args.items) != len(params_p):
+                if nr != len(rets_p) or not _takes_count(len(args.items), params_p):
                     self.ctx.add("PTX-E-CALL", f"call with {nr} return value(s) and {len(args.items)} argument(s) "
                                                f"through prototype {label}, which has {len(rets_p)} and "
                                                f"{len(params_p)}", _tok_loc(self.ctx, loc, k), ())
@@ -1875,7 +1876,7 @@ class _FnCheck:
                 self.ctx.add("PTX-E-CALL", f"'{callee.name}' is a kernel (.entry); only .func can be called",
                              _tok_loc(self.ctx, loc, k), (), len(callee.name))
                 return
-            self.call_args(f, rets, args, loc, k)
+            self.call_args(f, rets, args, loc, k, listed=k + 1 < len(ops))
 
     def call_shape(self, callee, last, loc, k: int, lk: int) -> bool:
         """The callee and last operand of a call, as ptxas 13.0 takes them: an indirect call (through a
@@ -1916,12 +1917,12 @@ class _FnCheck:
         return True
 
     def call_args(self, f: Function, rets: Optional[CallArgs], args: CallArgs, loc, k, via: Optional[str] = None,
-                  any_rets: bool = False):
+                  any_rets: bool = False, listed: bool = True):
         """A call's return values and arguments against f's parameters: their count, then `param_types`.
-        via: the .calltargets label of an indirect call that names f."""
+        via: the .calltargets label of an indirect call that names f; listed: the call has an argument list."""
         ctx = self.ctx
         nr = len(rets.items) if rets is not None else 0
-        if nr != len(f.rets) and not any_rets or len(args.items) != len(f.params):
+        if nr != len(f.rets) and not any_rets or not _takes_count(len(args.items), f.params, listed):
             sig = f"{f.name}(" + ", ".join(p.decl() for p in f.params) + ")"
             if f.rets:
                 sig = "(" + ", ".join(p.decl() for p in f.rets) + ") " + sig
@@ -2054,6 +2055,8 @@ class _FnCheck:
             return
         fsize = ft.bits // 8 * (formal.array or 1)
         asize = at.bits // 8 * (actual.count or 1)
+        if formal.array == 0 and actual.count is not None:
+            fsize = asize  # `x[]`: an array of any size
         if fsize != asize or (formal.array is None) != (actual.count is None):
             ctx.add("PTX-E-CALL", f"{what} {name} is {_shape_text(at, actual.count)}; {fwhat} is {fshape}", where, (),
                     span)
@@ -2063,6 +2066,10 @@ class _FnCheck:
         elif {ft.kind, at.kind} in ({"f", "u"}, {"f", "s"}):
             ctx.add("PTX-E-CALL", f"{what} {name} is .{at.name}; {fwhat} is .{ft.name}, and integer and floating-point "
                                   "parameters do not mix", where, (f"declare {name} .{ft.name} or .b{ft.bits}",), span)
+        elif {ft.kind, at.kind} == {"u", "s"} and formal.array is not None:
+            ctx.add("PTX-E-CALL", f"{what} {name} is {_shape_text(at, actual.count)}; {fwhat} is {fshape}, and an "
+                                  "array's elements are signed or unsigned alike", where,
+                    (f"declare {name} .{ft.name} or .b{ft.bits}",), span)
 
 
 # '%rd' -> 'b64': the declaration type of the builder's automatically named registers, for hints
@@ -2096,7 +2103,14 @@ def _item_loc(ctx: _Ctx, loc: Optional[SourceLoc], k: int, j: int) -> Tuple[Opti
 
 
 def _shape_text(t: Type, count: Optional[int]) -> str:
-    return f".{t.name}" + (f"[{count}]" if count is not None else "")
+    return f".{t.name}" + (f"[{count or ''}]" if count is not None else "")
+
+
+def _takes_count(n: int, params, listed: bool = True) -> bool:
+    """Whether a call may pass n arguments to `params`: one each, or one less where the last is an array of no
+    size (`.param .b8 x[]`), which ptxas 13.0 lets a call leave out of its list (`call f, (a);`), not a call
+    without one (`call f;`). `listed`: the call has an argument list."""
+    return n == len(params) or (listed and n == len(params) - 1 and params[-1].array == 0)
 
 
 def _type_notes(have: Type, want: Type) -> Tuple[str, ...]:

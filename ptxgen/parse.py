@@ -33,7 +33,7 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import INSTRUCTION_ONLY_ALLOCATED, undeclarable_type
+from .legality import INSTRUCTION_ONLY_ALLOCATED, param_array_error, undeclarable_type, variable_array_error
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -134,6 +134,7 @@ class ParsedParam(Param):
     vector_at: Optional[Tuple[int, int]] = None
     type_at: Optional[Tuple[int, int]] = None
     name_at: Optional[Tuple[int, int]] = None
+    dims: Tuple[Optional[int], ...] = ()  # array dimensions as written, None for `[]` (`array` is 0 then)
 
     def decl(self) -> str:
         return self.text
@@ -598,11 +599,14 @@ class _Walker:
             count = 1
             for d in dims:
                 count = None if d is None or count is None else count * d
+            if count is None:
+                count = 0  # `x[]`: an array of no size, as `x[0]`
         if after_type and entry is not None:  # a .callprototype's parameters take them (ptxas 13.0)
             self.param_attrs(after_type, entry)
         text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
         return ParsedParam(name or "_", _type_of(ty), ptr_space, align, count if dims else None, None, text,
-                           space, SourceLoc("", t.meta.line, t.meta.column), vector, vector_at, type_at, name_at)
+                           space, SourceLoc("", t.meta.line, t.meta.column), vector, vector_at, type_at, name_at,
+                           tuple(dims))
 
     def _dim(self, t: Tree) -> Optional[int]:
         """An array dimension: ptxas 13.0 takes an integer literal there and no expression (`[2*4]`, `[(8)]`
@@ -1377,6 +1381,7 @@ class _IRBuilder:
             extern = "extern" in decl.linkage
             if decl.space not in ("reg", "sreg", "local", "param", "tex"):  # lint reports those spaces here
                 self.initial_values(decl, it)
+                self.array_dims(decl, it, line)
             init = it.init
             num_init = None
             if init is not None:
@@ -1410,16 +1415,24 @@ class _IRBuilder:
                        len(h.name), (f"first definition at line {prev.loc.line}",))
         if prev is None or h.has_body:
             self.res.functions[h.name] = info
-        for p in h.rets + h.params:
-            self.param_shape(p, h.has_body, h.is_entry)
+        self.param_shapes(h.rets, h.params, h.has_body, h.is_entry)
         if h.has_body:
             self.module.functions.append(fn)
             self.fn = fn
             self.body = fn.body
             self.fn_name = h.name
 
-    def param_shape(self, p: ParsedParam, allocated: bool, entry: bool = False):
-        """PTX-E-DECL where ptxas rejects the shape of parameter `p` (param_shape_error)."""
+    def param_shapes(self, rets, params, allocated: bool, entry: bool = False):
+        """param_shape for each return parameter and parameter of a function or .callprototype."""
+        for i, p in enumerate(rets):
+            self.param_shape(p, allocated, entry, True, i == len(rets) - 1)
+        for i, p in enumerate(params):
+            self.param_shape(p, allocated, entry, False, i == len(params) - 1)
+
+    def param_shape(self, p: ParsedParam, allocated: bool, entry: bool = False, ret: bool = False,
+                    last: bool = True):
+        """PTX-E-DECL where ptxas rejects the shape of parameter `p` (param_shape_error, param_array_error);
+        `ret`: a return parameter, `last`: the last of its list."""
         tname = p.type.name if p.type is not None else None
         bad = undeclarable_type(tname, p.space, allocated)
         if bad is not None and p.type_at is not None:
@@ -1431,6 +1444,11 @@ class _IRBuilder:
             span = len(f".v{p.vector}") if bad[2] == "vector" else len(p.name) if bad[2] == "name" else len(tname or "") + 1
             if at is not None:
                 self.error("PTX-E-DECL", bad[0], at[0], at[1], span, (bad[1],))
+            return
+        bad = param_array_error(p.space, p.dims, entry, ret, last, p.name)
+        at = p.name_at or p.type_at
+        if bad is not None and at is not None:
+            self.error("PTX-E-DECL", bad[0], at[0], at[1], len(p.name), (bad[1],))
 
     # -- function bodies
     def body_stmt(self, rec):
@@ -1485,8 +1503,7 @@ class _IRBuilder:
                 body.append(Raw(".pragma " + ", ".join(f'"{s}"' for s in rec[4]) + ";", loc))
         elif kind == R_PROTO:
             body.append(Raw(rec[5], loc))
-            for p in rec[4][0] + rec[4][1]:
-                self.param_shape(p, False)
+            self.param_shapes(rec[4][0], rec[4][1], False)
             prev = body[-2] if len(body) > 1 else None
             if isinstance(prev, LabelDef):
                 self.res.protos[(self.fn_name, prev.label.name)] = rec[4]
@@ -1502,6 +1519,13 @@ class _IRBuilder:
             line, col, span, _v = it.init_at[bad[2]]
             self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
 
+    def array_dims(self, decl: Decl, it: DeclItem, line: int):
+        """PTX-E-DECL at the name of `it` where ptxas rejects its array dimensions (variable_array_error)."""
+        if it.dims:
+            bad = variable_array_error(decl.space, it.dims, it.name, "extern" in decl.linkage, it.init is not None)
+            if bad is not None:
+                self.error("PTX-E-DECL", bad[0], line, it.col, len(it.name), (bad[1],))
+
     def declare(self, decl: Decl, line: int):
         sc = self.scope
         sc.cache.clear()  # names cached as undeclared may resolve now
@@ -1513,6 +1537,7 @@ class _IRBuilder:
         for it in decl.items:
             if it.init_at:
                 self.initial_values(decl, it)
+            self.array_dims(decl, it, line)
         if decl.space == "reg":
             for it in decl.items:
                 if it.count is not None:

@@ -639,3 +639,146 @@ def test_fp8_declaration_matrix_agrees_with_ptxas(arch):
     """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
     body = _fp8_matrix()
     _matrix_agrees_with_ptxas(_F8HDR.format(arch) + "\n".join(body) + "\n", body, 40, arch)
+
+
+# array dimensions, as ptxas 13.0 takes them: a variable's first dimension may be `[]` or `[0]` only where an
+# initializer counts it or for an .extern .shared array ("Non-external variable 'g' has incomplete type"); a
+# later one of 0 is "Array of incomplete type", a later `[]` a syntax error. A parameter takes one dimension
+# (`x[2][2]`: syntax error); an unsized one only as the last input parameter of a .func or prototype ("Parameter
+# to entry function cannot be an incomplete array", "Output parameter ...", "Only the last input parameter
+# ..."), in .param space ("Incomplete array parameters must be in '.param' space"). A call may leave an unsized
+# last parameter out of its list, or pass it a .param array of any size of its alignment. An .extern .global
+# or .const array of no size is the linker's matter (ptxas -c takes it; whole-program ptxas: "Unresolved extern
+# variable"), which lint leaves alone as it does an unresolved .extern function.
+ARRAY_DECL_CASES = [
+    (".global .b8 g[0];", "PTX-E-DECL"),
+    (".visible .const .u32 g[];", "PTX-E-DECL"),
+    (".shared .b8 g[][4];", "PTX-E-DECL"),
+    (".extern .shared .b8 g[];", None),
+    (".extern .shared .align 16 .b8 g[0][4];", None),
+    (".extern .shared .b8 g[4][0];", "PTX-E-DECL"),
+    (".global .b8 g[2][];", "PTX-E-DECL"),
+    (".global .b8 g[] = {1, 2};", None),
+    (".const .u32 g[0] = {1, 2};", None),
+    (".visible .entry k() { .local .b8 l[0]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .param .b8 p[]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .global .b8 g[] = {1}; ret; }", None),
+    (".visible .entry k(.param .b8 x[]) { ret; }", "PTX-E-DECL"),
+    (".extern .entry k(.param .u32 a, .param .b8 x[0]);", "PTX-E-DECL"),
+    (".func (.param .b8 r[]) f() { ret; }", "PTX-E-DECL"),
+    (".func f(.param .b8 x[], .param .b32 y) { ret; }", "PTX-E-DECL"),
+    (".func f(.param .b32 y, .param .align 8 .b8 x[]) { ret; }", None),
+    (".func f(.param .v2 .b32 x[]) { ret; }", None),
+    (".extern .func f(.reg .b32 x[]);", "PTX-E-DECL"),
+    (".extern .func f(.param .pred x[]);", "PTX-E-DECL"),
+    (".extern .func f(.param .b8 x[2][2]);", "PTX-E-DECL"),
+    (".visible .entry k() { P: .callprototype _ (.param .b8 x[], .param .b8 y); ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { P: .callprototype _ (.param .b8 y, .param .b8 x[0]); ret; }", None),
+]
+
+
+@pytest.mark.parametrize("text,code", ARRAY_DECL_CASES, ids=[c[0] for c in ARRAY_DECL_CASES])
+def test_array_dimensions_lint_as_ptxas_takes_them(text, code):
+    ds = errors(_PHDR + text)
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", ARRAY_DECL_CASES, ids=[c[0] for c in ARRAY_DECL_CASES])
+def test_array_dimension_cases_agree_with_ptxas(text, code):
+    """ptxas rejects each case lint gives an error, at the line of that error, and takes the others."""
+    text = _PHDR + text
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+
+
+def test_array_dimension_errors_point_at_the_name_and_say_what_to_write():
+    text = _PHDR + ".global .b8 tile[0];\n.func f(.param .u32 a,\n  .param .b8 rest[], .param .b32 y) { ret; }\n"
+    ds = errors(text)
+    got = [(d.loc.line, text.split("\n")[d.loc.line - 1][d.loc.col - 1:][:6]) for d in ds]
+    assert got == [(4, "tile[0"), (6, "rest[]")], [str(d) for d in ds]
+    assert "incomplete type" in ds[0].message and "tile[256]" in ds[0].notes[0]
+    assert "Only the last input parameter" in ds[1].message and "end of the list" in ds[1].notes[0]
+
+
+def test_the_builder_refuses_arrays_of_no_size_with_the_same_rule():
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("k")
+    with pytest.raises(pg.BuildError, match="incomplete type") as e:
+        m.global_var("g", "b8", 0)
+    assert e.value.code == "PTX-E-DECL" and "g[256]" in e.value.notes[0]
+    with pytest.raises(pg.BuildError, match="incomplete type"):
+        k.local("l", 0)
+    m.global_var("h", "b8", 4)
+    k.local("l", 8)
+
+
+def _array_matrix():
+    """Each array shape in each place, one line each: module and body variables of each state space, with and
+    without an initializer, kernel, .func and return parameters, a declaration's and a prototype's
+    parameters, .param and .reg."""
+    lines = []
+    for i, d in enumerate(("[0]", "[]", "[0][2]", "[2][0]", "[][2]", "[2][]", "[1]", "[2][2]")):
+        init = " = {1}" if d.count("[") == 1 else " = {{1, 2}}"
+        lines += [f".global .b8 g{i}{d};", f".const .u32 c{i}{d};", f".shared .b8 s{i}{d};",
+                  f".extern .shared .b8 e{i}{d};", f".global .b8 gi{i}{d}{init};",
+                  f".visible .entry k{i}(.param .b8 x{d}) {{ ret; }}", f".func f{i}(.param .b8 x{d}) {{ ret; }}",
+                  f".func h{i}(.param .b8 x{d}, .param .b32 y) {{ ret; }}",
+                  f".func (.param .b8 r{d}) g{i}() {{ ret; }}", f".extern .func d{i}(.reg .b32 x{d});",
+                  f".extern .func u{i}(.param .u32 a, .param .b8 x{d});",
+                  f".visible .entry c{i}() {{ P: .callprototype (.param .b8 r{d}) _ (.param .b8 x{d}); ret; }}"]
+        lines += [f".visible .entry b{s}{i}() {{ .{s} .b8 v{d}; ret; }}" for s in ("global", "const", "shared", "local",
+                                                                                    "param")]
+    return lines
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_array_dimension_matrix_agrees_with_ptxas():
+    """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    body = _array_matrix()
+    _matrix_agrees_with_ptxas(_PHDR + "\n".join(body) + "\n", body, 30)
+
+
+AFUNCS = """.func fz(.param .b32 y, .param .b8 x[]) { ret; }
+.func fw(.param .align 4 .b8 x[0]) { ret; }
+.func fs(.param .s32 x[]) { ret; }
+.func fa(.param .u32 x[2]) { ret; }
+"""
+
+
+def amodule(body: str) -> str:
+    return (f"{_PHDR}{AFUNCS}.visible .entry k()\n{{\n.reg .b64 %fp;\n.reg .b8 %rb;\n.param .b32 b;\n.param .b8 a4[4];\n"
+            f".param .align 4 .b8 w3[3];\n.param .s32 s3[3];\n.param .u32 u2[2];\n.param .b8 one;\nmov.u64 %fp, fz;\n"
+            f"{body}\nret;\n}}\n")
+
+
+# calls of functions with array parameters (body ptxas rejects, the code lint gives it, a body ptxas takes)
+ARRAY_CALL_CASES = [
+    ("call fz, (b, one);", "PTX-E-CALL", "call fz, (b, a4);"),
+    ("call fz, (b, %rb);", "PTX-E-CALL", "call fz, (b);"),
+    ("call fz, (b, 1);", "PTX-E-CALL", "call fz, (b, a4);"),
+    ("call fz, (b, a4, a4);", "PTX-E-CALL", "call fz, (b, a4);"),
+    ("call fw;", "PTX-E-CALL", "call fw, ();"),
+    ("call fw, (a4);", "PTX-E-CALL", "call fw, (w3);"),
+    ("call fs, (u2);", "PTX-E-CALL", "call fs, (s3);"),
+    ("call fa, (s3);", "PTX-E-CALL", "call fa, (u2);"),
+    ("P: .callprototype _ (.param .b32 y, .param .b8 x[]);\ncall %fp, (b, b), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.param .b32 y, .param .b8 x[]);\ncall %fp, (b), P;"),
+    ("$L: .calltargets fz;\ncall %fp, (b, u2), $L;", "PTX-E-CALL", "$L: .calltargets fz;\ncall %fp, (b, a4), $L;"),
+]
+
+
+@pytest.mark.parametrize("bad,code,good", ARRAY_CALL_CASES, ids=[c[0].replace("\n", " ") for c in ARRAY_CALL_CASES])
+def test_calls_with_array_parameters_lint_as_ptxas_takes_them(bad, code, good):
+    _bad_and_good_lint(amodule(bad), code, amodule(good))
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,good", ARRAY_CALL_CASES, ids=[c[0].replace("\n", " ") for c in ARRAY_CALL_CASES])
+def test_array_parameter_call_cases_agree_with_ptxas(bad, code, good):
+    _bad_and_good_agree_with_ptxas(amodule(bad), amodule(good))
