@@ -1874,13 +1874,31 @@ def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -
 # variable has "incomplete type" (an .extern .global or .const one is the linker's: ptxas -c takes it, and
 # whole-program ptxas reports "Unresolved extern variable"). A later dimension of 0 is "Array of incomplete
 # type", a later `[]` a syntax error. A parameter takes one dimension (`x[2][2]` is a syntax error); an
-# incomplete one only as the last input parameter of a .func, in .param space.
+# incomplete one only as the last input parameter of a .func, in .param space. No register is an array, of
+# any size ("cannot be allocated into a register"): a .reg variable, or a .reg parameter of a definition (a
+# declaration's or prototype's may be one); nor is a variable of any state space an array of predicates.
+def _register_array(name: str, dims: Sequence[Optional[int]], tname: Optional[str], what: str) -> Tuple[str, str]:
+    n = _product(dims) if dims and None not in dims and 0 not in dims else "N"
+    if tname == "pred":
+        return (f"{what} {name} is an array of predicates (ptxas: \"Predicate type can only be used to define "
+                "scalar register variables\")", f"declare {n} scalar .pred registers: `.reg .pred {name}<{n}>`"
+                if what == "register" else "declare a .b8 array (selp.u16 each predicate in, setp.ne.u16 it out)")
+    if what == "parameter":
+        return (f".reg parameter {name} is an array; registers cannot be (ptxas: \"Variable '{name}' cannot be "
+                "allocated into a register\")", f"pass {n} scalar .reg parameters, or a .param array")
+    return (f"register {name} is an array; registers cannot be (ptxas: \"Variable '{name}' cannot be allocated into "
+            "a register\")", f"declare {n} registers `{name}<{n}>`, or a .local array for memory indexed at run time")
+
+
 def variable_array_error(space: str, dims: Sequence[Optional[int]], name: str = "", extern: bool = False,
-                         init: bool = False) -> Optional[Tuple[str, str]]:
+                         init: bool = False, tname: Optional[str] = None) -> Optional[Tuple[str, str]]:
     """(message, note) where ptxas 13.0 refuses a variable `name` of state space `space` ('global', 'shared',
-    ...) declared with the array dimensions `dims` (None for `[]`), else None. `init`: it has an initializer."""
-    if not dims or space == "reg":
+    ...) and type `tname` declared with the array dimensions `dims` (None for `[]`), else None. `init`: it has
+    an initializer."""
+    if not dims:
         return None
+    if space == "reg" or tname == "pred":
+        return _register_array(name, dims, tname, "register" if space == "reg" else f".{space} variable")
     for d in dims[1:]:
         if d is None:
             return (f"only the first dimension of array {name} may be left out (ptxas: syntax error)",
@@ -1896,10 +1914,11 @@ def variable_array_error(space: str, dims: Sequence[Optional[int]], name: str = 
 
 
 def param_array_error(space: str, dims: Sequence[Optional[int]], entry: bool = False, ret: bool = False,
-                      last: bool = True, name: str = "") -> Optional[Tuple[str, str]]:
+                      last: bool = True, name: str = "", allocated: bool = False) -> Optional[Tuple[str, str]]:
     """(message, note) where ptxas 13.0 refuses a parameter `name` of state space `space` ('param' or 'reg')
     with the array dimensions `dims` (None for `[]`), else None. `entry`: a kernel's; `ret`: a return
-    parameter; `last`: the last of its list."""
+    parameter; `last`: the last of its list; `allocated`: a parameter of a definition (not of a declaration or
+    .callprototype)."""
     if not dims:
         return None
     if len(dims) > 1:
@@ -1907,7 +1926,7 @@ def param_array_error(space: str, dims: Sequence[Optional[int]], entry: bool = F
                 f"declare it with one dimension: {name}[{_product(dims)}]" if None not in dims
                 else f"declare it with one dimension: {name}[N]")
     if dims[0] not in (None, 0):
-        return None
+        return _register_array(name, dims, None, "parameter") if space == "reg" and allocated else None
     if space == "reg":
         why = "ptxas: \"Incomplete array parameters must be in '.param' space\""
         return (f"parameter {name} is an array of no size in .reg space ({why})",

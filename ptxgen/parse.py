@@ -1445,7 +1445,7 @@ class _IRBuilder:
             if at is not None:
                 self.error("PTX-E-DECL", bad[0], at[0], at[1], span, (bad[1],))
             return
-        bad = param_array_error(p.space, p.dims, entry, ret, last, p.name)
+        bad = param_array_error(p.space, p.dims, entry, ret, last, p.name, allocated)
         at = p.name_at or p.type_at
         if bad is not None and at is not None:
             self.error("PTX-E-DECL", bad[0], at[0], at[1], len(p.name), (bad[1],))
@@ -1522,7 +1522,8 @@ class _IRBuilder:
     def array_dims(self, decl: Decl, it: DeclItem, line: int):
         """PTX-E-DECL at the name of `it` where ptxas rejects its array dimensions (variable_array_error)."""
         if it.dims:
-            bad = variable_array_error(decl.space, it.dims, it.name, "extern" in decl.linkage, it.init is not None)
+            bad = variable_array_error(decl.space, it.dims, it.name, "extern" in decl.linkage, it.init is not None,
+                                       decl.type)
             if bad is not None:
                 self.error("PTX-E-DECL", bad[0], line, it.col, len(it.name), (bad[1],))
 

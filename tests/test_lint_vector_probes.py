@@ -782,3 +782,75 @@ def test_calls_with_array_parameters_lint_as_ptxas_takes_them(bad, code, good):
 @pytest.mark.parametrize("bad,code,good", ARRAY_CALL_CASES, ids=[c[0].replace("\n", " ") for c in ARRAY_CALL_CASES])
 def test_array_parameter_call_cases_agree_with_ptxas(bad, code, good):
     _bad_and_good_agree_with_ptxas(amodule(bad), amodule(good))
+
+
+# arrays of registers, as ptxas 13.0 takes them: no .reg variable is an array, of any size or type ("Variable
+# 'r' cannot be allocated into a register"; for .pred, of any state space: "Predicate type can only be used to
+# define scalar register variables"), nor a .reg parameter of a definition; a declaration's or a prototype's
+# .reg parameter may be one. .local and .param arrays are memory and take any of them.
+REG_ARRAY_CASES = [
+    (".visible .entry k() { .reg .b32 r[8]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .reg .f32 %f[1]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .reg .v2 .b32 %v[2][2]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .reg .pred %p[2]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .local .pred p[2]; ret; }", "PTX-E-DECL"),
+    (".func f() { .reg .b8 r[]; ret; }", "PTX-E-DECL"),
+    (".func f(.reg .b32 x[2]) { ret; }", "PTX-E-DECL"),
+    (".func (.reg .u64 r[1]) f() { ret; }", "PTX-E-DECL"),
+    (".extern .func f(.reg .b32 x[2]);", None),
+    (".visible .entry k() { P: .callprototype (.reg .b32 r[2]) _ (.reg .f32 x[4]); ret; }", None),
+    (".visible .entry k() { .reg .b32 r<8>; .local .b32 l[8]; .param .b32 p[8]; ret; }", None),
+    (".func f(.param .b32 x[2]) { .local .align 8 .b8 l[2][4]; ret; }", None),
+]
+
+
+@pytest.mark.parametrize("text,code", REG_ARRAY_CASES, ids=[c[0] for c in REG_ARRAY_CASES])
+def test_register_arrays_lint_as_ptxas_takes_them(text, code):
+    ds = errors(_PHDR + text)
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", REG_ARRAY_CASES, ids=[c[0] for c in REG_ARRAY_CASES])
+def test_register_array_cases_agree_with_ptxas(text, code):
+    """ptxas rejects each case lint gives an error, at the line of that error, and takes the others."""
+    text = _PHDR + text
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+
+
+def test_a_register_array_error_points_at_the_name_and_says_what_to_write():
+    text = _PHDR + ".visible .entry k()\n{\n  .reg .b32 %r<2>, %acc[8];\n  ret;\n}\n.func f(.reg .f32 x,\n  .reg .f32 y[4]) { ret; }\n"
+    ds = errors(text)
+    got = [(d.loc.line, text.split("\n")[d.loc.line - 1][d.loc.col - 1:][:6]) for d in ds]
+    assert got == [(6, "%acc[8"), (10, "y[4]) ")], [str(d) for d in ds]
+    assert "cannot be allocated into a register" in ds[0].message and "`%acc<8>`" in ds[0].notes[0], str(ds[0])
+    assert ds[1].message.startswith(".reg parameter y") and "4 scalar .reg parameters" in ds[1].notes[0], str(ds[1])
+
+
+def _reg_array_matrix():
+    """Registers and memory of each type and array shape, one line each: .reg, .local and .param variables of a
+    body, .func and return parameters, a declaration's and a prototype's .reg parameters."""
+    lines = []
+    i = 0
+    for t in ("b32", "f32", "b8", "pred", "v2 .b32"):
+        for d in ("", "[8]", "[1]", "[]", "[0]", "[2][2]"):
+            i += 1
+            lines += [f".visible .entry r{i}() {{ .reg .{t} %r{d}; ret; }}",
+                      f".visible .entry p{i}() {{ .param .{t} p{d}; ret; }}",
+                      f".func f{i}(.reg .{t} x{d}) {{ ret; }}", f".func (.reg .{t} r{d}) g{i}() {{ ret; }}",
+                      f".extern .func e{i}(.reg .{t} x{d});",
+                      f".visible .entry c{i}() {{ P: .callprototype (.reg .{t} r{d}) _ (.reg .{t} x{d}); ret; }}"]
+            if d or t != "pred":
+                lines.append(f".visible .entry l{i}() {{ .local .{t} l{d}; ret; }}")
+    return lines
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_register_array_matrix_agrees_with_ptxas():
+    """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    body = _reg_array_matrix()
+    _matrix_agrees_with_ptxas(_PHDR + "\n".join(body) + "\n", body, 40)
