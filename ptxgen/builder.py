@@ -19,7 +19,7 @@ from . import isa_core as C
 from .diag import caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
-from .legality import undeclarable_type, variable_array_error
+from .legality import initializer_shape_error, undeclarable_type, variable_array_error
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
@@ -155,8 +155,10 @@ class Module:
         if init is not None:
             # checked (and formatted once) here so that a bad value is reported at this call, not at emit
             init = [init] if isinstance(init, (int, float)) else list(init)
-            if len(init) > (1 if count is None else count):
-                raise _err(f"{len(init)} initialisers for {'a scalar' if count is None else f'an array of {count}'}")
+            shaped = tuple(init) if count is not None or len(init) != 1 else init[0]
+            bad = initializer_shape_error(() if count is None else (count,), None, shaped, name)
+            if bad is not None:
+                raise _err(bad[0], "PTX-E-DECL", (bad[1],))
             for x in init:
                 try:
                     format_imm(x, ty)

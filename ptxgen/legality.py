@@ -43,7 +43,7 @@ __all__ = [
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
     "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
-    "param_array_error",
+    "param_array_error", "initializer_shape_error",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -1948,3 +1948,65 @@ def _product(dims: Sequence[int]) -> int:
     for d in dims:
         n *= d
     return n
+
+
+# the shape of an initializer, as ptxas 13.0 takes it: a list in braces for each array dimension and for a
+# vector, around the values (`.global .b8 g[2][2] = {{1, 2}, {3}};`, `.global .v2 .u32 v = {1, 2};`); an
+# array's list holds at most its dimension's count ("Greater number of elements in array initializer"), any
+# count where the dimension is left out or 0, a vector's exactly its length ("Incorrect number of elements in
+# vector initializer"); a list where a value belongs, or a value where a list does, is "Initial value type
+# mismatch" (`.global .b8 g[] = 1;` crashes ptxas).
+def _is_list(v) -> bool:
+    return isinstance(v, tuple) and (not v or v[0] not in ("sym", "field"))
+
+
+def initializer_shape_error(dims: Sequence[Optional[int]], vector: Optional[int], init, name: str = ""
+                            ) -> Optional[Tuple[str, str, str, int]]:
+    """(message, note, what, index) where ptxas 13.0 refuses the initializer `init` of a variable `name` with
+    the array dimensions `dims` (None for `[]`) and vector length `vector`, else None. `init` is a value (an int,
+    a float or a ('sym', name) address) or a tuple of them for a list in braces, nested as written. The error is
+    at list `index` (the lists counted in the order their braces open) where `what` is 'list', else at value
+    `index` (the values counted in order)."""
+    levels = [(d, False) for d in dims] + ([(vector, True)] if vector else [])
+    shape = (f"write it shaped {_shape_example(levels)}: a list in braces per array dimension"
+             f"{' and for the vector' if vector else ''}" if levels else "write the value alone: `= 1`")
+    seen = [0, 0]  # lists and values passed so far
+
+    def walk(v, level: int):
+        if not _is_list(v):
+            if level < len(levels):
+                n, exact = levels[level]
+                want = f"{n} values" if exact else "values" if level == len(levels) - 1 else "lists"
+                return (f"a single value where {name} takes a {{...}} list of {want} (ptxas: \"Initial value type "
+                        "mismatch\")", shape, "value", seen[1])
+            seen[1] += 1
+            return None
+        here = seen[0]
+        seen[0] += 1
+        if level == len(levels):
+            return (f"a {{...}} list where {name} takes a single value (ptxas: \"Initial value type mismatch\")",
+                    shape, "list", here)
+        n, exact = levels[level]
+        if exact and len(v) != n:
+            return (f"{len(v)} value{'s' if len(v) != 1 else ''} for a .v{n} vector (ptxas: \"Incorrect number of "
+                    "elements in vector initializer\")", f"give {n}, one per element", "list", here)
+        if not exact and n and len(v) > n:
+            return (f"{len(v)} elements in a list for a dimension of {n} of array {name} (ptxas: \"Greater number of "
+                    "elements in array initializer\")",
+                    f"give at most {n}{', or leave the size out (`' + name + '[]`) to count them' if level == 0 else ''}",
+                    "list", here)
+        for x in v:
+            bad = walk(x, level + 1)
+            if bad is not None:
+                return bad
+        return None
+
+    return walk(init, 0)
+
+
+def _shape_example(levels) -> str:
+    """`{{1, 1}, {1, 1}}` for levels [(2, False), (2, True)]: an initializer of that shape."""
+    inner = "1"
+    for n, exact in reversed(levels):
+        inner = "{" + ", ".join([inner] * (n if exact else min(n or 2, 2))) + "}"
+    return f"`{inner}`"

@@ -33,7 +33,8 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import INSTRUCTION_ONLY_ALLOCATED, param_array_error, undeclarable_type, variable_array_error
+from .legality import (INSTRUCTION_ONLY_ALLOCATED, initializer_shape_error, param_array_error, undeclarable_type,
+                       variable_array_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -337,6 +338,7 @@ class DeclItem:
     # each value of the initializer in order: (line, column, length, value), the value an int, a float or
     # "sym" for an address (`sym`, `sym+4`, `generic(sym)`)
     init_at: Tuple[Tuple[int, int, int, object], ...] = ()
+    init_lists: Tuple[Tuple[int, int], ...] = ()  # (line, column) of each {...} list's `}`, as the lists open
 
 
 @dataclass(frozen=True)
@@ -686,21 +688,27 @@ class _Walker:
         dims = []
         init = None
         at: List[Tuple[int, int, int, object]] = []
+        lists: List[Tuple[int, int]] = []
         for x in c[1:]:
             if x.data == "array":
                 dims.append(self._dim(x))
             elif x.data == "initializer":
-                init = self.init(x.children[0], at)
-        return DeclItem(name, c[0].column, None, tuple(dims), init, text, tuple(at))
+                init = self.init(x.children[0], at, lists)
+        return DeclItem(name, c[0].column, None, tuple(dims), init, text, tuple(at), tuple(lists))
 
-    def init(self, t, at: list):
-        """The value of an initializer; each value's (line, column, length, value) goes to `at`."""
+    def init(self, t, at: list, lists: list):
+        """The value of an initializer; each value's (line, column, length, value) goes to `at`, the (line,
+        column) of each list's closing brace to `lists`, in the order the lists open."""
         if isinstance(t, Token):
             raise InternalError("bare token initializer")
         d = t.data
         c = t.children
         if d == "init_list":
-            return tuple(self.init(x, at) for x in c)
+            lists.append(None)
+            i = len(lists) - 1
+            v = tuple(self.init(x, at, lists) for x in c)
+            lists[i] = (t.meta.end_line, t.meta.end_column - 1)
+            return v
         m = t.meta
         span = m.end_pos - m.start_pos if m.end_line == m.line else 1
         if d == "init_value":
@@ -1513,10 +1521,21 @@ class _IRBuilder:
             raise InternalError(f"unknown record kind {kind}")
 
     def initial_values(self, decl: Decl, it: DeclItem):
-        """PTX-E-DECL at the value where ptxas rejects the initializer of `it` (initializer_error)."""
+        """PTX-E-DECL at the value where ptxas rejects the initializer of `it` (initializer_error), or at the
+        value or list's closing brace where it rejects its shape (initializer_shape_error)."""
         bad = initializer_error(decl.space, decl.type, "extern" in decl.linkage, [a[3] for a in it.init_at], it.name)
         if bad is not None:
             line, col, span, _v = it.init_at[bad[2]]
+            self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
+            return
+        if it.init is None or decl.type in ("texref", "samplerref", "surfref"):
+            return
+        bad = initializer_shape_error(it.dims, decl.vector, it.init, it.name)
+        if bad is not None:
+            if bad[2] == "list":
+                line, col, span = it.init_lists[bad[3]] + (1,)
+            else:
+                line, col, span, _v = it.init_at[bad[3]]
             self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
 
     def array_dims(self, decl: Decl, it: DeclItem, line: int):

@@ -541,8 +541,10 @@ def test_module_variables_and_their_initialisers():
     assert b.decl() == ".const .align 16 .f64 b[2] = {0d3FE0000000000000, 0d7FF0000000000000};"
     raises(BuildError, "PTX-E-TYPE", "initialiser 1.5 of c: 1.5 is not an integer, but the operand is .u32",
            here(), lambda: m.global_var("c", u32, 2, init=[1, 1.5]))
-    raises(BuildError, "PTX-E-BUILD", "3 initialisers for an array of 2", here() + 1,
-           lambda: m.global_var("c", u32, 2, init=[1, 2, 3]))
+    raises(BuildError, "PTX-E-DECL", "3 elements in a list for a dimension of 2 of array c (ptxas: \"Greater number "
+           "of elements in array initializer\")", here(), lambda: m.global_var("c", u32, 2, init=[1, 2, 3]))
+    raises(BuildError, "PTX-E-DECL", "a {...} list where d takes a single value (ptxas: \"Initial value type "
+           "mismatch\")", here(), lambda: m.global_var("d", u32, init=[1, 2]))
     raises(BuildError, "PTX-E-BUILD", "module variables live in .global or .const, not .shared", here() + 1,
            lambda: m.global_var("c", u32, space="shared"))
     assert m.global_var("c", u32, 2, init=[1, 2]).decl() == ".visible .global .u32 c[2] = {1, 2};"

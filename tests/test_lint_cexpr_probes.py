@@ -13,7 +13,13 @@ What ptxas 13.0 showed (each spelling in a module of its own):
 - an initial value has the variable's kind ("Initial value type mismatch"): integers for .uN and .sN,
   floating-point values (a comparison is an integer) for .f32 and .f64, either for .bN; an address (`g`,
   `g+4`, `generic(g)`) for .u32 and .u64 only; none for .f16, an .extern variable or one of .reg, .local,
-  .shared or .param ("No initial value is allowed ...").
+  .shared or .param ("No initial value is allowed ...");
+- an initializer has a list in braces for each array dimension and for a vector, around its values; an
+  array's list at most its dimension's count of elements ("Greater number of elements in array
+  initializer"), any count where the dimension is [] or [0]; a vector's exactly its length ("Incorrect number
+  of elements in vector initializer"); a list where a value belongs or a value where a list does is "Initial
+  value type mismatch" (`.global .b8 g[] = 1;` crashes ptxas). ptxas reports the error at the line where the
+  list too long or too deep ends, the line of a value where a list belongs.
 """
 from __future__ import annotations
 
@@ -194,3 +200,49 @@ def test_initializer_cases_agree_with_ptxas(bad, at, good):
     got = gen_cases.run_ptxas(_decl_module(bad, False))
     assert got["rc"] != 0 and got["error_line"] in {d.loc.line for d in errors(_decl_module(bad, False))}, got
     assert gen_cases.run_ptxas(_decl_module(good, False))["rc"] == 0
+
+
+# initializers of the wrong shape: (declaration ptxas 13.0 rejects, the start of the text lint's PTX-E-DECL
+# points at, the same declared as ptxas takes it)
+INIT_SHAPES = [
+    (".global .b8 h[2] = {1, 2, 3};", "};", ".global .b8 h[3] = {1, 2, 3};"),
+    (".global .u32 h[1] = {1,\n 2};", "};", ".global .u32 h[] = {1,\n 2};"),
+    (".global .b8 h[2][2] = {{1, 2}, {3, 4}, {5}};", "};", ".global .b8 h[][2] = {{1, 2}, {3, 4}, {5}};"),
+    (".global .b8 h[2][2] = {\n{1, 2, 3},\n{4}};", "},\n{4}", ".global .b8 h[2][3] = {\n{1, 2, 3},\n{4}};"),
+    (".global .b8 h[2][2] = {1, 2};", "1, 2}", ".global .b8 h[2][2] = {{1, 2}};"),
+    (".global .b8 h[2] = {1, {2}};", "}};", ".global .b8 h[2] = {1, 2};"),
+    (".const .f32 h = {1.0};", "};", ".const .f32 h = 1.0;"),
+    (".global .b8 h[4] = 7;", "7;", ".global .b8 h[4] = {7};"),
+    (".global .v2 .u32 h = {1, 2, 3};", "};", ".global .v4 .u32 h = {1, 2, 3, 0};"),
+    (".global .v4 .f32 h[2] = {{1.0, 2.0, 3.0, 4.0}, {5.0}};", "}};", ".global .v4 .f32 h[2] = {{1.0, 2.0, 3.0, 4.0}};"),
+    (".global .v2 .b16 h = 1;", "1;", ".global .v2 .b16 h = {1, 1};"),
+]
+
+
+@pytest.mark.parametrize("bad, at, good", INIT_SHAPES, ids=[c[0] for c in INIT_SHAPES])
+def test_initializers_of_the_wrong_shape_are_errors_where_ptxas_says(bad, at, good):
+    for in_body in (False, True):
+        text = _decl_module(bad, in_body)
+        (d,) = errors(text)
+        assert d.code == "PTX-E-DECL" and d.notes, str(d)
+        lines = text.split("\n")
+        assert "\n".join(lines[d.loc.line - 1:])[d.loc.col - 1:].startswith(at), str(d)
+        assert errors(_decl_module(good, in_body)) == [], [str(x) for x in errors(_decl_module(good, in_body))]
+
+
+def test_an_initializer_shape_error_says_what_shape_to_write():
+    (d,) = errors(_decl_module(".global .b8 h[2][2] = {1, 2};", False))
+    assert d.message == "a single value where h takes a {...} list of values (ptxas: \"Initial value type mismatch\")"
+    assert d.notes == ("write it shaped `{{1, 1}, {1, 1}}`: a list in braces per array dimension",), d.notes
+    (d,) = errors(_decl_module(".global .v2 .u32 h[] = {{1, 2}, {3}};", False))
+    assert d.message.startswith("1 value for a .v2 vector") and d.notes == ("give 2, one per element",), str(d)
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("bad, at, good", INIT_SHAPES, ids=[c[0] for c in INIT_SHAPES])
+def test_initializer_shape_cases_agree_with_ptxas(bad, at, good):
+    """ptxas rejects each bad declaration at the line of lint's error, and takes each good one."""
+    for in_body in (False, True):
+        got = gen_cases.run_ptxas(_decl_module(bad, in_body))
+        assert got["rc"] != 0 and {got["error_line"]} == {d.loc.line for d in errors(_decl_module(bad, in_body))}, got
+        assert gen_cases.run_ptxas(_decl_module(good, in_body))["rc"] == 0

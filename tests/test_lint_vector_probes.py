@@ -722,7 +722,7 @@ def _array_matrix():
     parameters, .param and .reg."""
     lines = []
     for i, d in enumerate(("[0]", "[]", "[0][2]", "[2][0]", "[][2]", "[2][]", "[1]", "[2][2]")):
-        init = " = {1}" if d.count("[") == 1 else " = {{1, 2}}"
+        init = " = {1, 2}" if d.count("[") == 1 else " = {{1, 2}}"
         lines += [f".global .b8 g{i}{d};", f".const .u32 c{i}{d};", f".shared .b8 s{i}{d};",
                   f".extern .shared .b8 e{i}{d};", f".global .b8 gi{i}{d}{init};",
                   f".visible .entry k{i}(.param .b8 x{d}) {{ ret; }}", f".func f{i}(.param .b8 x{d}) {{ ret; }}",
