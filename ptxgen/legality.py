@@ -1846,7 +1846,8 @@ def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
 # INSTRUCTION_ONLY_ALLOCATED in every declaration it allocates ("Type .e4m3 may only be used as an
 # instruction type"): a variable of any state space, a parameter or return value of a function
 # definition, .param or .reg, and an array of them crashes it. A parameter of a function declaration or a
-# .callprototype takes them. Used by the builder (parameters) and the parser (every declaration).
+# .callprototype takes them, and so does a .param array parameter or return value of a .func definition
+# (but no call passes one an argument). Used by the builder (parameters) and the parser (every declaration).
 _INSTRUCTION_ONLY = {"bf16": "b16", "bf16x2": "b32", "tf32": "b32", "e2m3": "b8", "e3m2": "b8", "e2m1": "b8",
                      "ue8m0": "b8", "ue4m3": "b8", "s2f6x2": "b16"}
 INSTRUCTION_ONLY_ALLOCATED = {"e4m3": "b8", "e5m2": "b8", "e4m3x2": "b16", "e5m2x2": "b16", "e2m3x2": "b16",

@@ -2053,6 +2053,12 @@ class _FnCheck:
         at = actual.type
         if at is None:
             return
+        if formal.array is not None and ft.name in legality.INSTRUCTION_ONLY_ALLOCATED:
+            ctx.add("PTX-E-CALL", f"{what} {name} for {fwhat}, an array of .{ft.name}, which no .param array "
+                                  "matches (ptxas: \"Type of argument does not match\")", where,
+                    (f"declare the parameter .{legality.INSTRUCTION_ONLY_ALLOCATED[ft.name]} to pass the values' "
+                     "bits",), span)
+            return
         fsize = ft.bits // 8 * (formal.array or 1)
         asize = at.bits // 8 * (actual.count or 1)
         if formal.array == 0 and actual.count is not None:
@@ -2109,8 +2115,10 @@ def _shape_text(t: Type, count: Optional[int]) -> str:
 def _takes_count(n: int, params, listed: bool = True) -> bool:
     """Whether a call may pass n arguments to `params`: one each, or one less where the last is an array of no
     size (`.param .b8 x[]`), which ptxas 13.0 lets a call leave out of its list (`call f, (a);`), not a call
-    without one (`call f;`). `listed`: the call has an argument list."""
-    return n == len(params) or (listed and n == len(params) - 1 and params[-1].array == 0)
+    without one (`call f;`), and crashes on where it is an array of an fp8 type. `listed`: the call has an
+    argument list."""
+    return n == len(params) or (listed and n == len(params) - 1 and params[-1].array == 0
+                                and params[-1].type.name not in legality.INSTRUCTION_ONLY_ALLOCATED)
 
 
 def _type_notes(have: Type, want: Type) -> Tuple[str, ...]:

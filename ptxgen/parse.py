@@ -946,6 +946,13 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, values: Se
     return None
 
 
+def _type_allocated(space: str, array: bool, allocated: bool, entry: bool) -> bool:
+    """Whether a parameter's type is allocated as undeclarable_type's `allocated` means: ptxas 13.0 allocates
+    a definition's parameters (`allocated`), but not a .func's .param array parameter, which an fp8 type may
+    have."""
+    return allocated and not (array and space == "param" and not entry)
+
+
 def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], array: bool, allocated: bool,
                       entry: bool = False, name: str = "") -> Optional[Tuple[str, str, str]]:
     """(message, note, the token it is about: 'vector', 'type' or 'name') where ptxas 13.0 rejects a
@@ -953,7 +960,7 @@ def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], a
     parameter); `allocated`: a definition's parameter or a .param variable of a body, which ptxas allocates,
     not one of a declaration or .callprototype. None too for a type no declaration takes (undeclarable_type
     reports it)."""
-    if undeclarable_type(tname, space, allocated) is not None:
+    if undeclarable_type(tname, space, _type_allocated(space, array, allocated, entry)) is not None:
         return None
     if vector is not None and tname in INSTRUCTION_ONLY_ALLOCATED:
         return (f".v{vector} .{tname}: a vector of an instruction-only type (ptxas: \"Vector type only allowed over "
@@ -1442,7 +1449,7 @@ class _IRBuilder:
         """PTX-E-DECL where ptxas rejects the shape of parameter `p` (param_shape_error, param_array_error);
         `ret`: a return parameter, `last`: the last of its list."""
         tname = p.type.name if p.type is not None else None
-        bad = undeclarable_type(tname, p.space, allocated)
+        bad = undeclarable_type(tname, p.space, _type_allocated(p.space, bool(p.dims), allocated, entry))
         if bad is not None and p.type_at is not None:
             self.error("PTX-E-DECL", bad[0], p.type_at[0], p.type_at[1], len(tname or "") + 1, (bad[1],))
             return

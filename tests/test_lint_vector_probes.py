@@ -854,3 +854,71 @@ def test_register_array_matrix_agrees_with_ptxas():
     """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
     body = _reg_array_matrix()
     _matrix_agrees_with_ptxas(_PHDR + "\n".join(body) + "\n", body, 40)
+
+
+# fp8, fp6 and fp4 arrays as parameters, as ptxas 13.0 takes them: a .func definition's .param array parameter
+# or return value may have such a type (ptxas does not allocate it as it does a scalar one), though a call
+# passes it nothing ("Type of argument does not match formal parameter", for any .param array) and crashes
+# where the call leaves an unsized one out. A kernel's such array crashes ptxas, and a .reg one is a register.
+FP8_ARRAY_CASES = [
+    (".func f(.param .e4m3 x[2]) { ret; }", None),
+    (".func (.param .e5m2x2 r[1]) f() { ret; }", None),
+    (".visible .func f(.param .b32 a, .param .e2m1x2 x[]) { ret; }", None),
+    (".func f(.param .e4m3x4 x[2]) { .reg .b64 %rd1; mov.u64 %rd1, x; ret; }", None),
+    (".func f(.reg .e4m3 x[2]) { ret; }", "PTX-E-DECL"),
+    (".func f(.param .v2 .e4m3 x[2]) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .e4m3 x[2]) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .param .e4m3 l[2]; ret; }", "PTX-E-DECL"),
+    (".func f(.param .e4m3 x[2]) { ret; }\n.visible .entry k() { .param .b8 a[2]; call f, (a); ret; }",
+     "PTX-E-CALL"),
+    (".func (.param .e4m3x2 r[2]) f() { ret; }\n.visible .entry k() { .param .b16 a[2]; call (a), f, (); ret; }",
+     "PTX-E-CALL"),
+    (".func f(.param .e2m1x2 x[]) { ret; }\n.visible .entry k() { call f, (); ret; }", "PTX-E-CALL"),
+    (".func f(.param .b8 x[]) { ret; }\n.visible .entry k() { call f, (); ret; }", None),
+]
+
+
+@pytest.mark.parametrize("text,code", FP8_ARRAY_CASES, ids=[c[0] for c in FP8_ARRAY_CASES])
+def test_fp8_array_parameters_lint_as_ptxas_takes_them(text, code):
+    ds = errors(_F8HDR.format("sm_90a") + text)
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", FP8_ARRAY_CASES, ids=[c[0] for c in FP8_ARRAY_CASES])
+def test_fp8_array_parameter_cases_agree_with_ptxas(text, code):
+    """ptxas rejects (or crashes on) each case lint gives an error, and takes the others; where it says a
+    line, it is the line of lint's error."""
+    text = _F8HDR.format("sm_90a") + text
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    if got["error_line"] is not None:
+        assert {d.loc.line for d in errors(text)} == {got["error_line"]}, got
+
+
+def test_an_fp8_array_argument_error_says_what_to_declare():
+    text = _F8HDR.format("sm_90a") + ".func f(.param .e4m3 x[2]) { ret; }\n.visible .entry k() { .param .b8 a[2]; call f, (a); ret; }"
+    (d,) = errors(text)
+    assert "an array of .e4m3, which no .param array matches" in d.message and "declare the parameter .b8" in d.notes[0]
+    assert _at(text, d).startswith("a); ret;"), str(d)
+
+
+def _fp8_array_matrix():
+    """Each type in each array place, one line each: .func parameters and return values, sized and unsized,
+    alone and last of two, .reg arrays, vectors of them."""
+    lines = []
+    for i, t in enumerate(FP8_ALLOCATED + ("b8", "b16")):
+        lines += [f".func f{i}(.param .{t} x[2]) {{ ret; }}", f".func (.param .{t} r[1]) g{i}() {{ ret; }}",
+                  f".func h{i}(.param .b32 a, .param .{t} x[]) {{ ret; }}", f".func r{i}(.reg .{t} x[2]) {{ ret; }}",
+                  f".func v{i}(.param .v2 .{t} x[2]) {{ ret; }}"]
+    return lines
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_fp8_array_parameter_matrix_agrees_with_ptxas(arch):
+    """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    body = _fp8_array_matrix()
+    _matrix_agrees_with_ptxas(_F8HDR.format(arch) + "\n".join(body) + "\n", body, 15, arch)
