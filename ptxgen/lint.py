@@ -1992,6 +1992,14 @@ class _FnCheck:
             elif ft.kind in ("u", "s") and is_float:
                 ctx.add("PTX-E-CALL", f"{what} {text} is a floating-point immediate; {fwhat} is .{ft.name}", where,
                         () if is_ret else ("write an integer literal",), span)
+            elif ft.kind in ("packed", "fp8", "pred") and not (ft.bits == 32 and _is_0f(actual)):
+                # .f16x2, .e4m3x4 and the like take a 0f literal (its 32 bits), the others no immediate at all
+                note = ("write its 32 bits as a 0f literal (0f3C003C00 is .f16x2 {1.0, 1.0})" if ft.bits == 32
+                        else "declare the parameter .b32 and pass 0 or 1" if ft.kind == "pred"
+                        else f"pass a .b{ft.bits} register holding its bits")
+                ctx.add("PTX-E-CALL", f"{what} {text} is an immediate; {fwhat} is .{ft.name}, which takes "
+                                      f"{'only a 0f literal' if ft.bits == 32 else 'none'} (ptxas: \"Type of argument "
+                                      "does not match\")", where, () if is_ret else (note,), span)
             return
         if t is SpecialReg:
             ctx.add("PTX-E-CALL", f"{what} {actual.name} is a special register; a call passes registers, immediates "
@@ -2110,6 +2118,11 @@ def _item_loc(ctx: _Ctx, loc: Optional[SourceLoc], k: int, j: int) -> Tuple[Opti
 
 def _shape_text(t: Type, count: Optional[int]) -> str:
     return f".{t.name}" + (f"[{count or ''}]" if count is not None else "")
+
+
+def _is_0f(o) -> bool:
+    """A 0f literal (`0f3F800000`): the 32 bits of a .f32 as written."""
+    return type(o) is FloatImm and len(o.text) == 10 and o.text[:2] in ("0f", "0F")
 
 
 def _takes_count(n: int, params, listed: bool = True) -> bool:

@@ -922,3 +922,83 @@ def test_fp8_array_parameter_matrix_agrees_with_ptxas(arch):
     """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
     body = _fp8_array_matrix()
     _matrix_agrees_with_ptxas(_F8HDR.format(arch) + "\n".join(body) + "\n", body, 15, arch)
+
+
+# fp8, fp6 and fp4 parameters of prototypes (and declarations) in calls, as ptxas 13.0 takes them: each is an
+# opaque value of its size, .e2m1x2 8 bits (two 4-bit values), .e4m3 8, .e4m3x2 16, .e4m3x4 32; a register or
+# .param argument of that size passes (.b8, .u8 for .e2m1x2; not .b16), an immediate none, but for a 32-bit
+# one (.e4m3x4, as .f16x2) a 0f literal ("Type of argument does not match formal parameter"); a .pred
+# parameter takes no immediate either.
+_OPAQUE_FORMALS = FP8_ALLOCATED + ("f16x2", "b8", "b16")
+_OPAQUE_ACTUALS = ("pb8", "pu8", "pb16", "pf16", "pb32", "pf32", "%rb8", "%ru8", "%rb16", "%rh", "%rb32", "%rf32")
+_OPAQUE_IMMS = ("1", "0x10", "1.0", "0f3F800000", "0d3FF0000000000000")
+_ODECLS = (".reg .b64 %fp;\n.param .b8 pb8;\n.param .u8 pu8;\n.param .b16 pb16;\n.param .f16 pf16;\n.param .b32 pb32;\n"
+           ".param .f32 pf32;\n.reg .b8 %rb8;\n.reg .u8 %ru8;\n.reg .b16 %rb16;\n.reg .f16 %rh;\n.reg .b32 %rb32;\n"
+           ".reg .f32 %rf32;\nmov.u64 %fp, 0;\n")
+
+
+def _opaque_call_matrix():
+    """(prototypes, probed call lines): each formal type, .param and .reg, with each argument and return value."""
+    heads, calls = [], []
+    for sp in ("param", "reg"):
+        for t in _OPAQUE_FORMALS + ("pred",):
+            p = f"P_{sp}_{t}"
+            heads.append(f"{p}: .callprototype (.{sp} .{t} r) _ (.{sp} .{t} x);")
+            for a in (_OPAQUE_ACTUALS if t != "pred" else ()) + _OPAQUE_IMMS:
+                calls.append(f"call (_), %fp, ({a}), {p};")
+                if t != "pred" and not a[0].isdigit():
+                    calls.append(f"call ({a}), %fp, (0f3F800000), {p};" if t in ("f16x2", "e4m3x4", "e5m2x4", "b8",
+                                                                                     "b16") else
+                                 f"call ({a}), %fp, ({'pb8' if t in ('e4m3', 'e5m2', 'e2m1x2') else 'pb16'}), {p};")
+    return heads, calls
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_opaque_parameter_call_matrix_agrees_with_ptxas():
+    """Every call line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    heads, calls = _opaque_call_matrix()
+    text = (_F8HDR.format("sm_90a") + ".visible .entry k()\n{\n" + _ODECLS + "\n".join(heads) + "\n" + "\n".join(calls)
+            + "\nret;\n}\n")
+    _matrix_agrees_with_ptxas(text, calls, 100)
+
+
+# (body ptxas rejects, the code lint gives it, a body ptxas takes in its place)
+OPAQUE_CALL_CASES = [
+    ("P: .callprototype _ (.param .e2m1x2 x);\ncall %fp, (pb16), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.param .e2m1x2 x);\ncall %fp, (pb8), P;"),
+    ("P: .callprototype (.reg .e2m1x2 r) _ ();\ncall (%rb16), %fp, (), P;", "PTX-E-CALL",
+     "P: .callprototype (.reg .e2m1x2 r) _ ();\ncall (%ru8), %fp, (), P;"),
+    ("P: .callprototype _ (.param .e4m3 x);\ncall %fp, (1), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.param .e4m3 x);\ncall %fp, (%rb8), P;"),
+    ("P: .callprototype _ (.reg .e4m3x2 x);\ncall %fp, (0f3F800000), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.reg .e4m3x2 x);\ncall %fp, (%rh), P;"),
+    ("P: .callprototype _ (.param .e4m3x4 x);\ncall %fp, (1.0), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.param .e4m3x4 x);\ncall %fp, (0f3F800000), P;"),
+    ("P: .callprototype _ (.param .f16x2 x);\ncall %fp, (0x10), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.param .f16x2 x);\ncall %fp, (0f3C003C00), P;"),
+    ("P: .callprototype _ (.reg .pred x);\ncall %fp, (1), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.reg .b32 x);\ncall %fp, (1), P;"),
+]
+
+
+@pytest.mark.parametrize("bad,code,good", OPAQUE_CALL_CASES, ids=[c[0].replace("\n", " ") for c in OPAQUE_CALL_CASES])
+def test_calls_with_opaque_parameters_lint_as_ptxas_takes_them(bad, code, good):
+    module = lambda b: _F8HDR.format("sm_90a") + ".visible .entry k()\n{\n" + _ODECLS + b + "\nret;\n}\n"  # noqa: E731
+    _bad_and_good_lint(module(bad), code, module(good))
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,good", OPAQUE_CALL_CASES, ids=[c[0].replace("\n", " ") for c in OPAQUE_CALL_CASES])
+def test_opaque_parameter_call_cases_agree_with_ptxas(bad, code, good):
+    module = lambda b: _F8HDR.format("sm_90a") + ".visible .entry k()\n{\n" + _ODECLS + b + "\nret;\n}\n"  # noqa: E731
+    _bad_and_good_agree_with_ptxas(module(bad), module(good))
+
+
+def test_an_e2m1x2_parameter_is_8_bits_and_an_immediate_for_it_says_what_to_pass():
+    text = (_F8HDR.format("sm_90a") + ".visible .entry k()\n{\n" + _ODECLS
+            + "P: .callprototype _ (.param .e2m1x2 x);\ncall %fp, (pb16), P;\ncall %fp, (7), P;\nret;\n}\n")
+    d1, d2 = errors(text)
+    assert "prototype P's parameter x is .e2m1x2" in d1.message and "pb16 is .b16" in d1.message, str(d1)
+    assert "7 is an immediate" in d2.message and d2.notes == ("pass a .b8 register holding its bits",), str(d2)
