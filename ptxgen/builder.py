@@ -24,7 +24,7 @@ from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Modul
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
                      version_str)
-from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, e4m3x2, e5m2x2, f16, f16x2, f32, f64, get_type,
+from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, get_type,
                     compatible, pred, s16, s32, s64, tf32, u16, u32, u64)
 
 __all__ = ["Module", "KernelBuilder", "FunctionBuilder", "SPECIAL_REGS", "mem"]
@@ -146,7 +146,7 @@ class Module:
         """A module-scope `.global` or `.const` variable (optionally an initialised array)."""
         if space not in ("global", "const"):
             raise _err(f"module variables live in .global or .const, not .{space}")
-        ty = _var_type(FunctionBuilder._type(type))
+        ty = _var_type(FunctionBuilder._type(type), space)
         if count is not None:
             _check_dims(space, count, name, init is not None)
         if init is not None and ty in (f16, f16x2):
@@ -223,20 +223,18 @@ def _check_labels_placed(fn: Function) -> None:
                                       "place later)",))
 
 
-def _var_type(ty: Type) -> Type:
-    """A type a variable may be declared with: ptxas has no .bf16/.bf16x2/.tf32/.pred/fp8 variables."""
-    if ty.kind in ("fp8", "pred") or ty in (bf16, bf16x2, tf32, e4m3x2, e5m2x2):
-        raise _err(f"there are no .{ty.name} variables; declare it with the bit-size type "
-                   f".b{max(ty.bits, 8)} instead", "PTX-E-TYPE")
+def _var_type(ty: Type, space: str) -> Type:
+    """A type a variable of `space` may be declared with (legality.undeclarable_type: no .bf16, .tf32, fp8 or
+    .pred variables, ...)."""
+    bad = undeclarable_type(ty.name, space)
+    if bad is not None:
+        raise _err(bad[0], "PTX-E-DECL", (bad[1],))
     return ty
 
 
 def _param_type(ty: Type) -> Type:
     """A type a parameter may be declared with (legality.undeclarable_type)."""
-    bad = undeclarable_type(ty.name, "param")
-    if bad is not None:
-        raise _err(bad[0], "PTX-E-DECL", (bad[1],))
-    return ty
+    return _var_type(ty, "param")
 
 
 def _check_dims(space: str, count, name: str, init: bool = False) -> None:
@@ -441,7 +439,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def shared(self, name: str, nbytes: int, *, align: int = 16, type=b8) -> Var:
         """A static shared array in this function: `.shared .align A .b8 name[nbytes];`."""
         _check_align(align)
-        ty = _var_type(self._type(type))
+        ty = _var_type(self._type(type), "shared")
         if not isinstance(nbytes, int) or nbytes <= 0 or nbytes % ty.bytes:
             raise _err(f"shared array size must be a positive multiple of {ty.bytes} bytes, not {nbytes!r}")
         v = Var(self._claim_local(name, "shared variable"), "shared", ty, nbytes // ty.bytes, align,

@@ -1856,9 +1856,20 @@ INSTRUCTION_ONLY_ALLOCATED = {"e4m3": "b8", "e5m2": "b8", "e4m3x2": "b16", "e5m2
 
 def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -> Optional[Tuple[str, str]]:
     """(message, note) where a declaration in `space` ('reg', 'param', 'shared', ...) cannot have the type
-    `name` (without its dot), else None. `allocated`: a variable, or a parameter of a function definition (not
-    of a declaration or .callprototype)."""
+    `name` (without its dot), else None: a type only instructions take (above), or .pred anywhere ptxas 13.0
+    allocates it but a register ("Predicate variable 'p' must be in register state space"). `allocated`: a
+    variable, or a parameter of a function definition (not of a declaration or .callprototype)."""
     n = name or ""
+    if n == "pred":
+        if space == "reg" or not allocated:
+            return None
+        if space == "param":
+            return ("a .param cannot be .pred: a predicate lives in a register (ptxas: \"Predicate variable must be "
+                    "in register space\")", "declare it .param .b32 (selp.u32 in, setp.ne.u32 out), or .reg .pred as "
+                                             "a parameter of a .func")
+        return (f"a .{space} variable cannot be .pred: a predicate lives in a register (ptxas: \"Predicate variable "
+                "must be in register state space\")", "declare it .reg .pred, or keep the value in memory as .b8 "
+                                                       "(selp.u16 in, setp.ne.u16 out)")
     holder = _INSTRUCTION_ONLY.get(n)
     if holder is None and allocated:
         holder = INSTRUCTION_ONLY_ALLOCATED.get(n)
@@ -1877,13 +1888,12 @@ def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -
 # type", a later `[]` a syntax error. A parameter takes one dimension (`x[2][2]` is a syntax error); an
 # incomplete one only as the last input parameter of a .func, in .param space. No register is an array, of
 # any size ("cannot be allocated into a register"): a .reg variable, or a .reg parameter of a definition (a
-# declaration's or prototype's may be one); nor is a variable of any state space an array of predicates.
+# declaration's or prototype's may be one). (A .pred variable of another space is undeclarable_type's.)
 def _register_array(name: str, dims: Sequence[Optional[int]], tname: Optional[str], what: str) -> Tuple[str, str]:
     n = _product(dims) if dims and None not in dims and 0 not in dims else "N"
     if tname == "pred":
         return (f"{what} {name} is an array of predicates (ptxas: \"Predicate type can only be used to define "
-                "scalar register variables\")", f"declare {n} scalar .pred registers: `.reg .pred {name}<{n}>`"
-                if what == "register" else "declare a .b8 array (selp.u16 each predicate in, setp.ne.u16 it out)")
+                "scalar register variables\")", f"declare {n} scalar .pred registers: `.reg .pred {name}<{n}>`")
     if what == "parameter":
         return (f".reg parameter {name} is an array; registers cannot be (ptxas: \"Variable '{name}' cannot be "
                 "allocated into a register\")", f"pass {n} scalar .reg parameters, or a .param array")
@@ -1898,8 +1908,8 @@ def variable_array_error(space: str, dims: Sequence[Optional[int]], name: str = 
     an initializer."""
     if not dims:
         return None
-    if space == "reg" or tname == "pred":
-        return _register_array(name, dims, tname, "register" if space == "reg" else f".{space} variable")
+    if space == "reg":
+        return _register_array(name, dims, tname, "register")
     for d in dims[1:]:
         if d is None:
             return (f"only the first dimension of array {name} may be left out (ptxas: syntax error)",

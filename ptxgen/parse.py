@@ -976,10 +976,6 @@ def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], a
     if tname == "pred" and array:
         return ("an array cannot be .pred (ptxas: \"Predicate type can only be used to define scalar register "
                 "variables\")", "declare a .b8 array (selp.u16 each predicate in, setp.ne.u16 it out)", "type")
-    if tname == "pred" and space == "param" and allocated:
-        return (f"a .param cannot be .pred: a predicate must be in a register (ptxas: \"Predicate variable "
-                f"'{name}' must be in register space\")", "declare it .param .b32 (selp.u32 in, setp.ne.u32 out), "
-                "or .reg .pred as a parameter of a .func", "type")
     if vector is not None:
         try:
             bits = get_type(tname or "").bits

@@ -552,10 +552,20 @@ def test_module_variables_and_their_initialisers():
 
 def test_variable_types_ptxas_can_declare():
     m, k = kernel()
-    raises(BuildError, "PTX-E-TYPE", "there are no .bf16 variables; declare it with the bit-size type .b16 instead",
-           here(), lambda: m.global_var("v", bf16, 4))
-    raises(BuildError, "PTX-E-TYPE", "there are no .bf16x2 variables; declare it with the bit-size type .b32 "
-           "instead", here(), lambda: k.shared("v", 64, type=bf16x2))
+    e = raises(BuildError, "PTX-E-DECL", ".bf16 is an instruction type only; a .global declaration cannot have it "
+               "(ptxas: syntax error)", here(), lambda: m.global_var("v", bf16, 4))
+    assert e.notes == ("write .b16 instead: .bf16 values live in .b16 variables",), e.notes
+    e = raises(BuildError, "PTX-E-DECL", ".bf16x2 is an instruction type only; a .shared declaration cannot have it "
+               "(ptxas: syntax error)", here(), lambda: k.shared("v", 64, type=bf16x2))
+    assert e.notes == ("write .b32 instead: .bf16x2 values live in .b32 variables",), e.notes
+    e = raises(BuildError, "PTX-E-DECL", "a .const variable cannot be .pred: a predicate lives in a register (ptxas: "
+               "\"Predicate variable must be in register state space\")", here() + 1,
+               lambda: m.global_var("v", pred, space="const"))
+    assert "declare it .reg .pred" in e.notes[0], e.notes
+    raises(BuildError, "PTX-E-DECL", ".e4m3 is an instruction type only; a .shared declaration cannot have it (ptxas: "
+           "\"Type .e4m3 may only be used as an instruction type\")", here(), lambda: k.shared("v", 64, type="e4m3"))
+    raises(BuildError, "PTX-E-DECL", "a .param cannot be .pred: a predicate lives in a register (ptxas: \"Predicate "
+           "variable must be in register space\")", here(), lambda: k.param("p", pred))
     raises(BuildError, "PTX-E-TYPE",
            "ptxas allows no initial value for .f16 variables; declare it .b16 and give the bit pattern "
            "(0x3C00 is 1.0 in .f16)", here(), lambda: m.global_var("v", f16, init=[1.0]))

@@ -839,12 +839,11 @@ def _reg_array_matrix():
         for d in ("", "[8]", "[1]", "[]", "[0]", "[2][2]"):
             i += 1
             lines += [f".visible .entry r{i}() {{ .reg .{t} %r{d}; ret; }}",
+                      f".visible .entry l{i}() {{ .local .{t} l{d}; ret; }}",
                       f".visible .entry p{i}() {{ .param .{t} p{d}; ret; }}",
                       f".func f{i}(.reg .{t} x{d}) {{ ret; }}", f".func (.reg .{t} r{d}) g{i}() {{ ret; }}",
                       f".extern .func e{i}(.reg .{t} x{d});",
                       f".visible .entry c{i}() {{ P: .callprototype (.reg .{t} r{d}) _ (.reg .{t} x{d}); ret; }}"]
-            if d or t != "pred":
-                lines.append(f".visible .entry l{i}() {{ .local .{t} l{d}; ret; }}")
     return lines
 
 
@@ -1002,3 +1001,59 @@ def test_an_e2m1x2_parameter_is_8_bits_and_an_immediate_for_it_says_what_to_pass
     d1, d2 = errors(text)
     assert "prototype P's parameter x is .e2m1x2" in d1.message and "pb16 is .b16" in d1.message, str(d1)
     assert "7 is an immediate" in d2.message and d2.notes == ("pass a .b8 register holding its bits",), str(d2)
+
+
+# the types a variable can have, one rule (legality.undeclarable_type) for the builder and lint: no type only
+# instructions take (.bf16, .tf32, the fp8, fp6 and fp4 ones), and .pred only in a register ("Predicate variable
+# 'g' must be in register state space", at module scope and in a body, .extern too)
+PRED_VAR_CASES = [
+    (".global .pred g;", "PTX-E-DECL"),
+    (".extern .const .pred g;", "PTX-E-DECL"),
+    (".visible .entry k() { .shared .pred s; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .local .pred l; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .local .pred l[2]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .param .pred p; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .reg .pred p, q<2>; ret; }", None),
+    (".func f(.reg .pred p) { .reg .pred q; ret; }", None),
+]
+
+
+@pytest.mark.parametrize("text,code", PRED_VAR_CASES, ids=[c[0] for c in PRED_VAR_CASES])
+def test_pred_variables_lint_as_ptxas_takes_them(text, code):
+    ds = errors(_PHDR + text)
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+    if code:
+        line = (_PHDR + text).split("\n")[ds[0].loc.line - 1]
+        assert line[ds[0].loc.col - 1:].startswith(".pred"), str(ds[0])
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", PRED_VAR_CASES, ids=[c[0] for c in PRED_VAR_CASES])
+def test_pred_variable_cases_agree_with_ptxas(text, code):
+    text = _PHDR + text
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+
+
+def test_the_builder_and_lint_refuse_the_same_variable_types():
+    """For each type and state space, the builder's global_var() and shared() raise exactly where lint reports
+    the declaration, with the same message."""
+    import ptxgen as pg
+    names = ("pred", "b8", "b16", "u32", "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "b128", "e4m3", "e5m2",
+             "e4m3x2", "e5m2x2")
+    both = 0
+    for space in ("global", "const", "shared"):
+        for t in names:
+            m = pg.Module("sm_90a")
+            k = m.entry("k")
+            try:
+                (k.shared("v", 64, type=t) if space == "shared" else m.global_var("v", t, 4, space=space))
+                built = None
+            except pg.BuildError as e:
+                built = e.message
+            ds = errors(_PHDR + f".{space} .{t} v[4];")
+            assert [d.message for d in ds] == ([built] if built else []), (space, t, built, [str(d) for d in ds])
+            both += built is not None
+    assert 15 < both < 40, both
