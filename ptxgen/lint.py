@@ -67,7 +67,8 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                    "values, the old .tex space, a type only instructions take: .bf16, .bf16x2, .tf32, and the fp8, "
                    "fp6 and fp4 types for variables and a function definition's parameters, an initial value of the "
                    "wrong kind or where none is allowed: `.global .f32 "
-                   "x = 1;`, `.shared .u32 s = 0;`, an array of no size: `.global .b8 g[];`)",
+                   "x = 1;`, `.shared .u32 s = 0;`, an array of no size: `.global .b8 g[];`, an 8- or 16-bit "
+                   "integer or .pred parameter of a function a kernel reaches, which the ABI cannot pass)",
                    ".reg .b32 r;  // at module scope",
                    ".global .b32 r;"),
     "PTX-E-LABEL": ("a branch (or jump table) to a label that this function does not define where it is visible",
@@ -1958,10 +1959,12 @@ class _FnCheck:
           not an argument;
         - a register: a scalar parameter ("Inconsistent state space" for an array) of the register's size,
           with the same integer/floating-point rule; a vector register counts as one .bN of its whole size;
-          no .pred, special register or vector component (`%v.x`: a syntax error);
+          no .pred but for a .pred parameter (which no call a kernel reaches passes: _abi_parameters), special
+          register or vector component (`%v.x`: a syntax error);
         - an integer immediate: a .bN, .uN or .sN parameter of any size; a floating-point one: .bN or .fN;
-          neither for an array. A return value may also be `_` or, oddly, a floating-point literal (of the
-          same rule); an integer literal there crashes ptxas 13.0, and `_` is no argument."""
+          neither for an array, nor one for an fp8 or .pred parameter, only a 0f literal for a 32-bit packed
+          one. A return value may also be `_` or, oddly, a floating-point literal (of the same rule); an
+          integer literal there crashes ptxas 13.0, and `_` is no argument."""
         ctx = self.ctx
         what = "return value" if is_ret else "argument"
         fwhat = f"{owner} {'return parameter' if is_ret else 'parameter'} {formal.name}"
@@ -2025,6 +2028,8 @@ class _FnCheck:
                     ctx.add("PTX-E-CALL", f"{what} {name} is a .v{vn} .{at.name} vector register, {vn * at.bits} bits; "
                                           f"{fwhat} is .{ft.name}", where,
                             ("a vector register passes as one value of its whole size",), span)
+            elif at is pred and ft is pred:
+                pass  # a kernel that reaches the call cannot pass it, which _abi_parameters reports
             elif at is pred:
                 ctx.add("PTX-E-CALL", f"{what} {name} is a .pred register; {fwhat} is .{ft.name}", where,
                         () if is_ret else (f"a predicate is not passed; selp.b{ft.bits} a value into a register "
@@ -2340,6 +2345,119 @@ def _maxnreg_fits_reqntid(ctx: _Ctx, threads: int, maxnreg, loc: SourceLoc):
                 (f"write .maxnreg {max_regs_for_threads(threads)}",), len(".maxnreg"), "warning")
 
 
+# ptxas 13.0 compiles every device function a kernel can reach to the ABI, which passes and returns no 8- or
+# 16-bit integer and no predicate ("In ABI compilation, passing predicate, 8-bit and 16-bit parameters to device
+# functions is not supported", "... returning ... values ..."; no line). It refuses a scalar .u8, .s8, .u16,
+# .s16 or .pred parameter or return parameter, .param or .reg, of each function that code reachable from a
+# kernel calls (directly or through a .calltargets list) or takes the address of, also through a variable
+# whose initializer holds it, and of each prototype such code calls through. .b8, .b16, .f16, arrays and
+# vectors pass; a function no kernel reaches is not compiled so. ptxas compiles only a module it has read
+# without error, so it says this only of one that has none other.
+_ABI_NARROW = frozenset(("u8", "s8", "u16", "s16", "pred"))
+
+
+def _abi_narrow(params) -> list:
+    return [p for p in params if p.type is not None and p.type.name in _ABI_NARROW and p.array is None
+            and getattr(p, "vector", None) is None]
+
+
+def _operand_names(o, out: list) -> None:
+    """The names of symbols (variables, functions) operand `o` refers to, into `out`."""
+    t = type(o)
+    if isinstance(o, Sym):
+        out.append(o.name)
+    elif t is Addr:
+        if isinstance(o.base, Sym):
+            out.append(o.base.name)
+    elif t is SymOffset:
+        out.append(o.sym.name)
+    elif t is Vec:
+        for e in o.elems:
+            _operand_names(e, out)
+    elif t is AddrList:
+        for e in o.items:
+            _operand_names(e, out)
+
+
+def _abi_parameters(ctx: _Ctx, res: ParseResult):
+    """PTX-E-DECL at each parameter the ABI cannot pass (above) of the functions and prototypes a kernel
+    reaches."""
+    fns = {name: info for name, info in res.functions.items() if not info.header.is_entry
+           and (_abi_narrow(info.header.params) or _abi_narrow(info.header.rets))}
+    protos = {key for key, (rets, params) in res.protos.items() if _abi_narrow(rets) or _abi_narrow(params)}
+    if not fns and not protos:
+        return
+    kernels = [fn for fn in res.module.functions if fn.is_entry]
+    root = {fn.name: fn.name for fn in kernels}  # function reached -> the kernel it was reached from
+    todo = list(kernels)
+    used_protos: Dict[Tuple[str, str], str] = {}
+    while todo:
+        fn = todo.pop()
+        names: list = []
+        targets: Dict[str, List[str]] = {}  # `$L: .calltargets f, g;`
+        label = None
+        for st in fn.body:
+            cls = type(st)
+            if cls is Instr:
+                for o in st.operands:
+                    _operand_names(o, names)
+                if st.opcode == "call" and st.operands and type(st.operands[-1]) is Label:
+                    key = (fn.name, st.operands[-1].name)
+                    if key in res.protos:
+                        used_protos.setdefault(key, root[fn.name])
+                    else:
+                        names.append(("targets", st.operands[-1].name))
+            elif cls is LabelDef:
+                label = st.label.name
+            elif cls is Raw and st.text.startswith(".calltargets") and label is not None:
+                m = _BRANCH_TARGETS.match(st.text.strip())
+                if m:
+                    targets[label] = [x for x in re.split(r"\s*,\s*", m.group(2).strip()) if x]
+        reached = []
+        for n in names:
+            if type(n) is tuple:
+                reached += targets.get(n[1], ())
+            else:
+                reached.append(n)
+                reached += res.init_refs.get(n, ())  # the functions a variable's initializer holds, one level
+        for n in reached:
+            info = res.functions.get(n)
+            if info is not None and n not in root:
+                root[n] = root[fn.name]
+                if info.defined:
+                    todo.append(info.fn)
+    for name, info in fns.items():
+        if name in root:
+            h = info.header
+            _abi_report(ctx, h.rets, h.params, f"{name}'s", f"kernel {root[name]} reaches {name}", info.defined)
+    for key, kernel in used_protos.items():
+        if key in protos:
+            rets, params = res.protos[key]
+            _abi_report(ctx, rets, params, f"prototype {key[1]}'s",
+                        f"{key[0]}, which kernel {kernel} reaches, calls through {key[1]}", False)
+
+
+def _abi_report(ctx: _Ctx, rets, params, owner: str, why: str, defined: bool):
+    for ret, ps in ((True, rets), (False, params)):
+        for p in _abi_narrow(ps):
+            t = p.type.name
+            if defined and p.space == "param" and t == "pred":
+                continue  # undeclarable_type reports it
+            what = "returning" if ret else "passing"
+            thing = "values from" if ret else "parameters to"
+            if t == "pred":
+                note = ("declare it .b32 and pass the predicate as 0 or 1 (selp.u32 in, setp.ne.u32 out)",)
+            else:
+                wide = ("s" if t[0] == "s" else "u") + "32"
+                note = (f"declare it .{wide} and widen the value (cvt.{wide}.{t}), or .b{t[1:]}, which passes as it "
+                        "is",)
+            loc = SourceLoc(ctx.filename, p.type_at[0], p.type_at[1]) if p.type_at else p.loc
+            ctx.add("PTX-E-DECL", f"{owner} {'return parameter' if ret else 'parameter'} {p.name} is .{t}, and {why}: "
+                                  f"ptxas compiles it to the ABI, which passes no 8- or 16-bit integer or .pred (ptxas: "
+                                  f"\"In ABI compilation, {what} predicate, 8-bit and 16-bit {thing} device functions "
+                                  "is not supported\")", loc, note, len(t) + 1)
+
+
 def _section_refs(ctx: _Ctx, res: ParseResult, label_uses: dict, all_labels: set):
     # DWARF location expressions name function-scope variables and parameters too
     known = (set(all_labels) | set(res.module_labels) | set(res.functions) | {v.name for v in res.module.vars}
@@ -2401,6 +2519,8 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
             uses[label] = uses.get(label, 0) + 1
     section_uses: Dict[str, int] = {}
     _section_refs(ctx, res, section_uses, {n for defs, _ in per_fn for n, _ in defs})
+    if not any(d.severity == "error" for d in diags) and not any(d.severity == "error" for d in ctx.out):
+        _abi_parameters(ctx, res)  # as ptxas, which compiles to the ABI only a module it has read without error
     for defs, uses in per_fn:
         for name, loc in defs:
             # compilers place $L__tmp / $L__func labels for debug information whether or not it is emitted

@@ -1205,6 +1205,9 @@ class ParseResult:
     protos: Dict[Tuple[str, str], tuple] = field(default_factory=dict)  # (function, label) -> (rets, params)
     decls: Dict[int, Tuple[Raw, Decl]] = field(default_factory=dict)  # id(statement) -> (statement, declaration)
     stats: Dict[str, int] = field(default_factory=dict)
+    # a variable's name -> the names its initializer takes the address of (`.global .u64 tbl[2] = {f, g};`), for
+    # the variables that have such an initializer, at module scope and in bodies
+    init_refs: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -1527,7 +1530,11 @@ class _IRBuilder:
 
     def initial_values(self, decl: Decl, it: DeclItem):
         """PTX-E-DECL at the value where ptxas rejects the initializer of `it` (initializer_error), or at the
-        value or list's closing brace where it rejects its shape (initializer_shape_error)."""
+        value or list's closing brace where it rejects its shape (initializer_shape_error); the names it takes
+        the address of go to res.init_refs."""
+        if "sym" in (a[3] for a in it.init_at):
+            self.res.init_refs[it.name] = tuple(v[1] for v in _flatten(it.init) if isinstance(v, tuple) and v
+                                                and v[0] == "sym")
         bad = initializer_error(decl.space, decl.type, "extern" in decl.linkage, [a[3] for a in it.init_at], it.name)
         if bad is not None:
             line, col, span, _v = it.init_at[bad[2]]

@@ -1057,3 +1057,94 @@ def test_the_builder_and_lint_refuse_the_same_variable_types():
             assert [d.message for d in ds] == ([built] if built else []), (space, t, built, [str(d) for d in ds])
             both += built is not None
     assert 15 < both < 40, both
+
+
+# parameters the ABI cannot pass, as ptxas 13.0 takes them: it compiles each device function a kernel reaches
+# to the ABI, which passes and returns no .u8, .s8, .u16, .s16 or .pred scalar ("In ABI compilation, passing
+# predicate, 8-bit and 16-bit parameters to device functions is not supported", "... returning ... values
+# from ...", with no line), whether the parameter is .param or .reg, the function defined, declared or
+# .visible, reached through a call, a .calltargets list, its address (also in a variable's initializer) or
+# another function; so is a prototype such code calls through. A function no kernel reaches is not compiled
+# so; .b8, .b16, .f16, arrays and vectors pass. (module after the header, where lint's errors point, in order)
+ABI_CASES = [
+    (".func f(.param .u8 x)\n{ ret; }\n.visible .entry k() { .param .u8 a; call f, (a); ret; }", [".u8 x"]),
+    (".func (.reg .s16 r) f(.reg .pred p,\n .param .b32 y) { ret; }\n.visible .entry k() { .reg .b64 %fp; mov.u64 %fp, f; ret; }",
+     [".s16 r", ".pred p"]),
+    (".func f(.param .u16 x) { ret; }\n.func g() { .param .u16 a; call f, (a); ret; }\n.visible .entry k() { call g; ret; }",
+     [".u16 x"]),
+    (".visible .func f(.param .s8 x) { ret; }\n.global .u64 tbl[2] = {0, f};\n"
+     ".visible .entry k() { .reg .b64 %r; ld.global.u64 %r, [tbl]; ret; }", [".s8 x"]),
+    (".func f(.reg .u8 x) { ret; }\n.visible .entry k() { .reg .b64 %fp; .reg .u8 %a; mov.u64 %fp, 0;\n"
+     "$L: .calltargets f;\ncall %fp, (%a), $L; ret; }", [".u8 x"]),
+    (".visible .entry k() { .reg .b64 %fp; .reg .u16 %a; mov.u64 %fp, 0;\nP: .callprototype (.reg .u16 r) _ ();\n"
+     "call (%a), %fp, (), P; ret; }", [".u16 r"]),
+    (".func (.reg .pred r) f() { ret; }\n.visible .entry k() { .reg .pred %p; call (%p), f, (); ret; }", [".pred r"]),
+    (".func f(.param .u8 x) { ret; }\n.func g() { .param .u8 a; call f, (a); ret; }", []),
+    (".func f(.param .u8 x) { ret; }\n.visible .func g() { .reg .b64 %fp; mov.u64 %fp, f; ret; }", []),
+    (".func f(.reg .pred x) { ret; }\n.func g() { .reg .pred %p; call f, (%p); ret; }", []),
+    (".func f(.param .u8 x) { ret; }\n.global .u64 tbl = f;\n.global .u64 t2 = tbl;\n"
+     ".visible .entry k() { .reg .b64 %r; ld.global.u64 %r, [t2]; ret; }", []),
+    (".func f(.param .u8 x) { ret; }\n.visible .entry k() { $L: .calltargets f; ret; }", []),
+    (".func (.param .b16 r) f(.param .b8 x, .reg .f16 h, .param .u8 a[2], .reg .v2 .u16 v) { ret; }\n"
+     ".visible .entry k(.param .u8 kp) { .reg .b64 %fp; mov.u64 %fp, f; ret; }", []),
+    (".visible .entry k() { .reg .b64 %fp; mov.u64 %fp, 0;\nP: .callprototype _ (.param .u8 x); ret; }", []),
+]
+
+
+@pytest.mark.parametrize("text,at", ABI_CASES, ids=[c[0].replace("\n", " ") for c in ABI_CASES])
+def test_parameters_the_abi_cannot_pass_lint_as_ptxas_takes_them(text, at):
+    text = _PHDR + text
+    ds = errors(text)
+    got = [text.split("\n")[d.loc.line - 1][d.loc.col - 1:][:len(a)] for d, a in zip(ds, at)]
+    assert [d.code for d in ds] == ["PTX-E-DECL"] * len(at) and got == at, [str(d) for d in ds]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,at", ABI_CASES, ids=[c[0].replace("\n", " ") for c in ABI_CASES])
+def test_abi_parameter_cases_agree_with_ptxas(text, at):
+    """ptxas refuses the ABI (and nothing else) of each case lint reports, and takes the others."""
+    got = gen_cases.run_ptxas(_PHDR + text)
+    assert (got["rc"] != 0) == bool(at), got
+    assert not at or got["first_error"].startswith("In ABI compilation, "), got
+
+
+def test_an_abi_parameter_error_names_the_kernel_and_says_what_to_write():
+    text = _PHDR + ".func f(.reg .s16 x) { ret; }\n.func g() { .reg .s16 %a; call f, (%a); ret; }\n.visible .entry k() { call g; ret; }"
+    (d,) = errors(text)
+    assert d.message.startswith("f's parameter x is .s16, and kernel k reaches f:") and "In ABI compilation" in d.message
+    assert d.notes == ("declare it .s32 and widen the value (cvt.s32.s16), or .b16, which passes as it is",), d.notes
+    assert (d.loc.line, d.loc.col, d.span) == (4, 14, 4), (d.loc, d.span)
+
+
+def _abi_matrix():
+    """Each parameter type in each place, one module each: .func parameters and return values, .param and
+    .reg, of a function a kernel calls, one whose address it takes, one only another function calls, and
+    prototypes a kernel calls through."""
+    out = []
+    for t in ("u8", "s8", "b8", "u16", "s16", "b16", "f16", "u32", "pred"):
+        for sp in ("param", "reg"):
+            if not (t == "pred" and sp == "param"):
+                a = f".{sp} .{t} a;" if sp == "param" else f".reg .{t} %a;"
+                arg = "a" if sp == "param" else "%a"
+                out += [f".func f(.{sp} .{t} x) {{ ret; }}\n.visible .entry k() {{ {a} call f, ({arg}); ret; }}",
+                        f".func (.{sp} .{t} r) f() {{ ret; }}\n.visible .entry k() {{ {a} call ({arg}), f, (); ret; }}",
+                        f".func f(.{sp} .{t} x) {{ ret; }}\n.visible .entry k() {{ .reg .b64 %fp; mov.u64 %fp, f; ret; }}",
+                        f".func f(.{sp} .{t} x) {{ ret; }}\n.func g() {{ {a} call f, ({arg}); ret; }}",
+                        f".visible .entry k() {{ .reg .b64 %fp; {a} mov.u64 %fp, 0;\nP: .callprototype _ (.{sp} .{t} x);\n"
+                        f"call %fp, ({arg}), P; ret; }}"]
+    return out
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_abi_parameter_matrix_agrees_with_ptxas():
+    """Each module of the matrix: lint reports an error exactly where ptxas refuses the ABI."""
+    from concurrent.futures import ThreadPoolExecutor
+    texts = [_PHDR + t for t in _abi_matrix()]
+    with ThreadPoolExecutor(2) as ex:
+        verdicts = list(ex.map(gen_cases.run_ptxas, texts))
+    wrong = [(t, got["first_error"]) for t, got in zip(texts, verdicts) if (got["rc"] != 0) != bool(errors(t))]
+    assert not wrong, wrong[:10]
+    refused = sum(got["rc"] != 0 for got in verdicts)
+    assert 20 < refused < len(texts) - 20, refused
