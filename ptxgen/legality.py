@@ -43,7 +43,7 @@ __all__ = [
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
     "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
-    "param_array_error", "initializer_shape_error",
+    "param_array_error", "initializer_shape_error", "vector_error",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -1879,6 +1879,32 @@ def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -
            f" (ptxas: \"Type .{n} may only be used as an instruction type\")")
     return (f".{n} is an instruction type only; a .{space} declaration cannot have it{why}",
             f"write .{holder} instead: .{n} values live in .{holder} {'registers' if space == 'reg' else 'variables'}")
+
+
+# vectors in declarations, as ptxas 13.0 takes them, of registers, parameters and variables alike: .v2 or .v4
+# (.v8 and .v16 are a syntax error), of at most 128 bits ("Vector type too large"), of no predicate
+# ("Predicate type can only be used to define scalar register variables") and of no fp8, fp6 or fp4 type
+# ("Vector type only allowed over basic types"). `what` names the declaration: 'register', 'parameter' or
+# 'variable'.
+def vector_error(vector: int, tname: Optional[str], what: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses a `.v{vector} .{tname}` declaration of a `what`, else None."""
+    n, t = vector, tname or ""
+    if t in INSTRUCTION_ONLY_ALLOCATED:
+        return (f".v{n} .{t}: a vector of an instruction-only type (ptxas: \"Vector type only allowed over basic "
+                "types\")", f"declare .v{n} .{INSTRUCTION_ONLY_ALLOCATED[t]}")
+    if n not in (2, 4):
+        return (f".v{n} is not a vector size of a {what} (ptxas: syntax error)", f"a vector {what} is .v2 or .v4")
+    if t == "pred":
+        return (f".v{n} .pred: a predicate {what} cannot be a vector (ptxas: \"Predicate type can only be used to "
+                "define scalar register variables\")", f"declare scalar .pred {what}s")
+    try:
+        bits = get_type(t).bits
+    except (KeyError, ValueError):
+        return None  # an opaque or unknown type: another check's
+    if n * bits > 128:
+        return (f".v{n} .{t} is {n * bits} bits; a vector {what} holds at most 128 (ptxas: \"Vector type too "
+                "large\")", f"declare .v{128 // bits} .{t}" if bits < 128 else f"declare scalar .{t} {what}s")
+    return None
 
 
 # array dimensions, as ptxas 13.0 takes them. A variable's first dimension may be left out (`[]`) or 0 where

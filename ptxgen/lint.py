@@ -1099,27 +1099,21 @@ class _FnCheck:
 
     def vector_decl(self, decl: Decl, loc: Optional[SourceLoc]):
         """`.reg .v2 .f32 %v, %w<4>;` (its parsed declaration): the names are recorded for mov.vN and vector
-        operands; ptxas 13.0 takes .v2 and .v4 of at most 128 bits ("Vector type too large") and no vector of
-        predicates."""
+        operands; the vector's shape is checked as any declaration's (legality.vector_error: .v2 or .v4 of at
+        most 128 bits, no predicates)."""
         n, tname = decl.vector, decl.type
-        try:
-            et = get_type(tname)
-        except (KeyError, ValueError):
-            return  # an unknown type is the parser's report
         where = loc
         if loc is not None and decl.vector_at is not None:
             where = replace(loc, line=decl.vector_at[0], col=decl.vector_at[1])
-        span = len(f".v{n} .{tname}")
-        if et is pred:
-            self.ctx.add("PTX-E-DECL", f".v{n} .pred: a predicate register cannot be a vector", where,
-                         ("declare scalar .pred registers",), span)
-        elif n not in (2, 4):
-            self.ctx.add("PTX-E-DECL", f".v{n} is not a vector size of a register", where,
-                         ("a vector register is .v2 or .v4",), span)
-        elif n * et.bits > 128:
-            self.ctx.add("PTX-E-DECL", f".v{n} .{tname} is {n * et.bits} bits; a vector register holds at most 128",
-                         where, (f"declare .v{128 // et.bits} .{tname}" if et.bits < 128 else
-                                 f"declare scalar .{tname} registers",), span)
+        # the rule parameters and variables of other spaces follow too (legality.vector_error); a type no
+        # register has is the parser's report
+        bad = legality.vector_error(n, tname, "register") if undeclarable_type(tname, "reg") is None else None
+        if bad is not None:
+            self.ctx.add("PTX-E-DECL", bad[0], where, (bad[1],), len(f".v{n} .{tname}"))
+        try:
+            get_type(tname)
+        except (KeyError, ValueError):
+            return  # not a vector register lint can check the operands of
         d = self.vregs.setdefault(self.stack[-1], {})
         for it in decl.items:
             if it.count is not None:

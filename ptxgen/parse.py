@@ -33,8 +33,8 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import (INSTRUCTION_ONLY_ALLOCATED, initializer_shape_error, param_array_error, undeclarable_type,
-                       variable_array_error)
+from .legality import (initializer_shape_error, param_array_error, undeclarable_type, variable_array_error,
+                       vector_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -962,29 +962,15 @@ def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], a
     reports it)."""
     if undeclarable_type(tname, space, _type_allocated(space, array, allocated, entry)) is not None:
         return None
-    if vector is not None and tname in INSTRUCTION_ONLY_ALLOCATED:
-        return (f".v{vector} .{tname}: a vector of an instruction-only type (ptxas: \"Vector type only allowed over "
-                "basic types\")", f"declare .v{vector} .{INSTRUCTION_ONLY_ALLOCATED[tname]}", "vector")
+    bad = vector_error(vector, tname, "parameter") if vector is not None else None
+    if bad is not None:
+        return bad + ("vector",)
     if entry and space == "reg":
         return (f"kernel parameter {name} must be in the .param state space (ptxas: \"Entry parameter must have "
                 ".param state space\")", "declare it `.param` (.reg parameters are for .func only)", "name")
-    if vector is not None and vector not in (2, 4):
-        return (f".v{vector} is not a vector size of a parameter", "a vector is .v2 or .v4", "vector")
-    if tname == "pred" and vector is not None:
-        return (f".v{vector} .pred: a predicate cannot be a vector (ptxas: \"Predicate type can only be used to "
-                "define scalar register variables\")", "declare scalar .pred parameters", "vector")
     if tname == "pred" and array:
         return ("an array cannot be .pred (ptxas: \"Predicate type can only be used to define scalar register "
                 "variables\")", "declare a .b8 array (selp.u16 each predicate in, setp.ne.u16 it out)", "type")
-    if vector is not None:
-        try:
-            bits = get_type(tname or "").bits
-        except (KeyError, ValueError):
-            bits = 0
-        if vector * bits > 128:
-            return (f".v{vector} .{tname} is {vector * bits} bits; a vector holds at most 128 (ptxas: \"Vector type "
-                    "too large\")", f"declare .v{128 // bits} .{tname}" if bits < 128 else f"declare scalar .{tname}",
-                    "vector")
     if space == "param" and allocated and not array and (vector is not None or (tname or "").endswith("x2")):
         what = f".v{vector} .{tname}" if vector is not None else f".{tname}"
         return (f"a {what} .param cannot be allocated (ptxas: \"cannot be allocated in .param state space\")",
@@ -1392,6 +1378,7 @@ class _IRBuilder:
         decl: Decl = rec[4]
         line = rec[0]
         ty = _type_of(decl.type)
+        self.vector_shape(decl)
         for it in decl.items:
             count = _count(it)
             extern = "extern" in decl.linkage
@@ -1550,6 +1537,16 @@ class _IRBuilder:
                 line, col, span, _v = it.init_at[bad[3]]
             self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
 
+    def vector_shape(self, decl: Decl):
+        """PTX-E-DECL at the `.vN` of a vector variable ptxas rejects (vector_error); registers are lint's to
+        check and .param variables param_shape_error's, with the same rule."""
+        if decl.vector is not None and decl.vector_at is not None and decl.space not in ("reg", "param") \
+                and undeclarable_type(decl.type, decl.space) is None:
+            bad = vector_error(decl.vector, decl.type, "variable")
+            if bad is not None:
+                self.error("PTX-E-DECL", bad[0], decl.vector_at[0], decl.vector_at[1], len(f".v{decl.vector}"),
+                           (bad[1],))
+
     def array_dims(self, decl: Decl, it: DeclItem, line: int):
         """PTX-E-DECL at the name of `it` where ptxas rejects its array dimensions (variable_array_error)."""
         if it.dims:
@@ -1566,6 +1563,7 @@ class _IRBuilder:
         if bad is not None and decl.items:
             at = decl.type_at or (line, decl.items[0].col)
             self.error("PTX-E-DECL", bad[0], at[0], at[1], len(decl.type) + 1, (bad[1],))
+        self.vector_shape(decl)
         for it in decl.items:
             if it.init_at:
                 self.initial_values(decl, it)

@@ -1148,3 +1148,42 @@ def test_abi_parameter_matrix_agrees_with_ptxas():
     assert not wrong, wrong[:10]
     refused = sum(got["rc"] != 0 for got in verdicts)
     assert 20 < refused < len(texts) - 20, refused
+
+
+# vectors in declarations, one rule (legality.vector_error) for registers, parameters and variables of every
+# state space, as ptxas 13.0 takes them: .v2 or .v4 (.v8, .v16: syntax error) of at most 128 bits ("Vector
+# type too large"), no .pred, no fp8 type; each message names what is declared.
+def _vector_decl_matrix():
+    """Each vector of each type in each place, one line each: module and body variables of each state space,
+    registers, .func and declaration parameters, .param arrays."""
+    lines = []
+    i = 0
+    for t in ("b8", "b16", "b32", "f32", "b64", "f64", "b128", "pred", "f16x2", "e4m3", "e4m3x2"):
+        for v in (".v2", ".v4", ".v8", ".v16"):
+            i += 1
+            lines += [f".global {v} .{t} g{i};", f".const {v} .{t} c{i};", f".shared {v} .{t} s{i}[2];",
+                      f".extern .shared {v} .{t} e{i}[];", f".visible .entry l{i}() {{ .local {v} .{t} g; ret; }}",
+                      f".visible .entry r{i}() {{ .reg {v} .{t} %g; ret; }}",
+                      f".visible .entry p{i}() {{ .param {v} .{t} g[1]; ret; }}",
+                      f".func f{i}(.reg {v} .{t} x) {{ ret; }}", f".extern .func d{i}(.param {v} .{t} x);"]
+    return lines
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_vector_declaration_matrix_agrees_with_ptxas():
+    """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
+    body = _vector_decl_matrix()
+    _matrix_agrees_with_ptxas(_F8HDR.format("sm_90a") + "\n".join(body) + "\n", body, 100)
+
+
+def test_vector_declaration_errors_name_what_is_declared():
+    text = _PHDR + (".global .v4 .f64 g;\n.visible .entry k()\n{\n.local .v8 .b32 l;\n.reg .v4 .b64 %r;\n"
+                    ".param .v2 .b128 p[1];\nret;\n}\n.extern .func f(.param .v16 .b8 x);\n")
+    got = [(d.loc.line, d.message.split(" (ptxas")[0], d.notes[0]) for d in errors(text)]
+    assert got == [(4, ".v4 .f64 is 256 bits; a vector variable holds at most 128", "declare .v2 .f64"),
+                   (7, ".v8 is not a vector size of a variable", "a vector variable is .v2 or .v4"),
+                   (8, ".v4 .b64 is 256 bits; a vector register holds at most 128", "declare .v2 .b64"),
+                   (9, ".v2 .b128 is 256 bits; a vector parameter holds at most 128", "declare scalar .b128 parameters"),
+                   (12, ".v16 is not a vector size of a parameter", "a vector parameter is .v2 or .v4")], got
+    assert all(text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(".v") for d in errors(text))
