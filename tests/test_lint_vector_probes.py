@@ -74,6 +74,22 @@ def _bad_and_good_agree_with_ptxas(bad, good):
     assert errors(good) == []
 
 
+def _case_lints_as(text, code):
+    """Lint reports exactly one error of `code` on the module `text`, or nothing where code is None;
+    returns the errors."""
+    ds = errors(text)
+    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+    return ds
+
+
+def _case_agrees_with_ptxas(text, code):
+    """ptxas rejects the module `text` where `code` is an error code, at the one line lint reports, and
+    takes it where code is None (and lint reports nothing)."""
+    got = gen_cases.run_ptxas(text)
+    assert (got["rc"] != 0) == (code is not None), got
+    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+
+
 def _matrix_agrees_with_ptxas(text, lines, both, arch="sm_90a"):
     """Every one of `lines` (each once in `text`, one after the other): lint reports an error on it exactly
     where ptxas (for `arch`) rejects it, and more than `both` lines get each verdict."""
@@ -145,10 +161,7 @@ def test_vector_register_declarations_are_read_from_the_parse(decl, body, code):
 @pytest.mark.parametrize("decl,body,code", VECTOR_DECL_CASES, ids=_DECL_IDS)
 def test_vector_register_declaration_cases_agree_with_ptxas(decl, body, code):
     """ptxas rejects the case at the one line lint reports, or takes it where lint reports nothing."""
-    text = vmodule(decl + "\n" + body)
-    got = gen_cases.run_ptxas(text)
-    assert (got["rc"] != 0) == (code is not None), got
-    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+    _case_agrees_with_ptxas(vmodule(decl + "\n" + body), code)
 
 
 def test_a_scalar_register_hides_an_outer_vector_register_in_its_block_only():
@@ -491,8 +504,7 @@ PARAM_DECL_CASES = [
 
 @pytest.mark.parametrize("text,code", PARAM_DECL_CASES, ids=[c[0] for c in PARAM_DECL_CASES])
 def test_param_declarations_lint_as_ptxas_takes_them(text, code):
-    ds = errors(_PHDR + text)
-    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+    _case_lints_as(_PHDR + text, code)
 
 
 @pytest.mark.ptxas
@@ -586,10 +598,7 @@ def test_fp8_declarations_lint_as_ptxas_takes_them(text, code):
 @pytest.mark.parametrize("text,code", FP8_DECL_CASES, ids=[c[0] for c in FP8_DECL_CASES])
 def test_fp8_declaration_cases_agree_with_ptxas(text, code):
     """ptxas rejects each case lint gives an error, at the line of that error, and takes the others."""
-    text = _F8HDR.format("sm_90a") + text
-    got = gen_cases.run_ptxas(text)
-    assert (got["rc"] != 0) == (code is not None), got
-    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+    _case_agrees_with_ptxas(_F8HDR.format("sm_90a") + text, code)
 
 
 def test_fp8_declaration_errors_point_at_the_type_and_say_what_to_write():
@@ -679,8 +688,7 @@ ARRAY_DECL_CASES = [
 
 @pytest.mark.parametrize("text,code", ARRAY_DECL_CASES, ids=[c[0] for c in ARRAY_DECL_CASES])
 def test_array_dimensions_lint_as_ptxas_takes_them(text, code):
-    ds = errors(_PHDR + text)
-    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+    _case_lints_as(_PHDR + text, code)
 
 
 @pytest.mark.ptxas
@@ -688,10 +696,7 @@ def test_array_dimensions_lint_as_ptxas_takes_them(text, code):
 @pytest.mark.parametrize("text,code", ARRAY_DECL_CASES, ids=[c[0] for c in ARRAY_DECL_CASES])
 def test_array_dimension_cases_agree_with_ptxas(text, code):
     """ptxas rejects each case lint gives an error, at the line of that error, and takes the others."""
-    text = _PHDR + text
-    got = gen_cases.run_ptxas(text)
-    assert (got["rc"] != 0) == (code is not None), got
-    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+    _case_agrees_with_ptxas(_PHDR + text, code)
 
 
 def test_array_dimension_errors_point_at_the_name_and_say_what_to_write():
@@ -806,8 +811,7 @@ REG_ARRAY_CASES = [
 
 @pytest.mark.parametrize("text,code", REG_ARRAY_CASES, ids=[c[0] for c in REG_ARRAY_CASES])
 def test_register_arrays_lint_as_ptxas_takes_them(text, code):
-    ds = errors(_PHDR + text)
-    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+    _case_lints_as(_PHDR + text, code)
 
 
 @pytest.mark.ptxas
@@ -815,10 +819,7 @@ def test_register_arrays_lint_as_ptxas_takes_them(text, code):
 @pytest.mark.parametrize("text,code", REG_ARRAY_CASES, ids=[c[0] for c in REG_ARRAY_CASES])
 def test_register_array_cases_agree_with_ptxas(text, code):
     """ptxas rejects each case lint gives an error, at the line of that error, and takes the others."""
-    text = _PHDR + text
-    got = gen_cases.run_ptxas(text)
-    assert (got["rc"] != 0) == (code is not None), got
-    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+    _case_agrees_with_ptxas(_PHDR + text, code)
 
 
 def test_a_register_array_error_points_at_the_name_and_says_what_to_write():
@@ -1020,8 +1021,7 @@ PRED_VAR_CASES = [
 
 @pytest.mark.parametrize("text,code", PRED_VAR_CASES, ids=[c[0] for c in PRED_VAR_CASES])
 def test_pred_variables_lint_as_ptxas_takes_them(text, code):
-    ds = errors(_PHDR + text)
-    assert [d.code for d in ds] == ([code] if code else []), [str(d) for d in ds]
+    ds = _case_lints_as(_PHDR + text, code)
     if code:
         line = (_PHDR + text).split("\n")[ds[0].loc.line - 1]
         assert line[ds[0].loc.col - 1:].startswith(".pred"), str(ds[0])
@@ -1031,10 +1031,7 @@ def test_pred_variables_lint_as_ptxas_takes_them(text, code):
 @needs_ptxas
 @pytest.mark.parametrize("text,code", PRED_VAR_CASES, ids=[c[0] for c in PRED_VAR_CASES])
 def test_pred_variable_cases_agree_with_ptxas(text, code):
-    text = _PHDR + text
-    got = gen_cases.run_ptxas(text)
-    assert (got["rc"] != 0) == (code is not None), got
-    assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+    _case_agrees_with_ptxas(_PHDR + text, code)
 
 
 def test_the_builder_and_lint_refuse_the_same_variable_types():
