@@ -730,7 +730,7 @@ class _Walker:
         if d == "init_generic":
             if len(c) == 4:
                 self._int_offset(c[3], c[2])
-            return ("sym", c[1].value)
+            return ("sym", c[1].value, "generic")
         if d == "init_field":
             return ("field", c[0].value, c[1].value)
         raise InternalError(f"unexpected initializer rule {d}")
@@ -1379,11 +1379,13 @@ class _IRBuilder:
         line = rec[0]
         ty = _type_of(decl.type)
         self.vector_shape(decl)
+        known = set(self.module_vars)            # the variables of earlier statements (not this one's)
         for it in decl.items:
             count = _count(it)
             extern = "extern" in decl.linkage
             if decl.space not in ("reg", "sreg", "local", "param", "tex"):  # lint reports those spaces here
-                self.initial_values(decl, it)
+                if self.initial_values(decl, it):
+                    self.initial_symbols(it, known)
                 self.array_dims(decl, it, line)
             init = it.init
             num_init = None
@@ -1515,10 +1517,10 @@ class _IRBuilder:
         else:
             raise InternalError(f"unknown record kind {kind}")
 
-    def initial_values(self, decl: Decl, it: DeclItem):
+    def initial_values(self, decl: Decl, it: DeclItem) -> bool:
         """PTX-E-DECL at the value where ptxas rejects the initializer of `it` (initializer_error), or at the
         value or list's closing brace where it rejects its shape (initializer_shape_error); the names it takes
-        the address of go to res.init_refs."""
+        the address of go to res.init_refs. Returns whether the initializer passed."""
         if "sym" in (a[3] for a in it.init_at):
             self.res.init_refs[it.name] = tuple(v[1] for v in _flatten(it.init) if isinstance(v, tuple) and v
                                                 and v[0] == "sym")
@@ -1526,9 +1528,9 @@ class _IRBuilder:
         if bad is not None:
             line, col, span, _v = it.init_at[bad[2]]
             self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
-            return
+            return False
         if it.init is None or decl.type in ("texref", "samplerref", "surfref"):
-            return
+            return True
         bad = initializer_shape_error(it.dims, decl.vector, it.init, it.name)
         if bad is not None:
             if bad[2] == "list":
@@ -1536,6 +1538,27 @@ class _IRBuilder:
             else:
                 line, col, span, _v = it.init_at[bad[3]]
             self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
+            return False
+        return True
+
+    def initial_symbols(self, it: DeclItem, known: set):
+        """PTX-E-DECL at the first address in a module variable's initializer that ptxas 13.0 refuses: a name
+        that no earlier statement declares, as a variable (`known`) or a function ("Invalid initial value
+        symbol"; a variable of the same statement, or the variable itself, is not yet declared either), or
+        generic() of a function ("Invalid initial value expression")."""
+        syms = [v for v in _flatten(it.init) if isinstance(v, tuple) and v and v[0] == "sym"]
+        for (line, col, span, _v), sym in zip([a for a in it.init_at if a[3] == "sym"], syms):
+            name = sym[1]
+            if name not in known and name not in self.res.functions:
+                self.error("PTX-E-DECL", f"'{name}' is not declared before this initializer takes its address "
+                           f"(ptxas: \"Invalid initial value symbol '{name}'\")", line, col, span,
+                           ("declare the variable or function in a statement above this one",))
+                return
+            if len(sym) > 2 and name in self.res.functions and name not in known:
+                self.error("PTX-E-DECL", f"generic() of the function '{name}' (ptxas: \"Invalid initial value "
+                           "expression\")", line, col, span,
+                           (f"write `{name}` alone: a function's address needs no conversion",))
+                return
 
     def vector_shape(self, decl: Decl):
         """PTX-E-DECL at the `.vN` of a vector variable ptxas rejects (vector_error); registers are lint's to

@@ -1184,3 +1184,47 @@ def test_vector_declaration_errors_name_what_is_declared():
                    (9, ".v2 .b128 is 256 bits; a vector parameter holds at most 128", "declare scalar .b128 parameters"),
                    (12, ".v16 is not a vector size of a parameter", "a vector parameter is .v2 or .v4")], got
     assert all(text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(".v") for d in errors(text))
+
+
+# addresses in a module variable's initializer: only of what an earlier statement declares, and generic()
+# only of a variable (ptxas 13.0: "Invalid initial value symbol", "Invalid initial value expression")
+INIT_SYMBOL_CASES = [
+    (".global .u64 p = g;\n.global .u32 g;", "PTX-E-DECL"),
+    (".global .u32 g;\n.global .u64 p = g;", None),
+    (".global .u64 p = nosuch;", "PTX-E-DECL"),
+    (".global .u64 p = generic(g);\n.global .u32 g;", "PTX-E-DECL"),
+    (".global .u32 g;\n.global .u64 p = generic(g);", None),
+    (".global .u32 g;\n.global .u64 p = g+4;", None),
+    (".global .u32 g;\n.global .u64 p[2] = {g, generic(g)+8};", None),
+    (".global .u32 g;\n.global .u64 p[2] = {g, generic(h)+8};", "PTX-E-DECL"),
+    (".global .u64 p = p;", "PTX-E-DECL"),
+    (".global .u32 a, b = a;", "PTX-E-DECL"),
+    (".global .u32 a;\n.global .u32 b = a;", None),
+    (".func f() { ret; }\n.global .u64 p = f;", None),
+    (".global .u64 p = f;\n.func f() { ret; }", "PTX-E-DECL"),
+    (".func f() { ret; }\n.global .u64 p = generic(f);", "PTX-E-DECL"),
+    (".extern .func f();\n.global .u64 p = generic(f);", "PTX-E-DECL"),
+    (".visible .entry k() { ret; }\n.global .u64 p = k;", None),
+]
+
+
+@pytest.mark.parametrize("text,code", INIT_SYMBOL_CASES, ids=[c[0] for c in INIT_SYMBOL_CASES])
+def test_initializer_addresses_lint_as_ptxas_takes_them(text, code):
+    _case_lints_as(_PHDR + text, code)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", INIT_SYMBOL_CASES, ids=[c[0] for c in INIT_SYMBOL_CASES])
+def test_initializer_address_cases_agree_with_ptxas(text, code):
+    _case_agrees_with_ptxas(_PHDR + text, code)
+
+
+def test_initializer_address_errors_point_at_the_value_and_say_what_to_write():
+    text = _PHDR + ".global .u32 g;\n.global .u64 tab[2] = {g, later};\n.func f() { ret; }\n" \
+        ".global .u64 q = generic(f);\n.global .u32 later;\n"
+    ds = errors(text)
+    got = [(d.loc.line, text.split("\n")[d.loc.line - 1][d.loc.col - 1:][:8]) for d in ds]
+    assert got == [(5, "later};"), (7, "generic(")], [str(d) for d in ds]
+    assert "'later' is not declared before" in ds[0].message and "a statement above" in ds[0].notes[0]
+    assert "generic() of the function 'f'" in ds[1].message and "`f` alone" in ds[1].notes[0]
