@@ -43,7 +43,7 @@ __all__ = [
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
     "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
-    "param_array_error", "initializer_shape_error", "vector_error",
+    "param_array_error", "initializer_shape_error", "vector_error", "initializer_error", "param_shape_error",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -1995,6 +1995,81 @@ def _product(dims: Sequence[int]) -> int:
 # mismatch" (`.global .b8 g[] = 1;` crashes ptxas).
 def _is_list(v) -> bool:
     return isinstance(v, tuple) and (not v or v[0] not in ("sym", "field"))
+
+
+# state spaces whose variables take no initial value (ptxas 13.0: "No initial value is allowed for 'x' in this
+# state space")
+_NO_INIT_SPACES = ("reg", "local", "shared", "param")
+
+
+def initializer_error(space: str, tname: Optional[str], extern: bool, values: Sequence[object], name: str = ""
+                      ) -> Optional[Tuple[str, str, int]]:
+    """(message, note, index of the value it is about) where ptxas 13.0 refuses a variable `name` of state space
+    `space` ('global', 'shared', ...) and type `tname` (without its dot) the initial values `values` (each an
+    int, a float or "sym" for an address, in order), else None. ptxas 13.0 types them: .uN and .sN take
+    integers, .f32 and .f64 floating-point values, .bN either; an address only a .u32 or .u64; .f16 no value
+    ("Initial value type mismatch", "No initial value is allowed for .f16 type"). .f16x2 and .pred values are
+    not checked."""
+    if not values:
+        return None
+    if space in _NO_INIT_SPACES:
+        return (f"a .{space} variable takes no initial value (ptxas: \"No initial value is allowed for '{name}' in "
+                "this state space\")", "give it its value in the code (st, mov), or declare it .global or .const", 0)
+    if extern:
+        return (f"an .extern variable takes no initial value (ptxas: \"No initial value is allowed for external "
+                f"symbol '{name}'\")", "give the initial value where the variable is defined", 0)
+    t = tname or ""
+    if t == "f16":
+        return ("a .f16 variable takes no initial value (ptxas: \"No initial value is allowed for .f16 type\")",
+                "declare it .b16 and give the bit pattern (0x3C00 is 1.0 in .f16)", 0)
+    kind = t[:1]
+    if kind not in "usfb" or not t[1:].isdigit():
+        return None
+    for i, v in enumerate(values):
+        if v == "sym":
+            if t in ("u32", "u64"):
+                continue
+            return (f"an address as the initial value of a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                    "an address is a .u64 value (.u32 too): declare the variable .u64", i)
+        if kind in "us" and isinstance(v, float):
+            return (f"a floating-point initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                    f"write an integer (1, not 1.0); a .b{t[1:]} variable takes either", i)
+        if kind == "f" and not isinstance(v, float):
+            return (f"an integer initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                    f"write a floating-point value (1.0, not 1); a .b{t[1:]} variable takes either", i)
+    return None
+
+
+def param_type_allocated(space: str, array: bool, allocated: bool, entry: bool) -> bool:
+    """Whether a parameter's type is allocated as undeclarable_type's `allocated` means: ptxas 13.0 allocates
+    a definition's parameters (`allocated`), but not a .func's .param array parameter, which an fp8 type may
+    have."""
+    return allocated and not (array and space == "param" and not entry)
+
+
+def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], array: bool, allocated: bool,
+                      entry: bool = False, name: str = "") -> Optional[Tuple[str, str, str]]:
+    """(message, note, the token it is about: 'vector', 'type' or 'name') where ptxas 13.0 rejects a
+    parameter or .param variable of this shape, else None. `space` is 'param' or 'reg' (a .func's register
+    parameter); `allocated`: a definition's parameter or a .param variable of a body, which ptxas allocates,
+    not one of a declaration or .callprototype. None too for a type no declaration takes (undeclarable_type
+    reports it)."""
+    if undeclarable_type(tname, space, param_type_allocated(space, array, allocated, entry)) is not None:
+        return None
+    bad = vector_error(vector, tname, "parameter") if vector is not None else None
+    if bad is not None:
+        return bad + ("vector",)
+    if entry and space == "reg":
+        return (f"kernel parameter {name} must be in the .param state space (ptxas: \"Entry parameter must have "
+                ".param state space\")", "declare it `.param` (.reg parameters are for .func only)", "name")
+    if tname == "pred" and array:
+        return ("an array cannot be .pred (ptxas: \"Predicate type can only be used to define scalar register "
+                "variables\")", "declare a .b8 array (selp.u16 each predicate in, setp.ne.u16 it out)", "type")
+    if space == "param" and allocated and not array and (vector is not None or (tname or "").endswith("x2")):
+        what = f".v{vector} .{tname}" if vector is not None else f".{tname}"
+        return (f"a {what} .param cannot be allocated (ptxas: \"cannot be allocated in .param state space\")",
+                f"declare it as a one-element array: .param {what} {name or 'x'}[1]", "name")
+    return None
 
 
 def initializer_shape_error(dims: Sequence[Optional[int]], vector: Optional[int], init, name: str = ""
