@@ -176,16 +176,21 @@ def _decl_module(decl: str, in_body: bool) -> str:
     return _kernel(decl) if in_body else _kernel("", decl + "\n")
 
 
+def _decl_error_at(bad: str, at: str, good: str, in_body: bool):
+    """Lint gives the declaration `bad` one PTX-E-DECL, with a note, at the text `at` (which may run over
+    lines), and nothing for `good`; at module scope or in a kernel's body."""
+    text = _decl_module(bad, in_body)
+    (d,) = errors(text)
+    assert d.code == "PTX-E-DECL" and d.notes, str(d)
+    assert "\n".join(text.split("\n")[d.loc.line - 1:])[d.loc.col - 1:].startswith(at), str(d)
+    assert errors(_decl_module(good, in_body)) == [], [str(x) for x in errors(_decl_module(good, in_body))]
+
+
 @pytest.mark.parametrize("bad, at, good", INITIALIZERS, ids=[c[0] for c in INITIALIZERS])
 def test_initial_values_of_the_wrong_kind_are_errors_at_the_value(bad, at, good):
     for in_body in (False, True):
-        if in_body and bad.startswith((".extern", ".shared")):
-            continue
-        text = _decl_module(bad, in_body)
-        (d,) = errors(text)
-        assert d.code == "PTX-E-DECL" and d.notes, str(d)
-        assert text.split("\n")[d.loc.line - 1][d.loc.col - 1:].startswith(at), str(d)
-        assert errors(_decl_module(good, in_body)) == [], [str(x) for x in errors(_decl_module(good, in_body))]
+        if not (in_body and bad.startswith((".extern", ".shared"))):
+            _decl_error_at(bad, at, good, in_body)
 
 
 def test_registers_local_and_param_variables_take_no_initial_value():
@@ -222,12 +227,7 @@ INIT_SHAPES = [
 @pytest.mark.parametrize("bad, at, good", INIT_SHAPES, ids=[c[0] for c in INIT_SHAPES])
 def test_initializers_of_the_wrong_shape_are_errors_where_ptxas_says(bad, at, good):
     for in_body in (False, True):
-        text = _decl_module(bad, in_body)
-        (d,) = errors(text)
-        assert d.code == "PTX-E-DECL" and d.notes, str(d)
-        lines = text.split("\n")
-        assert "\n".join(lines[d.loc.line - 1:])[d.loc.col - 1:].startswith(at), str(d)
-        assert errors(_decl_module(good, in_body)) == [], [str(x) for x in errors(_decl_module(good, in_body))]
+        _decl_error_at(bad, at, good, in_body)
 
 
 def test_an_initializer_shape_error_says_what_shape_to_write():
