@@ -1687,10 +1687,11 @@ def _sk_part(k, cfg: Config, walk, idx, t):
                                 pg.u64, pg.u32))
 
 
-def _sk_store_partial(k, frag, part):
-    """A warpgroup's accumulators to its partial slot (`_sk_part`), thread-linear 16-byte stores."""
+def _sk_store_partial(k, frag, part, space: str = "global"):
+    """A warpgroup's accumulators to its partial slot (`_sk_part`; sk=3: `_sk3_partial` in shared memory,
+    space="shared"), thread-linear 16-byte stores."""
     for q in range(len(frag) // 4):
-        k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32)
+        k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32, space=space)
 
 
 def _when(k, live, emit):
@@ -1928,11 +1929,8 @@ def _stream_k_park_cluster(k, cfg: Config, frag, walk, u, c, tid, kb0, kb1, skip
         k.bar_sync(4, cfg.consumers * 128)               # the other warpgroup's last wgmma has read the ring
         k.fence_proxy_async("shared::cta")               # the stages were written by TMA and read by wgmma
         part = _sk3_partial(k, cfg, base, c, tid)
-
-        def park():
-            for q in range(len(frag) // 4):
-                k.st(pg.mem(part, q * 128 * 16), [frag[4 * q + j] for j in range(4)], pg.f32, space="shared")
-        _when(k, live, park)                             # (a warp whose rows lie past M parks nothing)
+        # (a warp whose rows lie past M parks nothing)
+        _when(k, live, lambda: _sk_store_partial(k, frag, part, space="shared"))
         # (a walk never has a second split item, but nothing here may reach a wgmma or TMA unfenced)
         k.fence_proxy_async("shared::cta")
         k.mov(k.sub(u, walk.sk_first), dst=tiles[0])
