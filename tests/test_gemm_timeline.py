@@ -136,7 +136,8 @@ def test_save_writes_the_raw_stamps_only_into_an_existing_directory(tmp_path, ca
 
 @pytest.mark.parametrize("argv, match", [
     (["--size", "4096x4096"], "--size takes MxNxK"), (["--size", "0x8x8"], "positive"),
-    (["--launches", "0"], "--launches must be >= 1"), (["--config", "nt:1:3:1:16:64:256:tma:192"], "trace = 1"),
+    (["--launches", "0"], "--launches and --sets must be >= 1"),
+    (["--sets", "0"], "--launches and --sets must be >= 1"), (["--config", "nt:1:3:1:16:64:256:tma:192"], "trace = 1"),
     (["--config", "nt:x"], "cluster must be a whole number"), (["--size", "8x12x8"], "multiples of 8")])
 def test_bad_arguments_end_with_a_usage_error(argv, match, capsys, monkeypatch):
     monkeypatch.syspath_prepend(SAMPLES_DIR)
