@@ -19,7 +19,7 @@ from . import isa_core as C
 from .diag import caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
-from .legality import initializer_shape_error, undeclarable_type, variable_array_error
+from .legality import initializer_error, undeclarable_type, variable_array_error
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
 from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
@@ -156,7 +156,7 @@ class Module:
             # checked (and formatted once) here so that a bad value is reported at this call, not at emit
             init = [init] if isinstance(init, (int, float)) else list(init)
             shaped = tuple(init) if count is not None or len(init) != 1 else init[0]
-            bad = initializer_shape_error(() if count is None else (count,), None, shaped, name)
+            bad = initializer_error(space, ty.name, False, () if count is None else (count,), None, shaped, name)
             if bad is not None:
                 raise _err(bad[0], "PTX-E-DECL", (bad[1],))
             for x in init:

@@ -43,7 +43,7 @@ __all__ = [
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
     "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
-    "param_array_error", "initializer_shape_error", "vector_error", "initializer_error", "param_shape_error",
+    "param_array_error", "vector_error", "initializer_error", "param_shape_error",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -2002,41 +2002,113 @@ def _is_list(v) -> bool:
 _NO_INIT_SPACES = ("reg", "local", "shared", "param")
 
 
-def initializer_error(space: str, tname: Optional[str], extern: bool, values: Sequence[object], name: str = ""
-                      ) -> Optional[Tuple[str, str, int]]:
-    """(message, note, index of the value it is about) where ptxas 13.0 refuses a variable `name` of state space
-    `space` ('global', 'shared', ...) and type `tname` (without its dot) the initial values `values` (each an
-    int, a float or "sym" for an address, in order), else None. ptxas 13.0 types them: .uN and .sN take
-    integers, .f32 and .f64 floating-point values, .bN either; an address only a .u32 or .u64; .f16 no value
-    ("Initial value type mismatch", "No initial value is allowed for .f16 type"). .f16x2 and .pred values are
-    not checked."""
-    if not values:
-        return None
-    if space in _NO_INIT_SPACES:
-        return (f"a .{space} variable takes no initial value (ptxas: \"No initial value is allowed for '{name}' in "
-                "this state space\")", "give it its value in the code (st, mov), or declare it .global or .const", 0)
-    if extern:
-        return (f"an .extern variable takes no initial value (ptxas: \"No initial value is allowed for external "
-                f"symbol '{name}'\")", "give the initial value where the variable is defined", 0)
+def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequence[Optional[int]],
+                      vector: Optional[int], init, name: str = "") -> Optional[Tuple[str, str, str, int]]:
+    """(message, note, what, index) where ptxas 13.0 refuses the initial value `init` of a variable `name` of
+    state space `space` ('global', 'shared', ...), type `tname` (without its dot), array dimensions `dims` (None
+    for `[]`) and vector length `vector`, else None. `init` is a value (an int, a float or ("sym", name, ...)
+    for an address) or a tuple of them for a list in braces, nested as written. The error is at list `index`
+    (the lists counted in the order their braces open) where `what` is 'list', else at value `index` (the values
+    counted in order).
+
+    ptxas 13.0 checks the variable's state space first: no initial value for one of .reg, .local, .shared or
+    .param ("No initial value is allowed for 'x' in this state space"). Then it walks the initializer from the
+    outside in, in the order it is written, and stops at the first of: a list where a value belongs, or one of
+    the wrong count (at the list, before what it holds); a value where a list belongs; a value of the wrong
+    kind: .uN and .sN take integers, .f32 and .f64 floating-point values, .bN either; an address only a .u32
+    or .u64 ("Initial value type mismatch"); .f16 none ("No initial value is allowed for .f16 type", also for a
+    list where its value belongs). Then an .extern variable takes none. .f16x2 and .pred values are not
+    checked."""
+    flat = _init_values(init)
+    if flat and space in _NO_INIT_SPACES:
+        return (f"a .{space} variable takes no initial value (ptxas: \"No initial value is allowed for '{name}' "
+                "in this state space\")", "give it its value in the code (st, mov), or declare it .global or .const",
+                "value", 0)
     t = tname or ""
+    if init is None or t in ("texref", "samplerref", "surfref"):
+        return None
+    bad = _initializer_walk(t, dims, vector, init, name)
+    if bad is None and flat and extern:
+        return (f"an .extern variable takes no initial value (ptxas: \"No initial value is allowed for external "
+                f"symbol '{name}'\")", "give the initial value where the variable is defined", "value", 0)
+    return bad
+
+
+def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[int], init, name: str
+                      ) -> Optional[Tuple[str, str, str, int]]:
+    """initializer_error's walk over the initializer `init` of a variable of type `t`."""
+    levels = [(d, False) for d in dims] + ([(vector, True)] if vector else [])
+    shape = (f"write it shaped {_shape_example(levels)}: a list in braces per array dimension"
+             f"{' and for the vector' if vector else ''}" if levels else "write the value alone: `= 1`")
+    seen = [0, 0]  # lists and values passed so far
+
+    def walk(v, level: int):
+        if not _is_list(v):
+            if level < len(levels):
+                n, exact = levels[level]
+                want = f"{n} values" if exact else "values" if level == len(levels) - 1 else "lists"
+                return (f"a single value where {name} takes a {{...}} list of {want} (ptxas: \"Initial value type "
+                        "mismatch\")", shape, "value", seen[1])
+            bad = _value_kind_error(t, v)
+            if bad is not None:
+                return bad + ("value", seen[1])
+            seen[1] += 1
+            return None
+        here = seen[0]
+        seen[0] += 1
+        if level == len(levels):
+            if t == "f16":
+                return _F16_INIT + ("list", here)
+            return (f"a {{...}} list where {name} takes a single value (ptxas: \"Initial value type mismatch\")",
+                    shape, "list", here)
+        n, exact = levels[level]
+        if exact and len(v) != n:
+            return (f"{len(v)} value{'s' if len(v) != 1 else ''} for a .v{n} vector (ptxas: \"Incorrect number of "
+                    "elements in vector initializer\")", f"give {n}, one per element", "list", here)
+        if not exact and n and len(v) > n:
+            return (f"{len(v)} elements in a list for a dimension of {n} of array {name} (ptxas: \"Greater number of "
+                    "elements in array initializer\")",
+                    f"give at most {n}{', or leave the size out (`' + name + '[]`) to count them' if level == 0 else ''}",
+                    "list", here)
+        for x in v:
+            bad = walk(x, level + 1)
+            if bad is not None:
+                return bad
+        return None
+
+    return walk(init, 0)
+
+
+def _init_values(v) -> list:
+    """The values of an initializer (see initializer_error), in order."""
+    if _is_list(v):
+        return [x for e in v for x in _init_values(e)]
+    return [] if v is None else [v]
+
+
+_F16_INIT = ("a .f16 variable takes no initial value (ptxas: \"No initial value is allowed for .f16 type\")",
+             "declare it .b16 and give the bit pattern (0x3C00 is 1.0 in .f16)")
+
+
+def _value_kind_error(t: str, v) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses the value `v` for a variable of type `t`: "Initial value type
+    mismatch" (see initializer_error)."""
     if t == "f16":
-        return ("a .f16 variable takes no initial value (ptxas: \"No initial value is allowed for .f16 type\")",
-                "declare it .b16 and give the bit pattern (0x3C00 is 1.0 in .f16)", 0)
+        return _F16_INIT
     kind = t[:1]
     if kind not in "usfb" or not t[1:].isdigit():
         return None
-    for i, v in enumerate(values):
-        if v == "sym":
-            if t in ("u32", "u64"):
-                continue
-            return (f"an address as the initial value of a .{t} variable (ptxas: \"Initial value type mismatch\")",
-                    "an address is a .u64 value (.u32 too): declare the variable .u64", i)
-        if kind in "us" and isinstance(v, float):
-            return (f"a floating-point initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
-                    f"write an integer (1, not 1.0); a .b{t[1:]} variable takes either", i)
-        if kind == "f" and not isinstance(v, float):
-            return (f"an integer initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
-                    f"write a floating-point value (1.0, not 1); a .b{t[1:]} variable takes either", i)
+    if isinstance(v, tuple):  # an address
+        if t in ("u32", "u64") or v[0] != "sym":
+            return None
+        return (f"an address as the initial value of a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                "an address is a .u64 value (.u32 too): declare the variable .u64")
+    if kind in "us" and isinstance(v, float):
+        return (f"a floating-point initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                f"write an integer (1, not 1.0); a .b{t[1:]} variable takes either")
+    if kind == "f" and not isinstance(v, float):
+        return (f"an integer initial value for a .{t} variable (ptxas: \"Initial value type mismatch\")",
+                f"write a floating-point value (1.0, not 1); a .b{t[1:]} variable takes either")
     return None
 
 
@@ -2070,50 +2142,6 @@ def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], a
         return (f"a {what} .param cannot be allocated (ptxas: \"cannot be allocated in .param state space\")",
                 f"declare it as a one-element array: .param {what} {name or 'x'}[1]", "name")
     return None
-
-
-def initializer_shape_error(dims: Sequence[Optional[int]], vector: Optional[int], init, name: str = ""
-                            ) -> Optional[Tuple[str, str, str, int]]:
-    """(message, note, what, index) where ptxas 13.0 refuses the initializer `init` of a variable `name` with
-    the array dimensions `dims` (None for `[]`) and vector length `vector`, else None. `init` is a value (an int,
-    a float or a ('sym', name) address) or a tuple of them for a list in braces, nested as written. The error is
-    at list `index` (the lists counted in the order their braces open) where `what` is 'list', else at value
-    `index` (the values counted in order)."""
-    levels = [(d, False) for d in dims] + ([(vector, True)] if vector else [])
-    shape = (f"write it shaped {_shape_example(levels)}: a list in braces per array dimension"
-             f"{' and for the vector' if vector else ''}" if levels else "write the value alone: `= 1`")
-    seen = [0, 0]  # lists and values passed so far
-
-    def walk(v, level: int):
-        if not _is_list(v):
-            if level < len(levels):
-                n, exact = levels[level]
-                want = f"{n} values" if exact else "values" if level == len(levels) - 1 else "lists"
-                return (f"a single value where {name} takes a {{...}} list of {want} (ptxas: \"Initial value type "
-                        "mismatch\")", shape, "value", seen[1])
-            seen[1] += 1
-            return None
-        here = seen[0]
-        seen[0] += 1
-        if level == len(levels):
-            return (f"a {{...}} list where {name} takes a single value (ptxas: \"Initial value type mismatch\")",
-                    shape, "list", here)
-        n, exact = levels[level]
-        if exact and len(v) != n:
-            return (f"{len(v)} value{'s' if len(v) != 1 else ''} for a .v{n} vector (ptxas: \"Incorrect number of "
-                    "elements in vector initializer\")", f"give {n}, one per element", "list", here)
-        if not exact and n and len(v) > n:
-            return (f"{len(v)} elements in a list for a dimension of {n} of array {name} (ptxas: \"Greater number of "
-                    "elements in array initializer\")",
-                    f"give at most {n}{', or leave the size out (`' + name + '[]`) to count them' if level == 0 else ''}",
-                    "list", here)
-        for x in v:
-            bad = walk(x, level + 1)
-            if bad is not None:
-                return bad
-        return None
-
-    return walk(init, 0)
 
 
 def _shape_example(levels) -> str:

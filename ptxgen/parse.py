@@ -33,7 +33,7 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import (initializer_error, initializer_shape_error, param_array_error, param_shape_error,
+from .legality import (initializer_error, param_array_error, param_shape_error,
                        param_type_allocated, undeclarable_type, variable_array_error, vector_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
@@ -335,8 +335,8 @@ class DeclItem:
     dims: Tuple[Optional[int], ...] = ()  # array dimensions, None for `[]`
     init: object = None
     text: str = ""
-    # each value of the initializer in order: (line, column, length, value), the value an int, a float or
-    # "sym" for an address (`sym`, `sym+4`, `generic(sym)`)
+    # each value of the initializer in order: (line, column, length, value), the value an int, a float,
+    # "sym" for an address (`sym`, `sym+4`, `generic(sym)`) or "field" for a texture field (`filter_mode = x`)
     init_at: Tuple[Tuple[int, int, int, object], ...] = ()
     init_lists: Tuple[Tuple[int, int], ...] = ()  # (line, column) of each {...} list's `}`, as the lists open
 
@@ -732,6 +732,7 @@ class _Walker:
                 self._int_offset(c[3], c[2])
             return ("sym", c[1].value, "generic")
         if d == "init_field":
+            at.append((m.line, m.column, span, "field"))
             return ("field", c[0].value, c[1].value)
         raise InternalError(f"unexpected initializer rule {d}")
 
@@ -1443,28 +1444,22 @@ class _IRBuilder:
             raise InternalError(f"unknown record kind {kind}")
 
     def initial_values(self, decl: Decl, it: DeclItem) -> bool:
-        """PTX-E-DECL at the value where ptxas rejects the initializer of `it` (initializer_error), or at the
-        value or list's closing brace where it rejects its shape (initializer_shape_error); the names it takes
-        the address of go to res.init_refs. Returns whether the initializer passed."""
+        """PTX-E-DECL at the value, or the list's closing brace, where ptxas rejects the initializer of `it`
+        (initializer_error); the names it takes the address of go to res.init_refs. Returns whether the
+        initializer passed."""
         if "sym" in (a[3] for a in it.init_at):
             self.res.init_refs[it.name] = tuple(v[1] for v in _flatten(it.init) if isinstance(v, tuple) and v
                                                 and v[0] == "sym")
-        bad = initializer_error(decl.space, decl.type, "extern" in decl.linkage, [a[3] for a in it.init_at], it.name)
-        if bad is not None:
-            line, col, span, _v = it.init_at[bad[2]]
-            self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
-            return False
-        if it.init is None or decl.type in ("texref", "samplerref", "surfref"):
+        bad = initializer_error(decl.space, decl.type, "extern" in decl.linkage, it.dims, decl.vector, it.init,
+                                it.name)
+        if bad is None:
             return True
-        bad = initializer_shape_error(it.dims, decl.vector, it.init, it.name)
-        if bad is not None:
-            if bad[2] == "list":
-                line, col, span = it.init_lists[bad[3]] + (1,)
-            else:
-                line, col, span, _v = it.init_at[bad[3]]
-            self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
-            return False
-        return True
+        if bad[2] == "list":
+            line, col, span = it.init_lists[bad[3]] + (1,)
+        else:
+            line, col, span, _v = it.init_at[bad[3]]
+        self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
+        return False
 
     def initial_symbols(self, it: DeclItem, known: set):
         """PTX-E-DECL at the first address in a module variable's initializer that ptxas 13.0 refuses: a name
