@@ -1848,10 +1848,21 @@ def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
 # definition, .param or .reg, and an array of them crashes it. A parameter of a function declaration or a
 # .callprototype takes them, and so does a .param array parameter or return value of a .func definition
 # (but no call passes one an argument). Used by the builder (parameters) and the parser (every declaration).
+# The packed integer and .f32x2 types (.u16x2, .s16x2, .f32x2) are refused as the fp8 ones are.
+# .e2m1x4, .e2m3x4, .e3m2x4 and .ue8m0x4 (the x4 types of cvt.rs) ptxas 13.0 reads as types and takes where
+# the fp8 ones are taken, but every declaration of them it allocates crashes it (a segmentation fault, no
+# message) when it compiles the declaration, at every target and PTX ISA version (8.6 to 9.0 at sm_90a,
+# sm_100a, sm_103a, sm_110a and sm_120a); a scalar .param one is refused first ("cannot be allocated in .param
+# state space"), and so are a vector of them and an initial value ("Initial value type mismatch"). Whole-
+# program ptxas leaves a .func no kernel reaches and a .shared variable no kernel uses uncompiled, and so
+# takes them there; `ptxas -c` compiles every function and variable and crashes on those too.
 _INSTRUCTION_ONLY = {"bf16": "b16", "bf16x2": "b32", "tf32": "b32", "e2m3": "b8", "e3m2": "b8", "e2m1": "b8",
                      "ue8m0": "b8", "ue4m3": "b8", "s2f6x2": "b16"}
 INSTRUCTION_ONLY_ALLOCATED = {"e4m3": "b8", "e5m2": "b8", "e4m3x2": "b16", "e5m2x2": "b16", "e2m3x2": "b16",
-                              "e3m2x2": "b16", "e2m1x2": "b8", "ue8m0x2": "b16", "e4m3x4": "b32", "e5m2x4": "b32"}
+                              "e3m2x2": "b16", "e2m1x2": "b8", "ue8m0x2": "b16", "e4m3x4": "b32", "e5m2x4": "b32",
+                              "u16x2": "b32", "s16x2": "b32", "f32x2": "b64", "e2m1x4": "b16", "e2m3x4": "b32",
+                              "e3m2x4": "b32", "ue8m0x4": "b32"}
+_CRASHES_ALLOCATED = frozenset(("e2m1x4", "e2m3x4", "e3m2x4", "ue8m0x4"))
 
 
 def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -> Optional[Tuple[str, str]]:
@@ -1876,6 +1887,9 @@ def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -
     if holder is None:
         return None
     why = (" (ptxas: syntax error)" if n in _INSTRUCTION_ONLY else
+           " (ptxas 13.0: \"cannot be allocated in .param state space\", or a crash for an array)"
+           if n in _CRASHES_ALLOCATED and space == "param" else
+           " (ptxas 13.0 crashes on it: a segmentation fault, at every target)" if n in _CRASHES_ALLOCATED else
            f" (ptxas: \"Type .{n} may only be used as an instruction type\")")
     return (f".{n} is an instruction type only; a .{space} declaration cannot have it{why}",
             f"write .{holder} instead: .{n} values live in .{holder} {'registers' if space == 'reg' else 'variables'}")

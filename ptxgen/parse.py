@@ -915,8 +915,9 @@ def _type_of(name: Optional[str]) -> Optional[Type]:
         if t is None:
             bits = {"texref": 64, "samplerref": 64, "surfref": 64}.get(name)
             if bits is None:
-                digits = re.findall(r"\d+", name)
-                # an fp8 or fp6 value in 8 bits, an fp4 one (.e2m1) in 4: .e2m1x2 is 8 bits, .e4m3x4 32
+                digits = re.findall(r"\d+", name.split("x")[0])
+                # an fp8 or fp6 value in 8 bits, an fp4 one (.e2m1) in 4: .e2m1x2 is 8 bits, .e4m3x4 32,
+                # .e2m1x4 16; .u16x2 is 32 bits, .f32x2 64
                 bits = 4 if name.startswith("e2m1") else 8 if name.startswith(("e", "ue", "s2f6")) else \
                     int(digits[-1]) if digits else 32
                 if name.endswith(("x2", "x4")):

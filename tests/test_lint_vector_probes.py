@@ -82,12 +82,17 @@ def _case_lints_as(text, code):
     return ds
 
 
-def _case_agrees_with_ptxas(text, code):
+def _case_agrees_with_ptxas(text, code, crashes=False):
     """ptxas rejects the module `text` where `code` is an error code, at the one line lint reports, and
-    takes it where code is None (and lint reports nothing)."""
+    takes it where code is None (and lint reports nothing). `crashes`: ptxas may also crash on it (a signal,
+    which says no line) where code is an error code."""
     got = gen_cases.run_ptxas(text)
     assert (got["rc"] != 0) == (code is not None), got
+    if crashes and got["rc"] < 0:
+        assert [d.code for d in errors(text)] == [code], got
+        return got
     assert {d.loc.line for d in errors(text)} == ({got["error_line"]} if code else set()), got
+    return got
 
 
 def _matrix_agrees_with_ptxas(text, lines, both, arch="sm_90a"):
@@ -648,6 +653,156 @@ def test_fp8_declaration_matrix_agrees_with_ptxas(arch):
     """Every line of the matrix: lint reports an error on it exactly where ptxas rejects it."""
     body = _fp8_matrix()
     _matrix_agrees_with_ptxas(_F8HDR.format(arch) + "\n".join(body) + "\n", body, 40, arch)
+
+
+# the packed types ptxas 13.0 reads as types but no declaration it allocates may have, the same at every target
+# and .version (probed at sm_90a, sm_100a and sm_120a, PTX ISA 8.6 to 9.0): .u16x2, .s16x2 and .f32x2 "may only
+# be used as an instruction type", as the fp8 ones; .e2m1x4 (16 bits), .e2m3x4, .e3m2x4 and .ue8m0x4 (32), the x4
+# types of cvt.rs, crash it (a segmentation fault, no message) where it compiles the declaration, or are refused
+# before: a scalar .param ("cannot be allocated in .param state space"), a vector ("Vector type only allowed over
+# basic types"), an initial value ("Initial value type mismatch"). A declaration's or a prototype's parameters
+# and a .func's .param array take them all. Other spellings (.e2m1x8, .e5m3x2) are a syntax error.
+PACKED_TYPES = ("e2m1x4", "e2m3x4", "e3m2x4", "ue8m0x4", "u16x2", "s16x2", "f32x2")
+PACKED_DECL_CASES = [
+    (".visible .entry k() { .reg .e2m1x4 r; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .reg .ue8m0x4 r<4>; mov.b32 r0, 0; ret; }", "PTX-E-DECL"),
+    (".global .e2m3x4 g;", "PTX-E-DECL"),
+    (".visible .const .e3m2x4 c;", "PTX-E-DECL"),
+    (".extern .shared .e2m1x4 s[];", "PTX-E-DECL"),
+    (".shared .e2m3x4 s;\n.visible .entry k() { .reg .b64 %r; mov.u64 %r, s; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .local .e3m2x4 l[2]; ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .e2m1x4 x) { ret; }", "PTX-E-DECL"),
+    (".visible .entry k(.param .ue8m0x4 x[2]) { ret; }", "PTX-E-DECL"),
+    (".func (.param .e2m3x4 r) f() { ret; }", "PTX-E-DECL"),
+    (".func f(.reg .e2m1x4 x) { ret; }\n.visible .entry k() { .reg .b16 %a; call f, (%a); ret; }", "PTX-E-DECL"),
+    (".func f() { .reg .e3m2x4 r; ret; }\n.visible .entry k() { call f; ret; }", "PTX-E-DECL"),
+    (".visible .entry k() { .reg .v2 .e2m1x4 v; ret; }", "PTX-E-DECL"),
+    (".global .e2m1x4 g = 1;", "PTX-E-DECL"),
+    (".global .u16x2 g;", "PTX-E-DECL"),
+    (".visible .entry k() { .reg .s16x2 r; ret; }", "PTX-E-DECL"),
+    (".func f(.param .f32x2 x) { ret; }", "PTX-E-DECL"),
+    (".extern .func f(.param .e2m1x4 x, .reg .e2m3x4 y);", None),
+    (".extern .func (.param .ue8m0x4 r) f(.param .e3m2x4 x[2]);", None),
+    (".visible .entry k() { P: .callprototype (.param .f32x2 r) _ (.reg .u16x2 x, .param .s16x2 y[2]); ret; }", None),
+    (".func f(.param .e2m1x4 x[2]) { ret; }", None),
+    (".extern .func f(.param .v2 .e2m1x4 x);", "PTX-E-DECL"),
+    (".extern .func f(.param .e5m3x2 x);", "PTX-E-SYNTAX"),
+]
+
+
+@pytest.mark.parametrize("text,code", PACKED_DECL_CASES, ids=[c[0] for c in PACKED_DECL_CASES])
+def test_packed_type_declarations_lint_as_ptxas_takes_them(text, code):
+    _case_lints_as(_F8HDR.format("sm_100a") + text, code)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code", PACKED_DECL_CASES, ids=[c[0] for c in PACKED_DECL_CASES])
+def test_packed_type_declaration_cases_agree_with_ptxas(text, code):
+    """ptxas rejects each case lint gives an error, at the line of that error, or crashes on it, and takes the
+    others; lint's error (of `code`) is a syntax error exactly where ptxas's is."""
+    _case_lints_as(_F8HDR.format("sm_100a") + text, code)
+    got = _case_agrees_with_ptxas(_F8HDR.format("sm_100a") + text, code, crashes=True)
+    assert ("syntax error" in got["first_error"]) == (code == "PTX-E-SYNTAX"), got
+
+
+# declarations of the crashing x4 types that whole-program ptxas does not compile: a .func no kernel reaches (its
+# .reg parameters and variables) and a .shared variable no kernel uses. It takes them; `ptxas -c`, which compiles
+# every function and variable, crashes on each, as whole-program ptxas does once a kernel reaches it. Lint
+# reports them.
+PACKED_UNCOMPILED = [
+    ".func f(.reg .e2m1x4 x) { ret; }",
+    ".visible .func (.reg .ue8m0x4 r) f() { ret; }",
+    ".func f() { .reg .e2m3x4 r; ret; }",
+    ".visible .func f() { .local .e3m2x4 l; ret; }",
+    ".shared .e2m1x4 s;",
+]
+
+
+@pytest.mark.parametrize("text", PACKED_UNCOMPILED)
+def test_uncompiled_packed_type_declarations_lint_as_errors(text):
+    _case_lints_as(_F8HDR.format("sm_100a") + text, "PTX-E-DECL")
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text", PACKED_UNCOMPILED)
+def test_uncompiled_packed_type_declarations_crash_ptxas_c(text):
+    """Whole-program ptxas takes the case, `ptxas -c` crashes on it, and lint reports it."""
+    text = _F8HDR.format("sm_100a") + text
+    assert gen_cases.run_ptxas(text)["rc"] == 0
+    assert gen_cases.run_ptxas(text, flags=("-c",))["rc"] < 0
+    assert [d.code for d in errors(text)] == ["PTX-E-DECL"], [str(d) for d in errors(text)]
+
+
+def test_packed_type_declaration_errors_point_at_the_type_and_say_what_to_write():
+    text = _F8HDR.format("sm_100a") + (".global .u16x2 g;\n.visible .entry k(.param .e2m3x4 x)\n{\n"
+                                       "  .reg /* r */ .e2m1x4 %r<2>;\n  .local .f32x2 l;\nret;\n}\n")
+    ds = errors(text)
+    got = [(d.loc.line, text.split("\n")[d.loc.line - 1][d.loc.col - 1:][:7], d.notes[0].split(":")[0]) for d in ds]
+    assert got == [(4, ".u16x2 ", "write .b32 instead"), (5, ".e2m3x4", "write .b32 instead"),
+                   (7, ".e2m1x4", "write .b16 instead"), (8, ".f32x2 ", "write .b64 instead")], [str(d) for d in ds]
+    assert "may only be used as an instruction type" in ds[0].message
+    assert "cannot be allocated in .param state space" in ds[1].message
+    assert "crashes on it" in ds[2].message
+
+
+# (declaration, whether ptxas 13.0 refuses it, or crashes on it): the same for each of PACKED_TYPES
+_PACKED_PLACES = (
+    (".visible .entry k() {{ .reg .{t} r; ret; }}", True),
+    (".visible .entry k() {{ .reg .{t} r<4>; ret; }}", True),
+    (".visible .entry k(.param .{t} x) {{ ret; }}", True),
+    (".visible .entry k(.param .{t} x[2]) {{ ret; }}", True),
+    (".func f(.param .{t} x) {{ ret; }}", True),
+    (".func (.param .{t} r) f() {{ ret; }}", True),
+    (".func f(.param .{t} x[2]) {{ ret; }}", False),
+    (".func f(.reg .{t} x) {{ ret; }}\n.visible .entry k() {{ .reg .b64 %r; mov.u64 %r, f; ret; }}", True),
+    (".extern .func f(.param .{t} x, .reg .{t} y);", False),
+    (".extern .func (.param .{t} r) f(.param .{t} x[2]);", False),
+    (".visible .entry k() {{ P: .callprototype (.param .{t} r) _ (.reg .{t} x, .param .{t} y[2]); ret; }}", False),
+    (".global .{t} g;", True),
+    (".weak .global .{t} g[4];", True),
+    (".global .{t} g = 1;", True),
+    (".global .{t} g[2] = {{1, 2}};", True),
+    (".const .{t} c = 0f3F800000;", True),
+    (".extern .global .{t} e;", True),
+    (".extern .shared .{t} s[];", True),
+    (".visible .entry k() {{ .shared .{t} s[4]; ret; }}", True),
+    (".visible .entry k() {{ .local .{t} l; ret; }}", True),
+    (".visible .entry k() {{ .local .{t} l[2]; ret; }}", True),
+    (".visible .entry k() {{ .param .{t} p; ret; }}", True),
+    (".visible .entry k() {{ .reg .v2 .{t} v; ret; }}", True),
+    (".global .v4 .{t} g;", True),
+    (".extern .func f(.param .v2 .{t} x);", True),
+)
+
+
+def _packed_matrix():
+    """(declaration, refused) for each type in each place."""
+    return [(place.format(t=t), refused) for t in PACKED_TYPES for place, refused in _PACKED_PLACES]
+
+
+def test_packed_type_matrix_lints_as_ptxas_takes_it():
+    wrong = [(text, refused, [str(d) for d in errors(_F8HDR.format("sm_100a") + text)]) for text, refused in
+             _packed_matrix() if bool(errors(_F8HDR.format("sm_100a") + text)) != refused]
+    assert not wrong, wrong[:10]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_packed_type_matrix_agrees_with_ptxas():
+    """Each declaration of the matrix, one module each (ptxas crashes on some), at each target at .version 9.0 and
+    at each .version at sm_100a: ptxas refuses it or crashes exactly where lint reports an error."""
+    from concurrent.futures import ThreadPoolExecutor
+    heads = [_F8HDR.format(a) for a in ("sm_90a", "sm_100a", "sm_120a")]
+    heads += [f".version {v}\n.target sm_100a\n.address_size 64\n" for v in ("8.6", "8.7", "8.8")]
+    texts = [h + text + "\n" for h in heads for text, _ in _packed_matrix()]
+    with ThreadPoolExecutor(2) as ex:
+        verdicts = list(ex.map(gen_cases.run_ptxas, texts))
+    wrong = [(t, got["rc"], got["first_error"]) for t, got in zip(texts, verdicts) if (got["rc"] != 0) != bool(errors(t))]
+    assert not wrong, wrong[:10]
+    crashed = sum(got["rc"] < 0 for got in verdicts)
+    assert 100 < crashed < len(texts) - 100, crashed
 
 
 # array dimensions, as ptxas 13.0 takes them: a variable's first dimension may be `[]` or `[0]` only where an

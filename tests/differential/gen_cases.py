@@ -309,14 +309,15 @@ def _generate(set_name, rng, names):
     return cases
 
 
-def run_ptxas(text: str, arch: Optional[str] = None):
-    """ptxas's verdict on `text`, assembled for `arch` (default: the module's .target)."""
+def run_ptxas(text: str, arch: Optional[str] = None, flags=()):
+    """ptxas's verdict on `text`, assembled for `arch` (default: the module's .target), with `flags` (("-c",):
+    compile only)."""
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "case.ptx")
         with open(p, "w") as f:
             f.write(text)
-        r = subprocess.run(["ptxas", f"-arch={arch or target_of(text)}", p, "-o", os.devnull], capture_output=True,
-                           text=True, timeout=120)
+        r = subprocess.run(["ptxas", *flags, f"-arch={arch or target_of(text)}", p, "-o", os.devnull],
+                           capture_output=True, text=True, timeout=120)
     errs = [l for l in r.stderr.splitlines() if "error" in l or "fatal" in l]
     m = re.search(r"line (\d+);", errs[0]) if errs else None
     return {"rc": r.returncode, "error_line": int(m.group(1)) if m else None,
