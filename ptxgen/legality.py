@@ -43,7 +43,7 @@ __all__ = [
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
     "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
-    "param_array_error", "vector_error", "initializer_error", "param_shape_error",
+    "param_array_error", "vector_error", "initializer_error", "initial_address_error", "param_shape_error",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -2017,20 +2017,22 @@ _NO_INIT_SPACES = ("reg", "local", "shared", "param")
 
 
 def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequence[Optional[int]],
-                      vector: Optional[int], init, name: str = "") -> Optional[Tuple[str, str, str, int]]:
+                      vector: Optional[int], init, name: str = "",
+                      resolve: Optional[Callable[[str], Optional[str]]] = None) -> Optional[Tuple[str, str, str, int]]:
     """(message, note, what, index) where ptxas 13.0 refuses the initial value `init` of a variable `name` of
     state space `space` ('global', 'shared', ...), type `tname` (without its dot), array dimensions `dims` (None
-    for `[]`) and vector length `vector`, else None. `init` is a value (an int, a float or ("sym", name, ...)
-    for an address) or a tuple of them for a list in braces, nested as written. The error is at list `index`
-    (the lists counted in the order their braces open) where `what` is 'list', else at value `index` (the values
-    counted in order).
+    for `[]`) and vector length `vector`, else None. `init` is a value (an int, a float, or ("sym", name,
+    generic, offset) for an address: `name`, `generic(name)`, with `+N` or not) or a tuple of them for a list in
+    braces, nested as written. The error is at list `index` (the lists counted in the order their braces open)
+    where `what` is 'list', else at value `index` (the values counted in order). `resolve` tells what a name is
+    where the initializer stands (initial_address_error's `declared`); without it addresses are not checked.
 
     ptxas 13.0 checks the variable's state space first: no initial value for one of .reg, .local, .shared or
     .param ("No initial value is allowed for 'x' in this state space"). Then it walks the initializer from the
     outside in, in the order it is written, and stops at the first of: a list where a value belongs, or one of
     the wrong count (at the list, before what it holds); a value where a list belongs; a value of the wrong
-    kind: .uN and .sN take integers, .f32 and .f64 floating-point values, .bN either; an address only a .u32
-    or .u64 ("Initial value type mismatch"); .f16 none ("No initial value is allowed for .f16 type", also for a
+    kind: an address ptxas refuses (initial_address_error), then .uN and .sN take integers, .f32 and .f64
+    floating-point values, .bN either; an address only a .u32 or .u64 ("Initial value type mismatch"); .f16 none ("No initial value is allowed for .f16 type", also for a
     list where its value belongs). Then an .extern variable takes none. .f16x2 and .pred values are not
     checked."""
     flat = _init_values(init)
@@ -2041,15 +2043,15 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
     t = tname or ""
     if init is None or t in ("texref", "samplerref", "surfref"):
         return None
-    bad = _initializer_walk(t, dims, vector, init, name)
+    bad = _initializer_walk(t, dims, vector, init, name, resolve)
     if bad is None and flat and extern:
         return (f"an .extern variable takes no initial value (ptxas: \"No initial value is allowed for external "
                 f"symbol '{name}'\")", "give the initial value where the variable is defined", "value", 0)
     return bad
 
 
-def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[int], init, name: str
-                      ) -> Optional[Tuple[str, str, str, int]]:
+def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[int], init, name: str,
+                      resolve: Optional[Callable[[str], Optional[str]]]) -> Optional[Tuple[str, str, str, int]]:
     """initializer_error's walk over the initializer `init` of a variable of type `t`."""
     levels = [(d, False) for d in dims] + ([(vector, True)] if vector else [])
     shape = (f"write it shaped {_shape_example(levels)}: a list in braces per array dimension"
@@ -2063,7 +2065,10 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
                 want = f"{n} values" if exact else "values" if level == len(levels) - 1 else "lists"
                 return (f"a single value where {name} takes a {{...}} list of {want} (ptxas: \"Initial value type "
                         "mismatch\")", shape, "value", seen[1])
-            bad = _value_kind_error(t, v)
+            bad = None
+            if resolve is not None and isinstance(v, tuple) and v[0] == "sym":
+                bad = initial_address_error(v[1], resolve(v[1]), v[2], v[3])
+            bad = bad or _value_kind_error(t, v)
             if bad is not None:
                 return bad + ("value", seen[1])
             seen[1] += 1
@@ -2091,6 +2096,40 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
         return None
 
     return walk(init, 0)
+
+
+def initial_address_error(name: str, declared: Optional[str], generic: bool = False, offset: bool = False
+                          ) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses the address of `name` as an initial value, written
+    `generic(name)` where `generic` and with `+N` where `offset`, else None. `declared` is what an earlier
+    statement declares `name` as, where the initializer stands (at module scope, or in a function's block or
+    one around it): 'func' for a function (or kernel), the state space of a variable ('global', 'shared', a
+    parameter's 'param', ...), None where no earlier statement declares it (a register, a label, a variable of
+    a later statement or of another block, the variable itself). ptxas takes the address of a .global or
+    .const variable, with generic() and an offset or not, and of a function, alone; it refuses a name it does
+    not know yet ("Invalid initial value symbol"; with an offset "Initial value type mismatch", with
+    generic() "Invalid initial value expression"), a variable of another state space ("Variable used as initial
+    value not in .global or .const state space"), generic() of a function ("Invalid initial value expression")
+    and an offset from one ("Initial value type mismatch")."""
+    if declared is None:
+        said = ("Initial value type mismatch" if offset else "Invalid initial value expression" if generic else
+                f"Invalid initial value symbol '{name}'")
+        return (f"'{name}' is not declared before this initializer takes its address (ptxas: \"{said}\")",
+                "declare the variable or function in a statement above this one, in this block or one around it")
+    if declared == "func":
+        if generic:
+            said = "Initial value type mismatch" if offset else "Invalid initial value expression"
+            return (f"generic() of the function '{name}' (ptxas: \"{said}\")",
+                    f"write `{name}` alone: a function's address needs no conversion")
+        if offset:
+            return (f"an offset from the function '{name}' (ptxas: \"Initial value type mismatch\")",
+                    f"write `{name}` alone: an initializer takes a function's address without an offset")
+        return None
+    if declared not in ("global", "const"):
+        return (f"'{name}' is a .{declared} variable: an initial value is the address of a .global or .const variable "
+                "or of a function (ptxas: \"Variable used as initial value not in .global or .const state space\")",
+                f"declare {name} .global or .const, or store its address in the code (mov.u64 %rd1, {name}; then st)")
+    return None
 
 
 def _init_values(v) -> list:

@@ -26,7 +26,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import lark
 from lark import Token, Tree
@@ -726,11 +726,11 @@ class _Walker:
         if d == "init_symbol":
             if len(c) == 3:
                 self._int_offset(c[2], c[1])
-            return ("sym", c[0].value)
+            return ("sym", c[0].value, False, len(c) == 3)
         if d == "init_generic":
             if len(c) == 4:
                 self._int_offset(c[3], c[2])
-            return ("sym", c[1].value, "generic")
+            return ("sym", c[1].value, True, len(c) == 4)
         if d == "init_field":
             at.append((m.line, m.column, span, "field"))
             return ("field", c[0].value, c[1].value)
@@ -1306,13 +1306,16 @@ class _IRBuilder:
         line = rec[0]
         ty = _type_of(decl.type)
         self.vector_shape(decl)
-        known = set(self.module_vars)            # the variables of earlier statements (not this one's)
+        known = {n: v.space for n, v in self.module_vars.items()}  # earlier statements' variables, not this one's
+        functions = self.res.functions
+
+        def resolve(name: str) -> Optional[str]:
+            return known.get(name) or ("func" if name in functions else None)
         for it in decl.items:
             count = _count(it)
             extern = "extern" in decl.linkage
             if decl.space not in ("reg", "sreg", "local", "param", "tex"):  # lint reports those spaces here
-                if self.initial_values(decl, it):
-                    self.initial_symbols(it, known)
+                self.initial_values(decl, it, resolve)
                 self.array_dims(decl, it, line)
             init = it.init
             num_init = None
@@ -1444,42 +1447,36 @@ class _IRBuilder:
         else:
             raise InternalError(f"unknown record kind {kind}")
 
-    def initial_values(self, decl: Decl, it: DeclItem) -> bool:
+    def initial_values(self, decl: Decl, it: DeclItem, resolve: Callable[[str], Optional[str]]):
         """PTX-E-DECL at the value, or the list's closing brace, where ptxas rejects the initializer of `it`
-        (initializer_error); the names it takes the address of go to res.init_refs. Returns whether the
-        initializer passed."""
+        (initializer_error; `resolve` tells what a name it takes the address of is there); the names it takes
+        the address of go to res.init_refs."""
         if "sym" in (a[3] for a in it.init_at):
             self.res.init_refs[it.name] = tuple(v[1] for v in _flatten(it.init) if isinstance(v, tuple) and v
                                                 and v[0] == "sym")
         bad = initializer_error(decl.space, decl.type, "extern" in decl.linkage, it.dims, decl.vector, it.init,
-                                it.name)
+                                it.name, resolve)
         if bad is None:
-            return True
+            return
         if bad[2] == "list":
             line, col, span = it.init_lists[bad[3]] + (1,)
         else:
             line, col, span, _v = it.init_at[bad[3]]
         self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
-        return False
 
-    def initial_symbols(self, it: DeclItem, known: set):
-        """PTX-E-DECL at the first address in a module variable's initializer that ptxas 13.0 refuses: a name
-        that no earlier statement declares, as a variable (`known`) or a function ("Invalid initial value
-        symbol"; a variable of the same statement, or the variable itself, is not yet declared either), or
-        generic() of a function ("Invalid initial value expression")."""
-        syms = [v for v in _flatten(it.init) if isinstance(v, tuple) and v and v[0] == "sym"]
-        for (line, col, span, _v), sym in zip([a for a in it.init_at if a[3] == "sym"], syms):
-            name = sym[1]
-            if name not in known and name not in self.res.functions:
-                self.error("PTX-E-DECL", f"'{name}' is not declared before this initializer takes its address "
-                           f"(ptxas: \"Invalid initial value symbol '{name}'\")", line, col, span,
-                           ("declare the variable or function in a statement above this one",))
-                return
-            if len(sym) > 2 and name in self.res.functions and name not in known:
-                self.error("PTX-E-DECL", f"generic() of the function '{name}' (ptxas: \"Invalid initial value "
-                           "expression\")", line, col, span,
-                           (f"write `{name}` alone: a function's address needs no conversion",))
-                return
+    def resolve_var(self, name: str) -> Optional[str]:
+        """What `name` is declared as where the statement being read stands: the state space of a variable
+        (of this block, one around it or the module), 'func' for a function, None for anything else."""
+        sc = self.scope
+        while sc is not None:
+            v = sc.vars.get(name)
+            if v is not None:
+                return v.space
+            sc = sc.parent
+        v = self.module_vars.get(name)
+        if v is not None:
+            return v.space
+        return "func" if name in self.res.functions else None
 
     def vector_shape(self, decl: Decl):
         """PTX-E-DECL at the `.vN` of a vector variable ptxas rejects (vector_error); registers are lint's to
@@ -1510,7 +1507,7 @@ class _IRBuilder:
         self.vector_shape(decl)
         for it in decl.items:
             if it.init_at:
-                self.initial_values(decl, it)
+                self.initial_values(decl, it, self.resolve_var)
             self.array_dims(decl, it, line)
         if decl.space == "reg":
             for it in decl.items:

@@ -7,6 +7,18 @@ What ptxas 13.0 showed (each case below is a module of its own; the tests marked
   its closing brace, a value's at the line of the value, so `.global .f32 h = {1,\\n 1};` is an error at the
   second line (a list where the value belongs), not at the integer 1 on the first.
 - .f16 takes no value, also where a list stands for the value ("No initial value is allowed for .f16 type").
+- an address, in a function's body as at module scope, is of a .global or .const variable or of a function that
+  an earlier statement declares where the initializer stands: at module scope, or in the function's block or
+  one around it (not a block that has closed, not the variable itself or another of its statement, not a
+  register or a label): "Invalid initial value symbol 'x'" (with an offset "Initial value type mismatch", in
+  generic() "Invalid initial value expression"). A .shared, .local or .param variable, a kernel's parameter
+  among them, is "Variable used as initial value not in .global or .const state space". A function takes
+  neither generic() ("Invalid initial value expression") nor an offset (`f+4`, `f+0`: "Initial value type
+  mismatch"). An integer and an address may share a list (`{1, g}`). ptxas checks an address where its walk
+  meets it, before the kind of the value.
+- whole-program ptxas refuses, with no line, the address of an .extern function that the module never
+  defines in a module variable's initializer ("Cannot take address of function 'f'"); `ptxas -c` takes it,
+  and so does lint (in a function's body whole-program ptxas takes it too).
 """
 from __future__ import annotations
 
@@ -81,3 +93,71 @@ def test_a_list_where_a_value_belongs_is_an_error_at_its_closing_brace():
                       (".global .f16 h = {1,\n 1};", "a .f16 variable takes no initial value")):
         (d,) = errors(_PHDR + decl + "\n")
         assert (d.loc.line, d.loc.col) == (5, 3) and d.message.startswith(msg) and d.notes, str(d)
+
+
+# addresses in an initializer, in a function's body as at module scope: only of a .global or .const variable or
+# a function that an earlier statement declares where the initializer stands; no generic() of a function and
+# no offset from one. (module after _PHDR, where lint's error starts, None where ptxas takes the module)
+ADDRESSES = [
+    (".visible .entry k()\n{\n.global .u64 p = later;\nret;\n}\n.global .u32 later;", "later;"),
+    (".visible .entry k()\n{\n.global .u64 p = later+4;\n.global .u32 later;\nret;\n}", "later+4"),
+    (".visible .entry k()\n{\n.global .u32 g;\n.global .u64 p = g;\nret;\n}", None),
+    (".visible .entry k()\n{\n.const .u32 c;\n{\n.const .u64 p = generic(c)+8;\n}\nret;\n}", None),
+    (".visible .entry k()\n{\n{\n.global .u32 g;\n}\n.global .u64 p = g;\nret;\n}", "g;"),
+    (".visible .entry k()\n{\n.global .u64 p = p;\nret;\n}", "p;"),
+    (".func f()\n{\n.global .u32 a, b = a;\nret;\n}", "a;"),
+    (".func f() { ret; }\n.visible .entry k()\n{\n.global .u64 p = generic(f);\nret;\n}", "generic(f)"),
+    (".visible .entry k()\n{\n.global .u64 p[2] = {k, k};\nret;\n}", None),
+    (".visible .entry k()\n{\n.global .u64 p = k+4;\nret;\n}", "k+4"),
+    (".visible .entry k()\n{\n.const .u64 p = f;\nret;\n}\n.func f() { ret; }", "f;"),
+    (".visible .entry k()\n{\n.shared .u32 s;\n.global .u64 p = s;\nret;\n}", "s;"),
+    (".visible .entry k()\n{\n.local .u32 l;\n.const .u64 p[2] = {0, generic(l)};\nret;\n}", "generic(l)"),
+    (".visible .entry k(.param .u64 a)\n{\n.global .u64 p = a;\nret;\n}", "a;"),
+    (".func f(.param .u64 a)\n{\n.global .u64 p = a+8;\nret;\n}", "a+8"),
+    (".visible .entry k()\n{\n.reg .u64 r;\n.global .u64 p = r;\nret;\n}", "r;"),
+    (".visible .entry k()\n{\nL:\n.global .u64 p = L;\nret;\n}", "L;"),
+    (".extern .global .u32 e;\n.func f()\n{\n.const .u64 p = e+4;\nret;\n}", None),
+    (".extern .func x();\n.visible .entry k()\n{\n.global .u64 p = x;\nret;\n}", None),
+    (".shared .u32 s;\n.global .u64 p = s;", "s;"),
+    (".extern .shared .u32 s[];\n.const .u64 p = generic(s)+4;", "generic(s)+4"),
+    (".func f() { ret; }\n.global .u64 p = f+4;", "f+4"),
+    (".func f() { ret; }\n.global .u64 p[2] = {1, f+0};", "f+0"),
+    (".func f() { ret; }\n.global .u64 p = generic(f)+8;", "generic(f)+8"),
+    (".global .u32 g;\n.global .u64 p[2] = {1, g};", None),           # an integer and an address in one list
+    (".global .u32 g;\n.global .u32 p[3] = {g, 0, g+4};", None),
+    (".func f() { ret; }\n.global .u64 p[2][2] = {{f, 1}, {0, f}};", None),
+    # the order of the checks: an address where ptxas meets it, before the kind of the values after it
+    (".global .u64 p[2] = {later,\n 1.0};\n.global .u32 later;", "later,"),
+    (".shared .u32 s;\n.global .u64 p[2] = {s,\n 1.0};", "s,"),
+    (".global .u64 p[2][1] = {{later},\n 1};", "later}"),
+    (".global .u64 p[1] = {later,\n 2};", "};"),                   # a list's count before its values
+    (".global .f32 p = {later,\n 1.0};", "};"),                    # a list where the value belongs
+    (".func f() { ret; }\n.global .b32 p = f+4;", "f+4"),
+]
+ADDRESS_CASES = [(_PHDR + t + "\n", "PTX-E-DECL" if at else None, at) for t, at in ADDRESSES]
+
+
+@pytest.mark.parametrize("text,code,at", ADDRESS_CASES, ids=_ids(ADDRESS_CASES))
+def test_addresses_in_initializers_lint_as_ptxas_takes_them(text, code, at):
+    _lints_at(text, code, at)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code,at", ADDRESS_CASES, ids=_ids(ADDRESS_CASES))
+def test_address_cases_agree_with_ptxas(text, code, at):
+    _case_agrees_with_ptxas(text, code)
+
+
+def test_address_errors_say_what_ptxas_says_and_what_to_write():
+    def one(body):
+        (d,) = errors(_PHDR + body + "\n")
+        return d.message, d.notes[0]
+    msg, note = one(".visible .entry k()\n{\n.global .u64 p = later+4;\nret;\n}\n.global .u32 later;")
+    assert msg == "'later' is not declared before this initializer takes its address (ptxas: \"Initial value type " \
+                  "mismatch\")" and "a statement above this one, in this block or one around it" in note
+    msg, note = one(".visible .entry k()\n{\n.shared .u32 s;\n.global .u64 p = s;\nret;\n}")
+    assert msg.startswith("'s' is a .shared variable") and "Variable used as initial value not in .global or " \
+        ".const state space" in msg and note.startswith("declare s .global or .const"), (msg, note)
+    msg, note = one(".func f() { ret; }\n.global .u64 p = f+4;")
+    assert msg == "an offset from the function 'f' (ptxas: \"Initial value type mismatch\")" and "`f` alone" in note
