@@ -1989,14 +1989,18 @@ class _FnCheck:
             elif ft.kind in ("u", "s") and is_float:
                 ctx.add("PTX-E-CALL", f"{what} {text} is a floating-point immediate; {fwhat} is .{ft.name}", where,
                         () if is_ret else ("write an integer literal",), span)
-            elif ft.kind in ("packed", "fp8", "pred") and not (ft.bits == 32 and _is_0f(actual)):
-                # .f16x2, .e4m3x4 and the like take a 0f literal (its 32 bits), the others no immediate at all
+            elif ft.kind in ("packed", "fp8", "pred") and not (_is_0f(actual) if ft.bits == 32 else
+                                                                ft.bits == 64 and not _is_0f(actual)):
+                # .f16x2, .e4m3x4 and the like take a 0f literal (its 32 bits), .f32x2 any immediate of 64 bits (an
+                # integer, a decimal or 0d literal), the others no immediate at all
                 note = ("write its 32 bits as a 0f literal (0f3C003C00 is .f16x2 {1.0, 1.0})" if ft.bits == 32
+                        else "write its 64 bits as a 0d literal or an integer" if ft.bits == 64
                         else "declare the parameter .b32 and pass 0 or 1" if ft.kind == "pred"
                         else f"pass a .b{ft.bits} register holding its bits")
+                takes = "only a 0f literal" if ft.bits == 32 else "no 0f literal" if ft.bits == 64 else "none"
                 ctx.add("PTX-E-CALL", f"{what} {text} is an immediate; {fwhat} is .{ft.name}, which takes "
-                                      f"{'only a 0f literal' if ft.bits == 32 else 'none'} (ptxas: \"Type of argument "
-                                      "does not match\")", where, () if is_ret else (note,), span)
+                                      f"{takes} (ptxas: \"Type of argument does not match\")", where,
+                        () if is_ret else (note,), span)
             return
         if t is SpecialReg:
             ctx.add("PTX-E-CALL", f"{what} {actual.name} is a special register; a call passes registers, immediates "

@@ -1083,8 +1083,13 @@ def test_fp8_array_parameter_matrix_agrees_with_ptxas(arch):
 # opaque value of its size, .e2m1x2 8 bits (two 4-bit values), .e4m3 8, .e4m3x2 16, .e4m3x4 32; a register or
 # .param argument of that size passes (.b8, .u8 for .e2m1x2; not .b16), an immediate none, but for a 32-bit
 # one (.e4m3x4, as .f16x2) a 0f literal ("Type of argument does not match formal parameter"); a .pred
-# parameter takes no immediate either.
-_OPAQUE_FORMALS = FP8_ALLOCATED + ("f16x2", "b8", "b16")
+# parameter takes no immediate either. The packed types are values of their size as well (.e2m1x4 16 bits,
+# .e2m3x4 and .u16x2 32, .f32x2 64); a .f32x2 one takes any immediate but a 0f literal.
+_OPAQUE_FORMALS = FP8_ALLOCATED + PACKED_TYPES + ("f16x2", "b8", "b16")
+# a return value's call passes the formal an argument it takes
+_OPAQUE_ARG = {"e4m3": "pb8", "e5m2": "pb8", "e2m1x2": "pb8", "f16x2": "0f3F800000", "e4m3x4": "0f3F800000",
+               "e5m2x4": "0f3F800000", "b8": "0f3F800000", "b16": "0f3F800000", "e2m3x4": "pb32", "e3m2x4": "pb32",
+               "ue8m0x4": "pb32", "u16x2": "pb32", "s16x2": "pb32", "f32x2": "1"}
 _OPAQUE_ACTUALS = ("pb8", "pu8", "pb16", "pf16", "pb32", "pf32", "%rb8", "%ru8", "%rb16", "%rh", "%rb32", "%rf32")
 _OPAQUE_IMMS = ("1", "0x10", "1.0", "0f3F800000", "0d3FF0000000000000")
 _ODECLS = (".reg .b64 %fp;\n.param .b8 pb8;\n.param .u8 pu8;\n.param .b16 pb16;\n.param .f16 pf16;\n.param .b32 pb32;\n"
@@ -1102,9 +1107,7 @@ def _opaque_call_matrix():
             for a in (_OPAQUE_ACTUALS if t != "pred" else ()) + _OPAQUE_IMMS:
                 calls.append(f"call (_), %fp, ({a}), {p};")
                 if t != "pred" and not a[0].isdigit():
-                    calls.append(f"call ({a}), %fp, (0f3F800000), {p};" if t in ("f16x2", "e4m3x4", "e5m2x4", "b8",
-                                                                                     "b16") else
-                                 f"call ({a}), %fp, ({'pb8' if t in ('e4m3', 'e5m2', 'e2m1x2') else 'pb16'}), {p};")
+                    calls.append(f"call ({a}), %fp, ({_OPAQUE_ARG.get(t, 'pb16')}), {p};")
     return heads, calls
 
 
@@ -1134,6 +1137,10 @@ OPAQUE_CALL_CASES = [
      "P: .callprototype _ (.param .f16x2 x);\ncall %fp, (0f3C003C00), P;"),
     ("P: .callprototype _ (.reg .pred x);\ncall %fp, (1), P;", "PTX-E-CALL",
      "P: .callprototype _ (.reg .b32 x);\ncall %fp, (1), P;"),
+    ("P: .callprototype _ (.param .f32x2 x);\ncall %fp, (0f3F800000), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.param .f32x2 x);\ncall %fp, (0d3FF0000000000000), P;"),
+    ("P: .callprototype _ (.reg .e2m1x4 x);\ncall %fp, (%rb32), P;", "PTX-E-CALL",
+     "P: .callprototype _ (.reg .e2m1x4 x);\ncall %fp, (%rb16), P;"),
 ]
 
 
