@@ -641,6 +641,16 @@ class _Walker:
                              "constant expression expected\")", sign, ("write a byte offset in integers: `table+8`",))
         return _wrap64(-v if sign.value == "-" else v)
 
+    def _init_offset(self, base: str, x, sign: Token):
+        """_int_offset for an address in an initializer, `base+N`, where ptxas 13.0 takes no `-`."""
+        if sign.value == "-":
+            n = _offset_text(self.text, sign.end_pos)
+            n = n if n.replace("_", "").isalnum() or _parenthesised(n) else f"({n})"
+            raise _ExprError(f"`{base}-` in an initial value: an initializer adds an offset, it does not subtract "
+                             "one (ptxas: \"Parsing error near '-': syntax error\")", sign,
+                             (f"add a negative offset: `{base}+(-{n})` (a function's address takes no offset)",))
+        self._int_offset(x, sign)
+
     def decl(self, t: Tree, linkage=(), module_level=False) -> Decl:
         c = t.children
         if isinstance(c[0], Tree):  # `.align 8 .global .f32 x;`: ptxas 13.0 takes an .align before the space
@@ -725,11 +735,15 @@ class _Walker:
             at.append((m.line, m.column, span, "sym"))
         if d == "init_symbol":
             if len(c) == 3:
-                self._int_offset(c[2], c[1])
+                self._init_offset(c[0].value, c[2], c[1])
             return ("sym", c[0].value, False, len(c) == 3)
         if d == "init_generic":
+            if c[0].value != "generic":  # ptxas 13.0 knows generic() only, in lower case
+                raise _ExprError(f"{c[0].value}() in an initial value: generic() is the one conversion an "
+                                 f"initializer takes (ptxas: \"Parsing error near '{c[0].value}': syntax error\")",
+                                 c[0], (f"write `generic({c[1].value})`, or `{c[1].value}` for its address as it is",))
             if len(c) == 4:
-                self._int_offset(c[3], c[2])
+                self._init_offset(f"generic({c[1].value})", c[3], c[2])
             return ("sym", c[1].value, True, len(c) == 4)
         if d == "init_field":
             at.append((m.line, m.column, span, "field"))
@@ -1703,6 +1717,28 @@ def _count(it: DeclItem) -> Optional[int]:
             return None
         n *= d
     return n
+
+
+def _offset_text(text: str, start: int) -> str:
+    """The text of the offset that starts at `start` of `text` (after `g-` in `{g-(4*2), 1}`): up to the
+    `,`, `}` or `;` after it (lark's positions of an expression leave its outer parentheses out)."""
+    depth = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        depth += (ch == "(") - (ch == ")")
+        if depth <= 0 and ch in ",};" or depth < 0:
+            return " ".join(text[start:i].split())
+    return " ".join(text[start:].split())
+
+
+def _parenthesised(text: str) -> bool:
+    """Whether `text` is one expression in parentheses: `(2*2)`, not `(1)+(2)`."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i == len(text) - 1 and i > 0
+    return False
 
 
 def _flatten(v) -> list:

@@ -16,9 +16,13 @@ What ptxas 13.0 showed (each case below is a module of its own; the tests marked
   neither generic() ("Invalid initial value expression") nor an offset (`f+4`, `f+0`: "Initial value type
   mismatch"). An integer and an address may share a list (`{1, g}`). ptxas checks an address where its walk
   meets it, before the kind of the value.
+- an offset is added (`g+4`, `g+-4`, `g+(-4)`); `g-4` and `generic(g)-4` are a syntax error, and so is any
+  conversion but generic() in lower case (`foo(g)`, `GENERIC(g)`).
 - whole-program ptxas refuses, with no line, the address of an .extern function that the module never
   defines in a module variable's initializer ("Cannot take address of function 'f'"); `ptxas -c` takes it,
-  and so does lint (in a function's body whole-program ptxas takes it too).
+  and so does lint (in a function's body whole-program ptxas takes it too). A texture field as the value of
+  another variable (`.global .u64 p = a=b;`) is refused where the field's value is not one ptxas knows
+  ("Unrecognized initial value symbol 'b'") and taken where it is (`= filter_mode=nearest`); lint takes both.
 """
 from __future__ import annotations
 
@@ -161,3 +165,33 @@ def test_address_errors_say_what_ptxas_says_and_what_to_write():
         ".const state space" in msg and note.startswith("declare s .global or .const"), (msg, note)
     msg, note = one(".func f() { ret; }\n.global .u64 p = f+4;")
     assert msg == "an offset from the function 'f' (ptxas: \"Initial value type mismatch\")" and "`f` alone" in note
+
+
+# spellings of an address: ptxas 13.0 adds an offset (`g+4`, `g+-4`, `g+(-4)`) but takes no `-` after the
+# symbol, and knows generic() only, in lower case (both "Parsing error near ...: syntax error")
+SPELLINGS = [
+    (".global .u32 g;\n.global .u64 p = g-4;", "PTX-E-SYNTAX", "-4;"),
+    (".global .u32 g;\n.global .u64 p[2] = {1, generic(g) - 8};", "PTX-E-SYNTAX", "- 8}"),
+    (".global .u32 g;\n.visible .entry k()\n{\n.const .u64 p = foo(g);\nret;\n}", "PTX-E-SYNTAX", "foo(g)"),
+    (".global .u32 g;\n.global .u64 p = GENERIC(g)+4;", "PTX-E-SYNTAX", "GENERIC(g)"),
+    (".global .u32 g;\n.global .u64 p = g+-4;", None, None),
+    (".global .u32 g;\n.global .u64 p[2] = {g+(-4), generic (g)+(4-8)};", None, None),
+]
+SPELLING_CASES = [(_PHDR + t + "\n", code, at) for t, code, at in SPELLINGS]
+
+
+@pytest.mark.parametrize("text,code,at", SPELLING_CASES, ids=_ids(SPELLING_CASES))
+def test_address_spellings_lint_as_ptxas_takes_them(text, code, at):
+    _lints_at(text, code, at)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code,at", SPELLING_CASES, ids=_ids(SPELLING_CASES))
+def test_address_spelling_cases_agree_with_ptxas(text, code, at):
+    _case_agrees_with_ptxas(text, code)
+
+
+def test_a_subtracted_offset_gets_a_note_with_the_offset_added():
+    (d,) = errors(_PHDR + ".global .u32 g;\n.global .u64 p = g - (2*2);\n")
+    assert "Parsing error near '-'" in d.message and "`g+(-(2*2))`" in d.notes[0], str(d)
