@@ -26,8 +26,8 @@ from .legality import OperandInfo
 from .ops.operands import operand_info, operand_infos, register_operand_info, var_space
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
-from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, parse,
-                    undeclarable_type)
+from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, TargetList,
+                    parse, parse_target_list, undeclarable_type)
 from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      version_str)
 from .types import VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, f64, get_type, pred, u32, u64
@@ -990,7 +990,6 @@ register_operand_info(AddrList, _addr_list_info)
 
 # ----------------------------------------------------------------------------------------------- checker
 _OPERAND_N = re.compile(r"\boperand (\d+)\b")
-_BRANCH_TARGETS = re.compile(r"\.(branchtargets|calltargets)\s+(.*?);?\s*$", re.S)
 _NAME = re.compile(r"[A-Za-z_$%][\w$]*")
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
@@ -1017,7 +1016,7 @@ class _FnCheck:
         self.res = res
         self.blocks: List[Optional[int]] = [None]  # parent of each block; 0 is the body
         self.labels: List[Dict[str, SourceLoc]] = [{}]
-        self.uses: List[tuple] = []  # (label, block, statement loc, operand index)
+        self.uses: List[tuple] = []  # (label, block, statement loc, operand index; None: the loc is the label's)
         self.global_uses = label_uses_out  # label name -> count, also from sections and jump tables
         self.stack = [0]
         # vector registers (`.reg .v2 .f32 %v;`), per block: name -> length, or 'prefix<' -> (length, count),
@@ -1073,21 +1072,18 @@ class _FnCheck:
                     if label is not None:
                         self.protos_seen.add(label)
                 elif t.startswith((".branchtargets", ".calltargets")):
-                    m = _BRANCH_TARGETS.match(t.strip())
-                    if m:
-                        for name in re.split(r"\s*,\s*", m.group(2).strip()):
-                            if not name:
+                    tl = self.target_list(st)
+                    if tl is not None:
+                        for name, at in tl.names:
+                            if tl.kind == "branchtargets":
+                                self.uses.append((name, self.stack[-1], at, None))
                                 continue
-                            if m.group(1) == "branchtargets":
-                                self.uses.append((name, self.stack[-1], st.loc, OPCODE))
-                                continue
-                            # the label of `$L: .calltargets f, g;` is the last one defined in this block
-                            label = self.last_label()
-                            if label is not None:
-                                self.calltargets.setdefault(label, []).append(name)
+                            if tl.label is not None:
+                                self.calltargets.setdefault(tl.label, []).append(name)
                             if self.res is not None and name not in self.res.functions:
                                 ctx.add("PTX-E-UNDEFINED", f".calltargets names '{name}', which is not a "
-                                                           "declared function", st.loc, (), len(name))
+                                                           "declared function (ptxas: \"Illegal call target, device "
+                                                           "function expected\")", at, (), len(name))
                 elif decl_of is not None:
                     decl = decl_of(st)
                     if decl is not None and decl.space == "reg":
@@ -1264,6 +1260,14 @@ class _FnCheck:
             blk = self.blocks[blk]
         return False
 
+    def target_list(self, st: Raw) -> Optional[TargetList]:
+        """The `.branchtargets` or `.calltargets` list of statement `st`: as parse() read it, or (a builder
+        module's raw() text) read by the grammar now, its label the one defined last in this block."""
+        if self.res is not None:
+            return self.res.target_list_of(st)
+        got = parse_target_list(st.text)
+        return None if got is None else TargetList(got[0], self.last_label(), tuple((n, st.loc) for n in got[1]))
+
     def last_label(self) -> Optional[str]:
         """The label defined last in the current block: that of a `.callprototype` or `.calltargets` just read."""
         blk_labels = self.labels[self.stack[-1]]
@@ -1278,7 +1282,7 @@ class _FnCheck:
             self.global_uses[name] = self.global_uses.get(name, 0) + 1
             if self.visible(name, blk):
                 continue
-            loc = _tok_loc(ctx, sloc, k)
+            loc = _tok_loc(ctx, sloc, k) if k is not None else sloc
             if name in defined_anywhere:
                 ctx.add("PTX-E-LABEL", f"label '{name}' is not visible here (it is defined inside another "
                                        f"{{ }} block)", loc, (), len(name))
@@ -2393,7 +2397,6 @@ def _abi_parameters(ctx: _Ctx, res: ParseResult):
         fn = todo.pop()
         names: list = []
         targets: Dict[str, List[str]] = {}  # `$L: .calltargets f, g;`
-        label = None
         for st in fn.body:
             cls = type(st)
             if cls is Instr:
@@ -2405,12 +2408,10 @@ def _abi_parameters(ctx: _Ctx, res: ParseResult):
                         used_protos.setdefault(key, root[fn.name])
                     else:
                         names.append(("targets", st.operands[-1].name))
-            elif cls is LabelDef:
-                label = st.label.name
-            elif cls is Raw and st.text.startswith(".calltargets") and label is not None:
-                m = _BRANCH_TARGETS.match(st.text.strip())
-                if m:
-                    targets[label] = [x for x in re.split(r"\s*,\s*", m.group(2).strip()) if x]
+            elif cls is Raw:
+                tl = res.target_list_of(st)
+                if tl is not None and tl.kind == "calltargets" and tl.label is not None:
+                    targets[tl.label] = [n for n, _ in tl.names]
         reached = []
         for n in names:
             if type(n) is tuple:

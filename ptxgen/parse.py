@@ -819,8 +819,8 @@ class _Walker:
                     params = tuple(self.param(p, None) for p in x.children)
             out.append((m.line, R_PROTO, m.column, m.end_line, (rets, params), self._slice(m)))
         elif d in ("branchtargets", "calltargets"):
-            out.append((m.line, R_TARGETS, m.column, m.end_line, d, tuple(x.value for x in s.children),
-                        self._slice(m)))
+            out.append((m.line, R_TARGETS, m.column, m.end_line, d, tuple((x.value, x.line, x.column)
+                                                                          for x in s.children), self._slice(m)))
         else:
             raise InternalError(f"unexpected statement rule {d}")
 
@@ -1131,6 +1131,8 @@ class ParseResult:
     local_names: set = field(default_factory=set)  # every function-scope variable and parameter name
     protos: Dict[Tuple[str, str], tuple] = field(default_factory=dict)  # (function, label) -> (rets, params)
     decls: Dict[int, Tuple[Raw, Decl]] = field(default_factory=dict)  # id(statement) -> (statement, declaration)
+    # id(statement) -> (statement, its TargetList): the `.branchtargets` and `.calltargets` lists of bodies
+    target_lists: Dict[int, Tuple[Raw, "TargetList"]] = field(default_factory=dict)
     stats: Dict[str, int] = field(default_factory=dict)
     # a variable's name -> the names its initializer takes the address of (`.global .u64 tbl[2] = {f, g};`), for
     # the variables that have such an initializer, at module scope and in bodies
@@ -1150,6 +1152,21 @@ class ParseResult:
         body, which the IR keeps as a Raw; None for any other statement."""
         e = self.decls.get(id(st))
         return e[1] if e is not None and e[0] is st else None
+
+    def target_list_of(self, st) -> Optional["TargetList"]:
+        """The parsed `.branchtargets` or `.calltargets` list of a statement of a function body, which the IR
+        keeps as a Raw; None for any other statement."""
+        e = self.target_lists.get(id(st))
+        return e[1] if e is not None and e[0] is st else None
+
+
+@dataclass(frozen=True)
+class TargetList:
+    """`$L: .calltargets f, g;` or `$T: .branchtargets $A, $B;` as the grammar reads it."""
+
+    kind: str  # 'calltargets' or 'branchtargets'
+    label: Optional[str]  # the label defined right before it; None where there is none (a syntax error)
+    names: Tuple[Tuple[str, SourceLoc], ...]  # each name of the list, where it is written
 
 
 # ----------------------------------------------------------------------------------------------- scopes
@@ -1453,13 +1470,28 @@ class _IRBuilder:
         elif kind == R_PROTO:
             body.append(Raw(rec[5], loc))
             self.param_shapes(rec[4][0], rec[4][1], False)
-            prev = body[-2] if len(body) > 1 else None
-            if isinstance(prev, LabelDef):
-                self.res.protos[(self.fn_name, prev.label.name)] = rec[4]
+            label = self.label_before(body, "callprototype", line, col)
+            if label is not None:
+                self.res.protos[(self.fn_name, label)] = rec[4]
         elif kind == R_TARGETS:
-            body.append(Raw(rec[6], loc))
+            raw = Raw(rec[6], loc)
+            body.append(raw)
+            label = self.label_before(body, rec[4], line, col)
+            self.res.target_lists[id(raw)] = (raw, TargetList(rec[4], label, tuple((n, self.loc(ln, c))
+                                                                                     for n, ln, c in rec[5])))
         else:
             raise InternalError(f"unknown record kind {kind}")
+
+    def label_before(self, body: list, directive: str, line: int, col: int) -> Optional[str]:
+        """The label a `.callprototype`, `.calltargets` or `.branchtargets` statement (the last of `body`) is
+        defined by: the label defined right before it, on its line or the lines above (ptxas 13.0 reads any
+        other statement between them, or none, as a syntax error, which is reported here)."""
+        prev = body[-2] if len(body) > 1 else None
+        if type(prev) is LabelDef:
+            return prev.label.name
+        self.error("PTX-E-SYNTAX", f".{directive} without its label (ptxas: syntax error)", line, col,
+                   len(directive) + 1, (f"define the label right before it: `$L: .{directive} ...;`",))
+        return None
 
     def initial_values(self, decl: Decl, it: DeclItem, resolve: Callable[[str], Optional[str]]):
         """PTX-E-DECL at the value, or the list's closing brace, where ptxas rejects the initializer of `it`
@@ -2176,6 +2208,21 @@ def parse_ptx(text: str, filename: str = "<ptx>") -> Module:
 
 
 # ----------------------------------------------------------------------------- statement-level (for tests)
+def parse_target_list(text: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """(kind, names) of the text of one `.branchtargets` or `.calltargets` statement (without its label), read
+    by the grammar; None for any other text. For statements the IR holds as Raw text without a parse (builder
+    modules); parse() keeps what it reads (ParseResult.target_list_of)."""
+    if not text.lstrip().startswith((".branchtargets", ".calltargets")):
+        return None
+    try:
+        tree = _lark().parse(f".func f_()\n{{\n$_L: {text}\n}}", start="start")
+    except lark.exceptions.LarkError:
+        return None
+    for t in tree.find_pred(lambda t: t.data in ("branchtargets", "calltargets")):
+        return str(t.data), tuple(x.value for x in t.children)
+    return None
+
+
 def parse_statement(text: str) -> tuple:
     """The lark record of one instruction statement (raises lark errors): the reference for the fast path."""
     t = _lark().parse(text, start="instruction")

@@ -309,6 +309,63 @@ def test_indirect_call_cases_agree_with_ptxas(bad, code, good):
     _bad_and_good_agree_with_ptxas(cmodule(bad), cmodule(good))
 
 
+# `.calltargets` and `.branchtargets` lists, read by the grammar (comments and line breaks anywhere between the
+# names), as ptxas 13.0 takes them: each name of a .calltargets list a declared function ("Illegal call target,
+# device function expected"), of a .branchtargets list a label visible there ("Unknown symbol", "Illegal
+# branch target, label expected"), reported at the name; the list (and a .callprototype) right after its label,
+# on its line or the lines above, with nothing between (else a syntax error). (body, the code lint gives or
+# None where ptxas takes it, what the error points at)
+TFUNCS = ".func (.param .b32 r) f(.param .b32 x) { ret; }\n.func (.param .b32 r) g(.param .b32 x) { ret; }\n" \
+         ".global .u32 gv;\n"
+
+
+def tmodule(body: str) -> str:
+    return (f"{_PHDR}{TFUNCS}.visible .entry k()\n{{\n.reg .b64 %fp;\n.reg .b32 %i;\n.param .b32 a;\n.param .b32 r;\n"
+            f"mov.u64 %fp, f;\nmov.u32 %i, 0;\n{body}\nret;\n}}\n")
+
+
+TARGET_LIST_CASES = [
+    ("$L: .calltargets f, /* h, */\n    g;\ncall (r), %fp, (a), $L;", None, None),
+    ("$L: .calltargets f,\n  // g\n  nosuch;\ncall (r), %fp, (a), $L;", "PTX-E-UNDEFINED", "nosuch;"),
+    ("$L: .calltargets f, gv;", "PTX-E-UNDEFINED", "gv;"),
+    ("$T: .branchtargets $A,\n\t$C;\nbrx.idx %i, $T;\n$A:", "PTX-E-LABEL", "$C;"),
+    ("$T: .branchtargets $A, f;\nbrx.idx %i, $T;\n$A:", "PTX-E-LABEL", "f;"),
+    ("$T: .branchtargets $A;\nbrx.idx %i, $T;\n{\n$A:\nret;\n}", "PTX-E-LABEL", "$A;"),
+    (".calltargets f, g;", "PTX-E-SYNTAX", ".calltargets f"),
+    ("$T:\nmov.u32 %i, 1;\n.branchtargets $A;\nbrx.idx %i, $T;\n$A:", "PTX-E-SYNTAX", ".branchtargets $A"),
+    ("$L:\n.pragma \"nounroll\";\n.calltargets f, g;", "PTX-E-SYNTAX", ".calltargets f"),
+    (".callprototype (.param .b32 _) _ (.param .b32 _);", "PTX-E-SYNTAX", ".callprototype ("),
+]
+
+
+@pytest.mark.parametrize("body,code,at", TARGET_LIST_CASES, ids=[c[0].replace("\n", " ") for c in TARGET_LIST_CASES])
+def test_target_lists_lint_as_ptxas_takes_them(body, code, at):
+    text = tmodule(body)
+    ds = _case_lints_as(text, code)
+    assert not ds or _at(text, ds[0]).startswith(at), (str(ds[0]), ds[0].loc)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_target_list_cases_agree_with_ptxas():
+    """ptxas rejects each case lint gives an error, at the line of that error (the line of the name, in a list
+    over lines), and takes the others."""
+    for body, code, _ in TARGET_LIST_CASES:
+        _case_agrees_with_ptxas(tmodule(body), code)
+
+
+def test_a_target_list_in_builder_raw_text_is_read_by_the_grammar():
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("k")
+    k.label("T")
+    k.raw(".branchtargets /* $A, */\n  $nowhere;")
+    k.ret()
+    ds = [d for d in L.lint_module(m) if d.severity == "error"]
+    assert [d.code for d in ds] == ["PTX-E-LABEL"] and "undefined label '$nowhere'" in ds[0].message, \
+        [str(d) for d in ds]
+
+
 # register and immediate arguments and return values: functions of .param and .reg parameters, called with
 # the scalar (%s..) and vector (%v2.., %v4..) registers of VDECLS
 RFUNCS = """.func (.param .b32 r) fb(.param .b32 x) { ret; }
