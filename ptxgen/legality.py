@@ -43,7 +43,8 @@ __all__ = [
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
     "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
-    "param_array_error", "vector_error", "initializer_error", "initial_address_error", "param_shape_error",
+    "param_array_error", "vector_error", "initializer_error", "initial_address_error", "initializer_miscompile",
+    "param_shape_error",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -2018,7 +2019,8 @@ _NO_INIT_SPACES = ("reg", "local", "shared", "param")
 
 def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequence[Optional[int]],
                       vector: Optional[int], init, name: str = "",
-                      resolve: Optional[Callable[[str], Optional[str]]] = None) -> Optional[Tuple[str, str, str, int]]:
+                      resolve: Optional[Callable[[str], Optional[str]]] = None, in_function: bool = False
+                      ) -> Optional[Tuple[str, str, str, int]]:
     """(message, note, what, index) where ptxas 13.0 refuses the initial value `init` of a variable `name` of
     state space `space` ('global', 'shared', ...), type `tname` (without its dot), array dimensions `dims` (None
     for `[]`) and vector length `vector`, else None. `init` is a value (an int, a float, or ("sym", name,
@@ -2026,6 +2028,7 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
     braces, nested as written. The error is at list `index` (the lists counted in the order their braces open)
     where `what` is 'list', else at value `index` (the values counted in order). `resolve` tells what a name is
     where the initializer stands (initial_address_error's `declared`); without it addresses are not checked.
+    `in_function`: the variable is declared in a function's body.
 
     ptxas 13.0 checks the variable's state space first: no initial value for one of .reg, .local, .shared or
     .param ("No initial value is allowed for 'x' in this state space"). Then it walks the initializer from the
@@ -2033,8 +2036,10 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
     the wrong count (at the list, before what it holds); a value where a list belongs; a value of the wrong
     kind: an address ptxas refuses (initial_address_error), then .uN and .sN take integers, .f32 and .f64
     floating-point values, .bN either; an address only a .u32 or .u64 ("Initial value type mismatch"); .f16 none ("No initial value is allowed for .f16 type", also for a
-    list where its value belongs). Then an .extern variable takes none. .f16x2 and .pred values are not
-    checked."""
+    list where its value belongs); .f16x2 a list for each element's value (_PACKED_ONE). Then an .extern
+    variable takes none. None for a variable whose type undeclarable_type refuses (.pred, .bf16, ...)."""
+    if undeclarable_type(tname, space) is not None:
+        return None  # the declaration is the error (undeclarable_type)
     flat = _init_values(init)
     if flat and space in _NO_INIT_SPACES:
         return (f"a .{space} variable takes no initial value (ptxas: \"No initial value is allowed for '{name}' "
@@ -2043,7 +2048,7 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
     t = tname or ""
     if init is None or t in ("texref", "samplerref", "surfref"):
         return None
-    bad = _initializer_walk(t, dims, vector, init, name, resolve)
+    bad = _initializer_walk(t, dims, vector, init, name, resolve, in_function)
     if bad is None and flat and extern:
         return (f"an .extern variable takes no initial value (ptxas: \"No initial value is allowed for external "
                 f"symbol '{name}'\")", "give the initial value where the variable is defined", "value", 0)
@@ -2051,18 +2056,33 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
 
 
 def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[int], init, name: str,
-                      resolve: Optional[Callable[[str], Optional[str]]]) -> Optional[Tuple[str, str, str, int]]:
+                      resolve: Optional[Callable[[str], Optional[str]]], in_function: bool
+                      ) -> Optional[Tuple[str, str, str, int]]:
     """initializer_error's walk over the initializer `init` of a variable of type `t`."""
     levels = [(d, False) for d in dims] + ([(vector, True)] if vector else [])
-    shape = (f"write it shaped {_shape_example(levels)}: a list in braces per array dimension"
-             f"{' and for the vector' if vector else ''}" if levels else "write the value alone: `= 1`")
+    packed = t == "f16x2"  # each element's value a {...} list: see _packed_error
+    if packed:
+        per = [w for w, on in (("per array dimension", dims), ("for the vector", vector),
+                               ("for each .f16x2 element", True)) if on]
+        shape = (f"write it shaped {_shape_example(levels, _PACKED_ONE)}: a list in braces "
+                 f"{', '.join(per[:-1]) + ' and ' if len(per) > 1 else ''}{per[-1]}, which holds the element's 32 bits "
+                 "(0x40003C00 is (1.0, 2.0))")
+    else:
+        shape = (f"write it shaped {_shape_example(levels)}: a list in braces per array dimension"
+                 f"{' and for the vector' if vector else ''}" if levels else "write the value alone: `= 1`")
     seen = [0, 0]  # lists and values passed so far
+    words: List[Tuple[int, tuple]] = []  # (value index, the address) of each address in a packed element's list
 
     def walk(v, level: int):
         if not _is_list(v):
-            if level < len(levels):
-                n, exact = levels[level]
-                want = f"{n} values" if exact else "values" if level == len(levels) - 1 else "lists"
+            if level < len(levels) or packed:
+                n, exact = levels[level] if level < len(levels) else (None, False)
+                want = (f"{n} values" if exact and not packed else "values" if level == len(levels) - 1 and not packed
+                        else "lists")
+                if level == len(levels):
+                    its = "each .f16x2 element" if levels else "its .f16x2 value"
+                    return (f"a single value where {name} takes a {{...}} list for {its} (ptxas: \"Initial value type "
+                            "mismatch\")", shape, "value", seen[1])
                 return (f"a single value where {name} takes a {{...}} list of {want} (ptxas: \"Initial value type "
                         "mismatch\")", shape, "value", seen[1])
             bad = None
@@ -2076,6 +2096,15 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
         here = seen[0]
         seen[0] += 1
         if level == len(levels):
+            if packed:  # ptxas checks nothing in an .f16x2 element's list
+                for x in _init_lists_and_values(v):
+                    if _is_list(x):
+                        seen[0] += 1
+                    else:
+                        if isinstance(x, tuple) and x[0] == "sym":
+                            words.append((seen[1], x))
+                        seen[1] += 1
+                return None
             if t == "f16":
                 return _F16_INIT + ("list", here)
             return (f"a {{...}} list where {name} takes a single value (ptxas: \"Initial value type mismatch\")",
@@ -2093,6 +2122,96 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
             bad = walk(x, level + 1)
             if bad is not None:
                 return bad
+        return None
+
+    bad = walk(init, 0)
+    if bad is None and words and resolve is not None:
+        bad = _packed_address_error(dims, vector, init, name, words, resolve, in_function)
+    return bad
+
+
+# An .f16x2 variable's value is a {...} list for each element (a value there is "Initial value type mismatch"),
+# and ptxas 13.0 checks nothing in the list: any count, lists in it, any value, a name no statement declares.
+# It writes the values of the whole initializer one after another as 32-bit words from the variable's start,
+# whatever the braces, and drops those past its end: an integer's low 32 bits, a floating-point value's .f32
+# bits, an address as 64 bits (over the next word). `.f16x2 h[2] = {{1, 2}, {3}};` holds the words 1 and 2
+# (3 is dropped), `{1.0}` 0x3F800000; only `{0x40003C00}`, one integer per element, holds what it says.
+# An address of a .global or .const variable or of a function at a word past the variable's last stops it
+# with no line ("Internal error: relocation is past end of offset", "... reloc address not found"), and so
+# does an offset from a function at module scope ("Cannot take address of function in arithmetic
+# expressions"; a function's body takes it where it lands in the variable); the address
+# of anything else (a .shared variable, a name no earlier statement declares) crashes it (a segmentation
+# fault). Those are initializer_error's, the rest initializer_miscompile's.
+_PACKED_ONE = "{0x40003C00}"
+
+
+def _init_lists_and_values(v):
+    """The lists and values inside the list `v`, in the order they open, as written."""
+    for x in v:
+        yield x
+        if _is_list(x):
+            yield from _init_lists_and_values(x)
+
+
+def _packed_address_error(dims, vector, init, name, words, resolve, in_function: bool
+                          ) -> Optional[Tuple[str, str, str, int]]:
+    """initializer_error's error for an address in the initializer `init` of an .f16x2 variable that stops
+    ptxas 13.0 (see _PACKED_ONE): `words` holds (value index, address) of each; the value index is its word."""
+    total = vector or 1  # the variable's 32-bit words; a first dimension left out or 0 counts the list's elements
+    for i, d in enumerate(dims):
+        total *= d or (len(init) if i == 0 else 1)
+    for i, sym in words:
+        declared = resolve(sym[1])
+        note = f"an .f16x2 variable holds no address: keep {sym[1]}'s in a .u64 variable"
+        if declared not in ("global", "const", "func"):
+            what = f"the .{declared} variable {sym[1]}" if declared else f"{sym[1]}, which no earlier statement declares"
+            return (f"the address of {what} in an .f16x2 initializer crashes ptxas 13.0 (a segmentation fault, no "
+                    "message)", note, "value", i)
+        if declared == "func" and sym[3] and not in_function:
+            return (f"an offset from the function '{sym[1]}' (ptxas: \"Cannot take address of function '{sym[1]}' "
+                    "in arithmetic expressions\")", note, "value", i)
+        if i >= total:
+            said = "relocation is past end of offset" if declared == "global" else "reloc address not found"
+            return (f"the address of {sym[1]} lands past the end of {name}: ptxas 13.0 writes an .f16x2 initializer's "
+                    f"values one 32-bit word after another, this one as word {i} of {total}, and fails on it (ptxas: "
+                    f"\"Internal error: {said}\")", note, "value", i)
+    return None
+
+
+def initializer_miscompile(tname: Optional[str], dims: Sequence[Optional[int]], vector: Optional[int], init,
+                           name: str = "") -> Optional[Tuple[str, str, str, int]]:
+    """(message, note, what, index), as initializer_error's, where ptxas 13.0 takes the initializer `init` of
+    a variable but writes other values than it says: an .f16x2 element's list that holds other than one integer
+    (see _PACKED_ONE). Only for an initializer that initializer_error passes."""
+    if tname != "f16x2" or init is None:
+        return None
+    depth = len(dims) + (1 if vector else 0)
+    seen = [0]  # values passed so far
+    lead = "ptxas 13.0 does not pack an .f16x2 initializer into halves: it writes its values one after another as " \
+        "32-bit words, whatever the braces"
+    note = "give each element its 32 bits as one integer in braces, the first half low: `{0x40003C00}` is (1.0, 2.0)"
+
+    def spill(kind: str):
+        why = {"float": ", a floating-point value as its .f32 bits (1.0 is 0x3F800000), not as two halves",
+               "address": ", an address as 64 bits, over the next element",
+               "second": f"; a second value spills into the next element (`{name}[2] = {{{{1, 2}}, {{3}}}}` holds 1 "
+                         "and 2, and drops 3)"}[kind]
+        return (lead + why, note, "value", seen[0])
+
+    def walk(v, level: int):
+        if not _is_list(v):
+            seen[0] += 1
+            return None
+        if level < depth:
+            for x in v:
+                bad = walk(x, level + 1)
+                if bad is not None:
+                    return bad
+            return None
+        for i, x in enumerate(_init_values(v)):  # an element's list holds what it says where it is one integer
+            if not isinstance(x, int) or i > 0:
+                return spill("float" if isinstance(x, float) else "address" if isinstance(x, tuple) else "second")
+            seen[0] += 1
         return None
 
     return walk(init, 0)
@@ -2197,9 +2316,9 @@ def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], a
     return None
 
 
-def _shape_example(levels) -> str:
-    """`{{1, 1}, {1, 1}}` for levels [(2, False), (2, True)]: an initializer of that shape."""
-    inner = "1"
+def _shape_example(levels, inner: str = "1") -> str:
+    """`{{1, 1}, {1, 1}}` for levels [(2, False), (2, True)]: an initializer of that shape, with `inner` for
+    each value."""
     for n, exact in reversed(levels):
         inner = "{" + ", ".join([inner] * (n if exact else min(n or 2, 2))) + "}"
     return f"`{inner}`"

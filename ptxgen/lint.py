@@ -84,8 +84,9 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                         "than 1024 threads, or a .maxnreg that lets ptxas use more registers than a CTA of "
                         ".reqntid threads launches with (ptxgen.target.max_regs_for_threads)",
                         ".maxntid 2048, 1, 1", ".maxntid 1024, 1, 1"),
-    "PTX-W-MISCOMPILE": ("(warning) legal PTX that ptxas (CUDA 13.0) compiles into a kernel that fails at run time "
-                         "(ptxgen.legality)",
+    "PTX-W-MISCOMPILE": ("(warning) legal PTX that ptxas (CUDA 13.0) compiles into a kernel that fails at run time, "
+                         "or into other data than it says (an .f16x2 variable's initial value that is not one "
+                         "integer per element) (ptxgen.legality)",
                          ".target sm_90a ... cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;",
                          ".target sm_90a ... cp.async.cg.shared.global [%r1], [%rd1], 16;"),
     "PTX-E-INTERNAL": ("a bug in ptxgen's own checks (please report it); the file may well be fine", "-", "-"),

@@ -33,8 +33,8 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import (initializer_error, param_array_error, param_shape_error,
-                       param_type_allocated, undeclarable_type, variable_array_error, vector_error)
+from .legality import (CODE_MISCOMPILE, initializer_error, initializer_miscompile, param_array_error,
+                       param_shape_error, param_type_allocated, undeclarable_type, variable_array_error, vector_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -1501,14 +1501,18 @@ class _IRBuilder:
             self.res.init_refs[it.name] = tuple(v[1] for v in _flatten(it.init) if isinstance(v, tuple) and v
                                                 and v[0] == "sym")
         bad = initializer_error(decl.space, decl.type, "extern" in decl.linkage, it.dims, decl.vector, it.init,
-                                it.name, resolve)
+                                it.name, resolve, self.scope is not None)
+        code, severity = "PTX-E-DECL", "error"
+        if bad is None:
+            bad = initializer_miscompile(decl.type, it.dims, decl.vector, it.init, it.name)
+            code, severity = CODE_MISCOMPILE, "warning"
         if bad is None:
             return
         if bad[2] == "list":
             line, col, span = it.init_lists[bad[3]] + (1,)
         else:
             line, col, span, _v = it.init_at[bad[3]]
-        self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
+        self.error(code, bad[0], line, col, span, (bad[1],), severity)
 
     def resolve_var(self, name: str) -> Optional[str]:
         """What `name` is declared as where the statement being read stands: the state space of a variable

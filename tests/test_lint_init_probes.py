@@ -18,6 +18,18 @@ What ptxas 13.0 showed (each case below is a module of its own; the tests marked
   meets it, before the kind of the value.
 - an offset is added (`g+4`, `g+-4`, `g+(-4)`); `g-4` and `generic(g)-4` are a syntax error, and so is any
   conversion but generic() in lower case (`foo(g)`, `GENERIC(g)`).
+- an .f16x2 variable's value is a {...} list for each element (a value there is "Initial value type mismatch"),
+  and ptxas checks nothing in that list (any count, lists in it, any value). It writes the values of the whole
+  initializer one after another as 32-bit words, whatever the braces, and drops those past the variable's end:
+  `{1.0, 2.0}` holds 0x3F800000, `h[2] = {{1, 2}, {3}}` the words 1 and 2; only one integer per element,
+  `{0x40003C00}`, holds what it says, and lint warns of the rest (PTX-W-MISCOMPILE; the test reads the words
+  from the cubin). An address there stops it with no line past the variable's last word ("Internal error:
+  relocation is past end of offset", "reloc address not found"), or at module scope with an offset from a
+  function ("Cannot take address of function 'f' in arithmetic expressions"); the address of a .shared
+  variable or of a name no earlier statement declares crashes it (a segmentation fault).
+- a .pred (or .bf16) variable is the declaration's error, with an initial value or not. For a .pred one with
+  an initializer that runs over lines, ptxas reports the initializer first (at its closing brace), lint the
+  declaration's type (at the type, the line before).
 - whole-program ptxas refuses, with no line, the address of an .extern function that the module never
   defines in a module variable's initializer ("Cannot take address of function 'f'"); `ptxas -c` takes it,
   and so does lint (in a function's body whole-program ptxas takes it too). A texture field as the value of
@@ -27,13 +39,18 @@ What ptxas 13.0 showed (each case below is a module of its own; the tests marked
 from __future__ import annotations
 
 import os
+import struct
+import subprocess
 import sys
 
 import pytest
 
+from ptxgen import lint as L
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_lint_vector_probes import _PHDR, _case_agrees_with_ptxas, _case_lints_as, errors, needs_ptxas  # noqa: E402
+from test_lint_vector_probes import (_PHDR, _case_agrees_with_ptxas, _case_lints_as, errors, gen_cases,  # noqa: E402
+                                     needs_ptxas)
 
 
 def _in_kernel(decl: str) -> str:
@@ -195,3 +212,132 @@ def test_address_spelling_cases_agree_with_ptxas(text, code, at):
 def test_a_subtracted_offset_gets_a_note_with_the_offset_added():
     (d,) = errors(_PHDR + ".global .u32 g;\n.global .u64 p = g - (2*2);\n")
     assert "Parsing error near '-'" in d.message and "`g+(-(2*2))`" in d.notes[0], str(d)
+
+
+# .f16x2 variables: a {...} list for each element's value, whose contents ptxas 13.0 does not check; and a
+# variable of a type no declaration takes (.pred, .bf16) is the declaration's one error, initial value or not
+PACKED = [
+    (".global .f16x2 h = 1.0;", "1.0;"),
+    (".const .f16x2 h[2] = {1, 2};", "1,"),
+    (".global .v2 .f16x2 h = {{1}, 2};", "2}"),
+    (".global .f16x2 h[2] = {{1}, {2},\n {3}};", "};"),
+    (".extern .global .f16x2 h = {1};", "1}"),
+    (".global .f16x2 h = {0x40003C00};", None),
+    (".global .f16x2 h = {{1}};", None),
+    (".global .f16x2 h[] = {{1}, {2}, {0x3C00}};", None),
+    (".global .f16x2 h[2] = {{1.0, 2.0, 3.0}, {7}};", None),
+    (".global .u32 g;\n.global .f16x2 h[2] = {{g}, {1}};", None),
+    (".func f() { ret; }\n.global .f16x2 h = {generic(f), 2};", None),
+    (".func f() { ret; }\n.visible .entry k()\n{\n.global .f16x2 h = {f+4};\nret;\n}", None),
+    (".global .v2 .f16x2 h = {{1, 2}, {3.0}};", None),
+    (".visible .entry k()\n{\n.global .f16x2 h[2] = {{1}, {2}};\nret;\n}", None),
+    (".global .pred p = 1;", ".pred p"),
+    (".global .pred p = {1};", ".pred p"),
+    (".const .pred p[2] = {1, 0};", ".pred p"),
+    (".visible .entry k()\n{\n.global .pred p = {1, 0};\nret;\n}", ".pred p"),
+    (".global .bf16 b = {1};", ".bf16 b"),
+]
+PACKED_CASES = [(_PHDR + t + "\n", "PTX-E-DECL" if at else None, at) for t, at in PACKED]
+
+
+@pytest.mark.parametrize("text,code,at", PACKED_CASES, ids=_ids(PACKED_CASES))
+def test_f16x2_and_pred_initial_values_lint_as_ptxas_takes_them(text, code, at):
+    _lints_at(text, code, at)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code,at", PACKED_CASES, ids=_ids(PACKED_CASES))
+def test_f16x2_and_pred_cases_agree_with_ptxas(text, code, at):
+    _case_agrees_with_ptxas(text, code)
+
+
+# addresses that stop ptxas 13.0 with no line where it lays an .f16x2 initializer out: past the variable's last
+# 32-bit word, or a function's with an offset; and addresses that crash it (a segmentation fault, no message):
+# of a .shared variable, of a name no earlier statement declares
+PACKED_FAILS = [
+    (".shared .u32 s;\n.global .f16x2 h = {1, s, 2};", "s,", None),
+    (".global .f16x2 h[2] = {{1.0, 2.0, 3.0}, {nosuch}};", "nosuch}", None),
+    (".global .f16x2 h = {generic(h)};", "generic(h)", None),
+    (".global .u32 g;\n.global .f16x2 h = {1, g};", "g}", "relocation is past end of offset"),
+    (".global .u32 g;\n.global .f16x2 h[2] = {{1}, {2, g}};", "g}}", "relocation is past end of offset"),
+    (".const .u32 c;\n.global .v2 .f16x2 h = {{1.0, 2.0}, {c}};", "c}}", "reloc address not found"),
+    (".func f() { ret; }\n.global .f16x2 h = {1, f};", "f}", "reloc address not found"),
+    (".func f() { ret; }\n.global .f16x2 h = {f+4};", "f+4", "Cannot take address of function 'f' in arithmetic"),
+]
+PACKED_FAIL_CASES = [(_PHDR + t + "\n", at, said) for t, at, said in PACKED_FAILS]
+
+
+@pytest.mark.parametrize("text,at,said", PACKED_FAIL_CASES, ids=_ids(PACKED_FAIL_CASES))
+def test_f16x2_addresses_that_stop_ptxas_are_errors(text, at, said):
+    _lints_at(text, "PTX-E-DECL", at)
+    (d,) = errors(text)
+    assert (said or "a segmentation fault").split(" in ")[0] in d.message, str(d)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,at,said", PACKED_FAIL_CASES, ids=_ids(PACKED_FAIL_CASES))
+def test_f16x2_addresses_that_stop_ptxas_do(text, at, said):
+    got = gen_cases.run_ptxas(text)
+    assert (said in got["first_error"]) if said else got["rc"] == -11, got
+    _lints_at(text, "PTX-E-DECL", at)
+
+
+# .f16x2 initial values ptxas 13.0 takes but writes otherwise than they say (PTX-W-MISCOMPILE): the values of
+# the whole initializer one after another as 32-bit words. (declaration, where the warning starts or None,
+# the 32-bit words ptxas writes)
+PACKED_WORDS = [
+    (".f16x2 v = {1.0, 2.0};", "1.0,", (0x3F800000,)),
+    (".f16x2 v = {0x3C00, 0x4000};", "0x4000", (0x3C00,)),
+    (".f16x2 v[2] = {{1, 2}, {3}};", "2}", (1, 2)),
+    (".f16x2 v[3] = {{1}, {2, 3}, {4}};", "3}", (1, 2, 3)),
+    (".v2 .f16x2 v = {{1, 5}, {2}};", "5}", (1, 5)),
+    (".f16x2 v = {1.5};", "1.5", (0x3FC00000,)),
+    (".f16x2 v = {0x40003C00};", None, (0x40003C00,)),
+    (".f16x2 v[2] = {{0x40003C00}, {-1}};", None, (0x40003C00, 0xFFFFFFFF)),
+    (".f16x2 v[3] = {{1}};", None, (1, 0, 0)),
+    (".f16x2 v[2] = {{{1}}, {2}};", None, (1, 2)),
+]
+
+
+@pytest.mark.parametrize("decl,at,words", PACKED_WORDS, ids=[c[0] for c in PACKED_WORDS])
+def test_f16x2_initial_values_ptxas_writes_otherwise_are_miscompile_warnings(decl, at, words):
+    text = f"{_PHDR}.visible .global .align 8 {decl}\n"
+    ds = L.lint_ptx(text, "t.ptx")
+    assert [(d.code, d.severity) for d in ds] == ([("PTX-W-MISCOMPILE", "warning")] if at else []), [str(d) for d in ds]
+    if at:
+        assert text.split("\n")[ds[0].loc.line - 1][ds[0].loc.col - 1:].startswith(at), str(ds[0])
+        assert "32-bit words" in ds[0].message and "`{0x40003C00}` is (1.0, 2.0)" in ds[0].notes[0], str(ds[0])
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("decl,at,words", PACKED_WORDS, ids=[c[0] for c in PACKED_WORDS])
+def test_ptxas_writes_f16x2_initial_values_as_32_bit_words(decl, at, words, tmp_path):
+    """ptxas takes each, and writes `words`: what lint warns of where they are not one integer per element."""
+    src = tmp_path / "v.ptx"
+    src.write_text(f"{_PHDR}.visible .global .align 8 {decl}\n")
+    warned = [d.code for d in L.lint_ptx(src.read_text(), "v.ptx")]
+    assert warned == (["PTX-W-MISCOMPILE"] if at else []), warned
+    r = subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(tmp_path / "v.cubin")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    data = _symbol_bytes((tmp_path / "v.cubin").read_bytes(), "v")
+    assert struct.unpack(f"<{len(words)}I", data) == words, data.hex()
+
+
+def _symbol_bytes(elf: bytes, name: str) -> bytes:
+    """The initial bytes of the variable `name` in a cubin (a 64-bit little-endian ELF file)."""
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
+    for sh in sections:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        names = sections[sh[6]][4]
+        for i in range(sh[5] // 24):
+            st_name, _info, _other, shndx, value, size = struct.unpack_from("<IBBHQQ", elf, sh[4] + i * 24)
+            if elf[names + st_name:elf.index(b"\0", names + st_name)].decode() == name:
+                return elf[sections[shndx][4] + value:sections[shndx][4] + value + size]
+    raise KeyError(name)
