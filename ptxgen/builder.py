@@ -19,9 +19,10 @@ from . import isa_core as C
 from .diag import caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
-from .legality import initializer_error, undeclarable_type, variable_array_error
+from .legality import (CODE_MISCOMPILE, initializer_error, initializer_miscompile, undeclarable_type,
+                       variable_array_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
-                 Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm)
+                 Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm, imm_is_float)
 from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
                      version_str)
 from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, get_type,
@@ -143,22 +144,34 @@ class Module:
 
     def global_var(self, name: str, type, count: Optional[int] = None, *, init=None, align=None,
                    space: str = "global", linkage: str = "visible") -> Var:
-        """A module-scope `.global` or `.const` variable (optionally an initialised array)."""
+        """A module-scope `.global` or `.const` variable (optionally an initialised array).
+
+        `init` is a value or a list of them, one per element; an .f16x2 element's is its 32 bits as an integer
+        (0x40003C00 is (1.0, 2.0)), which the declaration gives in braces, as ptxas takes it
+        (legality.initializer_error and initializer_miscompile say which initial values ptxas refuses or
+        writes otherwise)."""
         if space not in ("global", "const"):
             raise _err(f"module variables live in .global or .const, not .{space}")
         ty = _var_type(FunctionBuilder._type(type), space)
         if count is not None:
             _check_dims(space, count, name, init is not None)
-        if init is not None and ty in (f16, f16x2):
-            raise _err(f"ptxas allows no initial value for .{ty.name} variables; declare it .b{ty.bits} and give "
-                       "the bit pattern (0x3C00 is 1.0 in .f16)", "PTX-E-TYPE")
         if init is not None:
             # checked (and formatted once) here so that a bad value is reported at this call, not at emit
             init = [init] if isinstance(init, (int, float)) else list(init)
-            shaped = tuple(init) if count is not None or len(init) != 1 else init[0]
-            bad = initializer_error(space, ty.name, False, () if count is None else (count,), None, shaped, name)
+            dims = () if count is None else (count,)
+            # the values as the declaration writes them (format_imm): 1 is 1.0 for .f32, 2.0 is 2 for .u32
+            vals = [float(x) if imm_is_float(x, ty) else int(x) if isinstance(x, float) and x.is_integer()
+                    and ty.kind in ("u", "s", "b") else x for x in init]
+            if count is None and len(vals) == 1:
+                shaped = (vals[0],) if ty is f16x2 else vals[0]
+            else:
+                shaped = tuple((x,) for x in vals) if ty is f16x2 and count is not None else tuple(vals)
+            bad = initializer_error(space, ty.name, False, dims, None, shaped, name)
             if bad is not None:
                 raise _err(bad[0], "PTX-E-DECL", (bad[1],))
+            bad = initializer_miscompile(ty.name, dims, None, shaped, name)
+            if bad is not None:  # the builder never emits what ptxas is known to miscompile
+                raise _err(bad[0], CODE_MISCOMPILE, (bad[1],), cls=LegalityError)
             for x in init:
                 try:
                     format_imm(x, ty)

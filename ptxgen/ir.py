@@ -283,8 +283,10 @@ class Var:
         parts.append(name)
         s = " ".join(parts)
         if self.init is not None:
-            vals = ", ".join(format_imm(v, self.type) for v in self.init)
-            s += f" = {{{vals}}}" if self.count is not None else f" = {vals}"
+            vals = [format_imm(v, self.type) for v in self.init]
+            if self.type.name == "f16x2":  # each element's value in braces, its 32 bits (legality._PACKED_ONE)
+                vals = [f"{{{v}}}" for v in vals]
+            s += f" = {{{', '.join(vals)}}}" if self.count is not None else f" = {', '.join(vals)}"
         return s + ";"
 
     @property

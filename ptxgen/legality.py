@@ -2194,8 +2194,8 @@ def initializer_miscompile(tname: Optional[str], dims: Sequence[Optional[int]], 
     def spill(kind: str):
         why = {"float": ", a floating-point value as its .f32 bits (1.0 is 0x3F800000), not as two halves",
                "address": ", an address as 64 bits, over the next element",
-               "second": f"; a second value spills into the next element (`{name}[2] = {{{{1, 2}}, {{3}}}}` holds 1 "
-                         "and 2, and drops 3)"}[kind]
+               "second": "; a second value goes into the next element's word, or past the variable's end is "
+                         f"dropped (`{name}[2] = {{{{1, 2}}, {{3}}}}` holds 1 and 2, and drops 3)"}[kind]
         return (lead + why, note, "value", seen[0])
 
     def walk(v, level: int):

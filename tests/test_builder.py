@@ -548,7 +548,9 @@ def test_module_variables_and_their_initialisers():
            "mismatch\")", here(), lambda: m.global_var("d", u32, init=[1, 2]))
     raises(BuildError, "PTX-E-BUILD", "module variables live in .global or .const, not .shared", here() + 1,
            lambda: m.global_var("c", u32, space="shared"))
-    assert m.global_var("c", u32, 2, init=[1, 2]).decl() == ".visible .global .u32 c[2] = {1, 2};"
+    assert m.global_var("c", u32, 2, init=[1, 2.0]).decl() == ".visible .global .u32 c[2] = {1, 2};"
+    # checked as the declaration writes them: an integer for .f32 is written 0f...
+    assert m.global_var("e", f32, 2, init=[1, 2]).decl() == ".visible .global .f32 e[2] = {0f3F800000, 0f40000000};"
 
 
 def test_variable_types_ptxas_can_declare():
@@ -567,11 +569,35 @@ def test_variable_types_ptxas_can_declare():
            "\"Type .e4m3 may only be used as an instruction type\")", here(), lambda: k.shared("v", 64, type="e4m3"))
     raises(BuildError, "PTX-E-DECL", "a .param cannot be .pred: a predicate lives in a register (ptxas: \"Predicate "
            "variable must be in register space\")", here(), lambda: k.param("p", pred))
-    raises(BuildError, "PTX-E-TYPE",
-           "ptxas allows no initial value for .f16 variables; declare it .b16 and give the bit pattern "
-           "(0x3C00 is 1.0 in .f16)", here(), lambda: m.global_var("v", f16, init=[1.0]))
+    # legality.initializer_error's .f16 rule, as lint reports it
+    e = raises(BuildError, "PTX-E-DECL", "a .f16 variable takes no initial value (ptxas: \"No initial value is "
+               "allowed for .f16 type\")", here(), lambda: m.global_var("v", f16, init=[1.0]))
+    assert e.notes == ("declare it .b16 and give the bit pattern (0x3C00 is 1.0 in .f16)",), e.notes
     assert m.global_var("h", b16, init=[0x3C00]).decl() == ".visible .global .b16 h = 15360;"
     assert k.shared("hs", 64, type=f16).decl() == ".shared .align 16 .f16 hs[32];"
+
+
+def test_f16x2_variables_take_each_elements_32_bits_as_ptxas_writes_them():
+    """An .f16x2 element's initial value is one integer, its 32 bits, in braces (ptxas 13.0 takes a list per
+    element and writes its values as 32-bit words: tests/test_lint_init_probes.py); a floating-point value or a
+    second value per element it writes otherwise, so the builder refuses them as lint warns of them."""
+    m = pg.Module("sm_90a")
+    assert m.global_var("h", f16x2, init=0x40003C00).decl() == ".visible .global .f16x2 h = {1073757184};"
+    assert m.global_var("t", f16x2, 2, init=[0x40003C00, 0], space="const").decl() == \
+        ".const .f16x2 t[2] = {{1073757184}, {0}};"
+    e = raises(LegalityError, "PTX-W-MISCOMPILE", "ptxas 13.0 does not pack an .f16x2 initializer into halves: it "
+               "writes its values one after another as 32-bit words, whatever the braces, a floating-point value as "
+               "its .f32 bits (1.0 is 0x3F800000), not as two halves", here() + 1,
+               lambda: m.global_var("v", f16x2, 2, init=[1.0, 2.0]))
+    assert e.notes == ("give each element its 32 bits as one integer in braces, the first half low: `{0x40003C00}` "
+                       "is (1.0, 2.0)",), e.notes
+    raises(LegalityError, "PTX-W-MISCOMPILE", "ptxas 13.0 does not pack an .f16x2 initializer into halves: it writes "
+           "its values one after another as 32-bit words, whatever the braces; a second value goes into the next "
+           "element's word, or past the variable's end is dropped (`v[2] = {{1, 2}, {3}}` holds 1 and 2, and drops "
+           "3)", here(), lambda: m.global_var("v", f16x2, init=[0x3C00, 0x4000]))
+    raises(BuildError, "PTX-E-DECL", "3 elements in a list for a dimension of 2 of array v (ptxas: \"Greater number "
+           "of elements in array initializer\")", here(), lambda: m.global_var("v", f16x2, 2, init=[1, 2, 3]))
+    assert ".f16x2 v" not in m.emit().text
 
 
 # ----------------------------------------------------------------------------------- composite helpers

@@ -341,3 +341,49 @@ def _symbol_bytes(elf: bytes, name: str) -> bytes:
             if elf[names + st_name:elf.index(b"\0", names + st_name)].decode() == name:
                 return elf[sections[shndx][4] + value:sections[shndx][4] + value + size]
     raise KeyError(name)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_the_builders_f16x2_initial_values_are_the_words_ptxas_writes(tmp_path):
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    m.global_var("v", "f16x2", 3, init=[0x40003C00, 0xFFFF0000], align=8)
+    text = m.emit().text
+    assert L.lint_ptx(text, "v.ptx") == []
+    (tmp_path / "v.ptx").write_text(text)
+    r = subprocess.run(["ptxas", "-arch=sm_90a", str(tmp_path / "v.ptx"), "-o", str(tmp_path / "v.cubin")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert struct.unpack("<3I", _symbol_bytes((tmp_path / "v.cubin").read_bytes(), "v")) == (0x40003C00, 0xFFFF0000, 0)
+
+
+def test_the_builder_refuses_the_initial_values_lint_refuses_or_warns_of():
+    """global_var() and lint share legality's rules: the builder raises exactly where lint reports an error or a
+    miscompile in the declaration it would write; and for a Python float as an .f16x2 element's value, which
+    the declaration would write as an integer where it is one (2.0 as 2) but ptxas writes as .f32 bits."""
+    import itertools
+
+    import ptxgen as pg
+    from ptxgen.errors import BuildError
+    from ptxgen.ir import Var
+    from ptxgen.types import get_type
+    wrong = []
+    for t, init, count in itertools.product(("u32", "s64", "f32", "f64", "b16", "f16", "f16x2"),
+                                            ([1], [1.5], [2.0], [1, 2], [0x40003C00, -1], [1, 2, 3]), (None, 2)):
+        try:
+            pg.Module("sm_90a").global_var("v", t, count, init=init)
+            built = True
+        except BuildError:
+            built = False
+        try:
+            decl = Var("v", "global", get_type(t), count, None, init=init).decl()
+        except ValueError:  # the value cannot be written for the type
+            flagged = True
+        else:
+            ds = L.lint_ptx(f"{_PHDR}{decl}\n", "v.ptx")
+            flagged = any(d.severity == "error" or d.code == "PTX-W-MISCOMPILE" for d in ds)
+        flagged = flagged or (t == "f16x2" and any(isinstance(x, float) for x in init))
+        if built == flagged:
+            wrong.append((t, init, count, built))
+    assert not wrong, wrong
