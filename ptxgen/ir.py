@@ -284,9 +284,10 @@ class Var:
         s = " ".join(parts)
         if self.init is not None:
             vals = [format_imm(v, self.type) for v in self.init]
-            if self.type.name == "f16x2":  # each element's value in braces, its 32 bits (legality._PACKED_ONE)
+            packed = self.type.name == "f16x2"  # each element's value in braces, its 32 bits (legality._PACKED_ONE)
+            if packed and self.count is not None:
                 vals = [f"{{{v}}}" for v in vals]
-            s += f" = {{{', '.join(vals)}}}" if self.count is not None else f" = {', '.join(vals)}"
+            s += f" = {{{', '.join(vals)}}}" if self.count is not None or packed else f" = {', '.join(vals)}"
         return s + ";"
 
     @property

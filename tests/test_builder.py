@@ -585,6 +585,7 @@ def test_f16x2_variables_take_each_elements_32_bits_as_ptxas_writes_them():
     assert m.global_var("h", f16x2, init=0x40003C00).decl() == ".visible .global .f16x2 h = {1073757184};"
     assert m.global_var("t", f16x2, 2, init=[0x40003C00, 0], space="const").decl() == \
         ".const .f16x2 t[2] = {{1073757184}, {0}};"
+    assert m.global_var("z", f16x2, init=[]).decl() == ".visible .global .f16x2 z = {};"
     e = raises(LegalityError, "PTX-W-MISCOMPILE", "ptxas 13.0 does not pack an .f16x2 initializer into halves: it "
                "writes its values one after another as 32-bit words, whatever the braces, a floating-point value as "
                "its .f32 bits (1.0 is 0x3F800000), not as two halves", here() + 1,
