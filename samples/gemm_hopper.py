@@ -240,13 +240,6 @@ class Config:
     serp: int = 0           # 1: the raster walks the block columns of every other group of block rows from the
                             # last to the first, so a round that spans two groups, or the first round of a
                             # group, meets the columns of B the round before it read last (bench/l2_model.py)
-    dyn: int = 0            # sk=1 with lag 0 (the producer warpgroup's kernels): the CTAs that share a streamed tile
-                            # claim its k-blocks at run time, `dyn` at a time, from a counter of the tile in the
-                            # workspace (`atom.add`), instead of each walking the range sk_plan gives it, so a
-                            # CTA that draws operands faster takes more of the tile; the parts and who sums them
-                            # stay sk_plan's. After an item's last claim the loading thread hands over a stage
-                            # without operands whose word says unit + 1 (`meta_offset`), after which the
-                            # consumers go on to the item's partial or epilogue. 0: every CTA walks its own range
 
     @classmethod
     def parse(cls, text: str) -> "Config":
@@ -264,7 +257,7 @@ class Config:
                 + ("" if self.producer else "_p0") + ("_sk" if self.sk else "") + (str(self.sk) if self.sk >= 2 else "")
                 + ("_lw" if self.lwarp else "")
                 + ("_kr" if self.kdir else "") + ("_tr" if self.trace else "") + ("_pdl" if self.pdl else "")
-                + ("_sp" if self.serp else "") + (f"_dy{self.dyn}" if self.dyn else ""))
+                + ("_sp" if self.serp else ""))
 
     @property
     def nsplit(self) -> int:
@@ -348,10 +341,6 @@ class Config:
         if self.sk == 3 and self.stages * self.stage_bytes < self.consumers * WG_M * self.bn * 4:
             raise ValueError(f"sk = 3 parks each warpgroup's 64 x {self.bn} f32 partial in the stages, "
                              f"which {self.stages} stages of {self.stage_bytes} bytes cannot hold")
-        if isinstance(self.dyn, bool) or not isinstance(self.dyn, int) or not 0 <= self.dyn <= 64 or \
-                (self.dyn and (self.sk != 1 or not self.producer or self.lag)):
-            raise ValueError(f"dyn = {self.dyn!r} must be 0, or k-blocks a claim (1 to 64) for sk = 1 with "
-                             f"producer=1 and lag 0")
         if isinstance(self.lwarp, bool) or self.lwarp not in (0, 1) or \
                 (self.lwarp and (self.producer or self.bn != 192)):
             raise ValueError(f"lwarp = {self.lwarp!r} must be 0, or 1 with producer=0 and bn = 192 (a loading warp "
@@ -499,14 +488,7 @@ def smem_bytes(cfg: Config, pass_cols=None) -> int:
 
 def bar_bytes(cfg: Config) -> int:
     """2 mbarriers per stage (full, empty); epi="storer"/"tma" add a full/empty pair per epilogue buffer
-    (not with producer=0, whose warpgroups store their own buffers); Config.dyn 8 bytes a stage for its word
-    (`meta_offset`)."""
-    return meta_offset(cfg) + (8 * cfg.stages if cfg.dyn else 0)
-
-
-def meta_offset(cfg: Config) -> int:
-    """Where Config.dyn's stage words start in the barrier block, after the mbarriers: a u32 a stage, 0 at
-    setup, and unit + 1 in the stage that ends the claims of a work item on that unit."""
+    (not with producer=0, whose warpgroups store their own buffers)."""
     return 16 * cfg.stages + (16 * cfg.consumers if cfg.epi in HANDOFF and cfg.producer else 0)
 
 
@@ -670,10 +652,8 @@ def sk_grid(units: int, nk: int, ctas: int, sk: int = 1, floor=0) -> int:
 
 def sk_flag_bytes(cfg: Config, grid: int, streamed: int = 0) -> int:
     """The head of a stream-K workspace, padded to 256 bytes (the kernel computes the same): a u32 flag per
-    (CTA, consumer warpgroup) of the grid, or with sk=2 a u32 count per (streamed tile, warpgroup); Config.dyn
-    adds a u32 claim counter per streamed tile after the flags."""
-    words = (streamed if cfg.sk == 2 else grid) * cfg.consumers + (streamed if cfg.dyn else 0)
-    return -(-words * 4 // 256) * 256
+    (CTA, consumer warpgroup) of the grid, or with sk=2 a u32 count per (streamed tile, warpgroup)."""
+    return -(-(streamed if cfg.sk == 2 else grid) * 4 * cfg.consumers // 256) * 256
 
 
 def workspace_bytes(cfg: Config, m: int, n: int, k: int, ctas: int) -> int:
@@ -873,7 +853,6 @@ def _kernel(m: pg.Module, cfg: Config):
     base = k.and_(k.add(k.mov(dyn, type=pg.u32), 1023), ~1023 & 0xFFFFFFFF)
     cbuf = k.add(base, S * cfg.stage_bytes)                 # epilogue buffers (epi="smem")
     bars = k.add(cbuf, epi_bytes(cfg))
-    meta = k.add(bars, meta_offset(cfg)) if cfg.dyn else None     # Config.dyn's stage words
     leader = k.setp("eq", tid, 0)
     trace = None
     if cfg.trace:
@@ -888,12 +867,6 @@ def _kernel(m: pg.Module, cfg: Config):
         for s in range(S):
             k.mbarrier_init(k.add(bars, 8 * s), 1)                       # full: the producer's arrive
             k.mbarrier_init(k.add(bars, 8 * (S + s)), NC * cl)          # empty: every consumer of the cluster
-        for s in range(S if cfg.dyn else 0):
-            k.st(k.add(meta, 8 * s), 0, pg.u32, space="shared")                # no item's end yet
-        if cfg.dyn:
-            # no async-proxy access reads the words, but the async-protocol check tracks the dynamic shared
-            # window as a whole (as for `_epi_fence`); one fence at setup
-            k.fence_proxy_async("shared::cta")
         if cfg.epi in HANDOFF:
             for c_ in range(NC):
                 k.mbarrier_init(k.add(bars, 8 * (2 * S + c_)), 128)              # buffer full: its warpgroup
@@ -939,8 +912,6 @@ def _kernel(m: pg.Module, cfg: Config):
             top, done = k.new_label("p_tile"), k.new_label("p_done")
             if walk is not None:
                 pwalk, pkb0, pkb1 = walk.cursor("p")
-            if cfg.dyn:
-                ws = k.cvta(k.ld_param(pws), "global", to=True)
             k.place(top)
             if walk is not None:
                 k.bra(done, guard=k.not_(walk.next(pwalk, u, pkb0, pkb1)))
@@ -965,31 +936,19 @@ def _kernel(m: pg.Module, cfg: Config):
                 big, tx = None, cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             down = k.setp("ne", rev, 0) if cfg.kdir else None
-
-            def load_kblocks(lo, hi):
-                with k.for_range(lo, hi, name="kb") as kb:
-                    if cfg.lead:
-                        with k.if_(big):                  # a 192-row tile keeps at most `lead` stages ahead
-                            ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
-                    ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
-                    full = ring.addr(bars, 8)
-                    k.mbarrier_arrive_expect_tx(full, tx)
-                    stage = ring.addr(base, cfg.stage_bytes)
-                    # Config.kdir: every other tile of this CTA takes its k-blocks from the last down
-                    kk = k.selp(k.sub(k.sub(nk, 1), kb), kb, down) if cfg.kdir else kb
-                    kx = k.shl(kk, bk.bit_length() - 1)
-                    _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank, pols)
-                    ring.advance()
-            if cfg.dyn:
-                _claim_kblocks(k, cfg, walk, ws, u, nk, load_kblocks)
-                # the item's claims are spent: a stage whose word says so, with no bytes to wait for
-                ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)
-                k.st(ring.addr(meta, 8), k.add(u, 1), pg.u32, space="shared")
-                k.fence_proxy_async("shared::cta")       # as at setup: once an item
-                k.mbarrier_arrive(ring.addr(bars, 8))
+            with k.for_range(*((pkb0, pkb1) if walk is not None else (0, nk)), name="kb") as kb:
+                if cfg.lead:
+                    with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
+                        ring.wait_released(k.add(bars, 8 * S), cfg.lead, timeout_cycles=WAIT_LIMIT_CYCLES)
+                ring.wait(k.add(bars, 8 * S), flip=True, timeout_cycles=WAIT_LIMIT_CYCLES)   # empty
+                full = ring.addr(bars, 8)
+                k.mbarrier_arrive_expect_tx(full, tx)
+                stage = ring.addr(base, cfg.stage_bytes)
+                # Config.kdir: every other tile of this CTA takes its k-blocks from the last down
+                kk = k.selp(k.sub(k.sub(nk, 1), kb), kb, down) if cfg.kdir else kb
+                kx = k.shl(kk, bk.bit_length() - 1)
+                _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank, pols)
                 ring.advance()
-            else:
-                load_kblocks(*((pkb0, pkb1) if walk is not None else (0, nk)))
             if cfg.kdir:
                 k.xor(rev, 1, dst=rev, type=pg.b32)
             if walk is None:
@@ -1205,8 +1164,6 @@ def _kernel(m: pg.Module, cfg: Config):
 
         def k_loop(mma: bool):
             """The item's k-blocks; without mma (a warpgroup wholly past M) only the ring's waits and releases."""
-            if cfg.dyn:
-                return k_loop_claimed(mma)
             with k.for_range(kb_lo, kb_hi, name="kb") as kb:
                 da, db = stage_descs()
                 if mma:
@@ -1228,25 +1185,6 @@ def _kernel(m: pg.Module, cfg: Config):
                     _release(k, bars, peer_bars, ring.index, S, guard=signal)
                 k.mov(ring.index, dst=prev)
                 ring.advance()
-        def k_loop_claimed(mma: bool):
-            """Config.dyn (lag 0): the stages until the one whose word marks the end of the item's claims,
-            which is released without a wgmma."""
-            top, last = k.label("kb_claimed"), k.new_label("kb_claimed_end")
-            da, db = stage_descs()
-            # the stage that ends item u says u + 1 (a CTA walks a unit once, so the word a stage kept from
-            # an earlier item's end cannot say it)
-            k.bra(last, guard=k.setp("eq", k.sub(k.ld(ring.addr(meta, 8), pg.u32, space="shared"), 1), u))
-            if mma:
-                k.wgmma_fence()
-                mmas(da, db, all_parts)
-                k.wgmma_commit_group()
-                k.wgmma_wait_group(0)
-            _release(k, bars, peer_bars, ring.index, S, guard=signal)
-            ring.advance()
-            k.bra(top)
-            k.place(last)
-            _release(k, bars, peer_bars, ring.index, S, guard=signal)
-            ring.advance()
         if wg_live is not None:
             # one loop for each case, so a live warpgroup's k-blocks carry no test of their own (with the
             # test in the loop, full tiles ran 1 % slower: bench/LOG.md round 31)
@@ -1677,18 +1615,9 @@ class _SkWalk:
         self.ge0 = k.cvt(self.range_end(k.add(cta64, 1)), pg.u32, pg.u64)
         # the workspace: a u32 flag per (CTA, warpgroup), or with sk=2 a u32 count per (streamed tile,
         # warpgroup), padded to 256 bytes, then the partials
-        # ... and with Config.dyn a u32 claim counter per streamed tile after the flags (`counter`)
-        self.flag_bytes = None
-        if fixup:
-            head = k.shl(k.mad(nunits, cfg.consumers, sk_tiles, mode="lo"), 2) if cfg.dyn else \
-                k.mul(nunits if cfg.sk != 2 else sk_tiles, 4 * cfg.consumers, mode="lo")
-            self.flag_bytes = k.and_(k.add(head, 255), ~255 & 0xFFFFFFFF)
-
-    def counter(self, ws, tile):
-        """Config.dyn: the address of streamed tile `tile`'s claim counter in the workspace `ws`, after the
-        flags (a u32 per CTA and consumer warpgroup)."""
-        k = self.k
-        return k.add(ws, k.cvt(k.shl(k.mad(self.nunits, CONSUMERS, tile, mode="lo"), 2), pg.u64, pg.u32))
+        self.flag_bytes = None if not fixup else \
+            k.and_(k.add(k.mul(nunits if cfg.sk != 2 else sk_tiles, 4 * cfg.consumers, mode="lo"), 255),
+                   ~255 & 0xFFFFFFFF)
 
     def range_end(self, c64):
         """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
@@ -1741,27 +1670,6 @@ class _SkWalk:
         k.add(i, 1, dst=i, guard=whole)
         k.mov(seg, dst=ge, guard=k.and_(k.not_(whole), more))
         return found
-
-
-def _claim_kblocks(k, cfg: Config, walk, ws, u, nk, load_kblocks):
-    """Config.dyn, the loading thread: the k-blocks of work item u, `cfg.dyn` at a time, each passed to
-    load_kblocks(lo, hi). A streamed tile's come from its claim counter (`_SkWalk.counter`): `atom.add`
-    returns the first k-block of the claim, and the claims stop at one past the tile's last k-block. The
-    next claim is asked for before the k-blocks of this one are loaded, so its round trip to L2 overlaps
-    them. A whole tile (a unit of the whole rounds) claims nothing: it walks all its k-blocks. The counter
-    goes back to 0 when the tile's owner has summed its parts (`_stream_k_fixup`)."""
-    streamed = k.setp("ge", u, walk.sk_first)
-    cnt = walk.counter(ws, k.sub(u, walk.sk_first))
-    claim = k.mov(0, type=pg.u32)
-    k.atom("add", cnt, cfg.dyn, type=pg.u32, sem="relaxed", scope="gpu", dst=claim, guard=streamed)
-    top, end = k.label("claim"), k.new_label("claim_end")
-    k.bra(end, guard=k.setp("ge", claim, nk))
-    lo = k.mov(claim, type=pg.u32)
-    k.add(lo, cfg.dyn, dst=claim)
-    k.atom("add", cnt, cfg.dyn, type=pg.u32, sem="relaxed", scope="gpu", dst=claim, guard=streamed)
-    load_kblocks(lo, k.min(k.add(lo, cfg.dyn), nk))
-    k.bra(top)
-    k.place(end)
 
 
 SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its partner's partial traps after this
@@ -1871,12 +1779,6 @@ def _stream_k_fixup(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, 
         again = k.setp("gt", j, lo)
         k.sub(j, 1, dst=j)
         k.bra(more, guard=again)
-    if cfg.dyn:
-        # Config.dyn: every part's claims on the tile are spent (a head sets its flags after the end of its
-        # claims, and consumer 0 has acquired them all), so the counter goes back to 0 for the next launch
-        last = k.setp("eq", c, 0, bool_op="and", c=signal)
-        k.st(walk.counter(walk.ws, tile), 0, pg.u32, sem="relaxed", scope="gpu",
-             guard=k.setp("ge", u, walk.sk_first, bool_op="and", c=last))
 
 
 def _stream_k_park(k, cfg: Config, frag, walk, u, c, tid, signal, wg_bar, kb0, kb1, skip, parked, live=None):

@@ -37,10 +37,7 @@ CONFIGS = h.CONFIGS + [h.Config("nt", 1, 8, 1, 8, 32), h.Config("nn", 2, 8, 0, 1
                        # stream-K in the 128 x 256 kernel: `choose`'s for few tiles, the owner of a split
                        # tile adding its partials (sk=1), every part summing a slice of it (sk=2), and a
                        # tile's parts summing within their cluster through shared memory (sk=3)
-                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:],
-                       # stream-K whose parts claim a tile's k-blocks at run time (Config.dyn)
-                       *[h.Config(lay, 1, 6 if bn == 128 else 4, lag=0, hold=0, sk=1, bn=bn, dyn=d)
-                         for lay in ("nt", "nn") for bn, d in ((128, 1), (128, 2), (128, 4), (256, 2), (256, 3))]]
+                       *h.auto_configs("nt")[3:], *h.auto_configs("nn")[3:]]
 # bm=192 without a producer warpgroup (three consumer warpgroups that load and store themselves)
 P0_CONFIGS = [h.Config("nt", 1, 3, group=16, bm=192, producer=0), h.Config("nn", 1, 3, bm=192, producer=0),
               h.Config("nt", 1, 3, bm=192, producer=0), h.Config("nt", 1, 3, bm=192, hold=0, producer=0),
@@ -130,9 +127,8 @@ def test_kernel_structure(module, cfg):
     # stream-K in 128 x 128 tiles: a second copy of the consumers' k-loop, without wgmma, for a warpgroup
     # whose rows all lie past M
     dead_loop = int(bool(cfg.sk) and cfg.bn == h.EPI_COLS)
-    # Config.dyn: the loading thread also waits for the stage that marks the end of an item's claims
     assert body.count("mbarrier.try_wait.parity.shared.b64") == \
-        2 + dead_loop + bool(cfg.dyn) + cfg.split_hold + (cfg.bm == 192) + (cfg.lead > 0) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
+        2 + dead_loop + cfg.split_hold + (cfg.bm == 192) + (cfg.lead > 0) + ((2 * cfg.passes if whole else 2 + 4) if storer else 0)
     # the consumers: bk/16 wgmma per k-block, m64 block and N part (twice with split_hold: the first
     # k-block has its own copy), fenced, committed, waited with the lag
     n_mma = body.count(f"wgmma.mma_async.sync.aligned.{cfg.shape}.f32.bf16.bf16")
@@ -221,11 +217,8 @@ def test_kernel_structure(module, cfg):
             else:
                 assert body.count("st.global") == body.count("st.global.v4.f32") == \
                     body.count("ld.global.cg.v4.f32") == groups
-                # (Config.dyn: the owner also puts the tile's claim counter back to 0, and the loading
-                # thread claims with atom.add twice: the item's first claim and, ahead of its loads, each next)
                 assert body.count("st.release.gpu.global.u32") == body.count("ld.acquire.gpu.global.u32") == \
-                    body.count("st.relaxed.gpu.global.u32") - bool(cfg.dyn) == int(cfg.sk)
-                assert body.count("atom.relaxed.gpu.global.add.u32") == 2 * bool(cfg.dyn)
+                    body.count("st.relaxed.gpu.global.u32") == int(cfg.sk)
             if cfg.sk:
                 # the loading thread, the consumers and the two storer threads each walk the items
                 assert len(re.findall(r"div\.u64", body)) >= 4
@@ -519,11 +512,6 @@ def test_stream_k_launch_needs_its_workspace():
     h.launch(f, cfg, maps, 0, 4096, 4096, 4096, 132, workspace=0x1000)
     (_, args, kw), = f.calls
     assert args[0] == (grid,) and [int(x) for x in args[2][6:]] == [0x1000, sk_first]
-    # Config.dyn: a claim counter per streamed tile after the flags
-    dyn = h.Config("nt", 1, lag=0, hold=0, sk=1, dyn=2)
-    assert h.sk_flag_bytes(dyn, grid, 248) == -(-(grid * 2 + 248) * 4 // 256) * 256
-    assert h.workspace_bytes(dyn, 4096, 4096, 4096, 132) == h.sk_flag_bytes(dyn, grid, 248) + grid * 2 * 64 * 256 * 4
-    assert h.smem_bytes(dyn) == h.smem_bytes(cfg) + 8 * dyn.stages
     # sk=2: a count per (streamed tile, warpgroup), two partials per (CTA, warpgroup), and C's address
     cfg = h.Config("nt", 1, lag=0, hold=0, sk=2)
     assert h.sk_flag_bytes(cfg, grid, 248) == -(-248 * 8 // 256) * 256
@@ -656,11 +644,7 @@ def test_grid_keeps_the_rounds_with_the_fewest_ctas(cluster):
                                      (dict(bn=192, cluster=2, layout="nn"), "bn = 192"), (dict(stages=5), "do not fit"), (dict(bn=192, epi="smem"), "epi"),
                                      (dict(bn=128, epi="storer"), "storer with bn = 256"),
                                      (dict(bn=64), "tma with bn = 128, 192 or 256"), (dict(lag=2), "lag"),
-                                     (dict(bn=192, sk=1, hold=0), "sk = 1 in 128-row tiles needs bn = 128 or 256"),
-                                     (dict(lag=0, hold=0, sk=2, dyn=2), "dyn = 2"), (dict(hold=0, sk=1, dyn=2), "lag 0"),
-                                     (dict(lag=0, dyn=1), "dyn = 1"), (dict(lag=0, hold=0, sk=1, dyn=65), "1 to 64"),
-                                     (dict(lag=0, hold=0, sk=1, dyn=True), "dyn = True"),
-                                     (dict(bm=192, bn=192, hold=0, producer=0, sk=1, dyn=2), "producer=1")])
+                                     (dict(bn=192, sk=1, hold=0), "sk = 1 in 128-row tiles needs bn = 128 or 256")])
 def test_config_check_names_the_field(kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
         h.Config(**kw).check()
@@ -685,16 +669,13 @@ def test_config_parse_takes_fields_in_order():
     assert h.Config.parse("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:1:0:0:1:0:0:1") == \
         h.Config("nt", 1, 3, group=16, bm=192, kdir=1, serp=1)
     assert h.Config("nt", 1, serp=1).name.endswith("_sp")
-    assert h.Config.parse("nt:1:6:0:8:64:128:tma:128:0:0:0:auto:1:1:0:0:0:0:0:2") == \
-        h.Config("nt", 1, 6, lag=0, bn=128, hold=0, sk=1, dyn=2)
-    assert h.Config("nt", 1, lag=0, hold=0, sk=1, dyn=4).name.endswith("_sk_dy4")
-    for bad, msg in (("", "1 to 21"), ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1:1", "pdl = 1"),
+    for bad, msg in (("", "1 to 20"), ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1:1", "pdl = 1"),
                      ("nt:1:4:0:8:64:256:tma:128:1:0:0:auto:1:0:0:0:0:2", "pdl = 2"), ("nt:1:3:1:8:64:256:tma:192:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:1:4:1:8:64:256:storer:128:1:0:0:auto:1:0:0:0:1", "trace = 1"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:2", "trace = 2"), ("nt:2:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:1", "kdir = 1"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:2", "kdir = 2"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:auto:1:0:0:0:0:0:2", "serp = 2"), ("nt:x", "cluster must be a whole number"), ("nt:1:9", "do not fit"),
-                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:0:0:0:0:x", "1 to 21"),
+                     ("nt:1:3:1:8:64:256:tma:192:0:1:1:0:c:1:0:0:1:0:0:0:x", "1 to 20"),
                      ("nt:1:3:1:16:64:256:tma:192:1:0:0:auto:0:0:1", "lwarp = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:x", "mix must be"),
                      ("nt:1:4:1:8:64:256:tma:128:1:0:1", "mix = 1"), ("nt:1:4:1:8:64:256:tma:128:1:0:0:b", "l2 = 'b'"), ("nt:1:3:1:8:64:256:tma:192:1:0:2", "mix = 2"), ("nt:1:4:1:8:64:256:tma:128:2", "hold"),
                      ("nt:1:4:1:8:64:256:tma:128:1:2", "lead = 2"), ("nt:1:4:1:8:64:256:ring:192:1:4", "lead = 4")):
@@ -1111,10 +1092,6 @@ def _launch_twice_matches(f, cfg, m, n, k, ctas, seed):
         h.launch(f, cfg, maps, c, m, n, k, ctas, workspace=ws)
         torch.cuda.synchronize()
         _assert_close(c, ref)
-        if ws is not None:
-            grid, _, _, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
-            head = h.sk_flag_bytes(cfg, grid, streamed)
-            assert not ws.to_numpy()[:head].any(), "flags or claim counters left set"
 
 
 @pytest.mark.gpu
@@ -1208,27 +1185,6 @@ def test_stream_k_matches_float64(module, layout, m, n, k, ctas, kind):
         grid, _, _, streamed = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
         flags = h.sk_flag_bytes(cfg, grid, streamed)
         assert int(ws[:flags].count_nonzero()) == 0, "flags left set"
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("layout", ["nt", "nn"])
-@pytest.mark.parametrize("m, n, k, ctas, bn, dyn", [(8, 4096, 4096, None, 128, 2), (100, 1024, 8192, None, 128, 1),
-                                                    (24, 120, 16384, 16, 128, 4), (3072, 3072, 512, None, 256, 3),
-                                                    (1000, 1000, 1000, 7, 256, 2), (200, 1000, 20000, None, 256, 2)],
-                         ids=["8-rows-p2", "100-rows-p4", "1-tile-16-parts", "3072-all-split", "1000-on-7",
-                              "200-one-row"])
-def test_stream_k_claims_match_float64(module, layout, m, n, k, ctas, bn, dyn):
-    """Config.dyn on the GPU: the CTAs that share a streamed tile claim its k-blocks at run time. 128 x 128
-    tiles in two and four parts over a few rows and one tile in 16 parts (claims of 4: parts may get
-    none); the 128 x 256 kernel where every tile's k-blocks are shared between two CTAs at 3072^2, after
-    whole rounds on 7 CTAs, and 8 tiles in many parts. Launched twice on one workspace, C poisoned before
-    each: the claim counters must come back to zero."""
-    pytest.importorskip("torch")
-    cfg = h.Config(layout, 1, 6 if bn == 128 else 4, lag=0, hold=0, sk=1, bn=bn, dyn=dyn)
-    f, ctx = _sm90_kernel(module, cfg)
-    ctas = ctas or h.resident_ctas(f, cfg, ctx.sm_count)
-    assert h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)[3] > 0    # some tiles are split
-    _launch_twice_matches(f, cfg, m, n, k, ctas, m + n + k)
 
 
 @pytest.mark.gpu
