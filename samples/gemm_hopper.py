@@ -894,7 +894,7 @@ def _kernel(m: pg.Module, cfg: Config):
     # after its setmaxnreg (the producer warpgroup's 40 registers hold no more than it needs)
 
     def sk_walk(fixup: bool):
-        return _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, fixup and cfg.sk != 3) if cfg.sk else None
+        return _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, fixup and cfg.sk != 3, M) if cfg.sk else None
     # the stage ring: index and phase (the parity of the stage's barrier waits); the producer and the
     # consumers each walk it from the start in their own copy of the registers
     ring = k.stage_ring(S)
@@ -1600,7 +1600,7 @@ class _SkWalk:
     all, in even ranges [gs, ge) (64-bit products, I < 2^32), walked from the end of the range. The
     kernel's parameters: `pws` the workspace (flags, then partials), `psk` sk_first."""
 
-    def __init__(self, k, cfg: Config, pws, psk, units, nk, unit0, nunits, fixup: bool = True):
+    def __init__(self, k, cfg: Config, pws, psk, units, nk, unit0, nunits, fixup: bool = True, M=None):
         """fixup=False: a walker that only needs the items (the workspace is not loaded; fewer live registers
         for a producer warpgroup after setmaxnreg)."""
         self.k, self.nk, self.unit0, self.nunits = k, nk, unit0, nunits
@@ -1613,11 +1613,25 @@ class _SkWalk:
         cta64 = k.cvt(unit0, pg.u64, pg.u32)
         self.gs = k.cvt(self.range_end(cta64), pg.u32, pg.u64)
         self.ge0 = k.cvt(self.range_end(k.add(cta64, 1)), pg.u32, pg.u64)
+        if cfg.sk == 1 and cfg.producer and cfg.bn == EPI_COLS:      # measured in 128 x 128 tiles only
+            self._skew(k, sk_tiles, units, nk, unit0, nunits, M)
         # the workspace: a u32 flag per (CTA, warpgroup), or with sk=2 a u32 count per (streamed tile,
         # warpgroup), padded to 256 bytes, then the partials
         self.flag_bytes = None if not fixup else \
             k.and_(k.add(k.mul(nunits if cfg.sk != 2 else sk_tiles, 4 * cfg.consumers, mode="lo"), 255),
                    ~255 & 0xFFFFFFFF)
+
+    def _skew(self, k, sk_tiles, units, nk, unit0, nunits, M):
+        """sk=1 in 128 x 128 tiles where every tile is streamed in two equal parts (a grid of twice the
+        tiles) over more than SK_SKEW_MIN_ROWS rows: the owner's part (the second) starts SK_SKEW k-blocks
+        earlier and the head's ends as much earlier (at most a quarter of a part), so the head's partial is
+        stored by about the time the owner's k-loop ends instead of after it (bench/LOG.md round 32)."""
+        halves = k.setp("eq", k.shl(sk_tiles, 1), nunits, bool_op="and", c=k.setp("eq", sk_tiles, units))
+        skew = k.min(k.shr(nk, 3), SK_SKEW)                      # a quarter of a part of nk / 2
+        k.mov(0, dst=skew, guard=k.not_(k.setp("gt", M, SK_SKEW_MIN_ROWS, bool_op="and", c=halves)))
+        owner = k.setp("ne", k.and_(unit0, 1), 0)
+        k.sub(self.gs, skew, dst=self.gs, guard=owner)                 # the owner starts earlier
+        k.sub(self.ge0, skew, dst=self.ge0, guard=k.not_(owner))       # its head ends earlier
 
     def range_end(self, c64):
         """Where CTA c64 - 1's range ends and CTA c64's begins: c64 * total / P (u64)."""
@@ -1672,6 +1686,14 @@ class _SkWalk:
         return found
 
 
+# sk=1 over tiles streamed in two parts: the k-blocks the owner's part takes from its head's (`_SkWalk._skew`),
+# above SK_SKEW_MIN_ROWS rows. Traced with the operands in DRAM (bench/LOG.md round 32, H100), a head stored
+# its partial in 0.7 us at 8 rows and 1.5 at 128, where a k-block took 0.33-0.38 us, and the owner waited
+# for it after its k-loop; in graphs against the even split, 2 k-blocks took 0.965-0.98x the time at 100-128
+# x 4096^2 and 0.98x at 64 rows, and were 1.01x slower at 8 rows (1 k-block: level); at four parts a tile
+# (8 and 64 x 8192^2, the owner adding three partials) 1 or 2 k-blocks were 1.006-1.008x slower
+SK_SKEW = 2
+SK_SKEW_MIN_ROWS = 32
 SK_WAIT_LIMIT_CYCLES = WAIT_LIMIT_CYCLES   # a stream-K owner waiting for its partner's partial traps after this
 
 

@@ -392,9 +392,32 @@ def test_stream_k_moves_no_partial_of_rows_past_m():
     assert stored.sum() >= grid - 1, f"only {int(stored.sum())} of {grid} CTAs stored warp 0's partial"
 
 
-def _run_stream_k(cfg, m, n, k, ctas):
+@pytest.mark.parametrize("m, n, k, ctas, boxes, want", [
+    # one tile of 64 k-blocks in two parts over 100 rows (two boxes of A a k-block): the owner takes SK_SKEW
+    # k-blocks from its head; 2 x 2 tiles of 32 k-blocks in two parts, each owner as many more
+    (100, 120, 4096, 2, 3, [30, 34]), (250, 200, 2048, 8, 3, [14, 18] * 4),
+    # an even split: 24 rows (at most SK_SKEW_MIN_ROWS), one tile in 4 parts, and 10 tiles of 8 k-blocks on 4
+    # CTAs (a whole round, then ranges across tiles)
+    (24, 120, 4096, 2, 2, [32, 32]), (100, 120, 4096, 4, 3, [16] * 4), (8, 1160, 456, 4, 2, [20] * 4)],
+    ids=["1-tile-2-parts", "4-tiles-2-parts", "24-rows", "4-parts", "rounds-then-ranges"])
+def test_stream_k_owner_starts_earlier_than_an_even_split(m, n, k, ctas, boxes, want):
+    """sk=1 in 128 x 128 tiles streamed in two parts over more than SK_SKEW_MIN_ROWS rows: the owner's part
+    starts SK_SKEW k-blocks early, so its head's partial is stored when the owner's k-loop ends (bench/LOG.md
+    round 32); elsewhere the split stays even. The k-blocks each CTA loads (its TMA loads over the boxes a
+    k-block takes) show the split, and the product is right."""
+    cfg = h.Config("nt", 1, lag=0, hold=0, sk=1, bn=128)
+    stats = []
+    got, ref, ws, flag_bytes = _run_stream_k(cfg, m, n, k, ctas, stats=stats, record=("cp.async.bulk.tensor",))
+    assert (np.abs(got - ref) <= 2.0 ** -8 * np.abs(ref) + 1e-3 * np.sqrt(k)).all()
+    loads = [r for r in stats[0].records if ".global.shared" not in r.instr.opcode and len(r.threads)]
+    counts = np.bincount([r.ctaid[0] for r in loads], minlength=len(want))
+    assert list(counts) == [w * boxes for w in want]
+
+
+def _run_stream_k(cfg, m, n, k, ctas, stats=None, record=()):
     """Run a stream-K kernel in the executor on random inputs: (C as float64, the float64 product, the
-    workspace's bytes after the launch, the bytes of its flags)."""
+    workspace's bytes after the launch, the bytes of its flags); `record` as run_kernel's, its RunStats
+    appended to `stats`."""
     grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, cfg.bn, cfg.bm, cfg.sk)
     mod = h.build("sm_90a", [cfg])
     rng = np.random.default_rng(m + n + k)
@@ -409,10 +432,12 @@ def _run_stream_k(cfg, m, n, k, ctas):
     tb = tensor_map(bb, box=(cfg.bn, cfg.bk) if cfg.layout == "nt" else (cfg.bk, h.PANEL_N),
                     swizzle=cfg.k_swizzle if cfg.layout == "nt" else "128B", dtype="bf16")
     out = tensor_map(bc, box=(h.TMA_BOX, h.TMA_BOX), swizzle="128B", dtype="bf16")
-    run_kernel(mod, cfg.name, grid=(grid,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
-               args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)] + ([] if cfg.producer else [np.uint32(split)])
-               + [bw, np.uint32(sk_first)] + ([bc] if cfg.sk == 2 else []), concurrent=cfg.sk == 2,
-               max_steps=10_000_000)
+    run = run_kernel(mod, cfg.name, grid=(grid,), block=(cfg.threads,), dynamic_shared=h.smem_bytes(cfg),
+                     args=[ta, tb, out, np.uint32(m), np.uint32(n), np.uint32(k)]
+                     + ([] if cfg.producer else [np.uint32(split)]) + [bw, np.uint32(sk_first)]
+                     + ([bc] if cfg.sk == 2 else []), concurrent=cfg.sk == 2, max_steps=10_000_000, record=record)
+    if stats is not None:
+        stats.append(run)
     got = from_bf16_bits(c).astype(np.float64)
     bm = from_bf16_bits(b).astype(np.float64)
     ref = from_bf16_bits(a).astype(np.float64) @ (bm if cfg.layout == "nn" else bm.T)

@@ -312,9 +312,14 @@ def _sk_walk(m, n, k, ctas, bn=192, bm=192, sk=1):
     nk = -(-k // h.BK)
     units = sk_first + tiles
     out = []
+    # 128 x 128 tiles with sk=1, every tile in two parts over more than SK_SKEW_MIN_ROWS rows: the owner (the
+    # odd CTA) starts SK_SKEW k-blocks early, at most a quarter of a part (`_SkWalk._skew`)
+    skewed = (bm, bn, sk) == (128, 128, 1) and sk_first == 0 and grid == 2 * tiles and m > h.SK_SKEW_MIN_ROWS
+    skew = min(nk >> 3, h.SK_SKEW) if skewed else 0
     for c in range(grid):
         items = [(c + i * grid, 0, nk) for i in range(sk_first // grid)]
         gs, ge = c * tiles * nk // grid, (c + 1) * tiles * nk // grid
+        gs, ge = (gs - skew, ge) if c % 2 else (gs, ge - skew)
         while ge > gs:
             t = (ge - 1) // nk
             seg = max(gs, t * nk)
@@ -328,9 +333,10 @@ def _sk_walk(m, n, k, ctas, bn=192, bm=192, sk=1):
                                            (4096, 4096, 512, 132), (420, 520, 456, 4), (200, 264, 200, 3),
                                            (1000, 3000, 72, 7), (192, 192, 64, 132), (5000, 200, 9000, 114),
                                            (1024, 1024, 8192, 132), (1024, 1024, 1024, 132), (512, 512, 16384, 132),
-                                           (200, 200, 640, 132), (2048, 2048, 8192, 132)])
-@pytest.mark.parametrize("bm, bn, sk", [(192, 192, 1), (128, 256, 1), (128, 256, 2)],
-                         ids=["192x192", "128x256", "128x256-sk2"])
+                                           (200, 200, 640, 132), (2048, 2048, 8192, 132), (100, 4096, 4096, 132),
+                                           (64, 1000, 520, 132), (24, 4096, 4096, 132)])
+@pytest.mark.parametrize("bm, bn, sk", [(192, 192, 1), (128, 256, 1), (128, 256, 2), (128, 128, 1)],
+                         ids=["192x192", "128x256", "128x256-sk2", "128x128"])
 def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn, sk):
     """sk_plan and the kernel's walk: every k-block of every tile is done exactly once; a tile is either
     whole in one CTA or split between consecutive CTAs. The one holding its last k-block owns it and
@@ -340,7 +346,7 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn, sk):
     it does the one that holds the last, for sk=2's parts). With at least as many tiles as CTAs a tile
     has at most two parts; with fewer, every tile is streamed over sk_grid's grid, a multiple of the
     tiles, so every tile has the same number of parts and each CTA one item. The same for both kernels' tiles and for
-    both stream-K kernels' grids."""
+    both stream-K kernels' grids, and in 128 x 128 tiles, whose owners of two-part tiles start early."""
     walks, units, nk = _sk_walk(m, n, k, ctas, bn, bm, sk)
     grid, split, sk_first, tiles = h.sk_plan(m, n, k, ctas, bn, bm, sk)
     assert units == -(-m // bm) * -(-n // bn)
@@ -383,7 +389,8 @@ def test_stream_k_walk_covers_each_k_block_once(m, n, k, ctas, bm, bn, sk):
     if units >= ctas:
         assert grid == ctas and (tiles == 0 or grid <= tiles < 2 * grid)
     else:
-        assert grid == h.sk_grid(units, nk, ctas, sk) and units <= grid <= ctas and sk_first in (0, units)
+        assert grid == h.sk_grid(units, nk, ctas, sk, lambda g: h.sk_dram_kblocks(m, n, k, bn, g)) and \
+            units <= grid <= ctas and sk_first in (0, units)
         assert (sk_first == units) == (grid == units) and grid % units == 0
         assert all(len(items) == 1 for items in walks)
         assert {len(ps) for ps in parts.values()} == {grid // units}
