@@ -2040,18 +2040,18 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
     variable takes none. None for a variable whose type undeclarable_type refuses (.pred, .bf16, ...)."""
     if undeclarable_type(tname, space) is not None:
         return None  # the declaration is the error (undeclarable_type)
-    flat = _init_values(init)
-    if flat and space in _NO_INIT_SPACES:
+    if init is not None and space in _NO_INIT_SPACES:  # an empty list `{}` too
         return (f"a .{space} variable takes no initial value (ptxas: \"No initial value is allowed for '{name}' "
                 "in this state space\")", "give it its value in the code (st, mov), or declare it .global or .const",
-                "value", 0)
+                "value" if _init_values(init) else "list", 0)
     t = tname or ""
     if init is None or t in ("texref", "samplerref", "surfref"):
         return None
     bad = _initializer_walk(t, dims, vector, init, name, resolve, in_function)
-    if bad is None and flat and extern:
+    if bad is None and extern:  # an empty list `{}` too
         return (f"an .extern variable takes no initial value (ptxas: \"No initial value is allowed for external "
-                f"symbol '{name}'\")", "give the initial value where the variable is defined", "value", 0)
+                f"symbol '{name}'\")", "give the initial value where the variable is defined",
+                "value" if _init_values(init) else "list", 0)
     return bad
 
 
@@ -2113,6 +2113,10 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
         if exact and len(v) != n:
             return (f"{len(v)} value{'s' if len(v) != 1 else ''} for a .v{n} vector (ptxas: \"Incorrect number of "
                     "elements in vector initializer\")", f"give {n}, one per element", "list", here)
+        if not v and level == 0 and not n:
+            return (f"an empty list for array {name}, whose size it leaves to its initializer (ptxas: \"Initial value "
+                    "type mismatch\")", f"give its size (`{name}[N] = {{}}` is N zeros), or at least one value",
+                    "list", here)
         if not exact and n and len(v) > n:
             return (f"{len(v)} elements in a list for a dimension of {n} of array {name} (ptxas: \"Greater number of "
                     "elements in array initializer\")",

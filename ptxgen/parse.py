@@ -1556,7 +1556,7 @@ class _IRBuilder:
             self.error("PTX-E-DECL", bad[0], at[0], at[1], len(decl.type) + 1, (bad[1],))
         self.vector_shape(decl)
         for it in decl.items:
-            if it.init_at:
+            if it.init is not None:
                 self.initial_values(decl, it, self.resolve_var)
             self.array_dims(decl, it, line)
         if decl.space == "reg":

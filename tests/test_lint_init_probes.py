@@ -35,6 +35,10 @@ What ptxas 13.0 showed (each case below is a module of its own; the tests marked
   and so does lint (in a function's body whole-program ptxas takes it too). A texture field as the value of
   another variable (`.global .u64 p = a=b;`) is refused where the field's value is not one ptxas knows
   ("Unrecognized initial value symbol 'b'") and taken where it is (`= filter_mode=nearest`); lint takes both.
+- an empty list `{}` stands where a list of array elements of a sized array does (`v[2] = {}`,
+  `v[2][2] = {{}, {1, 2}}`), and as an .f16x2 element's list; for an array whose size its initializer gives
+  (`v[] = {}`, `v[0] = {}`) it is "Initial value type mismatch", and it counts as an initial value for an
+  .extern, .shared or .local variable.
 """
 from __future__ import annotations
 
@@ -284,6 +288,62 @@ def test_f16x2_addresses_that_stop_ptxas_do(text, at, said):
     _lints_at(text, "PTX-E-DECL", at)
 
 
+# empty lists `{}`: ptxas 13.0 takes one wherever a list for array elements may stand and the array has its size
+# (`v[2] = {}`, `v[2][2] = {{}, {1, 2}}`, `.v2 .u32 v[2] = {}`), and an .f16x2 element's; it refuses one for an
+# array whose size the initializer gives (`v[] = {}`, `v[0] = {}`: "Initial value type mismatch"), where a value
+# belongs, as a vector's list, and as the initial value of an .extern, .shared or .local variable.
+# (declaration, where lint's error starts or None)
+EMPTY = [
+    (".global .u32 v[2] = {};", None),
+    (".const .f32 v[2][2] = {};", None),
+    (".global .b8 v[2][2] = {{},\n {1, 2}};", None),
+    (".global .u64 v[][2] = {{}, {1}};", None),
+    (".global .u32 v[2][2][2] = {{}, {{}, {1}}};", None),
+    (".global .v2 .u32 v[2] = {};", None),
+    (".global .f16 v[2] = {};", None),
+    (".global .f16x2 v = {};", None),
+    (".const .f16x2 v[2] = {{}, {}};", None),
+    (".global .f16x2 v = {1, {}};", None),
+    (".global .u32 v[2] = { };", None),
+    (".global .u32 a, v[2] = {};", None),
+    (".global .u32 v[] = {\n};", "}"),
+    (".const .b8 v[0] = {};", "};"),
+    (".global .u32 v[][2] = {};", "};"),
+    (".global .u32 v = {};", "};"),
+    (".global .u32 v[2] = {1, {}};", "}}"),
+    (".global .u32 v[2][2] = {{}, 1};", "1}"),
+    (".global .v2 .f32 v = {};", "};"),
+    (".global .v2 .u32 v[2] = {{}, {}};", "}, {}"),
+    (".global .f16 v[2][2] = {{}, {1, 2}};", "1,"),
+    (".global .pred v[2] = {};", ".pred v"),
+]
+EMPTY_CASES = _both_scopes(EMPTY) + [(_PHDR + d + "\n", "PTX-E-DECL", at) for d, at in (
+    (".extern .global .u32 v[2] = {};", "};"),       # a syntax error in a function's body, as without `= {}`
+    (".extern .const .f16x2 v = {};", "};"),
+    (".extern .global .u32 v[] = {};", "};"))] + [
+    (_PHDR + ".shared .u32 v[2] = {};\n", "PTX-E-DECL", "};"),
+    (_PHDR + _in_kernel(".local .u32 v[2] = {};") + "\n", "PTX-E-DECL", "};"),
+]
+
+
+@pytest.mark.parametrize("text,code,at", EMPTY_CASES, ids=_ids(EMPTY_CASES))
+def test_empty_initializer_lists_lint_as_ptxas_takes_them(text, code, at):
+    _lints_at(text, code, at)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code,at", EMPTY_CASES, ids=_ids(EMPTY_CASES))
+def test_empty_initializer_list_cases_agree_with_ptxas(text, code, at):
+    _case_agrees_with_ptxas(text, code)
+    _lints_at(text, code, at)  # as the declaration's error, not a syntax error: ptxas's line is the same
+
+
+def test_an_empty_list_for_an_array_of_no_size_says_to_give_the_size():
+    (d,) = errors(_PHDR + ".global .u32 v[] = {};\n")
+    assert "Initial value type mismatch" in d.message and d.notes[0].startswith("give its size (`v[N] = {}`"), str(d)
+
+
 # .f16x2 initial values ptxas 13.0 takes but writes otherwise than they say (PTX-W-MISCOMPILE): the values of
 # the whole initializer one after another as 32-bit words. (declaration, where the warning starts or None,
 # the 32-bit words ptxas writes)
@@ -387,3 +447,18 @@ def test_the_builder_refuses_the_initial_values_lint_refuses_or_warns_of():
         if built == flagged:
             wrong.append((t, init, count, built))
     assert not wrong, wrong
+
+
+def test_the_builder_takes_an_empty_initial_value_where_ptxas_does():
+    """global_var(..., init=[]) writes `= {}`: lint passes it for an array of a size and an .f16x2 scalar, and
+    the builder refuses it where ptxas does (an array of size 0, a scalar)."""
+    import ptxgen as pg
+    from ptxgen.errors import BuildError
+    for t, count in (("u32", 2), ("f32", 4), ("f16x2", None), ("f16x2", 2)):
+        m = pg.Module("sm_90a")
+        m.global_var("v", t, count, init=[])
+        text = m.emit().text
+        assert " = {};" in text and L.lint_ptx(text, "v.ptx") == [], text
+    for t, count in (("u32", 0), ("u32", None), ("b8", 0)):
+        with pytest.raises(BuildError, match="Initial value type mismatch"):
+            pg.Module("sm_90a").global_var("v", t, count, init=[])
