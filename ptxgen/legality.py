@@ -2187,8 +2187,11 @@ def initializer_miscompile(tname: Optional[str], dims: Sequence[Optional[int]], 
     """(message, note, what, index), as initializer_error's, where ptxas 13.0 takes the initializer `init` of
     a variable but writes other values than it says: an .f16x2 element's list that holds other than one integer
     (see _PACKED_ONE). Only for an initializer that initializer_error passes."""
-    if tname != "f16x2" or init is None:
+    if init is None:
         return None
+    short = _short_list(dims, init, name)
+    if tname != "f16x2":
+        return short
     depth = len(dims) + (1 if vector else 0)
     seen = [0]  # values passed so far
     lead = "ptxas 13.0 does not pack an .f16x2 initializer into halves: it writes its values one after another as " \
@@ -2198,6 +2201,7 @@ def initializer_miscompile(tname: Optional[str], dims: Sequence[Optional[int]], 
     def spill(kind: str):
         why = {"float": ", a floating-point value as its .f32 bits (1.0 is 0x3F800000), not as two halves",
                "address": ", an address as 64 bits, over the next element",
+               "empty": "; an empty list gives its element no word, so the value after it lands in this one",
                "second": "; a second value goes into the next element's word, or past the variable's end is "
                          f"dropped (`{name}[2] = {{{{1, 2}}, {{3}}}}` holds 1 and 2, and drops 3)"}[kind]
         return (lead + why, note, "value", seen[0])
@@ -2212,10 +2216,47 @@ def initializer_miscompile(tname: Optional[str], dims: Sequence[Optional[int]], 
                 if bad is not None:
                     return bad
             return None
+        if not _init_values(v) and seen[0] < total:  # an empty element's list: the next value takes its word
+            return spill("empty")
         for i, x in enumerate(_init_values(v)):  # an element's list holds what it says where it is one integer
             if not isinstance(x, int) or i > 0:
                 return spill("float" if isinstance(x, float) else "address" if isinstance(x, tuple) else "second")
             seen[0] += 1
+        return None
+
+    total = len(_init_values(init))
+    return walk(init, 0) or short
+
+
+def _short_list(dims: Sequence[Optional[int]], init, name: str) -> Optional[Tuple[str, str, str, int]]:
+    """initializer_miscompile's warning for a list of an inner array dimension that holds fewer elements than
+    the dimension with a value after it in the initializer: ptxas 13.0 pads no list but the outermost, and
+    writes the values after it right after its last (`v[2][2] = {{}, {1, 2}}` holds 1, 2, 0, 0, and
+    `{{1}, {2, 3}}` 1, 2, 3, 0)."""
+    if len(dims) < 2 or not _is_list(init):
+        return None
+    total = len(_init_values(init))
+    seen = [0, 0]  # lists and values passed so far
+
+    def walk(v, level: int):
+        if not _is_list(v):
+            seen[1] += 1
+            return None
+        here = seen[0]
+        seen[0] += 1
+        if level >= len(dims):
+            seen[1] += len(_init_values(v))
+            seen[0] += sum(1 for x in _init_lists_and_values(v) if _is_list(x))
+            return None
+        for x in v:
+            bad = walk(x, level + 1)
+            if bad is not None:
+                return bad
+        n = dims[level]
+        if level > 0 and n and len(v) < n and seen[1] < total:
+            return (f"ptxas 13.0 does not fill this list of {len(v)} of {n} elements of {name} with zeros: it writes "
+                    f"the values after it right after its last (`{name}[2][2] = {{{{}}, {{1, 2}}}}` holds 1, 2, 0, 0)",
+                    "give each element of the list its value (zeros too), or put the short lists last", "list", here)
         return None
 
     return walk(init, 0)

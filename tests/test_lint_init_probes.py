@@ -462,3 +462,40 @@ def test_the_builder_takes_an_empty_initial_value_where_ptxas_does():
     for t, count in (("u32", 0), ("u32", None), ("b8", 0)):
         with pytest.raises(BuildError, match="Initial value type mismatch"):
             pg.Module("sm_90a").global_var("v", t, count, init=[])
+
+
+# lists ptxas 13.0 takes but does not pad with zeros (PTX-W-MISCOMPILE): an inner array dimension's list that
+# is short, `{}` among them, or an empty .f16x2 element's list, with a value after it; the values after it are
+# written right after its last. (declaration, where the warning starts or None, the 32-bit words ptxas writes)
+SHORT_WORDS = [
+    (".u32 v[2][2] = {{}, {1, 2}};", "}, {1", (1, 2, 0, 0)),
+    (".u32 v[2][2] = {{1}, {2, 3}};", "}, {2", (1, 2, 3, 0)),
+    (".u32 v[2][2][2] = {{}, {{}, {1}}};", "}, {{", (1, 0, 0, 0, 0, 0, 0, 0)),
+    (".f16x2 v[2] = {{}, {1}};", "1}", (1, 0)),
+    (".u32 v[2][2] = {{1, 2}, {}};", None, (1, 2, 0, 0)),
+    (".u32 v[2] = {};", None, (0, 0)),
+    (".f16x2 v[2] = {{1}, {}};", None, (1, 0)),
+]
+
+
+@pytest.mark.parametrize("decl,at,words", SHORT_WORDS, ids=[c[0] for c in SHORT_WORDS])
+def test_short_lists_ptxas_does_not_pad_are_miscompile_warnings(decl, at, words):
+    text = f"{_PHDR}.visible .global .align 8 {decl}\n"
+    ds = L.lint_ptx(text, "t.ptx")
+    assert [d.code for d in ds] == (["PTX-W-MISCOMPILE"] if at else []), [str(d) for d in ds]
+    if at:
+        assert text.split("\n")[ds[0].loc.line - 1][ds[0].loc.col - 1:].startswith(at), str(ds[0])
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("decl,at,words", SHORT_WORDS, ids=[c[0] for c in SHORT_WORDS])
+def test_ptxas_writes_short_lists_unpadded(decl, at, words, tmp_path):
+    src = tmp_path / "v.ptx"
+    src.write_text(f"{_PHDR}.visible .global .align 8 {decl}\n")
+    warned = [d.code for d in L.lint_ptx(src.read_text(), "v.ptx")]
+    assert warned == (["PTX-W-MISCOMPILE"] if at else []), warned
+    r = subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(tmp_path / "v.cubin")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert struct.unpack(f"<{len(words)}I", _symbol_bytes((tmp_path / "v.cubin").read_bytes(), "v")) == words
