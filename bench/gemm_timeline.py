@@ -220,7 +220,7 @@ def main(argv=None) -> int:
         sets[i % len(sets)][-1]()
     per_launch, cycles, work, raw, ms = [], [], [], [], []
     for i in range(args.launches):
-        c, call = sets[(args.warmup + i) % len(sets)][2], sets[(args.warmup + i) % len(sets)][-1]
+        _, _, c, _, call = sets[(args.warmup + i) % len(sets)]
         tr.zero_()
         c.fill_(float("nan"))
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

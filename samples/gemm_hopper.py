@@ -894,7 +894,7 @@ def _kernel(m: pg.Module, cfg: Config):
     # after its setmaxnreg (the producer warpgroup's 40 registers hold no more than it needs)
 
     def sk_walk(fixup: bool):
-        return _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, fixup and cfg.sk != 3, M) if cfg.sk else None
+        return _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, M, fixup and cfg.sk != 3) if cfg.sk else None
     # the stage ring: index and phase (the parity of the stage's barrier waits); the producer and the
     # consumers each walk it from the start in their own copy of the registers
     ring = k.stage_ring(S)
@@ -1366,7 +1366,7 @@ def _kernel_inline(m: pg.Module, cfg: Config):
     units = mixed_tile[1]
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)        # >= 1 (check_shape: K >= 1)
     if cfg.sk:
-        walk = _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits)
+        walk = _SkWalk(k, cfg, pws, psk, units, nk, unit0, nunits, M)
     signal = k.setp("eq", k.and_(tid, 127), 0)             # one thread per warpgroup releases and stores
     # the thread that issues the loads: lane 0 of the loading warp (lwarp), else one of consumer 2's
     loader = k.setp("eq", tid, 128 * NC if cfg.lwarp else 128 * (NC - 1))
@@ -1600,9 +1600,9 @@ class _SkWalk:
     all, in even ranges [gs, ge) (64-bit products, I < 2^32), walked from the end of the range. The
     kernel's parameters: `pws` the workspace (flags, then partials), `psk` sk_first."""
 
-    def __init__(self, k, cfg: Config, pws, psk, units, nk, unit0, nunits, fixup: bool = True, M=None):
+    def __init__(self, k, cfg: Config, pws, psk, units, nk, unit0, nunits, M, fixup: bool = True):
         """fixup=False: a walker that only needs the items (the workspace is not loaded; fewer live registers
-        for a producer warpgroup after setmaxnreg)."""
+        for a producer warpgroup after setmaxnreg). M: the rows of C (`_skew`)."""
         self.k, self.nk, self.unit0, self.nunits = k, nk, unit0, nunits
         self.sk_first = k.ld_param(psk)
         self.ws = k.cvta(k.ld_param(pws), "global", to=True) if fixup else None
@@ -1614,22 +1614,23 @@ class _SkWalk:
         self.gs = k.cvt(self.range_end(cta64), pg.u32, pg.u64)
         self.ge0 = k.cvt(self.range_end(k.add(cta64, 1)), pg.u32, pg.u64)
         if cfg.sk == 1 and cfg.producer and cfg.bn == EPI_COLS:      # measured in 128 x 128 tiles only
-            self._skew(k, sk_tiles, units, nk, unit0, nunits, M)
+            self._skew(sk_tiles, units, M)
         # the workspace: a u32 flag per (CTA, warpgroup), or with sk=2 a u32 count per (streamed tile,
         # warpgroup), padded to 256 bytes, then the partials
         self.flag_bytes = None if not fixup else \
             k.and_(k.add(k.mul(nunits if cfg.sk != 2 else sk_tiles, 4 * cfg.consumers, mode="lo"), 255),
                    ~255 & 0xFFFFFFFF)
 
-    def _skew(self, k, sk_tiles, units, nk, unit0, nunits, M):
+    def _skew(self, sk_tiles, units, M):
         """sk=1 in 128 x 128 tiles where every tile is streamed in two equal parts (a grid of twice the
         tiles) over more than SK_SKEW_MIN_ROWS rows: the owner's part (the second) starts SK_SKEW k-blocks
         earlier and the head's ends as much earlier (at most a quarter of a part), so the head's partial is
         stored by about the time the owner's k-loop ends instead of after it (bench/LOG.md round 32)."""
-        halves = k.setp("eq", k.shl(sk_tiles, 1), nunits, bool_op="and", c=k.setp("eq", sk_tiles, units))
-        skew = k.min(k.shr(nk, 3), SK_SKEW)                      # a quarter of a part of nk / 2
+        k = self.k
+        halves = k.setp("eq", k.shl(sk_tiles, 1), self.nunits, bool_op="and", c=k.setp("eq", sk_tiles, units))
+        skew = k.min(k.shr(self.nk, 3), SK_SKEW)                 # a quarter of a part of nk / 2
         k.mov(0, dst=skew, guard=k.not_(k.setp("gt", M, SK_SKEW_MIN_ROWS, bool_op="and", c=halves)))
-        owner = k.setp("ne", k.and_(unit0, 1), 0)
+        owner = k.setp("ne", k.and_(self.unit0, 1), 0)
         k.sub(self.gs, skew, dst=self.gs, guard=owner)                 # the owner starts earlier
         k.sub(self.ge0, skew, dst=self.ge0, guard=k.not_(owner))       # its head ends earlier
 
