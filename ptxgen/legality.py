@@ -2216,9 +2216,10 @@ def initializer_miscompile(tname: Optional[str], dims: Sequence[Optional[int]], 
                 if bad is not None:
                     return bad
             return None
-        if not _init_values(v) and seen[0] < total:  # an empty element's list: the next value takes its word
+        values = _init_values(v)
+        if not values and seen[0] < total:  # an empty element's list: the next value takes its word
             return spill("empty")
-        for i, x in enumerate(_init_values(v)):  # an element's list holds what it says where it is one integer
+        for i, x in enumerate(values):  # an element's list holds what it says where it is one integer
             if not isinstance(x, int) or i > 0:
                 return spill("float" if isinstance(x, float) else "address" if isinstance(x, tuple) else "second")
             seen[0] += 1

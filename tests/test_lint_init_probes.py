@@ -61,14 +61,15 @@ def _in_kernel(decl: str) -> str:
     return f".visible .entry k()\n{{\n{decl}\nret;\n}}"
 
 
+def _module_cases(cases):
+    """Each (declaration, where lint's error starts or None) case as (module, code, where), the declaration at
+    module scope: a PTX-E-DECL error where `where` is given, else none."""
+    return [(_PHDR + d + "\n", "PTX-E-DECL" if at else None, at) for d, at in cases]
+
+
 def _both_scopes(cases):
-    """Each (declaration, where lint's error starts or None) case as (module, code, where): the declaration
-    at module scope and in a kernel's body."""
-    out = []
-    for d, at in cases:
-        for text in (_PHDR + d + "\n", _PHDR + _in_kernel(d) + "\n"):
-            out.append((text, "PTX-E-DECL" if at else None, at))
-    return out
+    """_module_cases, with each declaration at module scope and in a kernel's body."""
+    return _module_cases([(x, at) for d, at in cases for x in (d, _in_kernel(d))])
 
 
 def _lints_at(text, code, at):
@@ -159,7 +160,7 @@ ADDRESSES = [
     (".global .f32 p = {later,\n 1.0};", "};"),                    # a list where the value belongs
     (".func f() { ret; }\n.global .b32 p = f+4;", "f+4"),
 ]
-ADDRESS_CASES = [(_PHDR + t + "\n", "PTX-E-DECL" if at else None, at) for t, at in ADDRESSES]
+ADDRESS_CASES = _module_cases(ADDRESSES)
 
 
 @pytest.mark.parametrize("text,code,at", ADDRESS_CASES, ids=_ids(ADDRESS_CASES))
@@ -241,7 +242,7 @@ PACKED = [
     (".visible .entry k()\n{\n.global .pred p = {1, 0};\nret;\n}", ".pred p"),
     (".global .bf16 b = {1};", ".bf16 b"),
 ]
-PACKED_CASES = [(_PHDR + t + "\n", "PTX-E-DECL" if at else None, at) for t, at in PACKED]
+PACKED_CASES = _module_cases(PACKED)
 
 
 @pytest.mark.parametrize("text,code,at", PACKED_CASES, ids=_ids(PACKED_CASES))
@@ -317,10 +318,10 @@ EMPTY = [
     (".global .f16 v[2][2] = {{}, {1, 2}};", "1,"),
     (".global .pred v[2] = {};", ".pred v"),
 ]
-EMPTY_CASES = _both_scopes(EMPTY) + [(_PHDR + d + "\n", "PTX-E-DECL", at) for d, at in (
+EMPTY_CASES = _both_scopes(EMPTY) + _module_cases((
     (".extern .global .u32 v[2] = {};", "};"),       # a syntax error in a function's body, as without `= {}`
     (".extern .const .f16x2 v = {};", "};"),
-    (".extern .global .u32 v[] = {};", "};"))] + [
+    (".extern .global .u32 v[] = {};", "};"))) + [
     (_PHDR + ".shared .u32 v[2] = {};\n", "PTX-E-DECL", "};"),
     (_PHDR + _in_kernel(".local .u32 v[2] = {};") + "\n", "PTX-E-DECL", "};"),
 ]
