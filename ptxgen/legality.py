@@ -1907,6 +1907,9 @@ def vector_error(vector: int, tname: Optional[str], what: str) -> Optional[Tuple
     if t in INSTRUCTION_ONLY_ALLOCATED:
         return (f".v{n} .{t}: a vector of an instruction-only type (ptxas: \"Vector type only allowed over basic "
                 "types\")", f"declare .v{n} .{INSTRUCTION_ONLY_ALLOCATED[t]}")
+    if t in REF_TYPES:
+        return (f".v{n} .{t}: a texture, sampler or surface reference is no vector element (ptxas: \"Vector type "
+                "only allowed over basic types\")", f"declare a scalar .{t}, or an array of them")
     if n not in (2, 4):
         return (f".v{n} is not a vector size of a {what} (ptxas: syntax error)", f"a vector {what} is .v2 or .v4")
     if t == "pred":
@@ -2012,6 +2015,120 @@ def _is_list(v) -> bool:
     return isinstance(v, tuple) and (not v or v[0] not in ("sym", "field"))
 
 
+def _is_field(v) -> bool:
+    return isinstance(v, tuple) and len(v) == 3 and v[0] == "field"
+
+
+# texture, sampler and surface references, as ptxas 13.0 takes them. A variable of one of these types is a
+# scalar (not an array) .global variable at module scope, or a kernel's .param parameter; an array of them is
+# plain memory, which any state space holds. None is declared in a function's body, in any state space, with an
+# initial value or not, an array or not ("Texture/surface variable must be at module or entry parameter
+# scope"); nor is one a vector ("Vector type only allowed over basic types"), a .func's parameter but an
+# array in .param space or a declaration's or prototype's ("cannot be allocated in .param state space", "...
+# into a register"). A scalar one of .const or .shared is "Texture and surface variables must be declared in
+# .global space", a .common one "Illegal type for .common symbol", a .samplerref variable or kernel parameter
+# "violates .target texmode_unified setting" without texmode_independent.
+# Its initial value is a {...} list of its fields, `name = value` (`{ filter_mode = nearest, width = 64 }`),
+# one for each element of an array of them; ptxas 13.0 checks the list's length against its type's field
+# count ("Too many elements in opaque struct initializer"), then each element, in order: a field
+# ("Opaque structure initializer requires named fields") of its type ("Unrecognized field name 'x' in
+# opaque struct initializer"), any number of times; it reports these at the list's closing brace. A field's
+# value is any constant, or one of REF_FIELD_VALUES for any field, of any variable ("Unrecognized initial
+# value symbol 'x'", at the value, checked over the whole statement before anything else of its
+# initializers). An element of an array of references may be a field alone, which stands for its list.
+REF_TYPES = frozenset(("texref", "samplerref", "surfref"))
+REF_FIELDS = {
+    "texref": ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
+               "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2", "array_size", "num_mipmap_levels",
+               "num_samples"),
+    "samplerref": ("force_unnormalized_coords", "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2"),
+    "surfref": ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout"),
+}
+REF_FIELD_VALUES = ("nearest", "linear", "wrap", "mirror", "clamp_ogl", "clamp_to_edge", "clamp_to_border")
+_REF_EXAMPLE = {"texref": "filter_mode = nearest", "samplerref": "addr_mode_0 = wrap", "surfref": "width = 64"}
+
+
+def _ref_fields_error(t: str, v: tuple, name: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses the {...} list `v` of the fields of a reference of type `t`."""
+    fields = REF_FIELDS[t]
+    has = f".{t} has the fields {', '.join(fields)}"
+    if len(v) > len(fields):
+        return (f"{len(v)} elements in the list of the fields of the .{t} {name}, which has {len(fields)} (ptxas: "
+                "\"Too many elements in opaque struct initializer\")", f"give each field once: {has}")
+    for x in v:
+        if not _is_field(x):
+            what = "a {...} list" if _is_list(x) else "a value"
+            return (f"{what} in the list of the fields of the .{t} {name}, where a field belongs (ptxas: \"Opaque "
+                    "structure initializer requires named fields\")",
+                    f"write each field as `name = value`: `{{{_REF_EXAMPLE[t]}}}`")
+        if x[1] not in fields:
+            near = difflib.get_close_matches(x[1], fields, 1, 0.6)
+            return (f"'{x[1]}' is not a field of .{t} (ptxas: \"Unrecognized field name '{x[1]}' in opaque struct "
+                    "initializer\")", (f"did you mean {near[0]}? " if near else "") + has)
+    return None
+
+
+def field_value_error(init) -> Optional[Tuple[str, str, int]]:
+    """(message, note, index) where ptxas 13.0 refuses the value of a field (`name = value`) in the initializer
+    `init` (initializer_error's form), of any variable: a name not among REF_FIELD_VALUES ("Unrecognized initial
+    value symbol"); index: the value's, counted as initializer_error counts them. ptxas checks this over a whole
+    statement, before the rest of its initializers."""
+    for i, v in enumerate(_init_values(init)):
+        if _is_field(v) and isinstance(v[2], str) and v[2] not in REF_FIELD_VALUES:
+            near = difflib.get_close_matches(v[2], REF_FIELD_VALUES, 1, 0.6)
+            return (f"'{v[2]}' is not a value of a texture field (ptxas: \"Unrecognized initial value symbol "
+                    f"'{v[2]}'\")", (f"did you mean {near[0]}? " if near else "") + "a field takes a constant, "
+                    "or one of " + ", ".join(REF_FIELD_VALUES), i)
+    return None
+
+
+def ref_variable_error(space: str, tname: Optional[str], dims: Sequence[Optional[int]], linkage: Sequence[str],
+                       independent: bool, name: str = "") -> Optional[Tuple[str, str, str]]:
+    """(message, note, code) where ptxas 13.0 refuses a module-scope variable `name` of state space `space`
+    ('global', 'const', 'shared'), type `tname`, array dimensions `dims` and linkage directives `linkage`
+    ('extern', 'common', ...) after its initializer (initializer_error): a scalar reference outside .global,
+    .common, or a .samplerref without .target texmode_independent (`independent`). Else None."""
+    if tname not in REF_TYPES or dims:
+        return None
+    if space != "global":
+        return (f"the .{tname} {name} is a .{space} variable (ptxas: \"Texture and surface variables must be "
+                "declared in .global space\")", f"declare it `.global .{tname} {name};`", "PTX-E-DECL")
+    if "common" in linkage:
+        return (f"a .common variable cannot be a .{tname} (ptxas: \"Illegal type for .common symbol\")",
+                "declare it .visible or .weak to share it between modules", "PTX-E-DECL")
+    return sampler_mode_error(tname, dims, independent, name)
+
+
+def sampler_mode_error(tname: Optional[str], dims: Sequence[Optional[int]], independent: bool, name: str = ""
+                       ) -> Optional[Tuple[str, str, str]]:
+    """(message, note, code) where ptxas 13.0 refuses a .samplerref variable or kernel parameter `name` (of a
+    kernel's definition) of array dimensions `dims` without .target texmode_independent (`independent`): a
+    scalar one. Else None."""
+    if tname != "samplerref" or dims or independent:
+        return None
+    return (f".samplerref {name} needs .target texmode_independent (the default is texmode_unified, where samplers "
+            "are part of .texref; ptxas: \"Instruction or declaration violates .target texmode_unified setting\")",
+            "add texmode_independent to .target, or declare an array of .samplerref, which is plain memory",
+            "PTX-E-DIRECTIVE")
+
+
+def body_variable_error(space: str, tname: Optional[str], dims: Sequence[Optional[int]], name: str = ""
+                        ) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses a variable `name` of state space `space`, type `tname` and
+    array dimensions `dims` in a function's body because of what it is: a texture, sampler or surface reference
+    (see REF_TYPES), or a .tex variable. Else None."""
+    if tname in REF_TYPES:
+        return (f"a .{tname} cannot be declared in a function's body (ptxas: \"Texture/surface variable must be at "
+                "module or entry parameter scope\")", f"declare `.global .{tname} {name};` at module scope, or "
+                f"pass it as a kernel parameter `.param .{tname} {name}`")
+    if space == "tex":
+        said = ("Texture variables must be declared at module scope" if tname in ("u32", "u64") and not dims else
+                f"Variable '{name}' must be type .u32 or .u64")
+        return (f"the .tex state space is gone since PTX ISA 1.5, and a function's body declares no texture "
+                f"(ptxas: \"{said}\")", f"declare `.global .texref {name};` at module scope")
+    return None
+
+
 # state spaces whose variables take no initial value (ptxas 13.0: "No initial value is allowed for 'x' in this
 # state space")
 _NO_INIT_SPACES = ("reg", "local", "shared", "param")
@@ -2036,8 +2153,9 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
     the wrong count (at the list, before what it holds); a value where a list belongs; a value of the wrong
     kind: an address ptxas refuses (initial_address_error), then .uN and .sN take integers, .f32 and .f64
     floating-point values, .bN either; an address only a .u32 or .u64 ("Initial value type mismatch"); .f16 none ("No initial value is allowed for .f16 type", also for a
-    list where its value belongs); .f16x2 a list for each element's value (_PACKED_ONE). Then an .extern
-    variable takes none. None for a variable whose type undeclarable_type refuses (.pred, .bf16, ...)."""
+    list where its value belongs); .f16x2 a list for each element's value (_PACKED_ONE); a .texref,
+    .samplerref or .surfref a list of its fields (_ref_fields_error). Then an .extern variable takes none.
+    None for a variable whose type undeclarable_type refuses (.pred, .bf16, ...)."""
     if undeclarable_type(tname, space) is not None:
         return None  # the declaration is the error (undeclarable_type)
     if init is not None and space in _NO_INIT_SPACES:  # an empty list `{}` too
@@ -2045,7 +2163,7 @@ def initializer_error(space: str, tname: Optional[str], extern: bool, dims: Sequ
                 "in this state space\")", "give it its value in the code (st, mov), or declare it .global or .const",
                 "value" if _init_values(init) else "list", 0)
     t = tname or ""
-    if init is None or t in ("texref", "samplerref", "surfref"):
+    if init is None or (t in REF_TYPES and vector):  # a vector of references is the declaration's error
         return None
     bad = _initializer_walk(t, dims, vector, init, name, resolve, in_function)
     if bad is None and extern:  # an empty list `{}` too
@@ -2070,11 +2188,32 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
     else:
         shape = (f"write it shaped {_shape_example(levels)}: a list in braces per array dimension"
                  f"{' and for the vector' if vector else ''}" if levels else "write the value alone: `= 1`")
+    ref = t in REF_TYPES  # each element's value a {...} list of its fields: see _ref_fields_error
+    if ref:
+        shape = (f"write it shaped {_shape_example(levels, '{' + _REF_EXAMPLE[t] + '}')}: a list in braces "
+                 f"{'per array dimension, and one ' if levels else ''}of the fields, `name = value`")
     seen = [0, 0]  # lists and values passed so far
     words: List[Tuple[int, tuple]] = []  # (value index, the address) of each address in a packed element's list
 
     def walk(v, level: int):
+        if _is_field(v):
+            # a field stands for a value, and for an element of an array of references (as its list of one
+            # field); where a list of array elements belongs, and as a reference's whole initial value but
+            # that of a one-dimensional array of a size, it crashes ptxas 13.0
+            if ((level < len(levels) and not levels[level][1] and not ref) or
+                    (ref and level == 0 and not (len(dims) == 1 and dims[0]))):
+                return (f"the field `{v[1]} = {v[2]}` where {name} takes a {{...}} list crashes ptxas 13.0 (a "
+                        "segmentation fault, no message)", shape, "value", seen[1])
+            seen[1] += 1
+            return None
         if not _is_list(v):
+            if ref:
+                bad = None
+                if resolve is not None and isinstance(v, tuple) and v[0] == "sym":
+                    bad = initial_address_error(v[1], resolve(v[1]), v[2], v[3])
+                its = "its fields" if level == len(levels) else "array elements"
+                return (bad or (f"a single value where the .{t} {name} takes a {{...}} list of {its} (ptxas: "
+                                "\"Initial value type mismatch\")", shape)) + ("value", seen[1])
             if level < len(levels) or packed:
                 n, exact = levels[level] if level < len(levels) else (None, False)
                 want = (f"{n} values" if exact and not packed else "values" if level == len(levels) - 1 and not packed
@@ -2096,6 +2235,11 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
         here = seen[0]
         seen[0] += 1
         if level == len(levels):
+            if ref:
+                bad = _ref_fields_error(t, v, name)
+                for x in _init_lists_and_values(v):
+                    seen[0 if _is_list(x) else 1] += 1
+                return bad + ("list", here) if bad is not None else None
             if packed:  # ptxas checks nothing in an .f16x2 element's list
                 for x in _init_lists_and_values(v):
                     if _is_list(x):
@@ -2186,8 +2330,9 @@ def initializer_miscompile(tname: Optional[str], dims: Sequence[Optional[int]], 
                            name: str = "") -> Optional[Tuple[str, str, str, int]]:
     """(message, note, what, index), as initializer_error's, where ptxas 13.0 takes the initializer `init` of
     a variable but writes other values than it says: an .f16x2 element's list that holds other than one integer
-    (see _PACKED_ONE). Only for an initializer that initializer_error passes."""
-    if init is None:
+    (see _PACKED_ONE). Only for an initializer that initializer_error passes. None for a reference's, which
+    holds fields, not values."""
+    if init is None or tname in REF_TYPES:
         return None
     short = _short_list(dims, init, name)
     if tname != "f16x2":
@@ -2355,6 +2500,12 @@ def param_shape_error(space: str, tname: Optional[str], vector: Optional[int], a
     if tname == "pred" and array:
         return ("an array cannot be .pred (ptxas: \"Predicate type can only be used to define scalar register "
                 "variables\")", "declare a .b8 array (selp.u16 each predicate in, setp.ne.u16 it out)", "type")
+    if tname in REF_TYPES and allocated and not entry and not array:
+        said = "cannot be allocated in .param state space" if space == "param" else "cannot be allocated into a " \
+            "register"
+        return (f"a .func's parameter cannot be a .{tname} (ptxas: \"Variable '{name}' {said}\"): only a kernel's "
+                "is a reference", f"pass the reference's 64-bit handle in a .u64 parameter (mov.u64 %rd, {name}; "
+                "in the kernel), or make it a kernel parameter", "name")
     if space == "param" and allocated and not array and (vector is not None or (tname or "").endswith("x2")):
         what = f".v{vector} .{tname}" if vector is not None else f".{tname}"
         return (f"a {what} .param cannot be allocated (ptxas: \"cannot be allocated in .param state space\")",

@@ -2267,12 +2267,6 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
         if info.header.is_entry and info.header.rets:
             ctx.add("PTX-E-DECL", f"kernel {info.header.name} cannot return values (only .func can)", info.loc,
                     ("write results through a pointer parameter",), len(info.header.name))
-    if "texmode_independent" not in {n for n, _ in res.targets}:
-        for v in m.vars:
-            if v.type is not None and v.type.name == "samplerref":
-                ctx.add("PTX-E-DIRECTIVE", f".samplerref {v.name} needs .target texmode_independent (the default "
-                                           "is texmode_unified, where samplers are part of .texref)", v.loc, (),
-                        len(v.name))
     if res.address_size is not None and res.address_size[0] not in (32, 64):
         ctx.add("PTX-E-DIRECTIVE", f".address_size must be 32 or 64, not {res.address_size[0]}", res.address_size[1])
 

@@ -33,8 +33,10 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import (CODE_MISCOMPILE, initializer_error, initializer_miscompile, param_array_error,
-                       param_shape_error, param_type_allocated, undeclarable_type, variable_array_error, vector_error)
+from .legality import (CODE_MISCOMPILE, body_variable_error, field_value_error, initializer_error,
+                       initializer_miscompile, param_array_error, param_shape_error, param_type_allocated,
+                       ref_variable_error, sampler_mode_error, undeclarable_type, variable_array_error,
+                       vector_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -745,9 +747,18 @@ class _Walker:
             if len(c) == 4:
                 self._init_offset(f"generic({c[1].value})", c[3], c[2])
             return ("sym", c[1].value, True, len(c) == 4)
-        if d == "init_field":
-            at.append((m.line, m.column, span, "field"))
-            return ("field", c[0].value, c[1].value)
+        if d == "init_field":  # `name = value`: at the value, where ptxas 13.0 reports a value it does not know
+            x = c[1]
+            if isinstance(x, Token) and x.type == "NAME":
+                v = x.value
+            elif isinstance(x, Token) and x.type == "FLOAT_HEX":
+                v = _float_value(x.value)[0]
+            else:
+                v = self.expr(x)
+            xm = x if isinstance(x, Token) else x.meta
+            xs = xm.end_pos - xm.start_pos if xm.end_line == xm.line else 1
+            at.append((xm.line, xm.column, xs, "field"))
+            return ("field", c[0].value, v)
         raise InternalError(f"unexpected initializer rule {d}")
 
     def function(self, t: Tree):
@@ -1336,18 +1347,24 @@ class _IRBuilder:
         decl: Decl = rec[4]
         line = rec[0]
         ty = _type_of(decl.type)
-        self.vector_shape(decl)
+        bad_vector = self.vector_shape(decl)
         known = {n: v.space for n, v in self.module_vars.items()}  # earlier statements' variables, not this one's
         functions = self.res.functions
 
         def resolve(name: str) -> Optional[str]:
             return known.get(name) or ("func" if name in functions else None)
+        # in the order ptxas 13.0 checks them, one error for the statement: its vector, its fields' values, then
+        # each name's initializer, array dimensions and, of a reference, where it is declared
+        checked = not bad_vector and not self.field_values(decl)
+        independent = any(n == "texmode_independent" for n, _ in self.res.targets)
         for it in decl.items:
             count = _count(it)
             extern = "extern" in decl.linkage
-            if decl.space not in ("reg", "sreg", "local", "param", "tex"):  # lint reports those spaces here
-                self.initial_values(decl, it, resolve)
-                self.array_dims(decl, it, line)
+            if checked and decl.space not in ("reg", "sreg", "local", "param", "tex"):  # lint reports those here
+                if not self.initial_values(decl, it, resolve) and not self.array_dims(decl, it, line):
+                    bad = ref_variable_error(decl.space, decl.type, it.dims, decl.linkage, independent, it.name)
+                    if bad is not None:
+                        self.error(bad[2], bad[0], line, it.col, len(it.name), (bad[1],))
             init = it.init
             num_init = None
             if init is not None:
@@ -1415,6 +1432,11 @@ class _IRBuilder:
         at = p.name_at or p.type_at
         if bad is not None and at is not None:
             self.error("PTX-E-DECL", bad[0], at[0], at[1], len(p.name), (bad[1],))
+        elif entry and allocated and at is not None:
+            bad = sampler_mode_error(tname, p.dims, any(n == "texmode_independent" for n, _ in self.res.targets),
+                                     p.name)
+            if bad is not None:
+                self.error(bad[2], bad[0], at[0], at[1], len(p.name), (bad[1],))
 
     # -- function bodies
     def body_stmt(self, rec):
@@ -1493,10 +1515,22 @@ class _IRBuilder:
                    len(directive) + 1, (f"define the label right before it: `$L: .{directive} ...;`",))
         return None
 
-    def initial_values(self, decl: Decl, it: DeclItem, resolve: Callable[[str], Optional[str]]):
+    def field_values(self, decl: Decl) -> bool:
+        """PTX-E-DECL at the first value of a field (`filter_mode = x`) in the initializers of `decl` that ptxas
+        rejects (field_value_error), which it checks before the rest of them; True where there is one."""
+        for it in decl.items:
+            if it.init is not None and "field" in (a[3] for a in it.init_at):
+                bad = field_value_error(it.init)
+                if bad is not None:
+                    line, col, span, _v = it.init_at[bad[2]]
+                    self.error("PTX-E-DECL", bad[0], line, col, span, (bad[1],))
+                    return True
+        return False
+
+    def initial_values(self, decl: Decl, it: DeclItem, resolve: Callable[[str], Optional[str]]) -> bool:
         """PTX-E-DECL at the value, or the list's closing brace, where ptxas rejects the initializer of `it`
         (initializer_error; `resolve` tells what a name it takes the address of is there); the names it takes
-        the address of go to res.init_refs."""
+        the address of go to res.init_refs. True where that is an error."""
         if "sym" in (a[3] for a in it.init_at):
             self.res.init_refs[it.name] = tuple(v[1] for v in _flatten(it.init) if isinstance(v, tuple) and v
                                                 and v[0] == "sym")
@@ -1507,12 +1541,13 @@ class _IRBuilder:
             bad = initializer_miscompile(decl.type, it.dims, decl.vector, it.init, it.name)
             code, severity = CODE_MISCOMPILE, "warning"
         if bad is None:
-            return
+            return False
         if bad[2] == "list":
             line, col, span = it.init_lists[bad[3]] + (1,)
         else:
             line, col, span, _v = it.init_at[bad[3]]
         self.error(code, bad[0], line, col, span, (bad[1],), severity)
+        return severity == "error"
 
     def resolve_var(self, name: str) -> Optional[str]:
         """What `name` is declared as where the statement being read stands: the state space of a variable
@@ -1528,23 +1563,28 @@ class _IRBuilder:
             return v.space
         return "func" if name in self.res.functions else None
 
-    def vector_shape(self, decl: Decl):
+    def vector_shape(self, decl: Decl) -> bool:
         """PTX-E-DECL at the `.vN` of a vector variable ptxas rejects (vector_error); registers are lint's to
-        check and .param variables param_shape_error's, with the same rule."""
+        check and .param variables param_shape_error's, with the same rule. True where it is an error."""
         if decl.vector is not None and decl.vector_at is not None and decl.space not in ("reg", "param") \
                 and undeclarable_type(decl.type, decl.space) is None:
             bad = vector_error(decl.vector, decl.type, "variable")
             if bad is not None:
                 self.error("PTX-E-DECL", bad[0], decl.vector_at[0], decl.vector_at[1], len(f".v{decl.vector}"),
                            (bad[1],))
+                return True
+        return False
 
-    def array_dims(self, decl: Decl, it: DeclItem, line: int):
-        """PTX-E-DECL at the name of `it` where ptxas rejects its array dimensions (variable_array_error)."""
+    def array_dims(self, decl: Decl, it: DeclItem, line: int) -> bool:
+        """PTX-E-DECL at the name of `it` where ptxas rejects its array dimensions (variable_array_error); True
+        where it does."""
         if it.dims:
             bad = variable_array_error(decl.space, it.dims, it.name, "extern" in decl.linkage, it.init is not None,
                                        decl.type)
             if bad is not None:
                 self.error("PTX-E-DECL", bad[0], line, it.col, len(it.name), (bad[1],))
+                return True
+        return False
 
     def declare(self, decl: Decl, line: int):
         sc = self.scope
@@ -1554,11 +1594,18 @@ class _IRBuilder:
         if bad is not None and decl.items:
             at = decl.type_at or (line, decl.items[0].col)
             self.error("PTX-E-DECL", bad[0], at[0], at[1], len(decl.type) + 1, (bad[1],))
-        self.vector_shape(decl)
-        for it in decl.items:
-            if it.init is not None:
-                self.initial_values(decl, it, self.resolve_var)
-            self.array_dims(decl, it, line)
+        bad_vector = self.vector_shape(decl)
+        out = body_variable_error(decl.space, decl.type, decl.items[0].dims, decl.items[0].name) \
+            if decl.items and bad is None else None
+        if out is not None:  # the statement's one error (ptxas 13.0 checks only its vector before)
+            if not bad_vector and decl.vector is None:
+                at = decl.type_at or (line, decl.items[0].col)
+                self.error("PTX-E-DECL", out[0], at[0], at[1], len(decl.type) + 1, (out[1],))
+        elif not self.field_values(decl):
+            for it in decl.items:
+                if it.init is not None:
+                    self.initial_values(decl, it, self.resolve_var)
+                self.array_dims(decl, it, line)
         if decl.space == "reg":
             for it in decl.items:
                 if it.count is not None:
@@ -1580,7 +1627,7 @@ class _IRBuilder:
                     sc.names[it.name] = self.loc(line, it.col)
             return
         for it in decl.items:
-            if decl.space == "param":
+            if decl.space == "param" and (out is None or decl.vector is not None):
                 bad = param_shape_error("param", decl.type, decl.vector, bool(it.dims), True, name=it.name)
                 if bad is not None:
                     at = (line, it.col) if bad[2] == "name" or decl.vector_at is None else decl.vector_at

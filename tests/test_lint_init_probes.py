@@ -34,7 +34,8 @@ What ptxas 13.0 showed (each case below is a module of its own; the tests marked
   defines in a module variable's initializer ("Cannot take address of function 'f'"); `ptxas -c` takes it,
   and so does lint (in a function's body whole-program ptxas takes it too). A texture field as the value of
   another variable (`.global .u64 p = a=b;`) is refused where the field's value is not one ptxas knows
-  ("Unrecognized initial value symbol 'b'") and taken where it is (`= filter_mode=nearest`); lint takes both.
+  ("Unrecognized initial value symbol 'b'") and taken where it is (`= filter_mode=nearest`), as lint does
+  (tests/test_lint_texref_probes.py).
 - an empty list `{}` stands where a list of array elements of a sized array does (`v[2] = {}`,
   `v[2][2] = {{}, {1, 2}}`), and as an .f16x2 element's list; for an array whose size its initializer gives
   (`v[] = {}`, `v[0] = {}`) it is "Initial value type mismatch", and it counts as an initial value for an
