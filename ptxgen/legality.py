@@ -1668,11 +1668,15 @@ def _handles_problem(s: Slot, o: OperandInfo, pos: str, title: str) -> Optional[
                                     f"{'s' if len(hs) != 1 else ''} given")
     for i, (h, (names, _)) in enumerate(zip(hs, s.handles)):
         if h is not None and h not in names:
-            what = "a variable of another type" if h == "variable" else \
-                f"a .{h} variable" if h.endswith("ref") else f"a .{h} register"
-            return _diag(CODE_OPERANDS, f"{title}: {pos}: item {i + 1} is {what}; {_handle_text(names)} expected")
+            what = "a variable of another type" if h == "variable" else "an array of references, which is " \
+                "plain memory" if h == "array" else f"a .{h} variable" if h.endswith("ref") else f"a .{h} register"
+            notes = ("declare each reference a scalar (`.global .texref t0, t1;`), or give its 64-bit handle in a "
+                     "register",) if h == "array" else ()
+            return _diag(CODE_OPERANDS, f"{title}: {pos}: item {i + 1} is {what}; {_handle_text(names)} expected",
+                         notes)
         if h is None and names:
-            return _diag(CODE_OPERANDS, f"{title}: {pos}: item {i + 1} must be {_handle_text(names)}")
+            return _diag(CODE_OPERANDS, f"{title}: {pos}: item {i + 1} must be {_handle_text(names)}",
+                         ("name the reference alone, with no offset, or a register that holds its handle",))
     return None
 
 

@@ -931,7 +931,9 @@ def legality_check(instr: Instr, target: Optional[Target], version: Optional[Ptx
             if t is AddrList:
                 infos.append(_texture_ref_info(o))
             elif t is Addr:  # txq/suq [a]: what a names (a .texref ... variable or a handle register)
-                infos.append(replace(operand_info(o), handles=(_handle_name(o.base),)))
+                h = _handle_name(o.base) if o.offset == 0 else None
+                info = operand_info(o)
+                infos.append(replace(info, handles=(h,), space=None if h in _REF_TYPES else info.space))
             else:
                 infos.extend(operand_infos((o,)))
     else:
@@ -941,18 +943,31 @@ def legality_check(instr: Instr, target: Optional[Target], version: Optional[Ptx
 
 # the instructions whose operands name a texture, sampler or surface
 _HANDLE_OPS = ("tex", "tld4", "txq", "suq", "suld", "sust", "sured")
-_REF_TYPES = frozenset(("texref", "samplerref", "surfref"))
+_REF_TYPES = legality.REF_TYPES
+
+
+def _ref_var(base) -> Optional[str]:
+    """The type name of a variable that is a texture, sampler or surface reference (a scalar .texref,
+    .samplerref or .surfref variable or kernel parameter; an array of them is plain memory), else None."""
+    if isinstance(base, Sym) and base.space not in ("?", "func") and getattr(base, "count", None) is None:
+        ty = getattr(base, "type", None)
+        if ty is not None and ty.name in _REF_TYPES:
+            return ty.name
+    return None
 
 
 def _handle_name(base) -> Optional[str]:
     """The type name of a texture/sampler/surface operand: a register's, a .texref/.samplerref/.surfref
-    variable's, 'variable' for any other variable; None for anything else."""
+    variable's or kernel parameter's, 'array' for an array of them, 'variable' for any other variable; None
+    for anything else."""
     t = type(base)
     if t is Reg:
         return base.type.name if base.type is not None else None
     if isinstance(base, Sym) and base.space not in ("?", "func"):
         ty = getattr(base, "type", None)
-        return ty.name if ty is not None and ty.name in _REF_TYPES else "variable"
+        if ty is not None and ty.name in _REF_TYPES:
+            return "array" if getattr(base, "count", None) is not None else ty.name
+        return "variable"
     return None
 
 
@@ -965,13 +980,12 @@ def _texture_ref_info(o: AddrList) -> OperandInfo:
     if len(items) >= 2 and all(type(x) is Addr and x.offset == 0 for x in items[:-1]):
         handles = tuple(_handle_name(x.base) for x in items[:-1])
         base = items[0].base
+        space = None if handles[0] in _REF_TYPES else var_space(base)  # a kernel's .param .texref is one too
         if type(last) is Vec:
             coords = operand_info(last)                  # the vector's count and element types
-            return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base),
-                               handles=handles)
+            return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=space, handles=handles)
         if type(last) is Addr and last.offset == 0 and type(last.base) is Reg:
-            return OperandInfo("tensor", count=1, elems=(last.base.type,), space=var_space(base), handles=handles,
-                               bare=True)
+            return OperandInfo("tensor", count=1, elems=(last.base.type,), space=space, handles=handles, bare=True)
     return OperandInfo("addr")
 
 
@@ -1312,7 +1326,7 @@ class _FnCheck:
         for k, o in enumerate(ins.operands):
             if type(o) is AddrList and len(o.items) == 3 and type(o.items[1]) is Addr:
                 h = _handle_name(o.items[1].base)
-                if h is not None and h not in ("samplerref", "b64", "u64", "s64"):
+                if h is not None and h not in ("samplerref", "b64", "u64", "s64", "array"):  # an array: legality's
                     self.ctx.add("PTX-E-OPERANDS", f"{ins.opcode.split('.')[0]}: operand {k + 1}: the sampler is "
                                                    f"{'a .' + h if h != 'variable' else 'a variable of another type'}; "
                                                    ".target texmode_independent takes a .samplerref or a 64-bit "
@@ -1718,6 +1732,14 @@ class _FnCheck:
             sp = sym.space
             if sp in ("?", "func"):
                 continue
+            ref = _ref_var(sym)
+            if ref is not None:  # memory of no instruction (ld, st: "Illegal operand type"; atom, prefetch crash)
+                self.ctx.add("PTX-E-OPERANDS", f"{sym.name} is a .{ref}, which {op.base} cannot address (ptxas: "
+                                               f"\"Illegal operand type to instruction '{op.base}'\")",
+                             _tok_loc(self.ctx, loc, k), (f"tex, tld4, txq, suld, sust, sured and suq name a .{ref}; "
+                                                          f"its 64-bit handle is `mov.u64 %rd, {sym.name};`",),
+                             len(sym.name))
+                return
             if op.space is None:
                 if sp in ("const", "param"):
                     self.ctx.add("PTX-E-OPERANDS", f"{sym.name} is a .{sp} variable; generic {op.base} cannot "
@@ -1756,8 +1778,14 @@ class _FnCheck:
         elif t is Vec:
             self.pack(s, ty, op, loc, 1)
         elif isinstance(s, Sym) or t is SymOffset:
-            if ty.kind not in ("b", "u", "s") or ty.bits < 32:
-                name = s.name if isinstance(s, Sym) else s.sym.name
+            name = s.name if isinstance(s, Sym) else s.sym.name
+            ref = _ref_var(s)
+            if ref is not None and ty.name != "u64":
+                what = {"texref": "texture", "samplerref": "sampler", "surfref": "surface"}[ref]
+                ctx.add("PTX-E-TYPE", f"{name} is a .{ref}: mov.{ty.name} cannot take its handle (ptxas: \"Indirect "
+                                      f"access to {what} requires .u64 type\")", _tok_loc(ctx, loc, 1),
+                        (f"write mov.u64 %rd, {name}",), len(name))
+            elif ty.kind not in ("b", "u", "s") or ty.bits < 32:
                 ctx.add("PTX-E-TYPE", f"the address of {name} needs a 32- or 64-bit integer mov, not "
                                       f"mov.{ty.name}", _tok_loc(ctx, loc, 1), (), len(name))
 

@@ -28,6 +28,10 @@ What ptxas 13.0 showed:
   .extern reference takes none, then the state space and .common rules above. A field as the whole initial value
   crashes ptxas (but of a one-dimensional array of a size), and so does one where a non-reference array's list
   belongs (`.global .b32 x[2] = a = 1;`).
+- an instruction names a reference through tex, tld4, txq, suld, sust, sured and suq, a kernel's .param one too
+  (which takes no .global space); an array of them is no reference there ("Arguments mismatch"), nor `[t+4]`.
+  mov takes its handle as .u64 only ("Indirect access to texture requires .u64 type"); ld, st and the other
+  memory instructions do not address it ("Illegal operand type to instruction 'ld'"; atom and prefetch crash).
 """
 from __future__ import annotations
 
@@ -150,6 +154,43 @@ def test_body_and_parameter_cases_agree_with_ptxas(text, code, at, crashes):
     _lints_at(text, code, at)  # lint's error where ptxas's is, and what it says
 
 
+_K = (".global .texref t;\n.global .texref ta[2];\n.global .surfref s;\n.visible .entry k(.param .texref pt)\n{{\n"
+      ".reg .b64 %rd;\n.reg .b32 %r;\n.reg .f32 %f<6>;\n{}\nret;\n}}")
+_KI = (".global .texref t;\n.global .samplerref sa[2];\n.visible .entry k(.param .texref pt, .param .samplerref ps)\n"
+       "{{\n.reg .b64 %rd;\n.reg .b32 %r;\n.reg .f32 %f<6>;\n{}\nret;\n}}")
+_D = "{%f0, %f1, %f2, %f3}"
+OPS, TYPE = "PTX-E-OPERANDS", "PTX-E-TYPE"
+# references named by instructions
+USES = [
+    (U, _K.format(f"tex.2d.v4.f32.f32 {_D}, [pt, {{%f4, %f5}}];"), OK, None),
+    (U, _K.format("txq.width.b32 %r, [pt];"), OK, None),
+    (I, _KI.format(f"tex.2d.v4.f32.f32 {_D}, [pt, ps, {{%f4, %f5}}];"), OK, None),
+    (U, _K.format(f"tex.2d.v4.f32.f32 {_D}, [ta, {{%f4, %f5}}];"), OPS, "[ta"),
+    (I, _KI.format(f"tex.2d.v4.f32.f32 {_D}, [t, sa, {{%f4, %f5}}];"), OPS, "[t, sa"),
+    (U, _K.format("txq.width.b32 %r, [t+4];"), OPS, "[t+4]"),
+    (U, _K.format("mov.b64 %rd, t;"), TYPE, "t;"),
+    (U, _K.format("mov.u32 %r, s;"), TYPE, "s;"),
+    (U, _K.format("ld.global.u64 %rd, [t];"), OPS, "[t]"),
+    (U, _K.format("ld.param.u64 %rd, [pt];"), OPS, "[pt]"),
+    (U, _K.format("st.global.b32 [t+4], %r;"), OPS, "[t+4]"),
+    (U, _K.format("atom.global.add.u64 %rd, [t], 1;"), OPS, "[t]", True),
+]
+USE_CASES = _cases(USES)
+
+
+@pytest.mark.parametrize("text,code,at,crashes", USE_CASES, ids=[c[0].split("\n")[-4] for c in USE_CASES])
+def test_references_in_instructions_lint_as_ptxas_takes_them(text, code, at, crashes):
+    _lints_at(text, code, at)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("text,code,at,crashes", USE_CASES, ids=[c[0].split("\n")[-4] for c in USE_CASES])
+def test_reference_use_cases_agree_with_ptxas(text, code, at, crashes):
+    _case_agrees_with_ptxas(text, code, crashes)
+    _lints_at(text, code, at)  # lint's error where ptxas's is, and what it says
+
+
 def test_reference_errors_say_what_ptxas_says_and_what_to_write():
     def one(text):
         (d,) = errors(text)
@@ -164,3 +205,5 @@ def test_reference_errors_say_what_ptxas_says_and_what_to_write():
         (msg, note)
     msg, note = one(U + ".func f(.param .texref t)\n{\nret;\n}\n")
     assert "cannot be allocated in .param state space" in msg and ".u64 parameter" in note, (msg, note)
+    msg, note = one(U + _K.format("mov.b64 %rd, t;") + "\n")
+    assert "Indirect access to texture requires .u64 type" in msg and note == "write mov.u64 %rd, t", (msg, note)
