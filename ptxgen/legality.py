@@ -2002,6 +2002,56 @@ def param_array_error(space: str, dims: Sequence[Optional[int]], entry: bool = F
     return None
 
 
+# a module variable declared again, as ptxas 13.0 takes it: any number of .extern declarations and one
+# definition, in any order, where each has the type, vector length and array dimensions of the first (an array
+# of no size, `x[]`, of any size; a size its initializer counts is its size); else "Inconsistent redefinition of
+# variable". A second definition is "Duplicate definition of variable", and a definition after an .extern
+# declaration must be .visible, .weak or .common ("'.extern' variable 'x' cannot be resolved by a '.static'").
+# ptxas compares neither the state spaces nor the alignments.
+@dataclass(frozen=True)
+class VarShape:
+    """What variable_redeclaration_error compares of a module variable's declaration: its linkage ('extern',
+    'visible', 'weak', 'common' or ''), type name, vector length and array dimensions (the first None where
+    neither it nor an initializer gives its size)."""
+
+    linkage: str
+    type: str
+    vector: Optional[int]
+    dims: Tuple[Optional[int], ...]
+
+    @staticmethod
+    def of(linkage: Sequence[str], tname: str, vector: Optional[int], dims: Sequence[Optional[int]], init
+           ) -> "VarShape":
+        dims = tuple(dims)
+        if dims and not dims[0]:
+            dims = ((len(init) or None) if _is_list(init) else None,) + dims[1:]
+        return VarShape(next(iter(linkage), ""), tname, vector, dims)
+
+
+def variable_redeclaration_error(first: Sequence[VarShape], again: VarShape, name: str = ""
+                                 ) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses a module variable `name` declared as `again` after the
+    declarations `first` (see VarShape), else None."""
+    def same(shape: VarShape) -> bool:
+        return (shape.type, shape.vector, len(shape.dims), shape.dims[1:]) == \
+            (again.type, again.vector, len(again.dims), again.dims[1:]) and \
+            (not shape.dims or None in (shape.dims[0], again.dims[0]) or shape.dims[0] == again.dims[0])
+    if not all(same(d) for d in first):
+        return (f"'{name}' is declared again with another type or shape (ptxas: \"Inconsistent redefinition of "
+                f"variable '{name}'\")", "declare it as the first declaration does: the type, vector and array "
+                "dimensions (an .extern array may leave its size out: `x[]`)")
+    if again.linkage == "extern":
+        return None
+    if any(d.linkage != "extern" for d in first):
+        return (f"'{name}' is defined twice (ptxas: \"Duplicate definition of variable '{name}'\")",
+                "keep one definition; declare the variable .extern where it is only used")
+    if not again.linkage:
+        return (f"'{name}' is declared .extern above and defined here without .visible, .weak or .common (ptxas: "
+                f"\"'.extern' variable '{name}' cannot be resolved by a '.static'\")",
+                "define it `.visible` (or .weak, .common), or define it before the .extern declaration")
+    return None
+
+
 def _product(dims: Sequence[int]) -> int:
     n = 1
     for d in dims:

@@ -36,7 +36,7 @@ from .errors import InternalError, PtxgenError
 from .legality import (CODE_MISCOMPILE, body_variable_error, field_value_error, initializer_error,
                        initializer_miscompile, param_array_error, param_shape_error, param_type_allocated,
                        ref_variable_error, sampler_mode_error, undeclarable_type, variable_array_error,
-                       vector_error)
+                       variable_redeclaration_error, vector_error, VarShape)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -1215,6 +1215,7 @@ class _IRBuilder:
         self.diags = res.diagnostics
         self.violations: List[int] = []
         self.module_vars: Dict[str, ParamSym] = {}
+        self.var_shapes: Dict[str, list] = {}  # each module variable's first line and declarations so far
         self.module = Module(None, None, 64)  # target/version filled from the directives
         self.fn: Optional[Function] = None
         self.fn_name = ""
@@ -1377,8 +1378,20 @@ class _IRBuilder:
                           self.loc(line, it.col), text,
                           self.loc(*decl.type_at) if decl.type_at is not None else None)
             self.module.vars.append(v)
-            if it.name in self.module_vars or it.name in self.res.functions:
+            shape = VarShape.of(decl.linkage, decl.type, decl.vector, it.dims, it.init)
+            earlier = self.var_shapes.get(it.name)
+            if it.name in self.res.functions:
                 self.error("PTX-E-REDECLARED", f"'{it.name}' is already defined", line, it.col, len(it.name))
+            elif earlier is not None:  # .extern declarations and a definition (variable_redeclaration_error)
+                bad = variable_redeclaration_error(earlier[1:], shape, it.name)
+                if bad is not None:
+                    self.error("PTX-E-REDECLARED", bad[0], line, it.col, len(it.name),
+                               (bad[1], f"first declared at line {earlier[0]}"))
+                earlier.append(shape)
+                if extern:
+                    continue  # the symbol stays the definition's, or the first declaration's
+            else:
+                self.var_shapes[it.name] = [line, shape]
             self.module_vars[it.name] = ParamSym(it.name, decl.space, ty, count, decl.align)
 
     def function(self, rec):
@@ -2220,6 +2233,11 @@ def _syntax_diag(e: lark.exceptions.UnexpectedInput, res: ParseResult) -> Diagno
             col -= 1
             span = len(lit)
             notes.append(f"write ({lit}): ptxas 13.0 takes `-({lit})` and `2.0*({lit})`")
+        elif tok.value in (".visible", ".extern", ".weak", ".common") and "LINKAGE" not in e.expected:
+            # after another linkage directive (ptxas 13.0: "Parsing error near '.extern': syntax error")
+            msg = f"a second linkage directive '{tok.value}': a declaration takes one"
+            span = len(tok.value)
+            notes.append("keep one of .extern, .visible, .weak and .common")
         else:
             what = _describe(tok.type)
             msg = (f"unexpected {what}" if what.startswith("'") else
