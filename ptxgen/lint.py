@@ -214,6 +214,8 @@ del _key, _need
 _TYPE_WORDS = frozenset(("pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32",
                          "s64", "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e4m3x2",
                          "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "s2f6x2", "f8x2", "f6x2", "f4x2"))
+# the state spaces whose memory an instruction that writes it cannot name (ptxas 13.0: "State space incorrect")
+_NO_WRITE_SPACES = {"st": ("const",), "atom": ("const", "param", "local"), "red": ("const", "param", "local")}
 _SPACES = frozenset(("global", "shared", "shared::cta", "shared::cluster", "local", "param", "param::entry",
                      "param::func", "const", "generic"))
 _ROUND = frozenset(C.ROUND_F)
@@ -856,6 +858,11 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         sp = [x for x in op.mods if x in _SPACES]
         if len(sp) > 1:
             diags.append(("PTX-E-MODIFIER", f"{base} takes one state space, {len(sp)} given", ()))
+        elif sp and (sp[0] in _NO_WRITE_SPACES.get(base, ())):
+            diags.append(("PTX-E-MODIFIER", f"{base} cannot write .{sp[0]} memory (ptxas: \"State space incorrect "
+                                            f"for instruction '{base}'\")",
+                          (f"{base} takes .global, .shared (::cta, ::cluster) or a generic address"
+                           + (", and st .local" if base == "st" else ""),)))
         if base == "st" and m & set(C.LD_CACHE) - set(C.ST_CACHE):
             diags.append(("PTX-E-MODIFIER", f"st has no cache operator .{sorted(m & (set(C.LD_CACHE) - set(C.ST_CACHE)))[0]}",
                           ("st takes " + ", ".join("." + c for c in C.ST_CACHE),)))
@@ -1429,6 +1436,8 @@ class _FnCheck:
             self.generic_addresses(ins, op, loc)
         if op.base in _MEMORY_OPS and op.space != "?":
             self.symbol_spaces(ins, op, loc)
+        elif op.base in ("cvta", "isspacep") and len(ops) == 2:
+            self.conversion_symbol(ins, op, loc)
 
     def wmma_fragments(self, ins: Instr, op: _Op, loc):
         """wmma's fragment operands (`op.wmma`, from `_wmma_rules`): an a or b element type at a shape it
@@ -1751,6 +1760,29 @@ class _FnCheck:
             elif sp == "param" and getattr(sym, "input", False) and op.base != "ld" and k == 0:
                 self.ctx.add("PTX-E-OPERANDS", f"{sym.name} is an input parameter; {op.base} cannot write it",
                              _tok_loc(self.ctx, loc, k), (), len(sym.name))
+
+    def conversion_symbol(self, ins: Instr, op: _Op, loc):
+        """cvta and isspacep of a variable's address, as ptxas 13.0 takes them: cvta.space converts the address
+        of a variable of that space ("State space mismatch between instruction and address"), cvta.to.space
+        and isspacep a register ("must be register", "Arguments mismatch"; isspacep takes `g+4`)."""
+        o = ins.operands[1]
+        if not isinstance(o, Sym) or o.space == "?":
+            if type(o) is not SymOffset or op.base == "isspacep" or "to" in op.mods or o.sym.space == "?":
+                return
+            o = o.sym
+        name = o.name
+        if op.base == "isspacep" or "to" in op.mods:
+            self.ctx.add("PTX-E-OPERANDS", f"{op.base}{'.to' if 'to' in op.mods else ''} takes a register, not the "
+                                           f"variable {name}", _tok_loc(self.ctx, loc, 1),
+                         (f"put its address in a register first: `mov.u64 %rd, {name};`",), len(name))
+            return
+        sp = op.space
+        if sp and o.space != sp:
+            what = "the function" if o.space == "func" else f"a .{o.space} variable"
+            self.ctx.add("PTX-E-OPERANDS", f"{name} is {what}, but this is cvta.{op.space} (ptxas: \"State space "
+                                           "mismatch between instruction and address\")", _tok_loc(self.ctx, loc, 1),
+                         (f"write cvta.{o.space}" if o.space != "func" else "a function's address is generic already: "
+                          f"mov.u64 %rd, {name};",), len(name))
 
     def mov(self, ins: Instr, op: _Op, loc):
         """mov: a register, immediate, special register, variable address, or a vector to (un)pack."""

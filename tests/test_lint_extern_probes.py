@@ -19,6 +19,10 @@ What ptxas 13.0 showed:
   (`.extern .const .b8 x[];` then `.extern .global .align 8 .b8 x[4];` is taken). A second definition is
   "Duplicate definition of variable 'x'", a definition after an .extern declaration without .visible, .weak or
   .common "'.extern' variable 'x' cannot be resolved by a '.static'".
+- in instructions: isspacep takes a register or `x+N`, not a variable's name ("Arguments mismatch"), cvta.to a
+  register ("Argument 1 of instruction 'cvta.to': must be register"), cvta.space the address of a variable of
+  that space ("State space mismatch between instruction and address"); st does not write .const memory, atom and
+  red neither .const, .param nor .local ("State space incorrect for instruction 'atom'").
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from test_lint_vector_probes import _PHDR, errors, gen_cases, needs_ptxas  # noq
 from test_lint_init_probes import _lints_at  # noqa: E402
 
 OK = None
-REDECL, SYNTAX = "PTX-E-REDECLARED", "PTX-E-SYNTAX"
+REDECL, SYNTAX, OPS, MOD = "PTX-E-REDECLARED", "PTX-E-SYNTAX", "PTX-E-OPERANDS", "PTX-E-MODIFIER"
 
 # (text after the header, the code of lint's error or None, where it starts)
 DECLS = [
@@ -58,11 +62,26 @@ DECLS = [
     (".weak .visible .func f()\n{\nret;\n}", SYNTAX, ".visible"),
 ]
 
-CASES = [(_PHDR + t + "\n", code, at) for t, code, at in DECLS]
+_K = (".extern .global .align 16 .b8 g[];\n.extern .const .align 8 .u32 c[][4];\n.extern .shared .align 16 .b8 s[];\n"
+      ".visible .entry k()\n{{\n.reg .b64 %rd;\n.reg .b32 %r;\n.reg .pred %p;\n{}\nret;\n}}")
+# extern arrays in instructions
+USES = [
+    (_K.format("isspacep.global %p, g;"), OPS, "g;"),
+    (_K.format("isspacep.shared %p, s;"), OPS, "s;"),
+    (_K.format("cvta.shared.u64 %rd, g;"), OPS, "g;"),
+    (_K.format("cvta.global.u64 %rd, c+16;"), OPS, "c+16"),
+    (_K.format("cvta.to.global.u64 %rd, g;"), OPS, "g;"),
+    (_K.format("st.const.u32 [c], %r;"), MOD, "st.const"),
+    (_K.format("atom.const.add.u32 %r, [c+4], 1;"), MOD, "atom.const"),
+    (_K.format("red.local.add.u32 [%rd], 1;"), MOD, "red.local"),
+    (_K.format("atom.param.exch.b32 %r, [%rd], 1;"), MOD, "atom.param"),
+]
+CASES = [(_PHDR + t + "\n", code, at) for t, code, at in DECLS + USES]
 
 
 def _ids(cases):
-    return [c[0][len(_PHDR):].strip().split("\n{\n")[-1].replace("\nret;\n}", "") for c in cases]
+    """A case's text, or for one of the kernel _K its instruction."""
+    return [c[0].split("\n")[-4] if ".reg .pred %p;" in c[0] else c[0][len(_PHDR):].strip() for c in cases]
 
 
 @pytest.mark.parametrize("text,code,at", CASES, ids=_ids(CASES))
