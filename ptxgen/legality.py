@@ -2258,6 +2258,8 @@ def _initializer_walk(t: str, dims: Sequence[Optional[int]], vector: Optional[in
                     (ref and level == 0 and not (len(dims) == 1 and dims[0]))):
                 return (f"the field `{v[1]} = {v[2]}` where {name} takes a {{...}} list crashes ptxas 13.0 (a "
                         "segmentation fault, no message)", shape, "value", seen[1])
+            if t == "f16":  # as any value of it
+                return _F16_INIT + ("value", seen[1])
             seen[1] += 1
             return None
         if not _is_list(v):

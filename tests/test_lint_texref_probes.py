@@ -92,6 +92,7 @@ MODULE = [
     (U, ".global .b32 x[2] = a = 1;", DECL, "1;", True),
     (U, ".global .v2 .b32 x = {a = 1, 2};", OK, None),
     (U, ".global .f16x2 x = a = 1;", OK, None),
+    (U, ".global .f16 x = a = 1;", DECL, "1;"),
     (U, ".extern .global .texref t = { filter_mode = nearest };", DECL, "nearest }"),
     (U, ".extern .global .texref t = { foo = 1 };", DECL, "};"),      # the field before the .extern
     (U, ".const .texref t;", DECL, "t;"),
