@@ -2153,6 +2153,16 @@ def ref_variable_error(space: str, tname: Optional[str], dims: Sequence[Optional
     return sampler_mode_error(tname, dims, independent, name)
 
 
+def common_space_error(space: str, linkage: Sequence[str], name: str = "") -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses a module-scope variable `name` of state space `space` with the
+    linkage directives `linkage` after its initializer, array dimensions and ref_variable_error: a .common one
+    outside .global (".common variables must be declared in .global space"). Else None."""
+    if "common" not in linkage or space == "global":
+        return None
+    return (f"a .common variable is a .global one, not .{space} (ptxas: \".common variables must be declared in "
+            ".global space\")", f"declare it `.common .global`, or .visible .{space} (.weak) to share it")
+
+
 def sampler_mode_error(tname: Optional[str], dims: Sequence[Optional[int]], independent: bool, name: str = ""
                        ) -> Optional[Tuple[str, str, str]]:
     """(message, note, code) where ptxas 13.0 refuses a .samplerref variable or kernel parameter `name` (of a

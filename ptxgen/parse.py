@@ -33,10 +33,10 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import (CODE_MISCOMPILE, body_variable_error, field_value_error, initializer_error,
-                       initializer_miscompile, param_array_error, param_shape_error, param_type_allocated,
-                       ref_variable_error, sampler_mode_error, undeclarable_type, variable_array_error,
-                       variable_redeclaration_error, vector_error, VarShape)
+from .legality import (CODE_MISCOMPILE, body_variable_error, common_space_error, field_value_error,
+                       initializer_error, initializer_miscompile, param_array_error, param_shape_error,
+                       param_type_allocated, ref_variable_error, sampler_mode_error, undeclarable_type,
+                       variable_array_error, variable_redeclaration_error, vector_error, VarShape)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target
@@ -1363,9 +1363,11 @@ class _IRBuilder:
             extern = "extern" in decl.linkage
             if checked and decl.space not in ("reg", "sreg", "local", "param", "tex"):  # lint reports those here
                 if not self.initial_values(decl, it, resolve) and not self.array_dims(decl, it, line):
-                    bad = ref_variable_error(decl.space, decl.type, it.dims, decl.linkage, independent, it.name)
+                    bad = ref_variable_error(decl.space, decl.type, it.dims, decl.linkage, independent, it.name) \
+                        or common_space_error(decl.space, decl.linkage, it.name)
                     if bad is not None:
-                        self.error(bad[2], bad[0], line, it.col, len(it.name), (bad[1],))
+                        self.error(bad[2] if len(bad) > 2 else "PTX-E-DECL", bad[0], line, it.col, len(it.name),
+                                   (bad[1],))
             init = it.init
             num_init = None
             if init is not None:

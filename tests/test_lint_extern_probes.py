@@ -19,6 +19,8 @@ What ptxas 13.0 showed:
   (`.extern .const .b8 x[];` then `.extern .global .align 8 .b8 x[4];` is taken). A second definition is
   "Duplicate definition of variable 'x'", a definition after an .extern declaration without .visible, .weak or
   .common "'.extern' variable 'x' cannot be resolved by a '.static'".
+- a .common variable is "declared in .global space" (`.common .const .b8 x[4];`: ".common variables must be
+  declared in .global space", after its initializer and array dimensions).
 - in instructions: isspacep takes a register or `x+N`, not a variable's name ("Arguments mismatch"), cvta.to a
   register ("Argument 1 of instruction 'cvta.to': must be register"), cvta.space the address of a variable of
   that space ("State space mismatch between instruction and address"); st does not write .const memory, atom and
@@ -37,7 +39,7 @@ from test_lint_vector_probes import _PHDR, errors, gen_cases, needs_ptxas  # noq
 from test_lint_init_probes import _lints_at  # noqa: E402
 
 OK = None
-REDECL, SYNTAX, OPS, MOD = "PTX-E-REDECLARED", "PTX-E-SYNTAX", "PTX-E-OPERANDS", "PTX-E-MODIFIER"
+REDECL, SYNTAX, OPS, MOD, DECL = "PTX-E-REDECLARED", "PTX-E-SYNTAX", "PTX-E-OPERANDS", "PTX-E-MODIFIER", "PTX-E-DECL"
 
 # (text after the header, the code of lint's error or None, where it starts)
 DECLS = [
@@ -60,6 +62,9 @@ DECLS = [
     (".extern .weak .shared .b8 s[];", SYNTAX, ".weak"),
     (".extern\n.extern .const .b8 c[];", SYNTAX, ".extern .const"),
     (".weak .visible .func f()\n{\nret;\n}", SYNTAX, ".visible"),
+    (".common .const .b8 x[4];", DECL, "x[4]"),
+    (".common .shared .align 16 .b8 s[4];", DECL, "s[4]"),
+    (".common .const .texref t[2];", DECL, "t[2]"),
 ]
 
 _K = (".extern .global .align 16 .b8 g[];\n.extern .const .align 8 .u32 c[][4];\n.extern .shared .align 16 .b8 s[];\n"
