@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import keyword
 import math
+import numbers
 import re
 from typing import Optional, Sequence, Tuple, Union
 
@@ -252,6 +253,8 @@ def _param_type(ty: Type) -> Type:
 
 def _check_dims(space: str, count, name: str, init: bool = False) -> None:
     """An array of `count` elements in `space` as ptxas takes it (legality.variable_array_error)."""
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+        raise _err(f"{space} array {name}: its size must be an int of at least 0, not {count!r}", "PTX-E-DECL")
     bad = variable_array_error(space, (count,), name, init=init)
     if bad is not None:
         raise _err(bad[0], "PTX-E-DECL", (bad[1],))

@@ -5,6 +5,7 @@ message verbatim and that `.loc` is this file at the line of the offending call.
 """
 import functools
 
+import numpy as np
 import pytest
 
 import ptxgen as pg
@@ -551,6 +552,19 @@ def test_module_variables_and_their_initialisers():
     assert m.global_var("c", u32, 2, init=[1, 2.0]).decl() == ".visible .global .u32 c[2] = {1, 2};"
     # checked as the declaration writes them: an integer for .f32 is written 0f...
     assert m.global_var("e", f32, 2, init=[1, 2]).decl() == ".visible .global .f32 e[2] = {0f3F800000, 0f40000000};"
+
+
+def test_array_sizes_that_are_not_counts_are_refused():
+    """A variable's size is a count: a name, a bool, a float or a negative number would be written into the
+    declaration's brackets (`.local .b8 l[texref];`), which ptxas cannot read."""
+    m, k = kernel()
+    for bad in ("texref", True, 2.0, -4):
+        raises(BuildError, "PTX-E-DECL", f"local array l: its size must be an int of at least 0, not {bad!r}", here() + 1,
+               lambda: k.local("l", bad))
+        raises(BuildError, "PTX-E-DECL", f"global array g: its size must be an int of at least 0, not {bad!r}", here() + 1,
+               lambda: m.global_var("g", u32, bad))
+    assert m.global_var("g", u32, np.int64(4)).decl() == ".visible .global .u32 g[4];"
+    assert k.local("l", np.uint16(16)).decl() == ".local .align 8 .b8 l[16];"
 
 
 def test_variable_types_ptxas_can_declare():
