@@ -1,7 +1,7 @@
 """Where a launch of gemm_hopper's 128 x 256 kernel spends its time, CTA by CTA (Config.trace).
 
 The traced kernel stamps %globaltimer (ns) at points of each CTA's life: its start, the consumers
-holding their registers, their first stage arriving, each tile's epilogue handed off (stream-K: each
+holding their registers, the loading thread's first stage of TMA loads issued, that stage arriving, each tile's epilogue handed off (stream-K: each
 work item's last k-block done), the consumers past their last tile, the consumers done, and the last
 TMA store of C complete. This script launches it --launches times on random bf16
 inputs (after --warmup launches), checks the product against float32, and prints, as medians over
@@ -9,7 +9,9 @@ the launches, how the kernel's span (first CTA start to last C written) splits i
 
     start skew        the last CTA's start after the first's
     setup             a CTA's start to its consumers holding their registers (median / max over CTAs)
-    first stage       ... to their first stage of operands arriving
+    first issue       a CTA's start to its loading thread's first stage of TMA loads issued (beside setup:
+                      another thread's)
+    first stage       the consumers holding their registers to their first stage of operands arriving
     first tile        ... to the first tile's hand-off
     later tiles       the time between hand-offs
     last epilogue     the last hand-off to the consumers past their last tile (the held pass written)
@@ -55,7 +57,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _gpu import as_kn, b_shape, gpu_or_reason, mnk  # noqa: E402
 
-PHASES = ("span", "start skew", "setup", "first stage", "first tile", "later tiles", "last epilogue",
+PHASES = ("span", "start skew", "setup", "first issue", "first stage", "first tile", "later tiles", "last epilogue",
           "stream-K sum", "C written", "end skew")
 CTA_PHASES = PHASES[2:-1]          # the phases inside one CTA, which %clock64 also measures
 
@@ -77,10 +79,11 @@ def _cta_phases(t: dict) -> dict:
     CTA's first, the others over the CTAs that had a tile."""
     rows, last, counts = _busy(t)
     tiles = t["tiles"].astype(np.int64)
-    at = {name: t[name].astype(np.int64) for name in ("start", "setup", "first_stage", "walk_done",
+    at = {name: t[name].astype(np.int64) for name in ("start", "setup", "first_issue", "first_stage", "walk_done",
                                                         "consumers_done")}
     return {
         "setup": at["setup"] - at["start"],
+        "first issue": at["first_issue"][rows] - at["start"][rows],
         "first stage": at["first_stage"][rows] - at["setup"][rows],
         "first tile": tiles[rows, 0] - at["first_stage"][rows],
         "later tiles": np.concatenate([np.diff(tiles[r, :counts[r]]) for r in rows]),

@@ -131,9 +131,10 @@ WAIT_LIMIT_CYCLES = 4_000_000_000    # a wait that never completes traps (about 
 # Config.trace: the u64 %globaltimer stamps each CTA writes (ns), in this order, then one per tile
 # (stream-K: per work item, when its last k-block is done); after these TRACE_SLOTS words, as many again
 # with the SM's %clock64 read at the same points (cycles: one CTA's stamps on one SM count the same
-# clock, so their differences are SM cycles). "walk_done": the consumers past their last tile (before
-# sk=2 sums its parked tiles); "consumers_done": the consumers' end
-TRACE_FIELDS = ("start", "sm", "setup", "first_stage", "walk_done", "consumers_done", "c_written")
+# clock, so their differences are SM cycles). "first_issue": the loading thread has issued its first stage's
+# TMA loads; "walk_done": the consumers past their last tile (before sk=2 sums its parked tiles);
+# "consumers_done": the consumers' end
+TRACE_FIELDS = ("start", "sm", "setup", "first_issue", "first_stage", "walk_done", "consumers_done", "c_written")
 TRACE_TILES = 64                     # tiles of a CTA that get a stamp (later ones are not recorded)
 TRACE_SLOTS = len(TRACE_FIELDS) + TRACE_TILES
 
@@ -228,7 +229,8 @@ class Config:
     trace: int = 0          # 1 (the 128 x 256 kernel: bm=128, producer=1, cluster 1, epi "tma"): a last kernel
                             # parameter points at TRACE_SLOTS stamps per CTA of %globaltimer and as many of
                             # %clock64 (`trace_bytes`, `read_trace`): when the CTA started, ran on which SM, when
-                            # its consumers had their registers and their first stage, when each tile's epilogue
+                            # its consumers had their registers, when its first stage's loads were issued and
+                            # when they had arrived, when each tile's epilogue
                             # was handed off (stream-K, sk 1 or 2: each work item's last k-block done), when the
                             # consumers left their last tile and when they finished (apart only with sk=2, which
                             # sums its parked tiles in between) and when the last TMA store had written C
@@ -910,6 +912,7 @@ def _kernel(m: pg.Module, cfg: Config):
             rev = k.mov(0, type=pg.u32) if cfg.kdir else None     # Config.kdir: 1 in tiles loaded K-downwards
             pols = _load_policies(k, cfg, tiles_n, nunits)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
+            first_issue = k.mov(1, type=pg.u32) if trace is not None else None    # no stage issued yet
             if walk is not None:
                 pwalk, pkb0, pkb1 = walk.cursor("p")
             k.place(top)
@@ -948,6 +951,10 @@ def _kernel(m: pg.Module, cfg: Config):
                 kk = k.selp(k.sub(k.sub(nk, 1), kb), kb, down) if cfg.kdir else kb
                 kx = k.shl(kk, bk.bit_length() - 1)
                 _load_stage(k, cfg, stage, full, tmap_a, tmap_b, kx, row_a, col_b, big, rank, pols)
+                if first_issue is not None:
+                    with k.if_(k.setp("ne", first_issue, 0)):
+                        _stamp(k, trace, "first_issue")
+                        k.mov(0, dst=first_issue)
                 ring.advance()
             if cfg.kdir:
                 k.xor(rev, 1, dst=rev, type=pg.b32)

@@ -513,6 +513,8 @@ def test_trace_stamps_each_phase_of_each_cta_in_order():
                      stamps["walk_done"][cta], stamps["consumers_done"][cta]]
             assert all(x < y for x, y in zip(order, order[1:])), order
             assert stamps["c_written"][cta] > tiles[2]
+            # the loading thread's first stage issued after the start, before the first tile's hand-off
+            assert stamps["start"][cta] < stamps["first_issue"][cta] < tiles[0]
     assert t["start"][1] > t["consumers_done"][0]                       # the executor runs CTA 0, then CTA 1
     assert t["sm"].tolist() == [0, 0]
 
@@ -554,6 +556,7 @@ def test_trace_of_stream_k_stamps_each_item_and_the_sum_after_the_walk(sk):
             order = [stamps["start"][cta], stamps["setup"][cta], stamps["first_stage"][cta], items[0],
                      stamps["walk_done"][cta], stamps["consumers_done"][cta]]
             assert all(x < y for x, y in zip(order, order[1:])), order
+            assert stamps["start"][cta] < stamps["first_issue"][cta] < items[0]
         sums.append(int(t["consumers_done"][cta]) - int(t["walk_done"][cta]))
     # sk=2: every CTA sums a slice (loads, adds and stores); sk=1: the two stamps are back to back
     assert (min(sums) > 100) == (sk == 2), sums

@@ -9,7 +9,7 @@ h = load_sample("gemm_hopper")
 tl = load_bench("gemm_timeline")
 
 
-def _trace(starts, tiles_per_cta, tile_ns=1000, setup=50, first=300, last_epi=40, written=200, sk_sum=0):
+def _trace(starts, tiles_per_cta, tile_ns=1000, setup=50, first=300, last_epi=40, written=200, sk_sum=0, issue=120):
     """A decoded trace of CTAs starting at `starts` (ns), each with its count of tiles of tile_ns; sk_sum:
     the consumers' time between their last tile and their end (Config(sk=2)'s sums of parked tiles)."""
     ctas = len(starts)
@@ -18,6 +18,7 @@ def _trace(starts, tiles_per_cta, tile_ns=1000, setup=50, first=300, last_epi=40
     for i, (s, nt) in enumerate(zip(starts, tiles_per_cta)):
         t["start"][i] = s
         t["setup"][i] = s + setup
+        t["first_issue"][i] = s + issue
         t["first_stage"][i] = s + setup + first
         stamps = s + setup + first + tile_ns * np.arange(1, nt + 1)
         t["tiles"][i, :nt] = stamps
@@ -37,6 +38,7 @@ def test_phases_split_the_span():
     p = tl.phases(t)
     assert p["start skew"] == (600.0, 600.0)
     assert p["setup"] == (50.0, 50.0) and p["first stage"] == (300.0, 300.0)
+    assert p["first issue"] == (120.0, 120.0)
     assert p["first tile"] == (1000.0, 1000.0) and p["later tiles"] == (1000.0, 1000.0)
     assert p["last epilogue"] == (40.0, 40.0) and p["C written"] == (200.0, 200.0)
     assert p["stream-K sum"] == (0.0, 0.0)
@@ -83,6 +85,7 @@ def test_phase_cycles_come_from_the_clock_stamps():
     cyc = tl.phase_cycles(t)
     assert set(cyc) == set(tl.CTA_PHASES)
     assert cyc["setup"] == 100.0 and cyc["first stage"] == 600.0 and cyc["first tile"] == 2000.0
+    assert cyc["first issue"] == 240.0
     assert cyc["later tiles"] == 2000.0 and cyc["last epilogue"] == 80.0 and cyc["C written"] == 400.0
     assert cyc["stream-K sum"] == 0.0
     later = tl._cta_phases(t["clock"])["later tiles"]
