@@ -25,8 +25,12 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
+import struct
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from fractions import Fraction
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .diag import Diagnostic
@@ -1843,6 +1847,113 @@ def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
             if VEC in s.kinds and s.name not in out:
                 out[s.name] = (s.count, s.types[0])
     return out
+
+
+# ---------------------------------------------------------------------------------------------- literals
+# Numbers as ptxas 13.0 reads them. An integer literal (decimal, 0x hexadecimal, 0b binary or 0 octal, with a U
+# or not) is read digit by digit into 64 bits, modulo 2^64; a digit that comes while the value read so far has
+# its top bit set is "Constant overflow". So every value up to 2^64 - 1 reads as written, and past it some
+# literals read modulo 2^64 (18446744073709551616 is 0, 50000000000000000000 is 13106511852580896768) and
+# others are refused (99999999999999999999: its first 19 digits are past 2^63); a minus sign before the literal
+# changes nothing of that. A decimal floating-point literal is read as C's strtod reads it: "Constant overflow"
+# where its value is past the largest finite .f64, or below the smallest normal one (2^-1022) once rounded to 53
+# bits and not exactly a subnormal .f64 (5e-324, 1e-310, 2.2250738585072012e-308); 0.0 and 0e400 are not.
+# A number that a directive or declaration reads as 32 bits (.align, a register count `%r<N>`, .maxntid,
+# .reqntid, .maxnreg, .minnctapersm, .maxclusterrank, .reqnctapercluster, .loc, .file's index, .address_size)
+# is its literal's 64-bit value: "Constant overflow" where that is above 0xFFFFFFFF as a signed 64-bit integer,
+# else its low 32 bits (0xFFFFFFFF00000040 and 18446744073709551680 are 64).
+_M64 = (1 << 64) - 1
+_U32_MAX = 0xFFFFFFFF
+
+
+def _int_digits(text: str) -> Tuple[int, str]:
+    """(base, digits) of an integer literal's text: `0x1F` is (16, '1F'), `017U` (8, '17'), `12` (10, '12')."""
+    t = text[:-1] if text[-1:] in "uU" else text
+    if len(t) > 1 and t[0] == "0":
+        c = t[1]
+        if c in "xX":
+            return 16, t[2:]
+        if c in "bB":
+            return 2, t[2:]
+        return 8, t[1:]
+    return 10, t
+
+
+def int_literal_overflows(text: str) -> bool:
+    """Whether ptxas 13.0 refuses the integer literal `text` (`12`, `0x1F`, `0b101`, `017`, with a U or not) with
+    "Constant overflow": a digit comes while the value read so far, modulo 2^64, has its top bit set."""
+    if len(text) <= 18:  # 18 digits of any base are below 2^63 before the last one
+        return False
+    base, digits = _int_digits(text)
+    x = 0
+    for ch in digits:
+        if x >> 63:
+            return True
+        x = (x * base + int(ch, base)) & _M64
+    return False
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 32 else f"{text[:24]}...({len(text)} characters)"
+
+
+def int_literal_error(text: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses the integer literal `text` ("Constant overflow"), else None."""
+    if not int_literal_overflows(text):
+        return None
+    base, digits = _int_digits(text)
+    low = int(digits, base) & _M64
+    return (f"integer literal {_shown(text)} does not fit in 64 bits (ptxas: \"Constant overflow\")",
+            f"an integer literal is at most 18446744073709551615 (0xFFFFFFFFFFFFFFFF); its low 64 bits are 0x{low:X}")
+
+
+_DBL_MIN = 2.0 ** -1022
+
+
+def float_literal_error(text: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses the decimal floating-point literal `text` (`1.5`, `1e400`) as out
+    of the range of .f64 ("Constant overflow"), else None."""
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    if math.isinf(x):
+        return (f"{_shown(text)} is past the largest finite .f64, 1.7976931348623157e308 (ptxas: \"Constant "
+                "overflow\")", "write the largest finite value, or an infinity by its bits: 0d7FF0000000000000 "
+                "(.f64), 0f7F800000 (.f32)")
+    if abs(x) > _DBL_MIN:
+        return None
+    mantissa = text.lower().split("e", 1)[0]
+    if x == 0.0 and not mantissa.strip("0."):
+        return None  # zero, whatever its exponent
+    exact = Fraction(Decimal(text))
+    # tiny: below the smallest normal .f64 once rounded to 53 bits with an unbounded exponent (half way rounds
+    # to the even DBL_MIN); inexact: not exactly the .f64 it reads as
+    tiny = abs(exact) < Fraction(_DBL_MIN) - Fraction(1, 1 << 1076)
+    if not tiny or Fraction(x) == exact:
+        return None
+    bits = struct.unpack("<Q", struct.pack("<d", x))[0]
+    return (f"{_shown(text)} is below the smallest normal .f64, 2.2250738585072014e-308 (ptxas: \"Constant "
+            "overflow\")", f"write the value it rounds to by its bits: 0d{bits:016X}" if x else "write 0.0")
+
+
+def u32_field(value: int) -> Optional[int]:
+    """The number ptxas 13.0 reads where a directive or declaration takes 32 bits (.align, `%r<N>`, .maxntid,
+    .loc, ...) and the literal there reads as `value` (int_literal_overflows being false): its low 32 bits, or None
+    where that is "Constant overflow" (above 0xFFFFFFFF as a signed 64-bit integer)."""
+    v = value & _M64
+    if _U32_MAX < v < 1 << 63:
+        return None
+    return v & _U32_MAX
+
+
+def u32_field_error(value: int, what: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where `value` in a place that takes 32 bits (`what`: '.align', '.maxntid', 'a register
+    count', ...) is "Constant overflow" for ptxas 13.0 (u32_field), else None."""
+    if u32_field(value) is not None:
+        return None
+    return (f"{what} {value} does not fit in 32 bits (ptxas: \"Constant overflow\")",
+            f"{what} is read as 32 bits: give at most 4294967295 (0xFFFFFFFF)")
 
 
 # ------------------------------------------------------------------------------------------ declarations

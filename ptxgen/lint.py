@@ -36,7 +36,9 @@ __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "C
 
 # code -> (what it means, a line ptxas rejects, the line it accepts)
 CODES: Dict[str, Tuple[str, str, str]] = {
-    "PTX-E-SYNTAX": ("not PTX syntax (reported at the offending token)",
+    "PTX-E-SYNTAX": ("not PTX syntax (reported at the offending token), or a number ptxas cannot read: an integer "
+                     "literal past 64 bits, a decimal one out of the range of .f64, above 32 bits where a directive "
+                     "reads 32 (\"Constant overflow\")",
                      "add.s32 %r1, %r2 %r3;", "add.s32 %r1, %r2, %r3;"),
     "PTX-E-OPCODE": ("no instruction has this name",
                      "addx.s32 %r1, %r2, %r3;", "add.s32 %r1, %r2, %r3;"),
@@ -2327,7 +2329,7 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
         if info.header.is_entry and info.header.rets:
             ctx.add("PTX-E-DECL", f"kernel {info.header.name} cannot return values (only .func can)", info.loc,
                     ("write results through a pointer parameter",), len(info.header.name))
-    if res.address_size is not None and res.address_size[0] not in (32, 64):
+    if res.address_size is not None and res.address_size[0] not in (32, 64) and res.address_size[0] <= 0xFFFFFFFF:
         ctx.add("PTX-E-DIRECTIVE", f".address_size must be 32 or 64, not {res.address_size[0]}", res.address_size[1])
 
 
@@ -2346,7 +2348,7 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
         seen = {}
         values = {}
         threads = None                                   # the CTA size .reqntid gives
-        for name, vals, line, col in h.directives:
+        for name, vals, line, col, at in h.directives:
             loc = SourceLoc(res.filename, line, col)
             lim = _PERF.get(name)
             if lim is None:
@@ -2361,6 +2363,8 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
                 ctx.add("PTX-E-DIRECTIVE", f"{name} is given twice", loc, (), len(name))
             seen[name] = loc
             values[name] = vals
+            if any(v > 0xFFFFFFFF for v in vals):
+                vals = values[name] = ()  # "Constant overflow", reported where the parser read it
             if name in (".maxntid", ".reqntid") and vals:
                 tot = math.prod(vals)
                 if name == ".reqntid":

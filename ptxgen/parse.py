@@ -24,6 +24,7 @@ import operator
 import os
 import re
 import struct
+import threading
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -34,8 +35,9 @@ from lark import Token, Tree
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
 from .legality import (CODE_MISCOMPILE, body_variable_error, common_space_error, field_value_error,
-                       initializer_error, initializer_miscompile, param_array_error, param_shape_error,
-                       param_type_allocated, ref_variable_error, sampler_mode_error, undeclarable_type,
+                       float_literal_error, initializer_error, initializer_miscompile, int_literal_error,
+                       int_literal_overflows, param_array_error, param_shape_error, param_type_allocated,
+                       ref_variable_error, sampler_mode_error, u32_field, u32_field_error, undeclarable_type,
                        variable_array_error, variable_redeclaration_error, vector_error, VarShape)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
@@ -138,6 +140,7 @@ class ParsedParam(Param):
     type_at: Optional[Tuple[int, int]] = None
     name_at: Optional[Tuple[int, int]] = None
     dims: Tuple[Optional[int], ...] = ()  # array dimensions as written, None for `[]` (`array` is 0 then)
+    align_at: Optional[Tuple[int, int]] = None  # (line, column) of the .align's number
 
     def decl(self) -> str:
         return self.text
@@ -191,7 +194,41 @@ def _lark() -> lark.Lark:
                   encoding="utf-8") as f:
             text = f.read()
     return lark.Lark(text, parser="lalr", lexer="contextual", propagate_positions=True,
-                     maybe_placeholders=False, start=["start", "instruction"])
+                     maybe_placeholders=False, start=["start", "instruction"],
+                     lexer_callbacks={"INT": _lex_int, "DEC_FLOAT": _lex_float})
+
+
+# Literals ptxas 13.0 refuses as it reads them ("Constant overflow": legality.int_literal_error and
+# float_literal_error), found by the lexer: (message, line, column, notes) of each, in the list `errors` of
+# this thread's parse in progress (None outside one). The fast path takes no literal long enough to be one.
+_LEX = threading.local()
+
+
+def _lex_int(tok: Token) -> Token:
+    if len(tok) > 18:
+        errors = getattr(_LEX, "errors", None)
+        bad = int_literal_error(tok.value) if errors is not None else None
+        if bad is not None:
+            errors.append((bad[0], tok.line, tok.column, (bad[1],)))
+    return tok
+
+
+def _lex_float(tok: Token) -> Token:
+    v = tok.value
+    if len(v) > 24 or "e" in v or "E" in v:
+        errors = getattr(_LEX, "errors", None)
+        bad = float_literal_error(v) if errors is not None else None
+        if bad is not None:
+            errors.append((bad[0], tok.line, tok.column, (bad[1],)))
+    return tok
+
+
+# literals the fast path leaves to lark: integers with more digits than any that ptxas 13.0 always reads
+# (int_literal_overflows), more than any below 2^32 where 32 bits are read (legality.u32_field), decimal
+# floating-point literals with a three-digit exponent or a long mantissa (float_literal_error)
+_LONG_INT = r"(?:0[xX][0-9a-fA-F]{17}|0[bB][01]{65}|0[0-7]{23}|[1-9][0-9]{19})"
+_LONG_INT32 = r"(?:0[xX][0-9a-fA-F]{9}|0[bB][01]{33}|0[0-7]{11}|[1-9][0-9]{9})"
+_LONG_FLOAT = r"(?:[0-9.]*[eE][+-]?[0-9]{3}|[0-9.]{25})"
 
 
 class _Fast:
@@ -204,11 +241,12 @@ class _Fast:
         self.REG = reg = f"(?:{term('REG')})"
         self.NAME = name = f"(?:{term('NAME')})"
         opcode = f"(?:{term('OPCODE')})"
-        integer = f"(?:{term('INT')})"
+        integer = f"(?:(?!{_LONG_INT})(?:{term('INT')}))"
+        int32 = f"(?:(?!{_LONG_INT32})(?:{term('INT')}))"
         self.TYPE = typ = f"(?:{term('TYPE')})"
         section = f"(?:{term('SECTION_NAME')})"
         fhex = f"(?:{term('FLOAT_HEX')}|{term('DOUBLE_HEX')})"
-        fdec = f"(?:{term('DEC_FLOAT')})"
+        fdec = f"(?:(?!{_LONG_FLOAT})(?:{term('DEC_FLOAT')}))"
         sp = "[ \t]*"
         tail = r"[ \t]*(?://[^\n]*)?$"
         # `@!%p opcode operands;  // comment`: operands are parsed by _operand(), so only a character
@@ -216,20 +254,20 @@ class _Fast:
         self.instr = re.compile(
             rf"([ \t]*)(?:@(!?)({reg}|{name})[ \t]+)?({opcode}|{name})(?:[ \t]+([^;\"/]*?))?{sp};{tail}")
         self.label = re.compile(rf"([ \t]*)({name}){sp}:{tail}")
-        loc_attr = rf"(?:{name}[ \t]+{name}(?:{sp}\+{sp}{integer})?|{name}[ \t]+{integer}[ \t]+{integer}[ \t]+{integer})"
+        loc_attr = rf"(?:{name}[ \t]+{name}(?:{sp}\+{sp}{integer})?|{name}[ \t]+{int32}[ \t]+{int32}[ \t]+{int32})"
         self.loc = re.compile(
-            rf"([ \t]*)(\.loc[ \t]+{integer}[ \t]+{integer}[ \t]+{integer}(?:{sp},{sp}{loc_attr})*){tail}")
+            rf"([ \t]*)(\.loc[ \t]+{int32}[ \t]+{int32}[ \t]+{int32}(?:{sp},{sp}{loc_attr})*){tail}")
         value = (rf"(?:(?:{name}|{section}){sp}[+-]{sp}{integer}|{name}{sp}-{sp}{name}|{name}|{section}"
                  rf"|-?{integer})")
         self.data = re.compile(rf"([ \t]*)({typ})[ \t]+({value}(?:{sp},{sp}{value})*){tail}")
         # one-line declarations inside bodies: `.reg .b32 %r<9>;`, `.param .align 8 .b8 param0[16];` (an
         # .align after the type, a syntax error, goes to lark, which reports it)
-        align = rf"(?:[ \t]+\.align[ \t]+{integer})"
-        item = rf"(?:{reg}|{name})(?:<{integer}>|(?:\[(?:{integer})?\])*)"
+        align = rf"(?:[ \t]+\.align[ \t]+{int32})"
+        item = rf"(?:{reg}|{name})(?:<{int32}>|(?:\[(?:{integer})?\])*)"
         self.decl = re.compile(
             rf"([ \t]+)(\.(?:reg|param|local|shared)({align}?)(?:[ \t]+(\.v(?:2|4|8|16)))?[ \t]+({typ})())"
             rf"[ \t]+({item}(?:{sp},{sp}{item})*){sp};{tail}")
-        self.decl_item = re.compile(rf"({reg}|{name})(?:<({integer})>|((?:\[(?:{integer})?\])*))")
+        self.decl_item = re.compile(rf"({reg}|{name})(?:<({int32})>|((?:\[(?:{integer})?\])*))")
         self.dims = re.compile(rf"\[({integer})?\]")
         self.brace = re.compile(rf"([ \t]*)([{{}}]){tail}")
         # the first line of an instruction that continues on the next lines (no comments or strings)
@@ -357,6 +395,7 @@ class Decl:
     prefix: str = ""  # the text before the names: `.global .align 4 .b8`
     vector_at: Optional[Tuple[int, int]] = None  # (line, column) of the `.vN` token
     type_at: Optional[Tuple[int, int]] = None  # (line, column) of the type token
+    align_at: Optional[Tuple[int, int]] = None  # (line, column) of the .align's number
 
 
 @dataclass(frozen=True)
@@ -366,7 +405,9 @@ class FuncHeader:
     linkage: Tuple[str, ...]
     rets: Tuple[ParsedParam, ...]
     params: Tuple[ParsedParam, ...]
-    directives: Tuple[Tuple[str, Tuple[int, ...], int, int], ...]  # (name, values, line, col)
+    # (name, values, line, col, (line, col) of each value); a value above 0xFFFFFFFF is one that ptxas 13.0
+    # refuses ("Constant overflow", reported where it is read), else the 32 bits it reads (legality.u32_field)
+    directives: Tuple[Tuple[str, Tuple[int, ...], int, int, Tuple[Tuple[int, int], ...]], ...]
     has_body: bool
     name_line: int
     name_col: int
@@ -379,6 +420,20 @@ class _Walker:
         self.text = text
         self.out: List[tuple] = []
         self.errors: List[Tuple[str, int, int, Tuple[str, ...]]] = []  # (message, line, col, notes)
+
+    def u32(self, tok: Token, what: str) -> int:
+        """The number that a place reading 32 bits (`what`: '.align', '.maxntid', ...) reads from the INT token
+        `tok`: legality.u32_field; where that is "Constant overflow", an error at the token (unless the lexer
+        reports the literal) and the literal's value, which is above 0xFFFFFFFF."""
+        v = _int_value(tok.value)
+        if int_literal_overflows(tok.value):
+            return v
+        r = u32_field(v)
+        if r is None:
+            bad = u32_field_error(v, what)
+            self.errors.append((bad[0], tok.line, tok.column, (bad[1],)))
+            return v
+        return r
 
     # -- expressions
     def expr(self, t):
@@ -523,9 +578,9 @@ class _Walker:
         elif d == "target_dir":
             out.append((m.line, M_TARGET, m.column, m.end_line, tuple((x.value, x.column) for x in c)))
         elif d == "address_size_dir":
-            out.append((m.line, M_ADDR_SIZE, m.column, m.end_line, _int_value(c[0].value), c[0].column))
+            out.append((m.line, M_ADDR_SIZE, m.column, m.end_line, self.u32(c[0], ".address_size"), c[0].column))
         elif d == "file_dir":
-            out.append((m.line, M_FILE, m.column, m.end_line, _int_value(c[0].value), c[1].value))
+            out.append((m.line, M_FILE, m.column, m.end_line, self.u32(c[0], "a .file index"), c[1].value))
         elif d == "pragma_dir":
             out.append((m.line, M_PRAGMA, m.column, m.end_line, tuple(x.value[1:-1] for x in c)))
         elif d == "alias_dir":
@@ -577,7 +632,7 @@ class _Walker:
         ty = None
         name = None
         dims: List[Optional[int]] = []
-        vector = vector_at = type_at = name_at = None
+        vector = vector_at = type_at = name_at = align_at = None
         after_type: List[Tree] = []  # attributes written after the type
         for x in c[1:]:
             if isinstance(x, Token):
@@ -591,7 +646,7 @@ class _Walker:
                     name = x.value
                     name_at = (x.line, x.column)
             elif x.data == "align":
-                align = _int_value(x.children[0].value)
+                align, align_at = self.u32(x.children[0], ".align"), (x.children[0].line, x.children[0].column)
             elif x.data == "ptr":
                 ptr_space = x.children[0].value[1:] if x.children else "generic"
             elif x.data == "array":
@@ -610,7 +665,7 @@ class _Walker:
         text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
         return ParsedParam(name or "_", _type_of(ty), ptr_space, align, count if dims else None, None, text,
                            space, SourceLoc("", t.meta.line, t.meta.column), vector, vector_at, type_at, name_at,
-                           tuple(dims))
+                           tuple(dims), align_at)
 
     def _dim(self, t: Tree) -> Optional[int]:
         """An array dimension: ptxas 13.0 takes an integer literal there and no expression (`[2*4]`, `[(8)]`
@@ -619,7 +674,7 @@ class _Walker:
             return None
         x = t.children[0]
         if isinstance(x, Token) and x.type == "INT" and "(" not in self.text[t.meta.start_pos:x.start_pos]:
-            return _int_value(x.value)
+            return _int_value(x.value) & _M64  # read modulo 2^64: [18446744073709551616] is [0]
         at = x if isinstance(x, Token) else Token("X", "", x.meta.start_pos, x.meta.line, x.meta.column)
         if "(" in self.text[t.meta.start_pos:at.start_pos]:
             p = self.text.index("(", t.meta.start_pos)
@@ -658,7 +713,7 @@ class _Walker:
         if isinstance(c[0], Tree):  # `.align 8 .global .f32 x;`: ptxas 13.0 takes an .align before the space
             c = [c[1], c[0]] + c[2:]
         space = c[0].value[1:]
-        align = vector = vector_at = type_at = None
+        align = vector = vector_at = type_at = align_at = None
         ty = ""
         ptr = False
         items = []
@@ -673,7 +728,7 @@ class _Walker:
                     vector = int(x.value[2:])
                     vector_at = (x.line, x.column)
             elif x.data == "align":
-                align = _int_value(x.children[0].value)
+                align, align_at = self.u32(x.children[0], ".align"), (x.children[0].line, x.children[0].column)
                 prefix_end = max(prefix_end, x.meta.end_pos)
                 if ty:  # ptxas 13.0: "Parsing error near '.align': syntax error"
                     self.errors.append((f"'.align' after the type .{ty}: a declaration's .align goes before its "
@@ -689,14 +744,14 @@ class _Walker:
                 items.append(self.var_item(x))
         start = t.meta.start_pos
         prefix = " ".join(self.text[start:prefix_end].split())
-        return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix, vector_at, type_at)
+        return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix, vector_at, type_at, align_at)
 
     def var_item(self, t: Tree) -> DeclItem:
         c = t.children
         name = c[0].value
         text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
         if t.data == "var_range":
-            return DeclItem(name, c[0].column, count=_int_value(c[1].value), text=text)
+            return DeclItem(name, c[0].column, count=self.u32(c[1], "a register count"), text=text)
         dims = []
         init = None
         at: List[Tuple[int, int, int, object]] = []
@@ -778,8 +833,8 @@ class _Walker:
             elif x.data == "params":
                 params = tuple(self.param(p, is_entry) for p in x.children)
             elif x.data == "perf_dir":
-                dirs.append((x.children[0].value, tuple(_int_value(v.value) for v in x.children[1:]),
-                             x.meta.line, x.meta.column))
+                dirs.append((x.children[0].value, tuple(self.u32(v, x.children[0].value) for v in x.children[1:]),
+                             x.meta.line, x.meta.column, tuple((v.line, v.column) for v in x.children[1:])))
             elif x.data == "body":
                 body = x
         m = t.meta
@@ -818,6 +873,12 @@ class _Walker:
             self.stmts(s.children)
             out.append((m.end_line, R_CLOSE, m.end_column - 1, m.end_line))
         elif d == "loc_dir":
+            for x in s.children[:3]:
+                self.u32(x, "a .loc number")
+            for a in s.children[3:]:
+                if a.data == "loc_inlined_at":
+                    for x in a.children[1:]:
+                        self.u32(x, "an inlined_at number")
             out.append((m.line, R_LOC, m.column, m.end_line, self._slice(m)))
         elif d == "pragma_dir":
             out.append((m.line, R_PRAGMA, m.column, m.end_line, tuple(x.value[1:-1] for x in s.children)))
@@ -2053,14 +2114,17 @@ def _fast_decl(f: _Fast, m, line: str, lineno: int) -> tuple:
     align = m.group(3) or m.group(6)
     ty = m.group(5)[1:]
     space = m.group(2).split(None, 1)[0][1:]
+    # the fast path's .align and <N> are below 2^32 (_LONG_INT32): they read as written
     decl = Decl(space, ty, tuple(items), _int_value(align.split()[-1]) if align else None,
                 int(m.group(4)[2:]) if m.group(4) else None, (), False, prefix,
-                (lineno, m.start(4) + 1) if m.group(4) else None, (lineno, m.start(5) + 1))
+                (lineno, m.start(4) + 1) if m.group(4) else None, (lineno, m.start(5) + 1),
+                (lineno, m.end(3) - len(align.split()[-1]) + 1) if align else None)
     text = line[start:m.end(7)] + ";"
     return (lineno, R_DECL, start + 1, lineno, decl, text)
 
 
 _ENDS = frozenset(";{}:")
+_M64 = (1 << 64) - 1
 _CONTINUES = frozenset(",+-*/%|&^<>=(![~?")
 
 
@@ -2109,6 +2173,7 @@ def _parse(text: str, filename: str, fast: bool) -> ParseResult:
         else:
             recs, skel = [], text
         res = ParseResult(None, [], lines, filename)
+        _LEX.errors = lexed = []
         try:
             tree = p.parse(skel, start="start")
         except lark.exceptions.UnexpectedInput as e:
@@ -2120,13 +2185,15 @@ def _parse(text: str, filename: str, fast: bool) -> ParseResult:
                     line = len(lines)
                 skip.update(r[0] for r in recs if r[0] <= line)
                 continue
+            _syntax_errors(res, lexed)  # the literals before the error
             res.diagnostics.append(_syntax_diag(e, res))
             return res
+        finally:
+            _LEX.errors = None
+        _syntax_errors(res, lexed)
         w = _Walker(skel)
         w.walk_module(tree)
-        for msg, line, col, notes in w.errors:
-            res.diagnostics.append(Diagnostic("PTX-E-SYNTAX", "error", msg, SourceLoc(filename, line, col), notes,
-                                              res.source_line(line)))
+        _syntax_errors(res, w.errors)
         merged = recs + w.out
         merged.sort(key=_line_key)
         b = _IRBuilder(res, sregs)
@@ -2146,6 +2213,13 @@ def _parse(text: str, filename: str, fast: bool) -> ParseResult:
 
 def _line_key(r):
     return r[0]
+
+
+def _syntax_errors(res: ParseResult, errors):
+    """PTX-E-SYNTAX diagnostics of (message, line, column, notes) findings of the lexer or the walker."""
+    for msg, line, col, notes in errors:
+        res.diagnostics.append(Diagnostic("PTX-E-SYNTAX", "error", msg, SourceLoc(res.filename, line, col), notes,
+                                          res.source_line(line)))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,239 @@
+"""Integer literals at and past their bounds (and decimal floating-point ones past theirs), linted as ptxas 13.0
+reads them.
+
+What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
+- an integer literal (decimal, 0x, 0b or 0 octal, with a U or not) is read digit by digit into 64 bits, modulo
+  2^64, and a digit that comes while the value read so far has its top bit set is "Constant overflow"
+  (legality.int_literal_overflows). So everything up to 2^64 - 1 reads as written; past it 18446744073709551616
+  (2^64) reads as 0, 18446744073709551617 as 1 and 92233720368547758079 (5 * 2^64 - 1) as 2^64 - 1, while
+  92233720368547758080 and 99999999999999999999 are refused; 0x1FFFFFFFFFFFFFFFF (17 digits) reads as 2^64 - 1,
+  and 0x1FFFFFFFFFFFFFFFFF (18) is refused. A leading minus, a U, the place (an instruction's operand, an
+  expression, an address or symbol offset, a vector element, an array dimension, an initial value, a DWARF
+  section's data, .loc) change nothing of that; ptxas reports every such literal, at its line.
+- no instruction checks a literal against the width of its type: mov.u16 %h, 65536, mov.u32 %r, -4294967297,
+  st.global.u8 [a], 300 and add.s32 %r, %r, 2147483648 assemble (the value is cut to the type), and so do the
+  initial values of each integer type (.global .u8 g = 256, .s16 g = -32769). A floating-point operand takes no
+  integer literal at any value ("Arguments mismatch"; an overflowing one is "Constant overflow" first).
+- a decimal floating-point literal is read as strtod reads it: "Constant overflow" where that is past the largest
+  finite .f64 (1.797693134862315808e308, 1e400) or below the smallest normal one once rounded to 53 bits and not
+  exactly a subnormal .f64 (2.2250738585072012e-308, 1e-310, 5e-324, 1e-400), also for an .f32 operand or
+  variable; 0e400 and the exact decimal value of 2^-1074 are taken, and so is 1e39 for .f32 (infinity).
+- a number that a directive or declaration reads as 32 bits (.align, a register count `%r<N>`, .maxntid, .reqntid,
+  .maxnreg, .minnctapersm, .maxclusterrank, .reqnctapercluster, .loc's and inlined_at's numbers, .file's index,
+  .address_size) is "Constant overflow" where its 64-bit value is above 0xFFFFFFFF as a signed integer, and its
+  low 32 bits otherwise: .align 2147483648 and `.address_size 0xFFFFFFFF00000040` (64) assemble, .align 4294967296
+  does not, nor .maxntid 9223372036854775807.
+- an array dimension is read modulo 2^64 like any literal: [18446744073709551616] is [0] ("Non-external variable
+  'h' has incomplete type", "Array of incomplete type" after the first), [18446744073709551615] assembles.
+- lint checks no DWARF section's data beyond its syntax and literals: ptxas refuses `.b8 256`, `.b16 -32769`,
+  `.b32 -2147483649` there (a positive value modulo 2^32; "Value out of range for type .b8", at the line of the
+  token after the data), takes no expression and no minus before a literal with a U or above 2^63 - 1 ("Parsing
+  error").
+- a register count from about 2^30 to 2^32 - 1 runs ptxas out of memory ("Memory allocation failure", or the
+  process is killed), as may .extern .shared .align 2147483648, and a .local variable of a function's body
+  aligned to 2^25 or more (2^24 where the code uses it) crashes it (a segmentation fault): resources that depend
+  on the rest of the function, which lint takes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_lint_vector_probes import (_PHDR, _case_agrees_with_ptxas, _case_lints_as, errors,  # noqa: E402
+                                     needs_ptxas)
+
+_DECLS = (".reg .pred %p;\n.reg .b16 %h<4>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .f32 %f<4>;\n"
+          ".reg .f64 %fd<4>;\n")
+_PRE = '.file 1 "a.cu"\n.global .align 16 .b8 g[256];\n.shared .align 16 .b8 s[256];\n'
+
+
+def body(text: str) -> str:
+    """A module with `text` in a kernel's body."""
+    return f"{_PHDR}{_PRE}.visible .entry k()\n{{\n{_DECLS}{text}\nret;\n}}\n"
+
+
+def scope(text: str) -> str:
+    """A module with `text` at module scope, before a kernel."""
+    return f"{_PHDR}{_PRE}{text}\n.visible .entry k()\n{{\nret;\n}}\n"
+
+
+def header(directives: str) -> str:
+    """A kernel with the performance `directives`, its body's brace on the same line."""
+    return f"{_PHDR}.visible .entry k(){directives} {{\nret;\n}}\n"
+
+
+def _case(make, bad: str, code: str, at: str, good: str):
+    """(module ptxas refuses, the code lint gives it, where lint's error starts, a module it takes, the id)."""
+    return make(bad), code, at, make(good), bad
+
+
+def _lints_at(text, code, at):
+    """_case_lints_as, and the error starts at the text `at`, with a note."""
+    for d in _case_lints_as(text, code):
+        assert "\n".join(text.split("\n")[d.loc.line - 1:])[d.loc.col - 1:].startswith(at), str(d)
+        assert d.notes, str(d)
+
+
+def _pair_lints(bad, code, at, good):
+    _lints_at(bad, code, at)
+    _case_lints_as(good, None)
+
+
+def _pair_agrees(bad, code, at, good, crashes=False):
+    """_pair_lints, and ptxas refuses `bad` at the line of lint's error (or crashes on it, where `crashes`) and
+    takes `good`."""
+    _pair_lints(bad, code, at, good)
+    _case_agrees_with_ptxas(bad, code, crashes)
+    _case_agrees_with_ptxas(good, None)
+
+
+# ------------------------------------------------------------------------------------------ integer literals
+# literals past 64 bits, wherever they stand: (bad, code, at, good)
+S = "PTX-E-SYNTAX"
+LITERALS = [
+    _case(body, "mov.u64 %rd1, 99999999999999999999;", S, "99999999999999999999;", "mov.u64 %rd1, 18446744073709551616;"),
+    _case(body, "mov.u64 %rd1, 92233720368547758080;", S, "9223372", "mov.u64 %rd1, 92233720368547758079;"),
+    _case(body, "add.u32 %r1, %r2, -99999999999999999999U;", S, "99999", "add.u32 %r1, %r2, -18446744073709551617U;"),
+    _case(body, "setp.lt.s16 %p, %h1, 0x1FFFFFFFFFFFFFFFFF;", S, "0x1F", "setp.lt.s16 %p, %h1, 0x1FFFFFFFFFFFFFFFF;"),
+    _case(body, "and.b64 %rd1, %rd2, 0b1" + "0" * 64 + ";", S, "0b1", "and.b64 %rd1, %rd2, 0b" + "1" * 64 + ";"),
+    _case(body, "mov.b32 %r1, 0" + "7" * 23 + ";", S, "07", "mov.b32 %r1, 0" + "7" * 21 + ";"),
+    _case(body, "mov.u64 %rd1, " + "1" * 40 + ";", S, "1111", "mov.u64 %rd1, 0x" + "0" * 40 + "1;"),
+    _case(body, "mov.u64 %rd1, (99999999999999999999)*2;", S, "9999", "mov.u64 %rd1, (18446744073709551615)*2;"),
+    _case(body, "mov.u64 %rd1, ~99999999999999999999;", S, "9999", "mov.u64 %rd1, ~18446744073709551616;"),
+    _case(body, "mov.u64 %rd1, 1 << 99999999999999999999;", S, "9999", "mov.u64 %rd1, 1 << 18446744073709551615;"),
+    _case(body, "ld.global.u32 %r1, [%rd1+99999999999999999999];", S, "9999", "ld.global.u32 %r1, [%rd1+18446744073709551616];"),
+    _case(body, "mov.u64 %rd1, g+99999999999999999999;", S, "9999", "mov.u64 %rd1, g+18446744073709551615;"),
+    _case(body, "mov.v2.u32 {%r1, %r2}, {1, 99999999999999999999};", S, "9999", "mov.v2.u32 {%r1, %r2}, {1, 4294967296};"),
+    _case(body, "st.global.u8 [%rd1], 99999999999999999999;", S, "9999", "st.global.u8 [%rd1], 300;"),
+    _case(body, "setp.eq.u32 %p, %r1, 1 < 99999999999999999999;", S, "9999", "setp.eq.u32 %p, %r1, 1 < 18446744073709551615;"),
+    _case(body, ".loc 1 1 99999999999999999999", S, "9999", ".loc 1 1 4294967295"),
+    _case(scope, ".global .u8 h = 99999999999999999999;", S, "9999", ".global .u8 h = 18446744073709551617;"),
+    _case(scope, ".global .s64 h[2] = {1, -99999999999999999999};", S, "9999", ".global .s64 h[2] = {1, -18446744073709551616};"),
+    _case(scope, ".global .b8 h[99999999999999999999];", S, "9999", ".global .b8 h[18446744073709551615];"),
+    _case(scope, ".section .debug_info\n{\n.b32 99999999999999999999\n}", S, "9999",
+          ".section .debug_info\n{\n.b32 4294967296\n}"),
+]
+
+
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in LITERALS], ids=[c[4] for c in LITERALS])
+def test_integer_literals_past_64_bits_are_constant_overflow(bad, code, at, good):
+    _pair_lints(bad, code, at, good)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in LITERALS], ids=[c[4] for c in LITERALS])
+def test_integer_literal_cases_agree_with_ptxas(bad, code, at, good):
+    _pair_agrees(bad, code, at, good)
+
+
+def test_an_overflowing_literal_says_what_ptxas_reads_of_it():
+    (d,) = errors(body("mov.u64 %rd1, 99999999999999999999;"))
+    assert "does not fit in 64 bits" in d.message and "Constant overflow" in d.message, str(d)
+    assert "0x6BC75E2D630FFFFF" in d.notes[0] and "18446744073709551615" in d.notes[0], str(d)
+    (d,) = errors(body("mov.u64 %rd1, " + "1" * 400 + ";"))  # a long one is shortened
+    assert "(400 characters)" in d.message and len(d.message) < 200, str(d)
+
+
+# decimal floating-point literals out of the range of .f64: (bad, code, at, good)
+FLOATS = [
+    _case(body, "mov.f64 %fd1, 1e400;", S, "1e400", "mov.f64 %fd1, 1e308;"),
+    _case(body, "mov.f64 %fd1, 1.797693134862315808e308;", S, "1.79", "mov.f64 %fd1, 1.7976931348623158e308;"),
+    _case(body, "add.f32 %f1, %f2, 1e-400;", S, "1e-400", "add.f32 %f1, %f2, 0e400;"),
+    _case(body, "mov.f64 %fd1, 2.2250738585072012e-308;", S, "2.2", "mov.f64 %fd1, 2.2250738585072013e-308;"),
+    _case(body, "mov.f64 %fd1, 5e-324;", S, "5e-324", "mov.f64 %fd1, 0d0000000000000001;"),
+    _case(body, "setp.lt.f64 %p, %fd1, -(1e-310);", S, "1e-310", "setp.lt.f64 %p, %fd1, -(2.3e-308);"),
+    _case(scope, ".global .f32 h = 1e309;", S, "1e309", ".global .f32 h = 1e39;"),
+]
+
+
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in FLOATS], ids=[c[4] for c in FLOATS])
+def test_decimal_floats_out_of_range_are_constant_overflow(bad, code, at, good):
+    _pair_lints(bad, code, at, good)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in FLOATS], ids=[c[4] for c in FLOATS])
+def test_decimal_float_cases_agree_with_ptxas(bad, code, at, good):
+    _pair_agrees(bad, code, at, good)
+
+
+def test_an_out_of_range_float_says_how_to_write_its_value():
+    (d,) = errors(body("mov.f64 %fd1, 1e-310;"))
+    assert "0d000012688B70E62B" in d.notes[0], str(d)
+    (d,) = errors(body("mov.f64 %fd1, 1e400;"))
+    assert "0d7FF0000000000000" in d.notes[0], str(d)
+
+
+# ----------------------------------------------------------------------------------- places that read 32 bits
+THIRTY_TWO = [
+    _case(scope, ".global .align 4294967296 .b8 h[4];", S, "4294967296", ".global .align 2147483648 .b8 h[4];"),
+    _case(scope, ".global .align 0x100000004 .b8 h[4];", S, "0x1", ".global .align 0xFFFFFFFF00000004 .b8 h[4];"),
+    _case(body, ".local .align 9223372036854775807 .b8 l[4];", S, "9223", ".local .align 9223372036854775816 .b8 l[4];"),
+    _case(scope, ".func f(.param .align 4294967300 .b8 p[4])\n{\nret;\n}", S, "4294", ".func f(.param .align 18446744073709551620 .b8 p[4])\n{\nret;\n}"),
+    _case(body, ".reg .b32 %q<4294967296>;", S, "4294", ".reg .b32 %q<18446744073709551680>;"),
+    _case(header, " .maxntid 4294967296", S, "4294", " .maxntid 0xFFFFFFFF00000040"),
+    _case(header, " .maxntid 64, 1, 4294967297", S, "4294", " .maxntid 64, 1, 18446744073709551617"),
+    _case(header, " .maxnreg 4294967297", S, "4294", " .maxnreg 18446744073709551680"),
+    _case(header, " .maxntid 64 .minnctapersm 4294967296", S, "4294", " .maxntid 64 .minnctapersm 4"),
+    _case(header, " .maxclusterrank 0x100000000", S, "0x1", " .maxclusterrank 0xFFFFFFFF00000000"),
+    _case(header, " .reqnctapercluster 1, 4294967296", S, "4294", " .reqnctapercluster 1, 4294967295"),
+    _case(body, ".loc 1 4294967296 1", S, "4294", ".loc 1 4294967295 1"),
+    _case(scope, ".file 4294967296 \"b.cu\"", S, "4294", ".file 4294967295 \"b.cu\""),
+]
+
+
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in THIRTY_TWO], ids=[c[4] for c in THIRTY_TWO])
+def test_places_that_read_32_bits_are_constant_overflow_past_them(bad, code, at, good):
+    _pair_lints(bad, code, at, good)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in THIRTY_TWO], ids=[c[4] for c in THIRTY_TWO])
+def test_32_bit_place_cases_agree_with_ptxas(bad, code, at, good):
+    _pair_agrees(bad, code, at, good)
+
+
+def _address_size(n: str) -> str:
+    return f".version 8.7\n.target sm_90a\n.address_size {n}\n.visible .entry k()\n{{\nret;\n}}\n"
+
+
+def test_address_size_reads_32_bits():
+    _lints_at(_address_size("4294967360"), S, "4294967360")
+    _case_lints_as(_address_size("0xFFFFFFFF00000040"), None)      # 64
+    (d,) = errors(_address_size("0x100000020"))
+    assert "does not fit in 32 bits" in d.message, str(d)             # not also "must be 32 or 64"
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_address_size_cases_agree_with_ptxas():
+    _pair_agrees(_address_size("4294967360"), S, "4294967360", _address_size("0xFFFFFFFF00000040"))
+
+
+# ------------------------------------------------------------------------------------------------- arrays
+E = "PTX-E-DECL"
+DIMS = [
+    _case(scope, ".global .b8 h[18446744073709551616];", E, "h[", ".global .b8 h[18446744073709551617];"),
+    _case(body, ".shared .u32 h[2][0x10000000000000000];", E, "h[", ".shared .u32 h[2][0x10000000000000002];"),
+    _case(body, ".local .b8 h[18446744073709551616];", E, "h[", ".local .b8 h[18446744073709551615];"),
+]
+
+
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIMS], ids=[c[4] for c in DIMS])
+def test_array_dimensions_read_modulo_2_to_the_64(bad, code, at, good):
+    _pair_lints(bad, code, at, good)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIMS], ids=[c[4] for c in DIMS])
+def test_array_dimension_cases_agree_with_ptxas(bad, code, at, good):
+    _pair_agrees(bad, code, at, good)
