@@ -1956,6 +1956,28 @@ def u32_field_error(value: int, what: str) -> Optional[Tuple[str, str]]:
             f"{what} is read as 32 bits: give at most 4294967295 (0xFFFFFFFF)")
 
 
+_PARAM_ALIGN_MAX = 128
+
+
+def align_error(align: int, param: bool = False) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses `.align align`, else None: a power of two of at most 32 bits
+    ("Alignment must be a power of two", "Constant overflow"); `param`: of a .param a function body declares or
+    a .func definition's parameter, at most 128 ("Parameter 'x' has illegal alignment"; a kernel's parameters,
+    .func declarations' and prototypes' take more)."""
+    bad = u32_field_error(align, ".align") if align > _U32_MAX else None
+    if bad is not None:
+        return bad
+    if align <= 0 or align & (align - 1):
+        low = 1 << max(align, 1).bit_length() - 1
+        return (f".align {align} is not a power of two (ptxas: \"Alignment must be a power of two\")",
+                f"write .align {low}" + (f" or .align {low * 2}" if low * 2 <= 1 << 31 else "") if align > 0 else
+                "write .align 1 or more, a power of two")
+    if param and align > _PARAM_ALIGN_MAX:
+        return (f".align {align} for a parameter: ptxas takes 1, 2, 4, 8, 16, 32, 64 or 128 (ptxas: \"Parameter has "
+                "illegal alignment\")", "write .align 128 at most; a kernel's parameters take more")
+    return None
+
+
 # ------------------------------------------------------------------------------------------ declarations
 # types that only instructions name, with the type that holds their bits. ptxas 13.0 (sm_90a, sm_100a and
 # sm_120a alike) reads the first ones as a syntax error in any declaration; the fp8, fp6 and fp4 ones of

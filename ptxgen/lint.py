@@ -84,7 +84,8 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                         ".version 6.0\n.target sm_80", ".version 7.0\n.target sm_80"),
     "PTX-W-DIRECTIVE": ("(warning) a performance directive ptxas takes but a launch cannot meet: a CTA of more "
                         "than 1024 threads, or a .maxnreg that lets ptxas use more registers than a CTA of "
-                        ".reqntid threads launches with (ptxgen.target.max_regs_for_threads)",
+                        ".reqntid threads launches with (ptxgen.target.max_regs_for_threads); a .maxnreg above "
+                        "255, which ptxas ignores",
                         ".maxntid 2048, 1, 1", ".maxntid 1024, 1, 1"),
     "PTX-W-MISCOMPILE": ("(warning) legal PTX that ptxas (CUDA 13.0) compiles into a kernel that fails at run time, "
                          "or into other data than it says (an .f16x2 variable's initial value that is not one "
@@ -2214,6 +2215,9 @@ def _type_notes(have: Type, want: Type) -> Tuple[str, ...]:
 OPCODE, GUARD = None, -1  # the k of _tok_loc for the opcode and the guard register
 
 
+_IMM_TEXT = re.compile(r"-?[0-9A-Za-z]+")
+
+
 def _tok_loc(ctx: _Ctx, loc: Optional[SourceLoc], k: Optional[int]) -> Optional[SourceLoc]:
     """Where the opcode (k=OPCODE), the guard register (k=GUARD) or operand k of a statement is."""
     if loc is None or ctx.lines is None or loc.col is None:
@@ -2337,6 +2341,11 @@ _PERF = {".maxntid": (1, 3), ".reqntid": (1, 3), ".minnctapersm": (1, 1), ".maxn
          ".maxnreg": (1, 1), ".reqnctapercluster": (1, 3), ".explicitcluster": (0, 0), ".maxclusterrank": (1, 1),
          ".noreturn": (0, 0), ".blocksareclusters": (0, 0), ".pragma": (0, 0), ".abi_preserve": (1, 1),
          ".abi_preserve_control": (1, 1)}
+# directives whose values ptxas 13.0 refuses to be 0, what they are and one it takes
+_PERF_POSITIVE = {".maxntid": "a CTA's size is at least 1 in each dimension", ".reqntid": "a CTA's size is at least 1 in "
+                  "each dimension", ".minnctapersm": "the CTAs per SM it asks for are at least 1",
+                  ".maxnreg": "a thread has at least one register"}
+_PERF_EXAMPLE = {".maxntid": "256, 1, 1", ".reqntid": "256, 1, 1", ".minnctapersm": "1", ".maxnreg": "64"}
 _PERF_NEEDS = {".reqnctapercluster": ("sm_90", (7, 8)), ".explicitcluster": ("sm_90", (7, 8)),
                ".maxclusterrank": ("sm_90", (7, 8)), ".noreturn": (None, (6, 4)),
                ".blocksareclusters": ("sm_90", (9, 0)), ".maxnctapersm": (None, None)}
@@ -2365,17 +2374,28 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
             values[name] = vals
             if any(v > 0xFFFFFFFF for v in vals):
                 vals = values[name] = ()  # "Constant overflow", reported where the parser read it
-            if name in (".maxntid", ".reqntid") and vals:
+            zero = next((i for i, v in enumerate(vals) if v == 0), None)
+            if zero is not None and name in _PERF_POSITIVE:
+                m = _IMM_TEXT.match(ctx.src(at[zero][0]) or "", at[zero][1] - 1)
+                ctx.add("PTX-E-DIRECTIVE", f"{name} 0: {_PERF_POSITIVE[name]} (ptxas: \"Positive non-zero value "
+                                           f"expected for {name[1:]}\")", SourceLoc(res.filename, *at[zero]),
+                        (f"write {name} {_PERF_EXAMPLE[name]}, or leave it out",), len(m.group()) if m else 1)
+            elif name in (".maxntid", ".reqntid") and vals:
                 tot = math.prod(vals)
                 if name == ".reqntid":
                     threads = tot
-                if 0 in vals:
-                    ctx.add("PTX-E-DIRECTIVE", f"{name} takes positive sizes", loc, (), len(name))
+                if tot % (1 << 32) >= (1 << 32) - 31:
+                    ctx.add("PTX-E-DIRECTIVE", f"{name} {', '.join(map(str, vals))}: ptxas 13.0 crashes on a CTA of "
+                                               f"{tot} threads (a floating-point exception; their count modulo 2^32 "
+                                               "is within 31 of 2^32)", loc,
+                            ("a CTA has at most 1024 threads: write sizes whose product is at most 1024",), len(name))
                 elif tot > 1024:  # ptxas takes it (the launch fails); worth a warning
                     ctx.add("PTX-W-DIRECTIVE", f"{name} {', '.join(map(str, vals))} is {tot} threads; a CTA has "
                                                "at most 1024", loc, (), len(name), "warning")
-            if name == ".maxnreg" and vals and not 1 <= vals[0] <= 255:
-                ctx.add("PTX-E-DIRECTIVE", f".maxnreg {vals[0]} is out of range 1..255", loc, (), len(name))
+            if name == ".maxnreg" and vals and vals[0] > 255:  # ptxas warns that it ignores it
+                ctx.add("PTX-W-DIRECTIVE", f".maxnreg {vals[0]} is more than the 255 registers a thread has: ptxas "
+                                           "ignores it (\"Too many maxnreg specified\")", loc,
+                        ("write .maxnreg 255 at most, or leave it out",), len(name), "warning")
             need = _PERF_NEEDS.get(name)
             if need is not None:
                 diags: list = []

@@ -34,7 +34,7 @@ from lark import Token, Tree
 
 from .diag import Diagnostic, SourceLoc
 from .errors import InternalError, PtxgenError
-from .legality import (CODE_MISCOMPILE, body_variable_error, common_space_error, field_value_error,
+from .legality import (CODE_MISCOMPILE, align_error, body_variable_error, common_space_error, field_value_error,
                        float_literal_error, initializer_error, initializer_miscompile, int_literal_error,
                        int_literal_overflows, param_array_error, param_shape_error, param_type_allocated,
                        ref_variable_error, sampler_mode_error, u32_field, u32_field_error, undeclarable_type,
@@ -1294,6 +1294,17 @@ class _IRBuilder:
         self.diags.append(Diagnostic(code, severity, message, self.loc(line, col), tuple(notes),
                                      self.res.source_line(line), span))
 
+    def alignment(self, align: Optional[int], at: Optional[Tuple[int, int]], param: bool = False):
+        """PTX-E-DECL at the number of an .align that ptxas 13.0 refuses (legality.align_error); `param`: of a
+        .param that a body declares or a .func definition's .param parameter. A number above 0xFFFFFFFF is one
+        the parser has reported ("Constant overflow")."""
+        if align is None or at is None or align > 0xFFFFFFFF:
+            return
+        bad = align_error(align, param)
+        if bad is not None:
+            m = _WORD.match(self.res.source_line(at[0]) or "", at[1] - 1)
+            self.error("PTX-E-DECL", bad[0], at[0], at[1], len(m.group()) if m else 1, (bad[1],))
+
     def run(self, recs: List[tuple]):
         last_end = 0
         op_kind = self.op_kind
@@ -1418,6 +1429,7 @@ class _IRBuilder:
         # in the order ptxas 13.0 checks them, one error for the statement: its vector, its fields' values, then
         # each name's initializer, array dimensions and, of a reference, where it is declared
         checked = not bad_vector and not self.field_values(decl)
+        self.alignment(decl.align, decl.align_at)
         independent = any(n == "texmode_independent" for n, _ in self.res.targets)
         for it in decl.items:
             count = _count(it)
@@ -1493,6 +1505,7 @@ class _IRBuilder:
         """PTX-E-DECL where ptxas rejects the shape of parameter `p` (param_shape_error, param_array_error);
         `ret`: a return parameter, `last`: the last of its list."""
         tname = p.type.name if p.type is not None else None
+        self.alignment(p.align, p.align_at, p.space == "param" and allocated and not entry)
         bad = undeclarable_type(tname, p.space, param_type_allocated(p.space, bool(p.dims), allocated, entry))
         if bad is not None and p.type_at is not None:
             self.error("PTX-E-DECL", bad[0], p.type_at[0], p.type_at[1], len(tname or "") + 1, (bad[1],))
@@ -1666,6 +1679,7 @@ class _IRBuilder:
         sc = self.scope
         sc.cache.clear()  # names cached as undeclared may resolve now
         ty = _type_of(decl.type)
+        self.alignment(decl.align, decl.align_at, decl.space == "param")
         bad = undeclarable_type(decl.type, decl.space)
         if bad is not None and decl.items:
             at = decl.type_at or (line, decl.items[0].col)
@@ -1859,6 +1873,7 @@ class _IRBuilder:
 
 
 _REF_NAME = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)")
+_WORD = re.compile(r"[0-9A-Za-z_]+")
 _HAS_NAME = re.compile(r"[A-Za-z_$]").search
 
 

@@ -23,8 +23,19 @@ What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
   .address_size) is "Constant overflow" where its 64-bit value is above 0xFFFFFFFF as a signed integer, and its
   low 32 bits otherwise: .align 2147483648 and `.address_size 0xFFFFFFFF00000040` (64) assemble, .align 4294967296
   does not, nor .maxntid 9223372036854775807.
+- .align is a power of two ("Alignment must be a power of two"), in every declaration and parameter, and at most
+  128 for a .param variable of a function's body and a .func definition's .param parameter ("Parameter 'p' has
+  illegal alignment"); a kernel's parameters, a .func declaration's and a prototype's take more.
 - an array dimension is read modulo 2^64 like any literal: [18446744073709551616] is [0] ("Non-external variable
   'h' has incomplete type", "Array of incomplete type" after the first), [18446744073709551615] assembles.
+- .maxntid, .reqntid, .minnctapersm and .maxnreg take no 0 ("Positive non-zero value expected for maxntid");
+  .maxclusterrank 0 and .reqnctapercluster 0 assemble. .maxnreg above 255 assembles with a warning ("Too many
+  maxnreg specified ... will be ignored"), so lint warns (PTX-W-DIRECTIVE). A CTA size whose product, modulo
+  2^32, is within 31 of 2^32 (.maxntid 4294967295, .reqntid 65535, 65537) crashes ptxas (a floating-point
+  exception); 65536, 65536 (0 modulo 2^32) assembles.
+- ptxas reports a 0 in .maxntid or .reqntid at the token after the list of values when the list could go on (fewer
+  than 3 values): `.maxntid 0` before a `{` on the next line is an error at the `{`'s line for ptxas. Lint reports
+  it at the 0 (test_ptxas_reports_a_zero_cta_size_one_token_late).
 - lint checks no DWARF section's data beyond its syntax and literals: ptxas refuses `.b8 256`, `.b16 -32769`,
   `.b32 -2147483649` there (a positive value modulo 2^32; "Value out of range for type .b8", at the line of the
   token after the data), takes no expression and no minus before a literal with a U or above 2^63 - 1 ("Parsing
@@ -41,10 +52,11 @@ import sys
 
 import pytest
 
+from ptxgen import lint as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_lint_vector_probes import (_PHDR, _case_agrees_with_ptxas, _case_lints_as, errors,  # noqa: E402
+from test_lint_vector_probes import (_PHDR, _case_agrees_with_ptxas, _case_lints_as, errors, gen_cases,  # noqa: E402
                                      needs_ptxas)
 
 _DECLS = (".reg .pred %p;\n.reg .b16 %h<4>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .f32 %f<4>;\n"
@@ -172,6 +184,7 @@ def test_an_out_of_range_float_says_how_to_write_its_value():
 
 
 # ----------------------------------------------------------------------------------- places that read 32 bits
+D = "PTX-E-DIRECTIVE"
 THIRTY_TWO = [
     _case(scope, ".global .align 4294967296 .b8 h[4];", S, "4294967296", ".global .align 2147483648 .b8 h[4];"),
     _case(scope, ".global .align 0x100000004 .b8 h[4];", S, "0x1", ".global .align 0xFFFFFFFF00000004 .b8 h[4];"),
@@ -218,8 +231,41 @@ def test_address_size_cases_agree_with_ptxas():
     _pair_agrees(_address_size("4294967360"), S, "4294967360", _address_size("0xFFFFFFFF00000040"))
 
 
-# ------------------------------------------------------------------------------------------------- arrays
+# ------------------------------------------------------------------------------------------ .align and arrays
 E = "PTX-E-DECL"
+ALIGNS = [
+    _case(scope, ".global .align 0 .b8 h[4];", E, "0 .b8", ".global .align 1 .b8 h[4];"),
+    _case(scope, ".const .align 3 .b8 h[4];", E, "3 .b8", ".const .align 4 .b8 h[4];"),
+    _case(scope, ".align 12 .global .b8 h[4];", E, "12 .g", ".align 16 .global .b8 h[4];"),
+    _case(scope, ".extern .shared .align 6 .b8 h[];", E, "6 .b8", ".extern .shared .align 8 .b8 h[];"),
+    _case(body, ".shared .align 2147483647 .b8 h[4];", E, "2147483647", ".shared .align 1073741824 .b8 h[4];"),
+    _case(body, ".reg .align 5 .b32 %q;", E, "5 .b32", ".reg .align 4 .b32 %q;"),
+    _case(body, ".param .align 256 .b8 q[4];", E, "256", ".param .align 128 .b8 q[4];"),
+    _case(scope, ".visible .entry k2(.param .align 24 .b8 p[4])\n{\nret;\n}", E, "24",
+          ".visible .entry k2(.param .align 256 .b8 p[4])\n{\nret;\n}"),
+    _case(scope, ".visible .entry k2(.param .u64 .ptr .global .align 3 p)\n{\nret;\n}", E, "3 p",
+          ".visible .entry k2(.param .u64 .ptr .global .align 2147483648 p)\n{\nret;\n}"),
+    _case(scope, ".func f(.param .align 256 .b8 p[4])\n{\nret;\n}", E, "256",
+          ".func f(.param .align 128 .b8 p[4])\n{\nret;\n}"),
+    _case(scope, ".func (.param .align 512 .b8 r[4]) f()\n{\nret;\n}", E, "512",
+          ".extern .func (.param .align 512 .b8 r[4]) f();"),
+    _case(body, "p: .callprototype _ (.param .align 7 .b8 a[4]);", E, "7 .b8",
+          "p: .callprototype _ (.param .align 256 .b8 a[4]);"),
+]
+
+
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in ALIGNS], ids=[c[4] for c in ALIGNS])
+def test_alignments_lint_as_ptxas_takes_them(bad, code, at, good):
+    _pair_lints(bad, code, at, good)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in ALIGNS], ids=[c[4] for c in ALIGNS])
+def test_alignment_cases_agree_with_ptxas(bad, code, at, good):
+    _pair_agrees(bad, code, at, good)
+
+
 DIMS = [
     _case(scope, ".global .b8 h[18446744073709551616];", E, "h[", ".global .b8 h[18446744073709551617];"),
     _case(body, ".shared .u32 h[2][0x10000000000000000];", E, "h[", ".shared .u32 h[2][0x10000000000000002];"),
@@ -237,3 +283,77 @@ def test_array_dimensions_read_modulo_2_to_the_64(bad, code, at, good):
 @pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIMS], ids=[c[4] for c in DIMS])
 def test_array_dimension_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
+
+
+# -------------------------------------------------------------------------------------- performance directives
+DIRECTIVES = [
+    _case(header, " .maxntid 64 .minnctapersm 0", D, "0", " .maxntid 64 .minnctapersm 1"),
+    _case(header, " .maxntid 0, 1, 1", D, "0, 1", " .maxntid 1, 1, 1"),
+    _case(header, " .reqntid 64, 0xFFFFFFFF00000000", D, "0xF", " .reqntid 64, 0xFFFFFFFF00000001"),
+    _case(header, " .maxnreg 0", D, "0", " .maxnreg 0x8000000000000040"),
+    _case(header, " .maxntid 18446744073709551616", D, "1844", " .maxntid 18446744073709551617"),
+]
+
+
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIRECTIVES], ids=[c[4] for c in DIRECTIVES])
+def test_zero_in_a_directive_ptxas_takes_positive_values_of(bad, code, at, good):
+    _pair_lints(bad, code, at, good)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIRECTIVES], ids=[c[4] for c in DIRECTIVES])
+def test_zero_directive_cases_agree_with_ptxas(bad, code, at, good):
+    _pair_agrees(bad, code, at, good)
+
+
+# CTA sizes that crash ptxas 13.0, and a neighbour it takes
+CRASHES = [
+    (" .maxntid 4294967295", " .maxntid 4294967264"),
+    (" .maxntid 3, 1431655765", " .maxntid 32, 134217727"),
+    (" .reqntid 65535, 65537", " .reqntid 65536, 65536"),
+    (" .maxntid 1, 1, 18446744073709551614", " .maxntid 1, 1, 18446744073709551617"),
+]
+
+
+@pytest.mark.parametrize("bad,good", CRASHES, ids=[c[0] for c in CRASHES])
+def test_cta_sizes_that_crash_ptxas_are_errors(bad, good):
+    (d,) = _case_lints_as(header(bad), D)
+    assert "crashes" in d.message and d.notes, str(d)
+    assert not any(x.code == D and "crashes" in x.message for x in errors(header(good)))
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,good", CRASHES, ids=[c[0] for c in CRASHES])
+def test_cta_sizes_that_crash_ptxas_crash_it(bad, good):
+    test_cta_sizes_that_crash_ptxas_are_errors(bad, good)
+    assert gen_cases.run_ptxas(header(bad))["rc"] < 0
+    _case_agrees_with_ptxas(header(good), None)
+
+
+def test_maxnreg_past_255_is_a_warning_as_ptxas_ignores_it():
+    for n in ("256", "4294967295", "0x7FFFFFFF"):
+        _case_lints_as(header(f" .maxnreg {n}"), None)
+        (w,) = [d for d in L.lint_ptx(header(f" .maxnreg {n}"), "t.ptx") if d.code == "PTX-W-DIRECTIVE"]
+        assert w.severity == "warning" and "ignores" in w.message and w.notes, str(w)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_ptxas_takes_maxnreg_past_255_and_warns():
+    for n in ("256", "4294967295"):
+        text = header(f" .maxnreg {n}")
+        assert gen_cases.run_ptxas(text)["rc"] == 0
+        assert [d.code for d in L.lint_ptx(text, "t.ptx")] == ["PTX-W-DIRECTIVE"]
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_ptxas_reports_a_zero_cta_size_one_token_late():
+    """ptxas reads the token after `.maxntid 0` (a comma could follow) before it checks the 0, and reports the
+    error at that token's line; lint reports it at the 0."""
+    text = f"{_PHDR}.visible .entry k() .maxntid 0\n{{\nret;\n}}\n"
+    (d,) = _case_lints_as(text, D)
+    assert (d.loc.line, d.loc.col) == (4, 30), str(d)
+    assert gen_cases.run_ptxas(text)["error_line"] == 5
