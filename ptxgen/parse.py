@@ -470,6 +470,11 @@ class _Walker:
                 optok = self._op_between(a, b)
             x, y = self.expr(a), self.expr(b)
             op = optok.value if isinstance(optok, Token) else str(optok)
+            if op == "/" and type(y) is int and y & _M64 == _M64 and type(x) is int and x & _M64 == 1 << 63 \
+                    and not self._unsigned(a) and not self._unsigned(b):
+                raise _ExprError("-9223372036854775808 / -1 in signed 64-bit integers: ptxas 13.0 crashes on it (a "
+                                 "floating-point exception)", optok, ("the quotient, 2^63, is past the largest signed "
+                                                                      "64-bit value: write 0x8000000000000000",))
             return _binop(op, x, y, optok)
         raise InternalError(f"unexpected rule {d} in a constant expression")
 
@@ -483,6 +488,27 @@ class _Walker:
         pos = m.start()
         line = self.text.count("\n", 0, pos) + 1
         return Token("OP", m.group(), pos, line, pos - self.text.rfind("\n", 0, pos))
+
+    def _unsigned(self, t) -> bool:
+        """Whether the integer constant expression `t` is unsigned for ptxas 13.0, which divides -2^63 by -1 only in
+        signed integers (and crashes there): a literal with a U or above 2^63 - 1, `~` of anything, an operator
+        (+, -, *, /, %, &, |, ^) with an unsigned operand, a shift of an unsigned left operand; not a comparison,
+        `!`, `&&` or `||`."""
+        if isinstance(t, Token):
+            return t.type == "INT" and (t.value[-1] in "uU" or _int_value(t.value) & _M64 >= 1 << 63)
+        d = t.data
+        if d == "c_un":
+            op = t.children[0].value
+            return op == "~" or (op in "+-" and self._unsigned(t.children[1]))
+        if d == "c_bin":
+            c = t.children
+            op = c[1].value if len(c) == 3 else self._op_between(c[0], c[1]).value
+            if op in _CMP or op in ("&&", "||"):
+                return False
+            if op in ("<<", ">>"):
+                return self._unsigned(c[0])
+            return self._unsigned(c[0]) or self._unsigned(c[-1])
+        return False
 
     def imm_syntax(self, t):
         """Syntax of a cexpr operand: ('f', text) for a bare decimal float, 0d literal or `(0f...)` (kept as

@@ -33,6 +33,11 @@ What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
   maxnreg specified ... will be ignored"), so lint warns (PTX-W-DIRECTIVE). A CTA size whose product, modulo
   2^32, is within 31 of 2^32 (.maxntid 4294967295, .reqntid 65535, 65537) crashes ptxas (a floating-point
   exception); 65536, 65536 (0 modulo 2^32) assembles.
+- constant expressions are computed modulo 2^64 without a word (1<<64, 18446744073709551615+1), but -2^63 / -1 in
+  signed 64-bit integers crashes ptxas (a floating-point exception): `(1<<63)/-1`, `(-9223372036854775807-1)/-1`.
+  It is unsigned, and assembles, where an operand is: a literal with a U or above 2^63 - 1
+  (`0x8000000000000000/-1`, `-9223372036854775808/-1`), `~` of anything, an operator over an unsigned operand, a
+  shift of an unsigned left operand; `%` never crashes.
 - ptxas reports a 0 in .maxntid or .reqntid at the token after the list of values when the list could go on (fewer
   than 3 values): `.maxntid 0` before a `{` on the next line is an error at the `{`'s line for ptxas. Lint reports
   it at the 0 (test_ptxas_reports_a_zero_cta_size_one_token_late).
@@ -357,3 +362,27 @@ def test_ptxas_reports_a_zero_cta_size_one_token_late():
     (d,) = _case_lints_as(text, D)
     assert (d.loc.line, d.loc.col) == (4, 30), str(d)
     assert gen_cases.run_ptxas(text)["error_line"] == 5
+
+
+# ----------------------------------------------------------------------------------- constant expressions
+# -2^63 / -1 in signed 64 bits, which crashes ptxas 13.0, and a neighbour it takes
+DIVISIONS = [
+    ("mov.u64 %rd1, (1<<63)/-1;", "/-1", "mov.u64 %rd1, (1U<<63)/-1;"),
+    ("mov.s64 %rd1, (-9223372036854775807-1)/-1;", "/-1", "mov.s64 %rd1, (-9223372036854775808)/-1;"),
+    ("add.s64 %rd1, %rd2, (0x7FFFFFFFFFFFFFFF+1)/(0-1);", "/(0-1)", "add.s64 %rd1, %rd2, (0x7FFFFFFFFFFFFFFF+1)/~0;"),
+    ("mov.b64 %rd1, ((1<2)<<63)/(-1 & -1);", "/(-1", "mov.b64 %rd1, ((1<2)<<63)/(-1 & -1U);"),
+    ("mov.u64 %rd1, (1<<63)/-(1<2);", "/-(1", "mov.u64 %rd1, (1<<63)%-(1<2);"),
+]
+
+
+@pytest.mark.parametrize("bad,at,good", DIVISIONS, ids=[c[0] for c in DIVISIONS])
+def test_a_signed_division_that_crashes_ptxas_is_an_error(bad, at, good):
+    _pair_lints(body(bad), S, at, body(good))
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,at,good", DIVISIONS, ids=[c[0] for c in DIVISIONS])
+def test_signed_division_cases_agree_with_ptxas(bad, at, good):
+    _pair_agrees(body(bad), S, at, body(good), crashes=True)
+    assert gen_cases.run_ptxas(body(bad))["rc"] < 0  # a crash, not a refusal
