@@ -601,13 +601,41 @@ def _cp_async_operands(f: Form) -> List[Signature]:
                    name="with the ignore-src predicate"))
 
 
+class _Low32:
+    """Immediate values that ptxas 13.0 checks in the low 32 bits of the literal's 64-bit value, read as a signed
+    32-bit integer: `v in _Low32(r)` where those bits are in `r` (4294967312 is 16, 18446744073709551600 -16)."""
+
+    def __init__(self, values: Sequence[int]):
+        self.values = values
+
+    def __contains__(self, v) -> bool:
+        w = v & 0xFFFFFFFF
+        return w - ((w >> 31) << 32) in self.values
+
+
+def _nearest_text(values, v) -> str:
+    """A note for an immediate `v` that is not one of `values` (a Slot's): the legal value nearest to it."""
+    low32 = isinstance(values, _Low32)
+    if low32:
+        w = v & 0xFFFFFFFF
+        v = w - ((w >> 31) << 32)
+    vs = values.values if low32 else values
+    if isinstance(vs, range):
+        best = vs[0] if v <= vs[0] else vs[-1] if v >= vs[-1] else vs[(v - vs[0]) // vs.step]
+    else:
+        best = min(vs, key=lambda x: (abs(x - v), x))
+    return f"write {best}" + (f" (ptxas checks the literal's low 32 bits, here {v})" if low32 else "")
+
+
 def _bulk_operands(f: Form) -> List[Signature]:
-    # bytes: an immediate must be a multiple of 16 up to 2**20 - 16 (ptxas 13.0)
-    size = _reg_imm("size", u32, values=range(0, (1 << 20) - 15, 16))
+    # bytes: an immediate must be a multiple of 16 up to 2**20 - 16 (ptxas 13.0), checked in the low 32 bits of
+    # the literal by the copies and in all of its 64 by the prefetch
+    sizes = range(0, (1 << 20) - 15, 16)
+    size = _reg_imm("size", u32, values=_Low32(sizes))
     hint = _POLICY if f.has(".L2::cache_hint") else None
     r = f.rule
     if r == "cp_async_bulk_prefetch":
-        return _sig(_addr("src"), size, hint)
+        return _sig(_addr("src"), _reg_imm("size", u32, values=sizes), hint)
     if r == "cp_async_bulk_s2g":
         return _sig(_addr("dst"), _addr("src"), size, hint,
                     _mask16("byteMask") if f.has(".cp_mask") else None)
@@ -1077,6 +1105,7 @@ FORMS: Dict[str, FormRule] = {
 
 def describe_ints(values: Iterable[int]) -> str:
     """'a multiple of 8 from 8 to 256', '4, 8 or 16', '-1 or 1': runs of 4 or more become ranges."""
+    values = getattr(values, "values", values)  # _Low32's
     if isinstance(values, range) and (values[-1] - values[0]) // values.step >= 6:
         return _run_text(values[0], values[-1], values.step)
     vs = sorted(set(values))
@@ -1783,7 +1812,8 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                                             f"a .{s.types[0].name} value is expected",
                                  (f"write it as a float literal, e.g. {Imm(float(o.value), s.types[0])}",)))
             elif s.values is not None and o.value is not None and o.value not in s.values:
-                out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {describe_ints(s.values)}, not {o.value}"))
+                out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {describe_ints(s.values)}, not {o.value}",
+                                 (_nearest_text(s.values, o.value),)))
     if not out and sig.cross is not None:
         out.extend(_diag(c, f"{title}: {m}") for c, m in sig.cross(ops, where))
     return out, slots

@@ -1435,12 +1435,28 @@ class _FnCheck:
                 ctx.add("PTX-E-OPERANDS", f"createpolicy.fractional: the fraction {frac.text} is out of range (0, 1]",
                         _tok_loc(ctx, loc, 1), ("the fraction of the accessed lines that get the primary "
                                                 "priority: greater than 0, at most 1.0",), len(frac.text))
+        if op.base in _IMM_VALUE_OPS:
+            self.immediate_values(ins, op, loc)
         if op.wide_addr and ctx.address_size == 64:
             self.generic_addresses(ins, op, loc)
         if op.base in _MEMORY_OPS and op.space != "?":
             self.symbol_spaces(ins, op, loc)
         elif op.base in ("cvta", "isspacep") and len(ops) == 2:
             self.conversion_symbol(ins, op, loc)
+
+    def immediate_values(self, ins: Instr, op: _Op, loc):
+        """PTX-E-OPERANDS at an integer immediate of a value ptxas 13.0 refuses there (isa_core.imm_value_error: a
+        barrier's number and thread count, bfe's and bfi's bit position and length, applypriority's and discard's
+        size)."""
+        ops = ins.operands
+        for k, o in enumerate(ops):
+            if type(o) is Imm and type(o.value) is int:
+                bad = C.imm_value_error(op.base, op.mods, k, len(ops), o.value)
+                if bad is not None:
+                    at = _tok_loc(self.ctx, loc, k)
+                    line = self.ctx.src(at.line) if at is not None else None
+                    m = _IMM_TEXT.match(line or "", at.col - 1) if at is not None and at.col else None
+                    self.ctx.add("PTX-E-OPERANDS", bad[0], at, (bad[1],), len(m.group()) if m else 1)
 
     def wmma_fragments(self, ins: Instr, op: _Op, loc):
         """wmma's fragment operands (`op.wmma`, from `_wmma_rules`): an a or b element type at a shape it
@@ -2215,6 +2231,7 @@ def _type_notes(have: Type, want: Type) -> Tuple[str, ...]:
 OPCODE, GUARD = None, -1  # the k of _tok_loc for the opcode and the guard register
 
 
+_IMM_VALUE_OPS = frozenset(("bar", "barrier", "bfe", "bfi", "applypriority", "discard"))  # isa_core.imm_value_error
 _IMM_TEXT = re.compile(r"-?[0-9A-Za-z]+")
 
 

@@ -1,7 +1,7 @@
 """Integer literals at and past their bounds (and decimal floating-point ones past theirs), linted as ptxas 13.0
-reads them.
+reads them, probed spelling by spelling.
 
-What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
+What ptxas 13.0 showed (the tests marked ptxas run every case and matrix below through it):
 - an integer literal (decimal, 0x, 0b or 0 octal, with a U or not) is read digit by digit into 64 bits, modulo
   2^64, and a digit that comes while the value read so far has its top bit set is "Constant overflow"
   (legality.int_literal_overflows). So everything up to 2^64 - 1 reads as written; past it 18446744073709551616
@@ -33,6 +33,12 @@ What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
   maxnreg specified ... will be ignored"), so lint warns (PTX-W-DIRECTIVE). A CTA size whose product, modulo
   2^32, is within 31 of 2^32 (.maxntid 4294967295, .reqntid 65535, 65537) crashes ptxas (a floating-point
   exception); 65536, 65536 (0 modulo 2^32) assembles.
+- a barrier's number (bar, barrier) is 0..15 in the low 32 bits of its literal (4294967311 is 15, -1 is refused),
+  its thread count a multiple of 32 and, for an arrive, not 0 (2^32 is not 0); bfe's and bfi's bit position and
+  length are 0..255 at full width (4294967297 is refused); applypriority's and discard's size is 128
+  (4294967424 is refused); the bulk copies check their byte count in the low 32 bits (4294967312 is 16), their
+  prefetch at full width (isa_core.imm_value_error, legality._Low32). shl's amount, prmt's selector and the other
+  integer immediates take any value.
 - constant expressions are computed modulo 2^64 without a word (1<<64, 18446744073709551615+1), but -2^63 / -1 in
   signed 64-bit integers crashes ptxas (a floating-point exception): `(1<<63)/-1`, `(-9223372036854775807-1)/-1`.
   It is unsigned, and assembles, where an operand is: a literal with a U or above 2^63 - 1
@@ -54,6 +60,7 @@ from __future__ import annotations
 
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -61,6 +68,7 @@ from ptxgen import lint as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _ptxas_lines import ptxas_rejected  # noqa: E402
 from test_lint_vector_probes import (_PHDR, _case_agrees_with_ptxas, _case_lints_as, errors, gen_cases,  # noqa: E402
                                      needs_ptxas)
 
@@ -364,6 +372,41 @@ def test_ptxas_reports_a_zero_cta_size_one_token_late():
     assert gen_cases.run_ptxas(text)["error_line"] == 5
 
 
+# --------------------------------------------------------------------------------- immediates ptxas checks
+O = "PTX-E-OPERANDS"
+IMMEDIATES = [
+    _case(body, "bar.sync 16;", O, "16", "bar.sync 4294967311;"),
+    _case(body, "barrier.sync.aligned -1, 64;", O, "-1", "barrier.sync.aligned 15, 64;"),
+    _case(body, "bar.red.popc.u32 %r1, 4294967312, %p;", O, "4294967312", "bar.red.popc.u32 %r1, 0x10000000F, %p;"),
+    _case(body, "bar.sync 1, 33;", O, "33", "bar.sync 1, 0;"),
+    _case(body, "barrier.arrive 1, 0;", O, "0", "barrier.arrive 1, 4294967296;"),
+    _case(body, "bar.arrive 1, 18446744073709551616;", O, "1844", "bar.arrive 1, 18446744073709551584;"),
+    _case(body, "barrier.red.and.pred %p, 1, 4294967327, %p;", O, "4294", "barrier.red.and.pred %p, 1, 4294967328, %p;"),
+    _case(body, "bfe.u32 %r1, %r2, 256, 1;", O, "256", "bfe.u32 %r1, %r2, 255, 1;"),
+    _case(body, "bfe.s64 %rd1, %rd2, 1, -1;", O, "-1", "bfe.s64 %rd1, %rd2, 1, 0xFF;"),
+    _case(body, "bfi.b32 %r1, %r2, %r3, 4294967297, 1;", O, "4294", "bfi.b32 %r1, %r2, %r3, 18446744073709551617, 1;"),
+    _case(body, "applypriority.global.L2::evict_normal [g], 4294967424;", O, "4294",
+          "applypriority.global.L2::evict_normal [g], 18446744073709551744;"),
+    _case(body, "discard.global.L2 [g], 64;", O, "64", "discard.global.L2 [g], 0x80;"),
+    _case(body, "cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4294967311;", O, "4294",
+          "cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4294967312;"),
+    _case(body, "cp.async.bulk.prefetch.L2.global [g], 4294967312;", O, "4294",
+          "cp.async.bulk.prefetch.L2.global [g], 18446744073709551632;"),
+]
+
+
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in IMMEDIATES], ids=[c[4] for c in IMMEDIATES])
+def test_immediates_whose_value_ptxas_checks(bad, code, at, good):
+    _pair_lints(bad, code, at, good)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in IMMEDIATES], ids=[c[4] for c in IMMEDIATES])
+def test_immediate_value_cases_agree_with_ptxas(bad, code, at, good):
+    _pair_agrees(bad, code, at, good)
+
+
 # ----------------------------------------------------------------------------------- constant expressions
 # -2^63 / -1 in signed 64 bits, which crashes ptxas 13.0, and a neighbour it takes
 DIVISIONS = [
@@ -386,3 +429,116 @@ def test_a_signed_division_that_crashes_ptxas_is_an_error(bad, at, good):
 def test_signed_division_cases_agree_with_ptxas(bad, at, good):
     _pair_agrees(body(bad), S, at, body(good), crashes=True)
     assert gen_cases.run_ptxas(body(bad))["rc"] < 0  # a crash, not a refusal
+
+
+# -------------------------------------------------------------------------- probed spelling by spelling
+BOUNDS = (2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**64 + 1, 5 * 2**64 - 1,
+          5 * 2**64, 10**20, 10**30)
+LONG = ("1" * 40, "9" * 19, "9" * 20, "0x" + "F" * 24, "0x" + "0" * 30 + "1", "0" * 40, "0" + "7" * 30,
+        "0b" + "1" * 64, "0b1" + "0" * 64)
+
+
+def literal_spellings(minus: bool = True, suffix: bool = True):
+    """Each bound in decimal, hex, octal and binary, and long digit strings, with and without a U and a minus."""
+    out = [s for v in BOUNDS for s in (str(v), f"0x{v:X}", f"0{v:o}", f"0b{v:b}")] + list(LONG)
+    out = [s + u for s in out for u in (("", "U") if suffix else ("",))]
+    return out + (["-" + s for s in out] if minus else [])
+
+
+def _value(spelling: str) -> int:
+    """The literal's 64-bit value modulo 2^64 (for picking spellings safe to probe, not for verdicts)."""
+    s = spelling.lstrip("-").rstrip("U")
+    v = int(s, 16) if s[:2] == "0x" else int(s[2:], 2) if s[:2] == "0b" else int(s, 8) if s[:1] == "0" else int(s)
+    return v & (2**64 - 1)
+
+
+FLOAT_SPELLINGS = ("1e308", "1.7976931348623157e308", "1.7976931348623158e308", "1.797693134862315808e308", "1e309",
+                   "1e400", "2.2250738585072014e-308", "2.2250738585072013e-308", "2.2250738585072012e-308", "1e-310",
+                   "5e-324", "1e-400", "0e400", "0.0e-999", "1e-50", "1e39", "9" * 400 + ".0",
+                   "0." + "0" * 400 + "1", "4.9406564584124654417656879286822137236505980e-324")
+
+# one kind of line per matrix: `@` is the spelling, `#` the line's number
+INSTRUCTION_LINES = (
+    "mov.u64 %rd1, @;", "mov.s32 %r1, @;", "mov.b16 %h1, @;", "add.u16 %h1, %h2, @;", "add.s64 %rd1, %rd2, @;",
+    "setp.lt.s32 %p, %r1, @;", "setp.ne.b64 %p, %rd1, @;", "and.b32 %r1, %r2, @;", "st.global.u8 [%rd1], @;",
+    "st.global.s8 [%rd1], @;", "ld.global.u32 %r1, [%rd1+@];", "mov.u64 %rd1, g+@;", "mov.v2.u32 {%r1, %r2}, {1, @};",
+    "mov.u64 %rd1, (@)*2;", "mov.u64 %rd1, @ + 1;", "mov.u64 %rd1, @ << 1;", "mov.u64 %rd1, -(@);",
+    "mov.u64 %rd1, ~@;", "mov.f32 %f1, @;", "add.f64 %fd1, %fd2, @;", "bar.sync @;", "bfe.u32 %r1, %r2, @, 1;")
+DECLARATION_LINES = tuple(f".global .{t} v#_{t} = @;" for t in ("u8", "s8", "b8", "u16", "s16", "b16", "u32", "s32",
+                                                                  "b32", "u64", "s64", "b64")) + (
+    ".global .s32 a#[2] = {0, @};", ".global .u64 b#[2] = {@, 1};")
+FLOAT_LINES = ("mov.f64 %fd1, @;", "mov.f32 %f1, @;", "add.f32 %f1, %f2, -(@);", "setp.lt.f64 %p, %fd1, @*2.0;",
+               "mov.u64 %rd1, @;")
+
+
+def _matrix(make, kind: str, spellings):
+    """(module, its probed lines) for the line kind `kind` over `spellings`."""
+    lines = [kind.replace("@", s).replace("#", str(i)) for i, s in enumerate(spellings)]
+    return make("\n".join(lines)), lines
+
+
+def matrices():
+    """Every probed matrix: (name, module, lines). Register counts and CTA sizes leave out values that run ptxas
+    out of memory or crash it (the cases above have those)."""
+    out = []
+    ints = literal_spellings()
+    for kind in INSTRUCTION_LINES:
+        out.append((kind, *_matrix(body, kind, ints)))
+    for kind in DECLARATION_LINES:
+        out.append((kind, *_matrix(scope, kind, literal_spellings(suffix=False))))
+    plain = literal_spellings(minus=False)
+    out.append(("dimension", *_matrix(scope, ".global .b8 d#[@];", plain)))
+    out.append(("module .align", *_matrix(scope, ".global .align @ .b8 m#[4];", plain)))
+    out.append(("body .align", *_matrix(body, ".shared .align @ .b8 l#[4];", plain)))
+    out.append((".loc", *_matrix(body, ".loc 1 @ 2", plain)))
+
+    def u32(s):  # the 32 bits a 32-bit place reads, or None where that is "Constant overflow"
+        v = _value(s)
+        return None if 0xFFFFFFFF < v < 2**63 else v & 0xFFFFFFFF
+    counts = [s for s in plain if u32(s) is None or u32(s) < 1 << 16]
+    out.append(("register count", *_matrix(body, ".reg .b32 %q#_<@>;", counts)))
+    sizes = [s for s in plain if u32(s) is None or u32(s) < 2**32 - 31]
+    for d in (".maxntid", ".maxnreg", ".minnctapersm"):
+        kind = ".visible .entry k#() " + (".maxntid 64 " if d == ".minnctapersm" else "") + f"{d} @ {{ ret; }}"
+        out.append((d, *_matrix(lambda t: _PHDR + t + "\n", kind, sizes)))
+    for kind in FLOAT_LINES:
+        out.append((kind, *_matrix(body, kind, FLOAT_SPELLINGS)))
+    out.append(("init .f64", *_matrix(scope, ".global .f64 f#_ = @;", FLOAT_SPELLINGS)))
+    return out
+
+
+def _disagreements(text, lines):
+    """The lines of `lines` (each once in `text`, one after the other) that lint flags and ptxas takes or the
+    other way round, and how many ptxas rejects."""
+    first = text.split("\n").index(lines[0]) + 1
+    rejected = set(ptxas_rejected(text, "sm_90a"))
+    flagged = {d.loc.line for d in errors(text)}
+    wrong = [lines[i - first] for i in range(first, first + len(lines)) if (i in rejected) != (i in flagged)]
+    return wrong, len([i for i in rejected if first <= i < first + len(lines)])
+
+
+def test_every_matrix_flags_the_literals_past_64_bits():
+    """Lint's side of the matrices (ptxas's is test_every_probed_spelling_agrees_with_ptxas): in every kind of line,
+    the literals of twenty 9s and more are errors, at their lines and nowhere else."""
+    probed = 0
+    for name, text, lines in matrices():
+        flagged = {d.loc.line for d in errors(text)}
+        probed += len(lines)
+        first = text.split("\n").index(lines[0]) + 1
+        assert all(first <= x < first + len(lines) for x in flagged), name
+        over = {first + i for i, line in enumerate(lines) if "9" * 20 in line}
+        assert over and over <= flagged, (name, sorted(over - flagged)[:5])
+    assert probed > 8000, probed
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_every_probed_spelling_agrees_with_ptxas():
+    ms = matrices()
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as ex:
+        got = list(ex.map(lambda m: _disagreements(m[1], m[2]), ms))
+    wrong = [(m[0], w) for m, (ws, _n) in zip(ms, got) for w in ws]
+    assert not wrong, (len(wrong), wrong[:20])
+    total = sum(len(m[2]) for m in ms)
+    refused = sum(n for _ws, n in got)
+    assert total > 8000 and 1000 < refused < total - 1000, (total, refused)
