@@ -20,8 +20,8 @@ from . import isa_core as C
 from .diag import caller_loc
 from .errors import BuildError, LegalityError
 from .ops import AsyncCopyOps, ClusterOps, MbarrierOps, MmaOps, WgmmaOps
-from .legality import (CODE_MISCOMPILE, initializer_error, initializer_miscompile, undeclarable_type,
-                       variable_array_error)
+from .legality import (CODE_MISCOMPILE, align_error, initializer_error, initializer_miscompile, int64_value_error,
+                       u32_field_error, undeclarable_type, variable_array_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm, imm_is_float)
 from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
@@ -154,11 +154,19 @@ class Module:
         if space not in ("global", "const"):
             raise _err(f"module variables live in .global or .const, not .{space}")
         ty = _var_type(FunctionBuilder._type(type), space)
+        if align is not None:
+            _check_align(align)
         if count is not None:
             _check_dims(space, count, name, init is not None)
         if init is not None:
             # checked (and formatted once) here so that a bad value is reported at this call, not at emit
             init = [init] if isinstance(init, (int, float)) else list(init)
+            for x in init:  # an integer is written as a decimal literal, which ptxas reads into 64 bits
+                if isinstance(x, int) and not isinstance(x, bool):
+                    bad = _float_int_error(x, ty, f"{name}'s initial value") if imm_is_float(x, ty) else \
+                        int64_value_error(x, f"{name}'s initial value")
+                    if bad is not None:
+                        raise _err(bad[0], "PTX-E-DECL", (bad[1],))
             dims = () if count is None else (count,)
             # the values as the declaration writes them (format_imm): 1 is 1.0 for .f32, 2.0 is 2 for .u32
             vals = [float(x) if imm_is_float(x, ty) else int(x) if isinstance(x, float) and x.is_integer()
@@ -252,17 +260,33 @@ def _param_type(ty: Type) -> Type:
 
 
 def _check_dims(space: str, count, name: str, init: bool = False) -> None:
-    """An array of `count` elements in `space` as ptxas takes it (legality.variable_array_error)."""
+    """An array of `count` elements in `space` as ptxas takes it (legality.variable_array_error), and a size that
+    ptxas reads as written (legality.int64_value_error)."""
     if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
         raise _err(f"{space} array {name}: its size must be an int of at least 0, not {count!r}", "PTX-E-DECL")
-    bad = variable_array_error(space, (count,), name, init=init)
+    bad = int64_value_error(count, f"{space} array {name}: its size") or \
+        variable_array_error(space, (count,), name, init=init)
     if bad is not None:
         raise _err(bad[0], "PTX-E-DECL", (bad[1],))
 
 
-def _check_align(a):
-    if not isinstance(a, int) or a <= 0 or a & (a - 1):
+def _float_int_error(v: int, ty: Type, what: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where the integer `v` given for a floating-point value is past every finite float."""
+    try:
+        float(v)
+    except OverflowError:
+        return (f"{what}, an integer of {len(str(abs(v)))} digits, is past the largest finite .{ty.name}",
+                "give a value of at most 1.7976931348623157e308 (3.4028234663852886e+38 for .f32)")
+    return None
+
+
+def _check_align(a, param: bool = False):
+    """An .align ptxas takes (legality.align_error); `param`: of a .func's parameter."""
+    if isinstance(a, bool) or not isinstance(a, int):
         raise _err(f"alignment must be a power of two, not {a!r}")
+    bad = align_error(a, param)
+    if bad is not None:
+        raise _err(bad[0], "PTX-E-BUILD", (bad[1],))
 
 
 class _Special:
@@ -406,6 +430,8 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
 
     def param(self, name: str, type, *, align: Optional[int] = None) -> Param:
         """A scalar parameter: `.param .u32 name`."""
+        if align is not None:
+            _check_align(align, not self.fn.is_entry)
         p = Param(self._pname(name), _param_type(self._type(type)), align=align)
         self.fn.params.append(p)
         return p
@@ -424,7 +450,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
 
     def param_bytes(self, name: str, size: int, *, align: int = 64) -> Param:
         """A by-value byte array: `.param .align 64 .b8 name[128]` (e.g. a CUtensorMap)."""
-        _check_align(align)
+        _check_align(align, not self.fn.is_entry)
         if not isinstance(size, int) or size <= 0:
             raise _err(f"byte-array parameter size must be a positive int, not {size!r}")
         p = Param(self._pname(name), b8, align=align, array=size)
@@ -458,6 +484,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         ty = _var_type(self._type(type), "shared")
         if not isinstance(nbytes, int) or nbytes <= 0 or nbytes % ty.bytes:
             raise _err(f"shared array size must be a positive multiple of {ty.bytes} bytes, not {nbytes!r}")
+        _check_dims("shared", nbytes // ty.bytes, name)
         v = Var(self._claim_local(name, "shared variable"), "shared", ty, nbytes // ty.bytes, align,
                 loc=caller_loc())
         self.fn.locals.append(v)
@@ -523,6 +550,9 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
 
     def _imm(self, v, ty: Type, what="operand") -> Imm:
         if ty.kind == "f" and ty.bits in (32, 64):
+            bad = _float_int_error(v, ty, what) if isinstance(v, int) else None
+            if bad is not None:
+                raise _err(bad[0], "PTX-E-TYPE", (bad[1],))
             imm = Imm(float(v), ty)
             try:
                 str(imm)  # formatted here, not only when emitting, so that the error points at this call
@@ -588,6 +618,9 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         else:
             raise _err(f"{what}: expected a register, variable or mem(base, offset), got {type(a).__name__}",
                        "PTX-E-TYPE")
+        bad = int64_value_error(a.offset, f"{what} offset") if isinstance(a.offset, int) else None
+        if bad is not None:
+            raise _err(bad[0], "PTX-E-BUILD", (bad[1],))
         if isinstance(base, Reg):
             self._own(base)
             if base.type.bits not in (32, 64) or base.type.kind not in ("b", "u", "s"):
@@ -1157,6 +1190,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         """`bfe.T d, a, pos, len;` extracts a bit field."""
         ty = self._infer(type, a)
         self._check_type("bfe", ty)
+        self._bit_field("bfe", 2, pos, length)
         ops = (self._src(a, ty, "a"), self._src(pos, u32, "pos"), self._src(length, u32, "len"))
         d = self._dst(dst, ty)
         self._emit(f"bfe{ty.ptx}", (d,) + ops, guard)
@@ -1166,11 +1200,21 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         """`bfi.bN d, f, b, pos, len;` inserts field f into b."""
         ty = self._bits_view(self._infer(type, f, b))
         self._check_type("bfi", ty)
+        self._bit_field("bfi", 3, pos, length)
         ops = (self._src(f, ty, "f"), self._src(b, ty, "b"), self._src(pos, u32, "pos"),
                self._src(length, u32, "len"))
         d = self._dst(dst, ty)
         self._emit(f"bfi{ty.ptx}", (d,) + ops, guard)
         return d
+
+    @staticmethod
+    def _bit_field(base: str, k: int, pos, length):
+        """bfe's and bfi's position and length (operands k and k + 1) as immediates: 0..255 (isa_core)."""
+        for i, x in enumerate((pos, length)):
+            if isinstance(x, int) and not isinstance(x, bool):
+                bad = C.imm_value_error(base, (), k + i, k + 2, x)
+                if bad is not None:
+                    raise _err(bad[0], "PTX-E-OPERANDS", (bad[1],), LegalityError)
 
     def prmt(self, a, b, c, *, mode: Optional[str] = None, dst=None, guard=None) -> Reg:
         """`prmt.b32{.mode} d, a, b, c;` permutes bytes."""
@@ -1626,6 +1670,10 @@ class KernelBuilder(FunctionBuilder):
             dims = (v,) if isinstance(v, int) else tuple(v)
             if not 1 <= len(dims) <= 3 or not all(isinstance(x, int) and x > 0 for x in dims):
                 raise _err(f".{key} takes 1 to 3 positive ints, not {v!r}")
+            for x in dims:  # read as 32 bits (legality.u32_field)
+                bad = u32_field_error(x, f".{key}")
+                if bad is not None:
+                    raise _err(bad[0], notes=(bad[1],))
             if key in ("maxntid", "reqntid"):
                 threads[key] = math.prod(dims)
                 if threads[key] > 1024:
@@ -1641,6 +1689,9 @@ class KernelBuilder(FunctionBuilder):
                 continue
             if not isinstance(v, int) or v <= 0:
                 raise _err(f".{key} takes a positive int, not {v!r}")
+            bad = u32_field_error(v, f".{key}")  # read as 32 bits (legality.u32_field)
+            if bad is not None:
+                raise _err(bad[0], notes=(bad[1],))
             if key == "maxnreg" and not 24 <= v <= 255:
                 raise _err(f".maxnreg must be within 24..255, not {v}")
             if key == "maxclusterrank":

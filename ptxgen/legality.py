@@ -1986,6 +1986,18 @@ def u32_field_error(value: int, what: str) -> Optional[Tuple[str, str]]:
             f"{what} is read as 32 bits: give at most 4294967295 (0xFFFFFFFF)")
 
 
+def int64_value_error(value: int, what: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where the integer `value`, written as a decimal literal (`what`: 'initial value 7 of g',
+    'offset', ...), is not what ptxas 13.0 reads: outside -2^63 .. 2^64 - 1 it reads it modulo 2^64 or refuses it
+    ("Constant overflow"); else None."""
+    if -(1 << 63) <= value <= _M64:
+        return None
+    said = "refuses it (\"Constant overflow\")" if int_literal_overflows(str(abs(value))) else \
+        f"reads it as {value & _M64}"
+    return (f"{what} {value} does not fit in 64 bits: ptxas {said}",
+            "give a value from -9223372036854775808 to 18446744073709551615")
+
+
 _PARAM_ALIGN_MAX = 128
 
 

@@ -44,6 +44,13 @@ What ptxas 13.0 showed (the tests marked ptxas run every case and matrix below t
   It is unsigned, and assembles, where an operand is: a literal with a U or above 2^63 - 1
   (`0x8000000000000000/-1`, `-9223372036854775808/-1`), `~` of anything, an operator over an unsigned operand, a
   shift of an unsigned left operand; `%` never crashes.
+- the builder writes none of the numbers above that ptxas refuses or reads as another value: it refuses an
+  initial value or address offset outside -2^63 .. 2^64 - 1, an integer past every finite float for a
+  floating-point value, an array size of 2^64 or more, an .align that is not a power of two of at most 32 bits
+  (128 for a .func's parameter), a directive's value past 32 bits and bfe's and bfi's field past 255
+  (legality.int64_value_error, align_error, u32_field_error; isa_core.imm_value_error).
+
+Where lint and ptxas still differ:
 - ptxas reports a 0 in .maxntid or .reqntid at the token after the list of values when the list could go on (fewer
   than 3 values): `.maxntid 0` before a `{` on the next line is an error at the `{`'s line for ptxas. Lint reports
   it at the 0 (test_ptxas_reports_a_zero_cta_size_one_token_late).
@@ -64,7 +71,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import ptxgen as pg
 from ptxgen import lint as L
+from ptxgen.builder import mem
+from ptxgen.errors import BuildError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -542,3 +552,76 @@ def test_every_probed_spelling_agrees_with_ptxas():
     total = sum(len(m[2]) for m in ms)
     refused = sum(n for _ws, n in got)
     assert total > 8000 and 1000 < refused < total - 1000, (total, refused)
+
+
+# -------------------------------------------------------------------------------------------------- builder
+def _module():
+    m = pg.Module("sm_90a")
+    return m, m.entry("k")
+
+
+# what the builder refuses to write, as ptxas reads it otherwise: (what it is, a call that writes it, the code)
+BUILDER = [
+    ("initial value past 64 bits", lambda m, k: m.global_var("g", "u64", init=10**20), "PTX-E-DECL"),
+    ("initial value 2^64", lambda m, k: m.global_var("g", "u64", 2, init=[1, 2**64]), "PTX-E-DECL"),
+    ("initial value below -2^63", lambda m, k: m.global_var("g", "s64", init=-2**63 - 1), "PTX-E-DECL"),
+    ("float initial value past .f64", lambda m, k: m.global_var("g", "f64", init=10**400), "PTX-E-DECL"),
+    ("float immediate past .f64", lambda m, k: k.mov(10**400, type="f64"), "PTX-E-TYPE"),
+    ("alignment past 32 bits", lambda m, k: m.global_var("g", "u32", align=2**32), "PTX-E-BUILD"),
+    ("alignment not a power of two", lambda m, k: m.global_var("g", "u32", align=12), "PTX-E-BUILD"),
+    (".func parameter alignment", lambda m, k: m.func("f").param("p", "u32", align=256), "PTX-E-BUILD"),
+    (".func byte array alignment", lambda m, k: m.func("f").param_bytes("p", 16, align=512), "PTX-E-BUILD"),
+    ("array size 2^64", lambda m, k: m.global_var("g", "b8", count=2**64), "PTX-E-DECL"),
+    ("shared array past 64 bits", lambda m, k: k.shared("s", 2**70), "PTX-E-DECL"),
+    (".minnctapersm past 32 bits", lambda m, k: m.entry("k2", maxntid=64, minnctapersm=2**32), "PTX-E-BUILD"),
+    (".maxclusterrank past 32 bits", lambda m, k: m.entry("k2", maxclusterrank=2**32 + 8), "PTX-E-BUILD"),
+    (".reqnctapercluster past 32 bits", lambda m, k: m.entry("k2", reqnctapercluster=(2**32, 1)), "PTX-E-BUILD"),
+    ("address offset 2^64", lambda m, k: k.ld(mem(k.ld_param(k.param_ptr("x")), 2**64), "u32"), "PTX-E-BUILD"),
+    ("bfe position 256", lambda m, k: k.bfe(k.reg("u32"), 256, 1), "PTX-E-OPERANDS"),
+    ("bfi length 300", lambda m, k: k.bfi(k.reg("b32"), k.reg("b32"), 0, 300), "PTX-E-OPERANDS"),
+]
+
+
+@pytest.mark.parametrize("what,call,code", BUILDER, ids=[c[0] for c in BUILDER])
+def test_the_builder_refuses_numbers_ptxas_reads_otherwise(what, call, code):
+    m, k = _module()
+    with pytest.raises(BuildError) as e:
+        call(m, k)
+    assert e.value.code == code and e.value.loc is not None and e.value.loc.file == __file__, str(e.value)
+
+
+def test_the_builder_writes_the_bounds_ptxas_takes():
+    m, k = _module()
+    m.global_var("a", "s64", 2, init=[2**64 - 1, -2**63])
+    m.global_var("b", "u32", align=2**31)
+    m.entry("k2", maxntid=64, minnctapersm=2**32 - 1)
+    x = k.ld_param(k.param_ptr("x"))
+    k.ld(mem(x, 2**64 - 1), "u32")
+    k.bfe(k.reg("u32"), 255, 255)
+    f = m.func("f")
+    f.param("p", "u32", align=128)
+    f.ret()
+    k.ret()
+    text = m.emit().text
+    assert "18446744073709551615" in text and ".align 2147483648" in text and "255, 255" in text
+    assert errors(text) == [], [str(d) for d in errors(text)]
+    with pytest.raises(BuildError):  # and one past them (the test fails on a builder that writes them all)
+        m.global_var("c", "u64", init=2**64)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_the_bounds_the_builder_writes_assemble_and_those_past_them_do_not():
+    m, k = _module()
+    m.global_var("a", "s64", 2, init=[2**64 - 1, -2**63])
+    m.global_var("b", "u32", align=2**31)
+    k.bfe(k.reg("u32"), 255, 255)
+    k.ret()
+    assert gen_cases.run_ptxas(m.emit().text)["rc"] == 0
+    for what, call, code in BUILDER:
+        with pytest.raises(BuildError):
+            call(*_module())
+    for text in (scope(".visible .global .u64 g = 100000000000000000000;"), scope(".global .align 4294967296 .u32 g;"),
+                 scope(".func f(.param .align 256 .u32 p)\n{\nret;\n}"), body("bfe.u32 %r1, %r2, 256, 1;"),
+                 header(" .maxntid 64 .minnctapersm 4294967296")):
+        assert gen_cases.run_ptxas(text)["rc"] > 0, text
