@@ -103,8 +103,9 @@ def header(directives: str) -> str:
 
 
 def _case(make, bad: str, code: str, at: str, good: str):
-    """(module ptxas refuses, the code lint gives it, where lint's error starts, a module it takes, the id)."""
-    return make(bad), code, at, make(good), bad
+    """A test case (module ptxas refuses, the code lint gives it, where lint's error starts, a module it takes),
+    named by its bad spelling."""
+    return pytest.param(make(bad), code, at, make(good), id=bad)
 
 
 def _lints_at(text, code, at):
@@ -155,14 +156,14 @@ LITERALS = [
 ]
 
 
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in LITERALS], ids=[c[4] for c in LITERALS])
+@pytest.mark.parametrize("bad,code,at,good", LITERALS)
 def test_integer_literals_past_64_bits_are_constant_overflow(bad, code, at, good):
     _pair_lints(bad, code, at, good)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in LITERALS], ids=[c[4] for c in LITERALS])
+@pytest.mark.parametrize("bad,code,at,good", LITERALS)
 def test_integer_literal_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
 
@@ -187,14 +188,14 @@ FLOATS = [
 ]
 
 
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in FLOATS], ids=[c[4] for c in FLOATS])
+@pytest.mark.parametrize("bad,code,at,good", FLOATS)
 def test_decimal_floats_out_of_range_are_constant_overflow(bad, code, at, good):
     _pair_lints(bad, code, at, good)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in FLOATS], ids=[c[4] for c in FLOATS])
+@pytest.mark.parametrize("bad,code,at,good", FLOATS)
 def test_decimal_float_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
 
@@ -225,14 +226,14 @@ THIRTY_TWO = [
 ]
 
 
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in THIRTY_TWO], ids=[c[4] for c in THIRTY_TWO])
+@pytest.mark.parametrize("bad,code,at,good", THIRTY_TWO)
 def test_places_that_read_32_bits_are_constant_overflow_past_them(bad, code, at, good):
     _pair_lints(bad, code, at, good)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in THIRTY_TWO], ids=[c[4] for c in THIRTY_TWO])
+@pytest.mark.parametrize("bad,code,at,good", THIRTY_TWO)
 def test_32_bit_place_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
 
@@ -277,14 +278,14 @@ ALIGNS = [
 ]
 
 
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in ALIGNS], ids=[c[4] for c in ALIGNS])
+@pytest.mark.parametrize("bad,code,at,good", ALIGNS)
 def test_alignments_lint_as_ptxas_takes_them(bad, code, at, good):
     _pair_lints(bad, code, at, good)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in ALIGNS], ids=[c[4] for c in ALIGNS])
+@pytest.mark.parametrize("bad,code,at,good", ALIGNS)
 def test_alignment_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
 
@@ -296,14 +297,14 @@ DIMS = [
 ]
 
 
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIMS], ids=[c[4] for c in DIMS])
+@pytest.mark.parametrize("bad,code,at,good", DIMS)
 def test_array_dimensions_read_modulo_2_to_the_64(bad, code, at, good):
     _pair_lints(bad, code, at, good)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIMS], ids=[c[4] for c in DIMS])
+@pytest.mark.parametrize("bad,code,at,good", DIMS)
 def test_array_dimension_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
 
@@ -318,14 +319,14 @@ DIRECTIVES = [
 ]
 
 
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIRECTIVES], ids=[c[4] for c in DIRECTIVES])
+@pytest.mark.parametrize("bad,code,at,good", DIRECTIVES)
 def test_zero_in_a_directive_ptxas_takes_positive_values_of(bad, code, at, good):
     _pair_lints(bad, code, at, good)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in DIRECTIVES], ids=[c[4] for c in DIRECTIVES])
+@pytest.mark.parametrize("bad,code,at,good", DIRECTIVES)
 def test_zero_directive_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
 
@@ -405,14 +406,14 @@ IMMEDIATES = [
 ]
 
 
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in IMMEDIATES], ids=[c[4] for c in IMMEDIATES])
+@pytest.mark.parametrize("bad,code,at,good", IMMEDIATES)
 def test_immediates_whose_value_ptxas_checks(bad, code, at, good):
     _pair_lints(bad, code, at, good)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
-@pytest.mark.parametrize("bad,code,at,good", [c[:4] for c in IMMEDIATES], ids=[c[4] for c in IMMEDIATES])
+@pytest.mark.parametrize("bad,code,at,good", IMMEDIATES)
 def test_immediate_value_cases_agree_with_ptxas(bad, code, at, good):
     _pair_agrees(bad, code, at, good)
 
