@@ -363,21 +363,20 @@ PACKED_WORDS = [
 ]
 
 
-@pytest.mark.parametrize("decl,at,words", PACKED_WORDS, ids=[c[0] for c in PACKED_WORDS])
-def test_f16x2_initial_values_ptxas_writes_otherwise_are_miscompile_warnings(decl, at, words):
+def _miscompile_warned_at(decl, at):
+    """Lint's diagnostics of a module variable `decl`: one PTX-W-MISCOMPILE warning starting at the text `at`, or
+    none where `at` is None."""
     text = f"{_PHDR}.visible .global .align 8 {decl}\n"
     ds = L.lint_ptx(text, "t.ptx")
     assert [(d.code, d.severity) for d in ds] == ([("PTX-W-MISCOMPILE", "warning")] if at else []), [str(d) for d in ds]
     if at:
         assert text.split("\n")[ds[0].loc.line - 1][ds[0].loc.col - 1:].startswith(at), str(ds[0])
-        assert "32-bit words" in ds[0].message and "`{0x40003C00}` is (1.0, 2.0)" in ds[0].notes[0], str(ds[0])
+    return ds
 
 
-@pytest.mark.ptxas
-@needs_ptxas
-@pytest.mark.parametrize("decl,at,words", PACKED_WORDS, ids=[c[0] for c in PACKED_WORDS])
-def test_ptxas_writes_f16x2_initial_values_as_32_bit_words(decl, at, words, tmp_path):
-    """ptxas takes each, and writes `words`: what lint warns of where they are not one integer per element."""
+def _ptxas_writes(decl, at, words, tmp_path):
+    """ptxas takes the module variable `decl` (which lint warns of where `at` is given) and writes the 32-bit
+    words `words` for it, read from the cubin."""
     src = tmp_path / "v.ptx"
     src.write_text(f"{_PHDR}.visible .global .align 8 {decl}\n")
     warned = [d.code for d in L.lint_ptx(src.read_text(), "v.ptx")]
@@ -387,6 +386,21 @@ def test_ptxas_writes_f16x2_initial_values_as_32_bit_words(decl, at, words, tmp_
     assert r.returncode == 0, r.stderr
     data = _symbol_bytes((tmp_path / "v.cubin").read_bytes(), "v")
     assert struct.unpack(f"<{len(words)}I", data) == words, data.hex()
+
+
+@pytest.mark.parametrize("decl,at,words", PACKED_WORDS, ids=[c[0] for c in PACKED_WORDS])
+def test_f16x2_initial_values_ptxas_writes_otherwise_are_miscompile_warnings(decl, at, words):
+    ds = _miscompile_warned_at(decl, at)
+    if at:
+        assert "32-bit words" in ds[0].message and "`{0x40003C00}` is (1.0, 2.0)" in ds[0].notes[0], str(ds[0])
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("decl,at,words", PACKED_WORDS, ids=[c[0] for c in PACKED_WORDS])
+def test_ptxas_writes_f16x2_initial_values_as_32_bit_words(decl, at, words, tmp_path):
+    """ptxas takes each, and writes `words`: what lint warns of where they are not one integer per element."""
+    _ptxas_writes(decl, at, words, tmp_path)
 
 
 def _symbol_bytes(elf: bytes, name: str) -> bytes:
@@ -482,22 +496,11 @@ SHORT_WORDS = [
 
 @pytest.mark.parametrize("decl,at,words", SHORT_WORDS, ids=[c[0] for c in SHORT_WORDS])
 def test_short_lists_ptxas_does_not_pad_are_miscompile_warnings(decl, at, words):
-    text = f"{_PHDR}.visible .global .align 8 {decl}\n"
-    ds = L.lint_ptx(text, "t.ptx")
-    assert [d.code for d in ds] == (["PTX-W-MISCOMPILE"] if at else []), [str(d) for d in ds]
-    if at:
-        assert text.split("\n")[ds[0].loc.line - 1][ds[0].loc.col - 1:].startswith(at), str(ds[0])
+    _miscompile_warned_at(decl, at)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
 @pytest.mark.parametrize("decl,at,words", SHORT_WORDS, ids=[c[0] for c in SHORT_WORDS])
 def test_ptxas_writes_short_lists_unpadded(decl, at, words, tmp_path):
-    src = tmp_path / "v.ptx"
-    src.write_text(f"{_PHDR}.visible .global .align 8 {decl}\n")
-    warned = [d.code for d in L.lint_ptx(src.read_text(), "v.ptx")]
-    assert warned == (["PTX-W-MISCOMPILE"] if at else []), warned
-    r = subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(tmp_path / "v.cubin")], capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert struct.unpack(f"<{len(words)}I", _symbol_bytes((tmp_path / "v.cubin").read_bytes(), "v")) == words
+    _ptxas_writes(decl, at, words, tmp_path)
