@@ -614,17 +614,28 @@ class _Low32:
 
 
 def _nearest_text(values, v) -> str:
-    """A note for an immediate `v` that is not one of `values` (a Slot's): the legal value nearest to it."""
+    """A note for an immediate `v` that is not one of `values` (a Slot's): the legal values nearest to it, the one
+    below and the one above where there are both ("write 0 or 16" for a bulk copy's 15 bytes)."""
     low32 = isinstance(values, _Low32)
+    read = v
     if low32:
         w = v & 0xFFFFFFFF
-        v = w - ((w >> 31) << 32)
-    vs = values.values if low32 else values
-    if isinstance(vs, range):
-        best = vs[0] if v <= vs[0] else vs[-1] if v >= vs[-1] else vs[(v - vs[0]) // vs.step]
-    else:
-        best = min(vs, key=lambda x: (abs(x - v), x))
-    return f"write {best}" + (f" (ptxas checks the literal's low 32 bits, here {v})" if low32 else "")
+        read = w - ((w >> 31) << 32)
+    near = " or ".join(str(x) for x in _neighbours(values.values if low32 else values, read))
+    return f"write {near}" + (f" (ptxas checks the literal's low 32 bits, here {read})" if read != v else "")
+
+
+def _neighbours(vs, v: int) -> Tuple[int, ...]:
+    """The greatest of `vs` below `v` and the least above it, those that exist (`v` is not one of `vs`)."""
+    if isinstance(vs, range):  # (no len(): wgmma.wait_group's range is longer than sys.maxsize)
+        first, last = vs[0], vs[-1]
+        if v < first or v > last:
+            return (first,) if v < first else (last,)
+        below = first + (v - first) // vs.step * vs.step
+        return (below, below + vs.step)
+    below = max((x for x in vs if x < v), default=None)
+    above = min((x for x in vs if x > v), default=None)
+    return tuple(x for x in (below, above) if x is not None)
 
 
 def _bulk_operands(f: Form) -> List[Signature]:
