@@ -476,6 +476,16 @@ class _Walker:
                                  "floating-point exception)", optok, ("the quotient, 2^63, is past the largest signed "
                                                                       "64-bit value: write 0x8000000000000000",))
             return _binop(op, x, y, optok)
+        if d == "c_cond":  # `c ? a : b`: ptxas 13.0 reads all three, and only integers
+            c, q, a, b = t.children
+            x, y, z = self.expr(c), self.expr(a), self.expr(b)
+            if isinstance(x, float) or isinstance(y, float) or isinstance(z, float):
+                # ptxas 13.0 reports it at the token after the expression, once it has read it all
+                raise _ExprError("the `?:` before this has a floating-point operand; it takes integers only (ptxas: "
+                                 "\"Integer constant expression expected\")", self._after(t),
+                                 ("write `c ? a : b` of integers; a comparison of floating-point values "
+                                  "(`1.5 < 2.5`) is an integer",))
+            return y if x & _M64 else z  # the condition is tested in 64 bits: (1<<64) - 1 + 1 is 0
         raise InternalError(f"unexpected rule {d} in a constant expression")
 
     def _op_between(self, a, b) -> Token:
@@ -492,8 +502,9 @@ class _Walker:
     def _unsigned(self, t) -> bool:
         """Whether the integer constant expression `t` is unsigned for ptxas 13.0, which divides -2^63 by -1 only in
         signed integers (and crashes there): a literal with a U or above 2^63 - 1, `~` of anything, an operator
-        (+, -, *, /, %, &, |, ^) with an unsigned operand, a shift of an unsigned left operand; not a comparison,
-        `!`, `&&` or `||`."""
+        (+, -, *, /, %, &, |, ^) with an unsigned operand, a shift of an unsigned left operand, `c ? a : b` where
+        the operand it takes is (not C's rule: `(1 ? 1<<63 : 1U) / -1` crashes ptxas too); not a comparison, `!`,
+        `&&` or `||`."""
         if isinstance(t, Token):
             return t.type == "INT" and (t.value[-1] in "uU" or _int_value(t.value) & _M64 >= 1 << 63)
         d = t.data
@@ -508,6 +519,9 @@ class _Walker:
             if op in ("<<", ">>"):
                 return self._unsigned(c[0])
             return self._unsigned(c[0]) or self._unsigned(c[-1])
+        if d == "c_cond":
+            c = t.children
+            return self._unsigned(c[2] if self.expr(c[0]) & _M64 else c[3])
         return False
 
     def imm_syntax(self, t):
@@ -625,6 +639,11 @@ class _Walker:
     def data(self, t: Tree):
         vals = []
         for v in t.children[1:]:
+            if isinstance(v, Tree) and _has_cond(v):
+                n = self._try_expr(v.children[0]) if v.data == "data_value" else None
+                raise _ExprError("`?:` in a section's data: ptxas 13.0 takes a literal there, not an expression "
+                                 "(\"syntax error\")", self._unread(v, True),
+                                 (f"write the value as a literal: `{t.children[0].value} {n if n is not None else 1}`",))
             vals.append("".join(_tokens_text(v)))
         m = t.meta
         self.out.append((m.line, R_DATA, m.column, m.end_line, t.children[0].value, ",".join(vals)))
@@ -702,13 +721,43 @@ class _Walker:
         if isinstance(x, Token) and x.type == "INT" and "(" not in self.text[t.meta.start_pos:x.start_pos]:
             return _int_value(x.value) & _M64  # read modulo 2^64: [18446744073709551616] is [0]
         at = x if isinstance(x, Token) else Token("X", "", x.meta.start_pos, x.meta.line, x.meta.column)
-        if "(" in self.text[t.meta.start_pos:at.start_pos]:
+        if _has_cond(x):  # `[1 ? 4 : 8]`: where ptxas stops reading, "Parsing error near '?'"
+            at = self._unread(t, False)
+        elif "(" in self.text[t.meta.start_pos:at.start_pos]:
             p = self.text.index("(", t.meta.start_pos)
             at = Token("X", "(", p, self.text.count("\n", 0, p) + 1, p - self.text.rfind("\n", 0, p))
         v = self._try_expr(x)
         val = f"`[{v}]`" if isinstance(v, int) and v >= 0 else "a positive integer such as `[8]`"
         raise _ExprError("an array dimension must be an integer literal; ptxas takes no expression there (\"syntax "
                          "error\")", at, (f"write {val}",))
+
+    def _after(self, t) -> Token:
+        """The token after the expression `t`, past blanks and comments."""
+        text = self.text
+        p = t.meta.end_pos
+        n = len(text)
+        while p < n:
+            if text[p] in " \t\r\n\f":
+                p += 1
+            elif text.startswith("//", p):
+                e = text.find("\n", p)
+                p = n if e < 0 else e
+            elif text.startswith("/*", p):
+                e = text.find("*/", p + 2)
+                p = n if e < 0 else e + 2
+            else:
+                break
+        return Token("X", text[p:p + 1], p, text.count("\n", 0, p) + 1, p - text.rfind("\n", 0, p))
+
+    def _unread(self, t, minus: bool) -> Token:
+        """The first token of `t` (an array dimension's brackets or a section's data value) past what ptxas 13.0
+        reads there: an integer literal, after a `-` where `minus`; the first token where there is none."""
+        start = t.meta.start_pos + (self.text[t.meta.start_pos] == "[")
+        m = (_DATA_LITERAL if minus else _DIM_LITERAL).match(self.text, start, t.meta.end_pos)
+        p = m.end() if m else start
+        while p < t.meta.end_pos and self.text[p] in " \t\r\n":
+            p += 1
+        return Token("X", self.text[p:p + 1], p, self.text.count("\n", 0, p) + 1, p - self.text.rfind("\n", 0, p))
 
     def _try_expr(self, x):
         try:
@@ -944,6 +993,16 @@ class _Walker:
 _CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le,
         ">=": operator.ge}
 _BIN_OP = re.compile(r"&&|\|\||[&|^]")
+# the integer literal that an array dimension holds, and a section's data value (after an optional `-`)
+_DIM_LITERAL = re.compile(r"[ \t\r\n]*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+_DATA_LITERAL = re.compile(r"[ \t\r\n]*(?:-[ \t\r\n]*)?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+
+
+def _has_cond(t) -> bool:
+    """Whether the constant expression `t` has a `?:` in it."""
+    return isinstance(t, Tree) and (t.data == "c_cond" or any(_has_cond(c) for c in t.children))
+
+
 _INT_NOTE = ("write integer operands (1, not 1.0); bitwise, logical and shift operators take no floating-point "
              "value",)
 
@@ -959,7 +1018,9 @@ def _binop(op: str, x, y, tok):
         return int(_CMP[op](x, y))
     if op in ("/", "%"):
         if y == 0:
-            raise _ExprError("division by zero in a constant expression", tok)
+            raise _ExprError("division by zero in a constant expression (ptxas: \"Constant expression has division by "
+                             "zero\")", tok, ("ptxas computes every part of a constant expression, the branch of a "
+                                               "`?:` that is not taken included",))
         if isinstance(x, float) or isinstance(y, float):
             if op == "%":
                 raise _ExprError("'%' needs integer operands", tok, _INT_NOTE)
