@@ -11,7 +11,7 @@ The builder and the linter both call `check()`:
     # [Diagnostic('PTX-E-SHAPE', 'error', 'N=12 is not legal for .bf16 wgmma; N must be a multiple of
     #   8 from 8 to 256', ...)]
 
-Each family's language is finite (3994 spellings, 2282 of them textures' and surfaces'), so the grammar
+Each family's language is finite (4060 spellings, 2282 of them textures' and surfaces'), so the grammar
 is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
 check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
 with the nearest legal spellings. Building the grammar and the table takes ~0.3 s on first use. The
@@ -85,6 +85,7 @@ _FIELDS = {
     "geom": ("geometry", CODE_MODIFIER), "mode": ("mipmap mode", CODE_MODIFIER),
     "coord": ("coordinate type", CODE_TYPE), "comp": ("component", CODE_MODIFIER),
     "query": ("query", CODE_MODIFIER), "clamp": ("clamp mode", CODE_MODIFIER),
+    "noftz": (".noftz", CODE_MODIFIER),
 }
 
 
@@ -257,11 +258,12 @@ def parse(opcode: str) -> Optional[Form]:
 
 
 # the families check() speaks for: a mnemonic, with the second token where the mnemonic is shared with
-# instructions outside these families (cp.reduce, barrier.sync, mma.sp, wgmma.mma_async.sp ...)
+# instructions outside these families (barrier.sync, mma.sp, wgmma.mma_async.sp ...; covers() leaves out
+# cp.reduce.async.bulk.tensor)
 _COVERED = {
     "mma": (".sync",), "ldmatrix": None, "stmatrix": None, "wgmma": (".mma_async", ".fence", ".commit_group",
                                                                      ".wait_group"),
-    "cp": (".async",), "mbarrier": None, "fence": None, "barrier": (".cluster",), "mapa": None,
+    "cp": (".async", ".reduce"), "mbarrier": None, "fence": None, "barrier": (".cluster",), "mapa": None,
     "getctarank": None, "setmaxnreg": None, "elect": None, "griddepcontrol": None,
     "st": (".async",), "red": (".async",),
     "tex": None, "tld4": None, "txq": None, "istypep": None, "suld": None, "sust": None, "sured": None, "suq": None,
@@ -278,10 +280,13 @@ _UNMODELLED = frozenset({
 
 
 def covers(opcode: str) -> bool:
-    """Does check() speak for this opcode? (mma.sp, cp.reduce, barrier.sync, sm_100 TMA modes ... do not.)"""
+    """Does check() speak for this opcode? (mma.sp, cp.reduce.async.bulk.tensor, barrier.sync, sm_100 TMA modes
+    ... do not.)"""
     toks = _tokens(opcode)
     if toks[0] == "prefetch":             # the tensor-map form only; plain prefetch is lint's core table's
         return ".tensormap" in toks
+    if toks[:2] == ("cp", ".reduce") and ".tensor" in toks:
+        return False
     if toks[0] not in _COVERED or any(t in _UNMODELLED for t in toks):
         return False
     second = _COVERED[toks[0]]
@@ -638,21 +643,32 @@ def _neighbours(vs, v: int) -> Tuple[int, ...]:
     return tuple(x for x in (below, above) if x is not None)
 
 
+# a bulk copy's or bulk reduction's byte count (cp.async.bulk, cp.reduce.async.bulk): a multiple of 16 up to
+# 2**20 - 16 (ptxas 13.0), a .u32 register or an immediate that ptxas checks in the low 32 bits of the literal
+# (4294967312 is 16); the prefetch checks all 64 of them
+BULK_SIZES = range(0, (1 << 20) - 15, 16)
+_BULK_SIZE = _reg_imm("size", u32, values=_Low32(BULK_SIZES))
+
+
 def _bulk_operands(f: Form) -> List[Signature]:
-    # bytes: an immediate must be a multiple of 16 up to 2**20 - 16 (ptxas 13.0), checked in the low 32 bits of
-    # the literal by the copies and in all of its 64 by the prefetch
-    sizes = range(0, (1 << 20) - 15, 16)
-    size = _reg_imm("size", u32, values=_Low32(sizes))
     hint = _POLICY if f.has(".L2::cache_hint") else None
     r = f.rule
     if r == "cp_async_bulk_prefetch":
-        return _sig(_addr("src"), _reg_imm("size", u32, values=sizes), hint)
+        return _sig(_addr("src"), _reg_imm("size", u32, values=BULK_SIZES), hint)
     if r == "cp_async_bulk_s2g":
-        return _sig(_addr("dst"), _addr("src"), size, hint,
+        return _sig(_addr("dst"), _addr("src"), _BULK_SIZE, hint,
                     _mask16("byteMask") if f.has(".cp_mask") else None)
     mc = _mask16("ctaMask") if f.has(".multicast::cluster") else None
     mbar = _addr("mbar") if mc or hint else _BULK_MBAR
-    return _sig(_addr("dst"), _addr("src"), size, mbar, mc, hint)
+    return _sig(_addr("dst"), _addr("src"), _BULK_SIZE, mbar, mc, hint)
+
+
+def _reduce_operands(f: Form) -> List[Signature]:
+    """cp.reduce.async.bulk [dstMem], [srcMem], size, then the cache policy (into global, with .L2::cache_hint)
+    or [mbar] (into shared::cluster); the byte count and [mbar] as cp.async.bulk takes them."""
+    if f.rule == "cp_reduce_async_bulk_s2g":
+        return _sig(_addr("dst"), _addr("src"), _BULK_SIZE, _POLICY if f.has(".L2::cache_hint") else None)
+    return _sig(_addr("dst"), _addr("src"), _BULK_SIZE, _BULK_MBAR)
 
 
 # 16-bit masks and offsets of the bulk copies: integer registers (ptxas 13.0 refuses .f16 ones, which
@@ -665,11 +681,11 @@ def _mask16(name: str) -> Slot:
     return _slot(name, (REG, IMM), _INT16, exact=True)
 
 
-# ptxas 13.0 also takes some of the bulk copies' addresses without their brackets: cp.async.bulk's
-# [mbar] as a bare 64-bit register (without .multicast::cluster and .L2::cache_hint), and the
-# shared-memory addresses of cp.async.bulk.tensor ([dst] and [mbar] of a load, [src] of a store) as a
-# bare register (32 or 64 bits) or variable name
-_BULK_MBAR = _slot("mbar", (ADDR, REG), _INT64, exact=True)
+# ptxas 13.0 also takes some of the bulk copies' addresses without their brackets: the [mbar] of cp.async.bulk
+# (without .multicast::cluster and .L2::cache_hint) and of cp.reduce.async.bulk as a bare 64-bit register or
+# an integer literal, and the shared-memory addresses of cp.async.bulk.tensor ([dst] and [mbar] of a load,
+# [src] of a store) as a bare register (32 or 64 bits) or variable name
+_BULK_MBAR = _slot("mbar", (ADDR, REG, IMM), _INT64, exact=True)
 
 
 def _tensor_smem(name: str) -> Slot:
@@ -1030,6 +1046,11 @@ FORMS: Dict[str, FormRule] = {
     "prefetch_tensormap": _form("prefetch.tensormap", "sm_90", "8.0", _tensormap_prefetch_operands),
     "cp_async_bulk_commit_group": _form("cp.async.bulk.commit_group", "sm_90", "8.0", _no_operands),
     "cp_async_bulk_wait_group": _form("cp.async.bulk.wait_group", "sm_90", "8.0", _wait_group_operands),
+    # ---- cp.reduce.async.bulk
+    "cp_reduce_async_bulk_s2g": _form("cp.reduce.async.bulk shared::cta -> global", "sm_90", "8.0",
+                                      _reduce_operands),
+    "cp_reduce_async_bulk_s2s": _form("cp.reduce.async.bulk shared::cta -> shared::cluster", "sm_90", "8.0",
+                                      _reduce_operands),
     # ---- cp.async.bulk.tensor
     "cp_async_bulk_tensor_g2s": _form("cp.async.bulk.tensor global -> shared::cluster (tile)", "sm_90", "8.0",
                                       _tensor_operands),
