@@ -24,8 +24,8 @@ from .legality import (CODE_MISCOMPILE, align_error, initializer_error, initiali
                        u32_field_error, undeclarable_type, variable_array_error)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module as IRModule, Param, Pragma,
                  Raw, Reg, RegArray, SpecialReg, Sym, Var, Vec, format_imm, imm_is_float)
-from .target import (REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads, parse_version,
-                     version_str)
+from .target import (LATEST_PTX, REGISTER_RULE_MIN_SM, Target, cta_register_limit, max_regs_for_threads,
+                     parse_version, version_error, version_str)
 from .types import (Type, b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, get_type,
                     compatible, pred, s16, s32, s64, tf32, u16, u32, u64)
 
@@ -81,6 +81,12 @@ class Module:
             v = parse_version(version) if version is not None else t.default_ptx
         except ValueError as e:
             raise BuildError(str(e), loc, "PTX-E-TARGET") from None
+        if not all(0 <= x <= 0x7FFFFFFF for x in v):
+            raise BuildError(f"PTX ISA version {version_str(v)}: its major and minor numbers are from 0 to 2147483647",
+                             loc, "PTX-E-DIRECTIVE", (f"write e.g. version='{version_str(LATEST_PTX)}'",))
+        bad = version_error(v, form="version='{}'")
+        if bad is not None:
+            raise BuildError(bad[0], loc, "PTX-E-DIRECTIVE", (bad[1],))
         if v < t.min_ptx:
             raise BuildError(f"PTX ISA {version_str(v)} does not know target {t}; it needs .version "
                              f"{version_str(t.min_ptx)} or later", loc, "PTX-E-VERSION")

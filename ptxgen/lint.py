@@ -28,8 +28,8 @@ from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, TargetList,
                     parse, parse_target_list, undeclarable_type)
-from .target import (REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
-                     version_str)
+from .target import (LATEST_PTX, REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
+                     read_version, version_error, version_str)
 from .types import VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, f64, get_type, pred, u32, u64
 
 __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
@@ -2302,7 +2302,12 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
         ctx.add("PTX-E-DIRECTIVE", "the module has no .version directive", SourceLoc(res.filename, 1, 1),
                 ("the first statement must be e.g. `.version 8.0`",))
     elif m.version is None:
-        ctx.add("PTX-E-DIRECTIVE", f"bad PTX ISA version {res.version[0]}", res.version[1])
+        text, loc = res.version
+        try:
+            bad = version_error(read_version(text), text)
+        except ValueError:
+            bad = (f"bad PTX ISA version {text}", f"write MAJOR.MINOR, e.g. `.version {version_str(LATEST_PTX)}`")
+        ctx.add("PTX-E-DIRECTIVE", bad[0], loc, (bad[1],), len(text))
     if not res.targets:
         if override is None:
             ctx.add("PTX-E-DIRECTIVE", "the module has no .target directive", SourceLoc(res.filename, 1, 1),
@@ -2325,7 +2330,7 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
                     ("add e.g. sm_90a",))
         if m.target is not None and m.version is not None and m.version < m.target.min_ptx:
             loc = next(loc for n, loc in sm)
-            ctx.add("PTX-E-DIRECTIVE", f"PTX ISA .version {version_str(m.version)} does not support .target "
+            ctx.add("PTX-E-DIRECTIVE", f"PTX ISA .version {res.version[0]} does not support .target "
                                        f"{m.target}", loc, (f"{m.target} needs .version {version_str(m.target.min_ptx)}"
                                                             " or later",), len(str(m.target)))
         if override is not None and m.target is not None and m.target.sm > override.sm:
@@ -2352,6 +2357,13 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
                     ("write results through a pointer parameter",), len(info.header.name))
     if res.address_size is not None and res.address_size[0] not in (32, 64) and res.address_size[0] <= 0xFFFFFFFF:
         ctx.add("PTX-E-DIRECTIVE", f".address_size must be 32 or 64, not {res.address_size[0]}", res.address_size[1])
+    if res.address_size is not None and m.version is not None and m.version < _ADDRESS_SIZE_PTX:
+        ctx.add("PTX-E-VERSION", f".address_size needs PTX ISA {version_str(_ADDRESS_SIZE_PTX)} (module .version is "
+                                 f"{res.version[0]})", res.address_size[1],
+                (f"write .version {version_str(_ADDRESS_SIZE_PTX)} or later",))
+
+
+_ADDRESS_SIZE_PTX = (2, 3)  # ptxas 13.0: "Feature '.address_size directive' requires PTX ISA .version 2.3 or later"
 
 
 _PERF = {".maxntid": (1, 3), ".reqntid": (1, 3), ".minnctapersm": (1, 1), ".maxnctapersm": (1, 1),

@@ -41,7 +41,7 @@ from .legality import (CODE_MISCOMPILE, align_error, body_variable_error, common
                        variable_array_error, variable_redeclaration_error, vector_error, VarShape)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
-from .target import Target
+from .target import Target, read_version, version_error
 from .types import Type, b32, f32, f64, get_type, u32, u64
 
 __all__ = [
@@ -2334,10 +2334,12 @@ def _sreg_types() -> Dict[str, Type]:
 def _finish(res: ParseResult, b: _IRBuilder):
     m = b.module
     if res.version is not None:
+        # the version as ptxas 13.0 reads it; None where it is no version (lint says which) or one ptxas refuses
         try:
-            from .target import parse_version
-            m.version = parse_version(res.version[0])
+            m.version = read_version(res.version[0])
         except ValueError:
+            m.version = None
+        if m.version is not None and version_error(m.version) is not None:
             m.version = None
     for name, loc in res.targets:
         if name.startswith(("sm_", "compute_")):

@@ -5,8 +5,9 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
-__all__ = ["Target", "PtxVersion", "parse_version", "MIN_PTX_FOR_SM", "max_regs_for_threads", "max_threads_for_regs",
-           "warps_per_subpartition", "cta_register_limit"]
+__all__ = ["Target", "PtxVersion", "parse_version", "read_version", "version_error", "PTX_VERSIONS", "LATEST_PTX",
+           "MIN_PTX_FOR_SM", "max_regs_for_threads", "max_threads_for_regs", "warps_per_subpartition",
+           "cta_register_limit"]
 
 # The PTX ISA version that first accepts each target (PTX ISA 9.0, "Release notes"/".target").
 MIN_PTX_FOR_SM = {
@@ -22,6 +23,65 @@ MIN_PTX_FOR_SUFFIX = {("a", 90): (8, 0), ("a", 100): (8, 6), ("a", 101): (8, 6),
 
 PtxVersion = Tuple[int, int]
 _TARGET_RE = re.compile(r"^(?:sm|compute)_(\d{2,3})([af]?)$")
+
+# The PTX ISA versions that ptxas 13.0 (CUDA 13.0) knows, each major's minors from 0 up to the last; it refuses
+# any other `.version` ("Unsupported .version 9.1; current version is '9.0'"), 8.9 and 7.9 among them.
+_LAST_MINOR = ((1, 5), (2, 3), (3, 2), (4, 3), (5, 1), (6, 5), (7, 8), (8, 8), (9, 0))
+PTX_VERSIONS: Tuple[PtxVersion, ...] = tuple((major, minor) for major, last in _LAST_MINOR for minor in range(last + 1))
+LATEST_PTX: PtxVersion = PTX_VERSIONS[-1]
+# ptxas checks major * 10 + minor (32-bit ints) against these numbers: so `.version 8.10` passes (as 90), 8.70 (150)
+# and 9.10 (100) do not
+_VERSION_NUMBERS = frozenset(10 * major + minor for major, minor in PTX_VERSIONS)
+_VERSION_LIST = ", ".join(f"{major}.0" + (f"-{major}.{last}" if last else "") for major, last in _LAST_MINOR)
+_VERSION_TEXT = re.compile(r"([0-9]+)\.([0-9]+)")
+_LONG_MAX = (1 << 63) - 1
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
+def read_version(text: str) -> PtxVersion:
+    """The (major, minor) that ptxas 13.0 reads from the number of a `.version` directive as written: each part's
+    digits as C's atoi reads them (at most 2^63 - 1, then its low 32 bits as a signed int). '9.00' and '09.0' are
+    (9, 0), '8.007' is (8, 7), '8.10' is (8, 10), '4294967305.0' is (9, 0); ValueError for text other than
+    digits, a dot and digits. Features and targets compare this pair with the version they need, so 8.10 is
+    past 8.8; which versions exist is version_error's business."""
+    m = _VERSION_TEXT.fullmatch(text)
+    if m is None:
+        raise ValueError(f"bad PTX ISA version {text!r}: expected MAJOR.MINOR such as '9.0'")
+    return (_int32(min(int(m.group(1)), _LONG_MAX)), _int32(min(int(m.group(2)), _LONG_MAX)))
+
+
+def version_error(v: PtxVersion, text: Optional[str] = None,
+                  form: str = "`.version {}`") -> Optional[Tuple[str, str]]:
+    """None where ptxas 13.0 takes `.version` v (the pair read_version gives); else (message, note), the note saying
+    what to write, each version spelled as `form` spells it (the builder's: "version='{}'"). `text`: the version as
+    written, which the message quotes (default MAJOR.MINOR).
+
+    ptxas looks up major * 10 + minor, in 32-bit ints, among the versions it knows (PTX_VERSIONS: 1.0-1.5, ...,
+    8.0-8.8, 9.0): 9.1 and 10.0 are past 9.0, its latest, 8.9 and 7.9 were never PTX ISA versions, 8.10 passes
+    as 9.0 and 8.70 does not."""
+    major, minor = v
+    if _int32(10 * major + minor) in _VERSION_NUMBERS:
+        return None
+    text = text if text is not None else f"{major}.{minor}"
+    msg = (f"PTX ISA .version {text} is not a version ptxas 13.0 knows (ptxas: \"Unsupported .version {text}; "
+           f"current version is '{LATEST_PTX[0]}.{LATEST_PTX[1]}'\")")
+    latest = f"{LATEST_PTX[0]}.{LATEST_PTX[1]}"
+    latest_form = form.format(latest)
+    if not 0 <= minor <= 9 or major < 0:
+        note = (f"ptxas looks the version up as major * 10 + minor, {_int32(10 * major + minor)} here, which no "
+                f"version has: write one of {_VERSION_LIST}, e.g. {latest_form}")
+    elif v > LATEST_PTX:
+        note = f"{latest} is the latest PTX ISA version ptxas 13.0 reads: write {latest_form}"
+    else:
+        below = max((x for x in PTX_VERSIONS if x < v), default=None)
+        above = min(x for x in PTX_VERSIONS if x > v)
+        near = (form.format(f"{below[0]}.{below[1]}") + " or " if below else "") + form.format(f"{above[0]}.{above[1]}")
+        note = f"there is no PTX ISA {text}; the versions are {_VERSION_LIST}: write {near}"
+    return msg, note
 
 
 def parse_version(v: Union[str, float, Tuple[int, int]]) -> PtxVersion:

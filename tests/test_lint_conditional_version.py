@@ -1,5 +1,5 @@
-"""The conditional operator `c ? a : b` in constant expressions, linted as ptxas 13.0 takes it, probed spelling by
-spelling.
+"""The conditional operator `c ? a : b` in constant expressions, and the number of a `.version` directive, linted
+as ptxas 13.0 takes them, probed spelling by spelling.
 
 What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
 - `c ? a : b` is C's conditional: below `||` (`1 || 0 ? 5 : 6` is 5), right-associative (`1 ? 2 : 3 ? 4 : 5` is 2,
@@ -18,6 +18,17 @@ What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
 - the result is signed or unsigned as the branch it takes is, not as C's usual conversions make it:
   `(1 ? 1<<63 : 1U) / -1` divides in signed integers and crashes ptxas (a floating-point exception), as
   `(1<<63) / -1` does; `(1 ? 0x8000000000000000 : 1) / -1` does not.
+- `.version MAJOR.MINOR`: ptxas reads each number as C's atoi does (at most 2^63 - 1, then its low 32 bits as a
+  signed int) and looks up major * 10 + minor, in 32-bit ints, among the versions it knows: 1.0-1.5, 2.0-2.3,
+  3.0-3.2, 4.0-4.3, 5.0-5.1, 6.0-6.5, 7.0-7.8, 8.0-8.8 and 9.0 (target.PTX_VERSIONS). Anything else is fatal
+  at the directive: "Unsupported .version 9.1; current version is '9.0'" for 9.1, 10.0, 9.01 and 9.10, and also
+  for 8.9 and 7.9, which were never versions, and for 8.70 (150). 9.00, 09.0, 8.007 (8.7) and 8.10 (90)
+  pass. A target or a feature then compares (major, minor) with the version it needs: `.version 7.10` does not
+  support sm_90a (needs 8.0), `.version 6.20` has no stacksave (needs 7.3) while 7.10 has it, and a pair older
+  than 2.3 (`.version 0.90`, 90 for the lookup) has no .address_size either ("Feature '.address_size directive'
+  requires PTX ISA .version 2.3 or later"). A number followed by other characters (`9.0x`, `9.0e0`, `9.0U`) is
+  the version followed by a syntax error ("Missing .target directive").
+- the builder refuses, with the same rule (target.version_error), a Module version ptxas does not know.
 
 Where lint and ptxas still differ (left alone here): lint takes an expression other than `?:` in a section's
 data (`.b8 1+1`), which ptxas refuses; and lint's evaluator compares and shifts without C's unsigned types
@@ -26,15 +37,20 @@ data (`.b8 1+1`), which ptxas refuses; and lint's evaluator compares and shifts 
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import ptxgen as pg
+from ptxgen.errors import BuildError
 from ptxgen.ir import Addr, Imm
 from ptxgen.parse import SymOffset, parse
+from ptxgen.target import LATEST_PTX, PTX_VERSIONS, read_version, version_error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -315,3 +331,149 @@ def test_a_conditional_in_an_array_dimension_says_what_to_write():
 def test_a_floating_point_operand_of_a_conditional_names_it():
     (d,) = errors(body("mov.f32 %f1, 1 ? 1.0 : 2.0;"))
     assert "`?:`" in d.message and "Integer constant expression expected" in d.message, str(d)
+
+
+# --------------------------------------------------------------------------------------- .version numbers
+def version(v: str, target: str = "sm_90a") -> str:
+    return f".version {v}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\nret;\n}}\n"
+
+
+# (number as written, code of lint's one error or None, the line of the error)
+VERSIONS = [(v, None, None) for v in ("9.0", "9.00", "9.000", "09.0", "0009.0", "8.8", "8.7", "8.07", "8.007",
+                                      "08.08", "8.10", "8.010", "8.0", "4294967305.0", "8.4294967306",
+                                      "9.0 // latest", "000000000000000000000009.0")]
+VERSIONS += [(v, D, 1) for v in ("9.1", "9.2", "9.01", "9.10", "9.9", "10.0", "10.1", "99.0", "8.9", "8.09",
+                                 "8.70", "8.11", "8.20", "7.9", "0.0", "0.9", "1.9", "3.61", "429496729.6",
+                                 "9.18446744073709551616", "9223372036854775807.0", "18446744073709551625.0")]
+# known numbers, older than sm_90a: ptxas reports the .target line, and the .address_size line where the pair is
+# older than 2.3
+VERSIONS += [(v, D, 2) for v in ("7.8", "7.10", "7.20", "2.3")]
+VERSIONS += [(v, D, (3, 2)) for v in ("2.2", "1.0", "0.90", "2147483657.0", "4294967295.100",
+                                      "18446744073709551616.90")]
+# the version followed by other characters: ptxas says "Missing .target directive" at the version's line
+VERSIONS += [(v, "*", 1) for v in ("9.0x", "9.0e0", "9.0U", "9.0;", "9.0.0", "9.0 8.0", "9 .0", "+9.0")]
+
+
+@pytest.mark.parametrize("v, code, line", VERSIONS, ids=[c[0] for c in VERSIONS])
+def test_version_numbers_lint_as_ptxas_reads_them(v, code, line):
+    ds = errors(version(v))
+    if code is None:
+        assert ds == [], [str(d) for d in ds]
+        return
+    if isinstance(line, tuple):  # the target's PTX-E-DIRECTIVE, and the .address_size's PTX-E-VERSION
+        assert [(d.code, d.loc.line) for d in ds] == [(D, 2), ("PTX-E-VERSION", 3)], [str(d) for d in ds]
+        return
+    assert len(ds) == 1 and ds[0].loc.line == line and (code == "*" or ds[0].code == code), [str(d) for d in ds]
+    if code == D and line == 1:
+        d = ds[0]
+        assert (d.loc.col, d.span) == (10, len(v)), str(d)
+        assert f"Unsupported .version {v}; current version is '9.0'" in d.message, str(d)
+        assert "`.version " in d.notes[0], str(d)
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("v, code, line", VERSIONS, ids=[c[0] for c in VERSIONS])
+def test_version_numbers_agree_with_ptxas(v, code, line):
+    text = version(v)
+    rc, out = _ptxas(text, "sm_90a")
+    assert (rc != 0) == (code is not None), out
+    if code is not None:
+        lines = [int(n) for n in re.findall(r"line (\d+); (?:error|fatal)", out)]
+        assert lines == list(line if isinstance(line, tuple) else (line,)), out
+        assert ("Unsupported .version" in out) == (code == D and line == 1), out
+
+
+def _ptxas(text: str, arch: str):
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "v.ptx")
+        with open(p, "w") as f:
+            f.write(text)
+        r = subprocess.run(["ptxas", f"-arch={arch}", p, "-o", os.devnull], capture_output=True, text=True,
+                           timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+def _matrix():
+    """Every MAJOR.MINOR from 0.0 to 11.20, and major * 10 + minor up to 300 spelled as 0.N."""
+    return [f"{a}.{b}" for a in range(12) for b in range(21)] + [f"0.{n}" for n in range(301)]
+
+
+def test_the_known_versions_are_those_of_the_ptx_isa_up_to_9_0():
+    known = [v for v in _matrix() if version_error(read_version(v)) is None]
+    singles = [read_version(v) for v in known if len(v.split(".")[1]) == 1]
+    assert singles == list(PTX_VERSIONS) and LATEST_PTX == (9, 0)
+    assert {"8.10", "7.20", "0.90", "1.20"} <= set(known) and not {"8.9", "9.1", "9.10", "8.70"} & set(known)
+
+
+@pytest.mark.ptxas
+def test_the_version_rule_agrees_with_ptxas_on_a_matrix():
+    """version_error against ptxas's "Unsupported .version" on every number of _matrix(), at sm_75 (whose
+    minimum, 6.3, leaves most numbers to the version check alone)."""
+    vs = _matrix()
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as ex:
+        outs = list(ex.map(lambda v: _ptxas(version(v, "sm_75"), "sm_75")[1], vs))
+    wrong = [(v, out) for v, out in zip(vs, outs)
+             if ("Unsupported .version" in out) != (version_error(read_version(v)) is not None)]
+    assert not wrong, wrong[:10]
+    assert 60 < sum("Unsupported" not in o for o in outs) < len(vs) - 200
+
+
+# a feature gate compares (major, minor): stacksave needs PTX ISA 7.3
+@pytest.mark.parametrize("v, ok", [("6.20", False), ("7.2", False), ("7.3", True), ("7.03", True), ("7.10", True)])
+def test_features_compare_the_version_pair(v, ok):
+    text = (f".version {v}\n.target sm_75\n.address_size 64\n.visible .entry k()\n{{\n.reg .b64 %rd<2>;\n"
+            "stacksave.u64 %rd1;\nret;\n}\n")
+    assert [d.code for d in errors(text)] == ([] if ok else ["PTX-E-VERSION"]), [str(d) for d in errors(text)]
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("v, ok", [("6.20", False), ("7.2", False), ("7.3", True), ("7.03", True), ("7.10", True)])
+def test_features_compare_the_version_pair_as_ptxas_does(v, ok):
+    text = (f".version {v}\n.target sm_75\n.address_size 64\n.visible .entry k()\n{{\n.reg .b64 %rd<2>;\n"
+            "stacksave.u64 %rd1;\nret;\n}\n")
+    assert (_ptxas(text, "sm_75")[0] == 0) == ok
+
+
+def test_an_unknown_version_is_the_one_error_of_its_module():
+    """ptxas stops at the version; lint reports nothing it would check with a version that does not exist."""
+    text = (".version 1.9\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .b64 %rd<2>;\n"
+            "stacksave.u64 %rd1;\nret;\n}\n")
+    assert [(d.code, d.loc.line) for d in errors(text)] == [(D, 1)], [str(d) for d in errors(text)]
+    assert parse(text).module.version is None
+
+
+# ----------------------------------------------------------------------------------------------- builder
+@pytest.mark.parametrize("v", ["9.1", (10, 0), 9.1, "8.9", (7, 9), "8.70", "9.10", "0.5"])
+def test_the_builder_refuses_a_version_ptxas_does_not_know(v):
+    with pytest.raises(BuildError) as e:
+        pg.Module("sm_90a", version=v)
+    assert e.value.code == D and "Unsupported .version" in e.value.message, str(e.value)
+    assert e.value.loc is not None and e.value.loc.file == __file__, e.value.loc
+    assert e.value.notes and "version='" in e.value.notes[0], e.value.notes
+
+
+@pytest.mark.parametrize("v", [(4294967305, 0), (-1, 100), (9, -1)])
+def test_the_builder_refuses_version_numbers_out_of_range(v):
+    with pytest.raises(BuildError) as e:
+        pg.Module("sm_90a", version=v)
+    assert e.value.code == D, str(e.value)
+
+
+@pytest.mark.parametrize("v, emitted", [("9.0", "9.0"), ("9.00", "9.0"), ((8, 10), "8.10"), (8.8, "8.8"),
+                                        ("8.0", "8.0")])
+def test_the_builder_takes_the_versions_ptxas_knows(v, emitted):
+    m = pg.Module("sm_90a", version=v)
+    k = m.entry("k")
+    k.ret()
+    text = m.emit().text
+    assert f".version {emitted}\n" in text
+    assert errors(text) == [], [str(d) for d in errors(text)]
+
+
+@pytest.mark.ptxas
+def test_builder_modules_at_each_known_version_assemble():
+    for v in [x for x in PTX_VERSIONS if x >= (8, 0)] + [(8, 10)]:
+        m = pg.Module("sm_90a", version=v)
+        m.entry("k").ret()
+        rc, out = _ptxas(m.emit().text, "sm_90a")
+        assert rc == 0, (v, out)
