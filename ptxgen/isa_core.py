@@ -145,19 +145,18 @@ def cvt_rounding(dst, src) -> tuple:
 # a barrier's number (bar, barrier: the first source) is 0..15 in its low 32 bits ("Barrier number '16' out of
 # range", 4294967311 is 15); its thread count (the next operand where the instruction has one) a multiple of the
 # warp size, and not 0 for an arrive ("requires a non-zero thread count argument"); bfe's and bfi's bit position
-# and length are 0..255 ("value '256' out of range, expected to be in range [0..255]"); applypriority's and
-# discard's size is 128 ("unexpected value '64', expected to be 128"; 4294967424 is not). Other integer
-# immediates of the core instructions are taken at any value and cut to the instruction's type (mov.u16 %h,
-# 65536; shl.b32 %r, %r, 99; prmt.b32 %r, %r, %r, 0x10000).
+# and length are 0..255 ("value '256' out of range, expected to be in range [0..255]"). (applypriority's and
+# discard's size, 128, is ptxgen.legality's: their forms and operands are there.) Other integer immediates of
+# the core instructions are taken at any value and cut to the instruction's type (mov.u16 %h, 65536; shl.b32
+# %r, %r, 99; prmt.b32 %r, %r, %r, 0x10000).
 BARRIER_IDS = 16
 WARP_SIZE = 32
 BIT_FIELD_MAX = 255
-L2_LINE = 128  # applypriority's and discard's size
 
 
 def imm_value_error(base: str, mods, k: int, n: int, value: int):
     """(message, note) where ptxas 13.0 refuses the integer immediate `value` as operand k (of n) of an instruction
-    `base` (bar, barrier, bfe, bfi, applypriority, discard) with the modifiers `mods`, else None."""
+    `base` (bar, barrier, bfe, bfi) with the modifiers `mods`, else None."""
     v = value & 0xFFFFFFFFFFFFFFFF
     if base in ("bar", "barrier") and "warp" not in mods:
         first = 1 if "red" in mods else 0
@@ -173,9 +172,6 @@ def imm_value_error(base: str, mods, k: int, n: int, value: int):
                 return (f"a barrier's thread count of {value} is not a multiple of the warp size (ptxas: \"Number of "
                         "threads participating in barrier must be in multiple of warp size\")",
                         f"write {max(v - v % WARP_SIZE, WARP_SIZE) if v < 1 << 32 else WARP_SIZE}, a multiple of 32")
-    elif base in ("applypriority", "discard") and k == 1 and v != L2_LINE:
-        return (f"{base}'s size {value} is not {L2_LINE} (ptxas: \"unexpected value '{value}', expected to be 128\")",
-                f"write {L2_LINE}: it acts on one L2 cache line")
     elif (base == "bfe" and k in (2, 3)) or (base == "bfi" and k in (3, 4)):
         if v > BIT_FIELD_MAX:
             what = "position" if k == (2 if base == "bfe" else 3) else "length"

@@ -11,7 +11,7 @@ The builder and the linter both call `check()`:
     # [Diagnostic('PTX-E-SHAPE', 'error', 'N=12 is not legal for .bf16 wgmma; N must be a multiple of
     #   8 from 8 to 256', ...)]
 
-Each family's language is finite (4060 spellings, 2282 of them textures' and surfaces'), so the grammar
+Each family's language is finite (4064 spellings, 2282 of them textures' and surfaces'), so the grammar
 is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
 check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
 with the nearest legal spellings. Building the grammar and the table takes ~0.3 s on first use. The
@@ -85,7 +85,8 @@ _FIELDS = {
     "geom": ("geometry", CODE_MODIFIER), "mode": ("mipmap mode", CODE_MODIFIER),
     "coord": ("coordinate type", CODE_TYPE), "comp": ("component", CODE_MODIFIER),
     "query": ("query", CODE_MODIFIER), "clamp": ("clamp mode", CODE_MODIFIER),
-    "noftz": (".noftz", CODE_MODIFIER),
+    "noftz": (".noftz", CODE_MODIFIER), "priority": ("eviction priority", CODE_MODIFIER),
+    "level": ("cache level", CODE_MODIFIER),
 }
 
 
@@ -267,6 +268,7 @@ _COVERED = {
     "getctarank": None, "setmaxnreg": None, "elect": None, "griddepcontrol": None,
     "st": (".async",), "red": (".async",),
     "tex": None, "tld4": None, "txq": None, "istypep": None, "suld": None, "sust": None, "sured": None, "suq": None,
+    "applypriority": None, "discard": None,
 }
 
 
@@ -825,6 +827,16 @@ def _tensormap_acquire_operands(f: Form) -> List[Signature]:
     return _sig(_addr("addr"), _imm("size", (128,)))
 
 
+# applypriority's and discard's size: one L2 cache line, an immediate at its full 64 bits (ptxas 13.0: "unexpected
+# value '64', expected to be 128"; 4294967424 is refused, 2**64 + 128 reads as 128; a register is "Arguments
+# mismatch")
+L2_LINE = 128
+
+
+def _l2_line_operands(f: Form) -> List[Signature]:
+    return _sig(_addr("a"), _imm("size", (L2_LINE,)))
+
+
 # ---------------------------------------------------------------------------- textures and surfaces
 # The operands as ptxas 13.0 takes them (probed: tests/test_lint_texture.py). A texture, sampler or
 # surface is a .texref/.samplerref/.surfref variable or a 64-bit integer register (a handle); unified mode
@@ -1051,6 +1063,9 @@ FORMS: Dict[str, FormRule] = {
                                       _reduce_operands),
     "cp_reduce_async_bulk_s2s": _form("cp.reduce.async.bulk shared::cta -> shared::cluster", "sm_90", "8.0",
                                       _reduce_operands),
+    # ---- L2 cache lines
+    "applypriority": _form("applypriority", "sm_80", "7.4", _l2_line_operands),
+    "discard": _form("discard", "sm_80", "7.4", _l2_line_operands),
     # ---- cp.async.bulk.tensor
     "cp_async_bulk_tensor_g2s": _form("cp.async.bulk.tensor global -> shared::cluster (tile)", "sm_90", "8.0",
                                       _tensor_operands),
