@@ -6,8 +6,8 @@ from typing import Optional, Sequence
 from .. import legality
 from ..errors import LegalityError
 from ..ir import Imm, Param, Reg, RegArray, Var
-from ..types import b16, b64, f32, s32, u32
-from .checked import CheckedOps
+from ..types import b16, b64, f32, s32, u32, u64
+from .checked import CheckedOps, _type_name
 from .operands import TensorRef
 
 __all__ = ["AsyncCopyOps"]
@@ -16,8 +16,9 @@ _SPACES = {"shared::cluster", "shared::cta", "global"}
 
 
 class AsyncCopyOps(CheckedOps):
-    """Mixin of FunctionBuilder: cp.async*, cp.async.bulk*, cp.async.bulk.tensor*, prefetch.tensor, and
-    createpolicy (the L2 eviction policies their `.L2::cache_hint` forms take)."""
+    """Mixin of FunctionBuilder: cp.async*, cp.async.bulk*, cp.reduce.async.bulk, cp.async.bulk.tensor*,
+    prefetch.tensor, createpolicy (the L2 eviction policies their `.L2::cache_hint` forms take), and
+    applypriority and discard (of one L2 cache line)."""
 
     # ------------------------------------------------------------------------------------ createpolicy
     _PRIMARY = ("evict_last", "evict_normal", "evict_first", "evict_unchanged")
@@ -62,6 +63,26 @@ class AsyncCopyOps(CheckedOps):
                        cls=LegalityError)
         self._emit(f"createpolicy.fractional{prio}.b64", (d, Imm(float(fraction), f32)), guard)
         return d
+
+    # ------------------------------------------------------------------------------------ L2 cache lines
+    def applypriority(self, addr, size=legality.L2_LINE, *, space: Optional[str] = "global", guard=None) -> None:
+        """`applypriority{.global}.L2::evict_normal [a], 128;`: the L2 cache line at `addr` gets the normal
+        eviction priority again (after an .L2::evict_last access, say). size: the line's 128 bytes, an immediate
+        (ptxas takes no register); space: "global", or None for a generic address. sm_80, PTX ISA 7.4."""
+        self._l2_line("applypriority", ".L2::evict_normal", addr, size, space, guard)
+
+    def discard(self, addr, size=legality.L2_LINE, *, space: Optional[str] = "global", guard=None) -> None:
+        """`discard{.global}.L2 [a], 128;`: the L2 cache line at `addr` is dropped without being written back (its
+        bytes are undefined afterwards). size: the line's 128 bytes, an immediate (ptxas takes no register);
+        space: "global", or None for a generic address. sm_80, PTX ISA 7.4."""
+        self._l2_line("discard", ".L2", addr, size, space, guard)
+
+    def _l2_line(self, base: str, level: str, addr, size, space: Optional[str], guard) -> None:
+        op = base + self._space_suffix(space, ("global", None), base) + level
+        self._check_opcode(op)
+        # a register goes to legality.check, which says that the size is an immediate, as lint says it
+        n = size if isinstance(size, Reg) else self._imm_only(size, f"{base} size")
+        self._legal_emit(op, (self._address_operand(addr, f"{base} address"), n), guard)
 
     # ------------------------------------------------------------------------------------ cp.async
     def cp_async(self, dst, src, size: int, *, cache: Optional[str] = None, src_size=None,
@@ -146,6 +167,46 @@ class AsyncCopyOps(CheckedOps):
         if byte_mask is not None:
             ops.append(self._reg_or_imm(byte_mask, b16, "byte_mask"))
         self._legal_emit(op, tuple(ops), guard)
+
+    _REDUCE_OPS = ("and", "or", "xor", "add", "inc", "dec", "min", "max")
+
+    def cp_reduce_async_bulk(self, dst, src, size, op: str, type, *, dst_space: str = "global", mbarrier=None,
+                             cache_policy: Optional[Reg] = None, guard=None) -> None:
+        """`cp.reduce.async.bulk.dst.shared::cta.completion{.L2::cache_hint}.op{.noftz}.type [dst], [src], size...;`
+
+        Reduces `size` bytes (a multiple of 16 up to 1048560, a .u32 register or an int) of this CTA's shared
+        memory at `src` into `dst`, element by element, with `op` (and, or, xor, add, inc, dec, min, max) over
+        elements of `type`. Into global memory (dst_space "global") it completes in a bulk group (commit and
+        wait with cp_async_bulk_commit_group / cp_async_bulk_wait_group) and may take a `cache_policy`; into a
+        cluster CTA's shared memory (dst_space "shared::cluster") it completes on `mbarrier`. An .add of
+        .f16/.bf16 is written with .noftz, which ptxas requires there. sm_90, PTX ISA 8.0.
+        """
+        from ..builder import _err
+        if dst_space not in ("global", "shared::cluster"):
+            raise _err(f"cp.reduce.async.bulk dst_space must be 'global' or 'shared::cluster', not {dst_space!r}",
+                       legality.CODE_MODIFIER, cls=LegalityError)
+        if op not in self._REDUCE_OPS:
+            raise _err(f"cp.reduce.async.bulk op must be one of {', '.join(self._REDUCE_OPS)}, not {op!r}",
+                       legality.CODE_MODIFIER, cls=LegalityError)
+        t = _type_name(type)
+        to_global = dst_space == "global"
+        opcode = (f"cp.reduce.async.bulk.{dst_space}.shared::cta."
+                  + ("bulk_group" if to_global else "mbarrier::complete_tx::bytes")
+                  + (".L2::cache_hint" if cache_policy is not None else "")
+                  + f".{op}" + (".noftz" if op == "add" and t in ("f16", "bf16") else "") + f".{t}")
+        self._check_opcode(opcode)
+        if not to_global and mbarrier is None:
+            raise _err(f"{opcode} completes on an mbarrier: pass mbarrier=", legality.CODE_OPERANDS, cls=LegalityError)
+        if to_global and mbarrier is not None:
+            raise _err("a bulk reduction into global memory completes in a bulk group, not on an mbarrier",
+                       legality.CODE_OPERANDS, cls=LegalityError)
+        ops = [self._address_operand(dst, "destination"), self._address_operand(src, "source"),
+               self._reg_or_imm(size, u32, "size")]
+        if mbarrier is not None:
+            ops.append(self._address_operand(mbarrier, "mbarrier"))
+        if cache_policy is not None:
+            ops.append(self._reg_or_imm(cache_policy, u64, "cache_policy"))
+        self._legal_emit(opcode, tuple(ops), guard)
 
     def cp_async_bulk_prefetch(self, src, size, *, cache_policy: Optional[Reg] = None, guard=None) -> None:
         """`cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy};`"""
