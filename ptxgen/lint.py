@@ -1446,8 +1446,8 @@ class _FnCheck:
 
     def immediate_values(self, ins: Instr, op: _Op, loc):
         """PTX-E-OPERANDS at an integer immediate of a value ptxas 13.0 refuses there (isa_core.imm_value_error: a
-        barrier's number and thread count, bfe's and bfi's bit position and length, applypriority's and discard's
-        size)."""
+        barrier's number and thread count, bfe's and bfi's bit position and length; applypriority's and discard's size
+        is their legality form's)."""
         ops = ins.operands
         for k, o in enumerate(ops):
             if type(o) is Imm and type(o.value) is int:
@@ -2231,7 +2231,7 @@ def _type_notes(have: Type, want: Type) -> Tuple[str, ...]:
 OPCODE, GUARD = None, -1  # the k of _tok_loc for the opcode and the guard register
 
 
-_IMM_VALUE_OPS = frozenset(("bar", "barrier", "bfe", "bfi", "applypriority", "discard"))  # isa_core.imm_value_error
+_IMM_VALUE_OPS = frozenset(("bar", "barrier", "bfe", "bfi"))  # isa_core.imm_value_error
 _IMM_TEXT = re.compile(r"-?[0-9A-Za-z]+")
 
 
