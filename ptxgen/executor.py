@@ -1053,6 +1053,13 @@ class _Executor:
             return np.where(b == 0, 0, q)
         return self._arith(ins, mods, div)
 
+    def _op_rcp(self, ins, mods):
+        # rcp.approx{.ftz}.f32 / rcp.rnd.f32 / rcp.rnd.f64: the correctly rounded 1 / a (.approx is within an
+        # ulp or two of it on the GPU); 1 / 0 is inf and 1 / -0 is -inf, as in PTX
+        def rcp(t, a):
+            return np.ones_like(a) / a
+        return self._arith(ins, mods, rcp)
+
     def _op_rem(self, ins, mods):
         def rem(t, a, b):
             safe = np.where(b == 0, 1, b)

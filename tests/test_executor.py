@@ -186,6 +186,32 @@ def test_integer_ops_bit_exact(body, ref):
     assert not wrong, wrong[:4]
 
 
+@pytest.mark.parametrize("body,ref", [
+    # the f32 bits of 1 / a, a = %r1 read as f32 (rcp.approx is the correctly rounded value here)
+    ("mov.b32 %f1, %r1;\n rcp.approx.ftz.f32 %f2, %f1;\n mov.b32 %r9, %f2;",
+     lambda a: (np.float32(1) / a.view(np.float32)).view(np.uint32)),
+    ("mov.b32 %f1, %r1;\n rcp.rn.f32 %f2, %f1;\n mov.b32 %r9, %f2;",
+     lambda a: (np.float32(1) / a.view(np.float32)).view(np.uint32)),
+    # 1 / a in f64, a = %r1 as an integer; the result's high word
+    ("cvt.rn.f64.u32 %fd1, %r1;\n rcp.rn.f64 %fd2, %fd1;\n mov.b64 %rd9, %fd2;\n shr.u64 %rd9, %rd9, 32;\n"
+     " cvt.u32.u64 %r9, %rd9;",
+     lambda a: ((np.float64(1) / a.astype(np.float64)).view(np.uint64) >> np.uint64(32)).astype(np.uint32)),
+], ids=["rcp_approx_f32", "rcp_rn_f32", "rcp_rn_f64"])
+def test_rcp_gives_the_reciprocal(body, ref):
+    rng = np.random.default_rng(12)
+    a = rng.uniform(-1e6, 1e6, 64).astype(np.float32).view(np.uint32) if "f64" not in body else \
+        rng.integers(1, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    if "f64" not in body:
+        a[:3] = np.array([1.0, -0.0, 3.0], np.float32).view(np.uint32)    # exact, -inf, rounded
+    kernel = _int_kernel(body).replace(".reg .b64 %rd<10>;", ".reg .b64 %rd<10>;\n    .reg .f32 %f<3>;\n"
+                                       "    .reg .f64 %fd<3>;")
+    out = np.zeros(a.size, np.uint32)
+    run_kernel(kernel, "intop", grid=(1,), block=(a.size,), args=[Buffer(a), Buffer(a.copy()), Buffer(out)])
+    with np.errstate(divide="ignore"):
+        expect = ref(a.copy())
+    assert np.array_equal(out, expect), [(hex(x), hex(o), hex(e)) for x, o, e in zip(a, out, expect) if o != e][:4]
+
+
 # ------------------------------------------------------------------------------------------------ failures
 
 def _one(body: str, block=32, args=None):
