@@ -3,8 +3,12 @@
 The builder checks its calls against these tables and the linter checks parsed instructions with the
 same tables, so each rule is written once. Facts from the PTX ISA 9.0 instruction pages; where ptxas
 13.0 and the manual differ, the tables follow ptxas (tests/test_core_ptxas.py holds the evidence).
+Also how ptxas reads an opcode's words (its instruction name first, then modifiers in any order but for the
+words whose order says which is which: order_key), which ptxgen.legality and the linter share.
 """
 from __future__ import annotations
+
+from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 
 from .types import (b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, pred, s16, s32, s64, tf32, u16, u32,
                     u64)
@@ -178,3 +182,115 @@ def imm_value_error(base: str, mods, k: int, n: int, value: int):
             return (f"{base}'s bit field {what} {value} is out of range 0..255 (ptxas: \"value '{value}' out of "
                     "range, expected to be in range [0..255]\")", f"give a {what} from 0 to 255")
     return None
+
+
+# ------------------------------------------------------------------------------------------- modifier order
+# How ptxas 13.0 reads an opcode (tests/test_lint_modifier_order.py probes every family and the core instructions
+# with their modifiers reordered): the instruction's name is the longest run of its leading words that is one of
+# its names (INSTRUCTION_NAMES, or the mnemonic alone), and the modifiers after it are taken in any order, except
+# that the words of one ORDERED_WORDS group keep their order, which says which is which: the types (cvt.f32.s32 is
+# not cvt.s32.f32; mma's D, A, B and C types), the state spaces (cp.async.bulk's destination, then its source),
+# the layouts (mma's A, then B), a bit operation before .popc, and createpolicy's primary priority before its
+# secondary one. So `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32`, `ld.u32.global` and
+# `mma.sync.aligned.row.col.m16n8k16.f32.f16.f16.f32` assemble; a word of a name anywhere but right after the
+# words before it in that name does not: `mul.u32.wide`, `cvta.global.to.u64`, `mbarrier.release.arrive.b64`
+# ("Unknown modifier '.wide'").
+INSTRUCTION_NAMES = frozenset((
+    # tensor-core and async families (ptxgen.legality)
+    "wgmma.mma_async", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group",
+    "cp.async", "cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all", "cp.async.mbarrier.arrive",
+    "cp.async.bulk", "cp.async.bulk.prefetch", "cp.async.bulk.tensor", "cp.async.bulk.prefetch.tensor",
+    "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "cp.reduce.async.bulk", "cp.reduce.async.bulk.tensor",
+    "mbarrier.init", "mbarrier.inval", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.arrive.expect_tx",
+    "mbarrier.arrive_drop.expect_tx", "mbarrier.expect_tx", "mbarrier.complete_tx", "mbarrier.test_wait",
+    "mbarrier.test_wait.parity", "mbarrier.try_wait", "mbarrier.try_wait.parity", "mbarrier.pending_count",
+    "fence.proxy", "barrier.cluster.arrive", "barrier.cluster.wait", "setmaxnreg.inc", "setmaxnreg.dec",
+    "st.async", "red.async", "tex.base", "tex.level", "tex.grad", "txq.level",
+    "suld.b", "sust.b", "sust.p", "sured.b", "sured.p",
+    # core instructions
+    "mul.lo", "mul.hi", "mul.wide", "mad.lo", "mad.hi", "mad.wide", "madc.lo", "madc.hi", "mul24.lo", "mul24.hi",
+    "mad24.lo", "mad24.hi", "dp2a.lo", "dp2a.hi", "div.full", "shf.l", "shf.r", "cvta.to", "membar.proxy",
+    "bar.arrive", "bar.red", "bar.warp", "bar.cta", "bar.cta.arrive", "bar.cta.red",
+    "barrier.arrive", "barrier.red", "barrier.cta", "barrier.cta.arrive", "barrier.cta.red",
+    "createpolicy.fractional", "createpolicy.range", "createpolicy.cvt",
+    "wmma.load.a", "wmma.load.b", "wmma.load.c", "wmma.store.d", "wmma.mma",
+    "multimem.ld_reduce", "multimem.red", "multimem.st", "tensormap.replace",
+))
+_LONGEST_NAME = max(n.count(".") + 1 for n in INSTRUCTION_NAMES)
+# mnemonic -> the words that only its names have after it (a word of a name that is also a modifier of the
+# mnemonic would be a name word only where it comes right after the words before it: none is, so far)
+NAME_WORDS: Dict[str, FrozenSet[str]] = {}
+for _name in INSTRUCTION_NAMES:
+    _w = _name.split(".")
+    NAME_WORDS[_w[0]] = NAME_WORDS.get(_w[0], frozenset()) | frozenset(_w[1:])
+del _name, _w
+
+TYPE_WORDS = frozenset((
+    "pred", "b1", "b8", "b16", "b32", "b64", "b128", "u4", "u8", "u16", "u32", "u64", "s4", "s8", "s16", "s32", "s64",
+    "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2",
+    "e3m2x2", "ue8m0x2", "b8x16", "b6x16_p32", "b4x16_p64"))
+SPACE_WORDS = frozenset(("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param"))
+# the groups whose words keep their order; a word in none of them goes anywhere after the name
+ORDERED_WORDS = (TYPE_WORDS, SPACE_WORDS, frozenset(("row", "col")), frozenset(("and", "xor", "popc")),
+                 frozenset(("L2::evict_last", "L2::evict_normal", "L2::evict_first", "L2::evict_unchanged")))
+_GROUP_OF = {w: i for i, g in enumerate(ORDERED_WORDS) for w in g}
+
+
+def name_length(words: Sequence[str]) -> int:
+    """How many of an opcode's words (its text split at the dots) ptxas reads as the instruction's name."""
+    n = 1
+    for k in range(2, min(len(words), _LONGEST_NAME) + 1):
+        if ".".join(words[:k]) in INSTRUCTION_NAMES:
+            n = k
+    return n
+
+
+def group_of(word: str) -> Optional[int]:
+    """The index in ORDERED_WORDS of the group a modifier word belongs to, or None."""
+    return _GROUP_OF.get(word)
+
+
+def order_key(words: Sequence[str]) -> tuple:
+    """What ptxas reads an opcode's words as: its name, the words of each ORDERED_WORDS group in their order and
+    the other modifiers as a multiset. Two spellings with one key are one instruction."""
+    n = name_length(words)
+    rest = words[n:]
+    groups = [[] for _ in ORDERED_WORDS]
+    free = []
+    for w in rest:
+        g = _GROUP_OF.get(w)
+        if g is None:
+            free.append(w)
+        else:
+            groups[g].append(w)
+    return ".".join(words[:n]), tuple(tuple(g) for g in groups), tuple(sorted(free))
+
+
+def misplaced_name_words(words: Sequence[str]) -> Tuple[str, ...]:
+    """The words after an opcode's name that belong to names of its mnemonic only (`wide` in mul.u32.wide): ptxas
+    refuses them there ("Unknown modifier")."""
+    own = NAME_WORDS.get(words[0])
+    if not own:
+        return ()
+    return tuple(w for w in words[name_length(words):] if w in own)
+
+
+def name_first(words: Sequence[str]) -> Optional[str]:
+    """The spelling of an opcode with its name words moved to the front, in the order of the one name they make
+    (`mul.wide.u32` for mul.u32.wide), or None where they make no name."""
+    own = NAME_WORDS.get(words[0], frozenset())
+    mine = [w for w in words[1:] if w in own]
+    for name in INSTRUCTION_NAMES:
+        nw = name.split(".")
+        if nw[0] == words[0] and sorted(nw[1:]) == sorted(mine):
+            return ".".join([name] + [w for w in words[1:] if w not in own])
+    return None
+
+
+def name_order_message(read: str, bad: Sequence[str], name: str) -> str:
+    """The error of the name words `bad` (misplaced_name_words) after the instruction name `read` that ptxas reads,
+    where they belong in the name `name`."""
+    words = ", ".join("." + w for w in bad)
+    verb = "is" if len(bad) == 1 else "are"
+    return (f"{words} {verb} part of the instruction name {name}, which opens the opcode, its words in that order: "
+            f"ptxas reads {read} with {words} among its modifiers (\"Unknown modifier '.{bad[0]}'\")")
