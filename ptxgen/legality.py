@@ -11,6 +11,11 @@ The builder and the linter both call `check()`:
     # [Diagnostic('PTX-E-SHAPE', 'error', 'N=12 is not legal for .bf16 wgmma; N must be a multiple of
     #   8 from 8 to 256', ...)]
 
+The grammar spells each form in the PTX ISA's order; ptxas 13.0 takes the modifiers after an instruction's name
+in other orders too, but for the words whose order says which is which (types, state spaces, layouts:
+isa_core.order_key), and so does parse(): `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32` is the form
+`...bulk_group.add.u32`, and the diagnostics speak of that spelling.
+
 Each family's language is finite (4064 spellings, 2282 of them textures' and surfaces'), so the grammar
 is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
 check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+from collections import Counter
 import math
 import re
 import struct
@@ -35,6 +41,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 
 from .diag import Diagnostic
 from .grammar_files import read_grammar
+from .isa_core import group_of, misplaced_name_words, name_order_message, order_key
 from .ir import Imm
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
@@ -219,6 +226,21 @@ class _Catalogue:
                     d = self.vocab.setdefault(t, {})
                     d[lb] = d.get(lb, 0) + 1
         self._neighbours: Dict[str, Dict[tuple, list]] = {}
+        # ptxas takes the modifiers after an instruction's name in any order but for the words of each
+        # isa_core.ORDERED_WORDS group (isa_core.order_key): the forms by that reading, by their words in any order
+        # (to tell a name word out of place) and by their instruction name
+        self.by_order: Dict[tuple, Form] = {}
+        self.by_words: Dict[Tuple[str, ...], List[Form]] = {}
+        self.by_name: Dict[str, List[Form]] = {}
+        for f in self.by_opcode.values():
+            words = _words(f.tokens)
+            key = order_key(words)
+            if key in self.by_order:
+                raise InternalError(f"legality.lark: {f.opcode} and {self.by_order[key].opcode} are one instruction "
+                                    "to ptxas, which takes their modifiers in any order")
+            self.by_order[key] = f
+            self.by_words.setdefault(tuple(sorted(words)), []).append(f)
+            self.by_name.setdefault(key[0], []).append(f)
         missing = [r for r in self.form_rules if r not in FORMS]
         extra = [r for r in FORMS if r not in form_set]
         if missing or extra:
@@ -253,9 +275,26 @@ def forms(rule: Optional[str] = None, mnemonic: Optional[str] = None) -> Iterato
             yield f
 
 
+def _words(toks: Sequence[str]) -> List[str]:
+    """An opcode's tokens as words (without their dots), as isa_core reads them."""
+    return [toks[0]] + [t[1:] for t in toks[1:]]
+
+
 def parse(opcode: str) -> Optional[Form]:
-    """The Form of a legal opcode spelling, or None."""
-    return _catalogue().by_opcode.get(opcode)
+    """The Form of a legal opcode spelling, or None. A spelling with its modifiers in another order that ptxas takes
+    (isa_core.order_key: `mma.sync.aligned.row.col.m16n8k16.f32.f16.f16.f32`) is the Form of the grammar's spelling,
+    whose opcode is in the PTX ISA's order."""
+    cat = _catalogue()
+    f = cat.by_opcode.get(opcode)
+    if f is None and "." in opcode:
+        f = cat.by_order.get(order_key(opcode.split(".")))
+    return f
+
+
+def canonical(opcode: str) -> Optional[str]:
+    """A legal opcode in the PTX ISA's order of its modifiers (the grammar's spelling), or None for an illegal one."""
+    f = parse(opcode)
+    return None if f is None else f.opcode
 
 
 # the families check() speaks for: a mnemonic, with the second token where the mnemonic is shared with
@@ -292,7 +331,8 @@ def covers(opcode: str) -> bool:
     if toks[0] not in _COVERED or any(t in _UNMODELLED for t in toks):
         return False
     second = _COVERED[toks[0]]
-    if second is not None and (len(toks) < 2 or toks[1] not in second):
+    # (anywhere: ptxas takes mma's .sync after its other modifiers too)
+    if second is not None and not any(t in second for t in toks[1:]):
         return False
     return True
 
@@ -1416,7 +1456,87 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
     return None
 
 
+def _name_out_of_place(opcode: str, toks: Tuple[str, ...]) -> Optional[Diagnostic]:
+    """A legal spelling's words with a word of its instruction name elsewhere than in the name (ptxas: "Unknown
+    modifier"): the error names the instruction name and the spelling to write."""
+    words = _words(toks)
+    bad = misplaced_name_words(words)
+    if not bad:
+        return None
+    key = order_key(words)
+    for f in _catalogue().by_words.get(tuple(sorted(words)), ()):
+        fkey = order_key(_words(f.tokens))
+        if fkey[1] == key[1]:
+            return _diag(CODE_MODIFIER, name_order_message(key[0], bad, fkey[0]), (f"write {f.opcode}",))
+    return None
+
+
+def _in_form_order(toks: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The tokens of an illegal opcode with its modifiers in the order of the nearest legal spelling of the same
+    instruction name, as ptxas reads them, so that the diagnosis compares like with like. The words that spelling
+    has (a group's words by their place in their isa_core.ORDERED_WORDS group), and those that stand in for one of
+    its words it lacks (a word of the same field, or one that no legal spelling has), trade places to follow its
+    order; any other word stays where it is."""
+    cat = _catalogue()
+    words = _words(toks)
+    name = order_key(words)[0]
+    n = name.count(".") + 1
+    rest = words[n:]
+    cands = cat.by_name.get(name)
+    if not cands or len(rest) < 2:
+        return toks
+    have = Counter(rest)
+    best = max(cands, key=lambda f: sum((Counter(t[1:] for t in f.tokens[n:]) & have).values()))
+    tmpl = [t[1:] for t in best.tokens[n:]]
+    labels = best.labels[n:]
+    # where each word of the spelling is: free words by occurrence, a group's words by their rank in the group
+    place: Dict[tuple, int] = {}
+    seen: Counter = Counter()
+    for k, w in enumerate(tmpl):
+        g = group_of(w)
+        key = (w, seen[w]) if g is None else (g, seen[g])
+        seen[w if g is None else g] += 1
+        place[key] = k
+    missing = [k for k, w in enumerate(tmpl) if group_of(w) is None and have[w] == 0]
+    rank: Dict[int, float] = {}
+    seen = Counter()
+    for i, w in enumerate(rest):
+        g = group_of(w)
+        key = (w, seen[w]) if g is None else (g, seen[g])
+        seen[w if g is None else g] += 1
+        if key in place:
+            rank[i] = place[key]
+        elif g is not None and seen[g] > 1 and (g, 0) in place:
+            rank[i] = max(k for (x, _), k in place.items() if x == g) + 0.5   # one more of a group than it has
+        elif g is None:
+            fits = next((k for k in missing if labels[k] in cat.vocab.get("." + w, ())
+                         or "." + w not in cat.vocab), None)
+            if fits is not None:
+                missing.remove(fits)
+                rank[i] = fits
+    slots = sorted(rank)
+    moved = [rest[i] for i in sorted(slots, key=lambda i: (rank[i], i))]
+    out = list(rest)
+    for i, w in zip(slots, moved):
+        out[i] = w
+    return toks[:n] + tuple("." + w for w in out)
+
+
 def _diagnose(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
+    d = _name_out_of_place(opcode, toks)
+    if d is not None:
+        return d
+    if not misplaced_name_words(_words(toks)):
+        ordered = _in_form_order(toks)
+        if ordered != toks:
+            d = _diagnose_in_order(opcode, ordered)
+            return replace(d, notes=tuple(d.notes) + (
+                "ptxas takes the modifiers after the instruction name in any order; in the PTX ISA's order this is "
+                + "".join(ordered),))
+    return _diagnose_in_order(opcode, toks)
+
+
+def _diagnose_in_order(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
     if toks[0] == "mma":
         d = _diagnose_mma(toks)
         if d is not None:
@@ -1621,7 +1741,7 @@ def _gate(opcode: str, f: Form, target: Optional[Target], version: Optional[PtxV
             if not n.met_by(target):
                 what = f"{title} with {w}" if w else title
                 out.append(_diag(CODE_TARGET, f"{what} needs target {n.target_text()} (module target is {target})",
-                                 (f"`{opcode}`",)))
+                                 (f"`{f.opcode}`",)))
                 break
     if target is not None:
         out.extend(_miscompiles(f, target))
