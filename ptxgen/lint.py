@@ -135,6 +135,9 @@ INSTRUCTIONS: Dict[str, Tuple[Optional[str], Optional[PtxVersion]]] = {
     "barrier.sync": (None, (6, 0)),
     "barrier.arrive": (None, (6, 0)),
     "barrier.red": (None, (6, 0)),
+    # ptxas 13.0: "Feature 'barrier.cta' requires PTX ISA .version 7.8 or later" (bar.cta too)
+    "barrier.cta": (None, (7, 8)),
+    "bar.cta": (None, (7, 8)),
     "brx.idx": (None, (6, 0)),
     # the surface instructions' names include their first modifier
     "suld.b": _NONE, "sust.b": _NONE, "sust.p": _NONE, "sured.b": _NONE, "sured.p": _NONE,
@@ -517,10 +520,19 @@ class _Ctx:
 
 
 # ------------------------------------------------------------------------------------ opcode analysis
+# INSTRUCTIONS's keys by mnemonic, with the words after it: most words first, then the latest PTX ISA version
+_KEYS: Dict[str, List[Tuple[str, frozenset]]] = {}
+for _key in sorted(INSTRUCTIONS, key=lambda k: (-k.count("."), tuple(-x for x in INSTRUCTIONS[k][1] or (0, 0)))):
+    _KEYS.setdefault(_key.split(".")[0], []).append((_key, frozenset(_key.split(".")[1:])))
+del _key
+
+
 def _gate_key(toks: Sequence[str]) -> Optional[str]:
-    for k in range(len(toks), 0, -1):
-        key = ".".join(toks[:k])
-        if key in INSTRUCTIONS:
+    """The INSTRUCTIONS key of an opcode: the one of most words that are all among the opcode's, wherever they
+    stand (ptxas takes most modifiers in any order, isa_core.order_key: barrier.aligned.sync is barrier.sync)."""
+    have = set(toks[1:])
+    for key, words in _KEYS.get(toks[0], ()):
+        if words <= have:
             return key
     return None
 
@@ -556,6 +568,13 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
         family and not spaces and base in ("mbarrier", "cp", "multimem"))
     op.space = spaces[0].split("::")[0] if len(spaces) == 1 else None if not spaces else "?"
     if family:
+        return op
+    bad = C.misplaced_name_words(toks)
+    fixed = C.name_first(toks) if bad else None
+    if fixed:  # mul.u32.wide, cvta.global.to.u64: ptxas reads the name first ("Unknown modifier '.wide'")
+        want = ".".join(fixed.split(".")[:C.name_length(fixed.split("."))])
+        diags.append(("PTX-E-MODIFIER", C.name_order_message(".".join(toks[:C.name_length(toks)]), bad, want),
+                      (f"write {fixed}",)))
         return op
     if any(x in _TYPE_WORDS and not _known_type(x) for x in mods):
         return op  # a type ptxgen.types does not model yet (.e2m1x2 ...): only the name and gating are checked
@@ -720,6 +739,11 @@ def _wmma_rules(op: _Op, m: set, diags, version: Optional[PtxVersion] = None):
                                         + " or ".join("." + a for a in acc) + f", not .{dt}/.{ct}", ()))
     if len(types) in ((2, 4) if kind == "mma" else (1,)) and len(frags) == (0 if kind == "mma" else 1):
         _wmma_modifier_rules(kind, frags[0] if frags else None, types, layouts, m, version, diags)
+        if "popc" in m and m & {"xor", "and"} and op.mods.index("popc") < min(op.mods.index(x) for x in
+                                                                         m & {"xor", "and"}):
+            # the bit operation, then .popc (isa_core.ORDERED_WORDS; ptxas: "Illegal reduction operation")
+            diags.append(("PTX-E-MODIFIER", "wmma.mma's .popc comes after its bit operation: .xor.popc or .and.popc",
+                          ()))
     # operands: load d, [a]{, stride}; store [d], r{, stride}; mma d, a, b, c
     op.counts = (4, 4) if kind == "mma" else (2, 3)
     op.sig = [_slot(_X)] * op.counts[1]
@@ -784,6 +808,14 @@ def _wmma_modifier_rules(kind: str, frag: Optional[str], types: List[str], layou
 def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     base, diags = op.base, op.diags
     ty = types[-1] if types else None
+    if base == "createpolicy":
+        prio = [x for x in op.mods if x.startswith("L2::evict_")]
+        if len(prio) == 2 and prio[1] not in ("L2::evict_first", "L2::evict_unchanged"):
+            # the order of the two says which is which (isa_core.ORDERED_WORDS)
+            diags.append(("PTX-E-MODIFIER", f"createpolicy's secondary priority (the second) cannot be .{prio[1]} "
+                                            f"(ptxas: \"Unsupported modifier '.{prio[1][4:]}' as secondary_priority\")",
+                          ("the primary priority comes first; the secondary one is .L2::evict_first or "
+                           ".L2::evict_unchanged",)))
     if base in ("bar", "barrier") and not m & {"sync", "arrive", "red", "warp", "cluster"}:
         diags.append(("PTX-E-MODIFIER", f"{base} needs one of .sync, .arrive, .red", ()))
     if base == "wmma":
