@@ -1508,11 +1508,19 @@ class _IRBuilder:
         line = rec[0]
         ty = _type_of(decl.type)
         bad_vector = self.vector_shape(decl)
-        known = {n: v.space for n, v in self.module_vars.items()}  # earlier statements' variables, not this one's
+        # earlier statements' variables, not this one's (which it declares one by one below)
+        mvars = self.module_vars
+        own = {it.name for it in decl.items}
+        before = {n: mvars[n].space for n in own if n in mvars}
         functions = self.res.functions
 
         def resolve(name: str) -> Optional[str]:
-            return known.get(name) or ("func" if name in functions else None)
+            if name in own:
+                space = before.get(name)
+            else:
+                v = mvars.get(name)
+                space = v.space if v is not None else None
+            return space or ("func" if name in functions else None)
         # in the order ptxas 13.0 checks them, one error for the statement: its vector, its fields' values, then
         # each name's initializer, array dimensions and, of a reference, where it is declared
         checked = not bad_vector and not self.field_values(decl)
