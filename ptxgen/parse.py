@@ -336,14 +336,17 @@ def _float_value(text: str) -> Tuple[float, Optional[Type]]:
 
 def _int_syntax(p: str) -> tuple:
     """('i', value) of an optionally negated INT token's text."""
-    return ("i", _wrap64(-_int_value(p[1:]) if p[0] == "-" else _int_value(p)))
+    return ("i", _literal(p[0] == "-", p[1:] if p[0] == "-" else p))
 
 
-def _wrap64(v: int) -> int:
-    # PTX constant expressions are evaluated in 64 bits
-    if -(1 << 63) <= v < (1 << 64):
-        return v
-    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+def _literal(neg: bool, text: str) -> int:
+    """The value of the INT token `text`, negated where `neg`, as the constant expression evaluator gives it: a
+    literal with a U or above 2^63 - 1 is unsigned (0 .. 2^64 - 1), and so is its negation; any other is
+    signed."""
+    v = _int_value(text) & _M64
+    if v >> 63 or text[-1] == "U":
+        return (-v) & _M64 if neg else v
+    return -v if neg else v
 
 
 class _ExprError(Exception):
@@ -420,6 +423,7 @@ class _Walker:
         self.text = text
         self.out: List[tuple] = []
         self.errors: List[Tuple[str, int, int, Tuple[str, ...]]] = []  # (message, line, col, notes)
+        self._operand_starts: frozenset = frozenset()  # text offsets of the instruction's immediate operands
 
     def u32(self, tok: Token, what: str) -> int:
         """The number that a place reading 32 bits (`what`: '.align', '.maxntid', ...) reads from the INT token
@@ -437,30 +441,27 @@ class _Walker:
 
     # -- expressions
     def expr(self, t):
+        """The value of the constant expression `t` as ptxas 13.0 computes it: an int (-2^63 .. 2^63 - 1 where its
+        type is .s64, 0 .. 2^64 - 1 where it is .u64) or a float (typed())."""
+        v, k = self.typed(t)
+        return v if k != _F32 else _f32_value(v)
+
+    def typed(self, t) -> Tuple[object, int]:
+        """(value, kind) of the constant expression `t`, kind one of _S64, _U64, _F64 and _F32 (a 0f literal in its
+        own parentheses, as its 32 bits), as ptxas 13.0 computes it: C's rules in 64 bits, except that `%` takes
+        and gives unsigned integers, `~` gives an unsigned one and `c ? a : b` has the type of the branch it
+        takes (_binop). An error is an _ExprError where ptxas reports it (_reduced)."""
         if isinstance(t, Token):
             ty = t.type
             if ty == "INT":
-                return _int_value(t.value)
+                v = _int_value(t.value) & _M64
+                return v, _U64 if v >> 63 or t.value[-1] == "U" else _S64
             if ty == "DEC_FLOAT":
-                return float(t.value)
+                return float(t.value), _F64
             if ty == "DOUBLE_HEX":
-                return _float_value(t.value)[0]
+                return _float_value(t.value)[0], _F64
             raise InternalError(f"unexpected token {ty} in a constant expression")
         d = t.data
-        if d == "c_fparen":  # `(0f3F800000)`
-            return _float_value(t.children[0].value)[0]
-        if d == "c_un":
-            op, v = t.children[0].value, self.expr(t.children[1])
-            if op == "-":
-                return -v
-            if op == "+":
-                return v
-            if isinstance(v, float):
-                raise _ExprError(f"'{op}' needs an integer operand, not a floating-point one (ptxas: \"Integer "
-                                 "constant expression expected\")", t.children[0], _INT_NOTE)
-            if op == "!":
-                return int(not v)
-            return ~v
         if d == "c_bin":
             c = t.children
             if len(c) == 3:
@@ -468,61 +469,141 @@ class _Walker:
             else:  # `&&`, `||`, `|`, `^`, `&` are anonymous tokens, which the tree leaves out
                 a, b = c
                 optok = self._op_between(a, b)
-            x, y = self.expr(a), self.expr(b)
-            op = optok.value if isinstance(optok, Token) else str(optok)
-            if op == "/" and type(y) is int and y & _M64 == _M64 and type(x) is int and x & _M64 == 1 << 63 \
-                    and not self._unsigned(a) and not self._unsigned(b):
-                raise _ExprError("-9223372036854775808 / -1 in signed 64-bit integers: ptxas 13.0 crashes on it (a "
-                                 "floating-point exception)", optok, ("the quotient, 2^63, is past the largest signed "
-                                                                      "64-bit value: write 0x8000000000000000",))
-            return _binop(op, x, y, optok)
+            x, kx = self.typed(a)
+            y, ky = self.typed(b)
+            op = optok.value
+            try:
+                return _binop(op, x, kx, y, ky)
+            except _OpError as e:
+                if e.crash:  # ptxas names no line: it stops on a signal
+                    raise _ExprError(str(e), optok, e.notes) from None
+                raise _ExprError(str(e), self._reduced(t, optok, op in _NO_LOOKAHEAD), e.notes) from None
+        if d == "c_un":
+            optok = t.children[0]
+            op = optok.value
+            v, k = self.typed(t.children[1])
+            if op == "+":
+                return v, k
+            if k >= _F64:
+                if op == "-":
+                    return -_f64_of(v, k), _F64
+                at = optok
+                if op == "!" and optok.start_pos in self._operand_starts:  # ptxas reads on: `!%p` is an operand too
+                    at = self._same_line_or(optok, self._next_token(optok.end_pos))
+                raise _ExprError(f"'{op}' needs an integer operand, not a floating-point one (ptxas: \"Integer "
+                                 "constant expression expected\")", at, _INT_NOTE)
+            if op == "-":
+                return ((-v) & _M64, k) if k == _U64 else (_s64(-v), _S64)
+            if op == "~":
+                return ~v & _M64, _U64
+            return int(v == 0), _S64
+        if d == "c_fparen":  # `(0f3F800000)`
+            return int(t.children[0].value[2:], 16), _F32
         if d == "c_cond":  # `c ? a : b`: ptxas 13.0 reads all three, and only integers
             c, q, a, b = t.children
-            x, y, z = self.expr(c), self.expr(a), self.expr(b)
-            if isinstance(x, float) or isinstance(y, float) or isinstance(z, float):
+            x, kx = self.typed(c)
+            y, ky = self.typed(a)
+            z, kz = self.typed(b)
+            if kx >= _F64 or ky >= _F64 or kz >= _F64:
                 # ptxas 13.0 reports it at the token after the expression, once it has read it all
                 raise _ExprError("the `?:` before this has a floating-point operand; it takes integers only (ptxas: "
-                                 "\"Integer constant expression expected\")", self._after(t),
+                                 "\"Integer constant expression expected\")", self._next_token(self._end(t)),
                                  ("write `c ? a : b` of integers; a comparison of floating-point values "
                                   "(`1.5 < 2.5`) is an integer",))
-            return y if x & _M64 else z  # the condition is tested in 64 bits: (1<<64) - 1 + 1 is 0
+            return (y, ky) if x else (z, kz)  # the type of the branch taken, not C's common type
         raise InternalError(f"unexpected rule {d} in a constant expression")
 
     def _op_between(self, a, b) -> Token:
         """The operator token between the operands `a` and `b` of a binary constant expression."""
         end = a.end_pos if isinstance(a, Token) else a.meta.end_pos
         start = b.start_pos if isinstance(b, Token) else b.meta.start_pos
-        m = _BIN_OP.search(self.text, end, start)
+        text = self.text
+        m = _BIN_OP.search(text, end, start)
         if m is None:
             raise InternalError("no operator between the operands of a constant expression")
-        pos = m.start()
-        line = self.text.count("\n", 0, pos) + 1
-        return Token("OP", m.group(), pos, line, pos - self.text.rfind("\n", 0, pos))
+        pos = m.start()  # its line counted from the left operand's, not from the start of the text
+        line = (a.end_line if isinstance(a, Token) else a.meta.end_line) + text.count("\n", end, pos)
+        return Token("OP", m.group(), pos, line, pos - text.rfind("\n", 0, pos))
 
-    def _unsigned(self, t) -> bool:
-        """Whether the integer constant expression `t` is unsigned for ptxas 13.0, which divides -2^63 by -1 only in
-        signed integers (and crashes there): a literal with a U or above 2^63 - 1, `~` of anything, an operator
-        (+, -, *, /, %, &, |, ^) with an unsigned operand, a shift of an unsigned left operand, `c ? a : b` where
-        the operand it takes is (not C's rule: `(1 ? 1<<63 : 1U) / -1` crashes ptxas too); not a comparison, `!`,
-        `&&` or `||`."""
+    def _tok_at(self, pos: int, value: Optional[str] = None) -> Token:
+        """A token at the offset `pos` of the text, with its line and column."""
+        text = self.text
+        return Token("X", text[pos:pos + 1] if value is None else value, pos, text.count("\n", 0, pos) + 1,
+                     pos - text.rfind("\n", 0, pos))
+
+    def _skip_blank(self, p: int) -> int:
+        """The offset of the first character at or after `p` that is not a blank or in a comment."""
+        text = self.text
+        n = len(text)
+        while p < n:
+            if text[p] in " \t\r\n\f":
+                p += 1
+            elif text.startswith("//", p):
+                e = text.find("\n", p)
+                p = n if e < 0 else e
+            elif text.startswith("/*", p):
+                e = text.find("*/", p + 2)
+                p = n if e < 0 else e + 2
+            else:
+                break
+        return p
+
+    def _end(self, t, outer: bool = False) -> int:
+        """The offset right after the expression `t`, its closing parentheses included (the tree leaves them out
+        of its positions): those that close a parenthesis opened inside it, and where `outer` (`t` is a whole
+        value: an initial value, an offset), those of the parentheses right before it."""
+        text = self.text
         if isinstance(t, Token):
-            return t.type == "INT" and (t.value[-1] in "uU" or _int_value(t.value) & _M64 >= 1 << 63)
-        d = t.data
-        if d == "c_un":
-            op = t.children[0].value
-            return op == "~" or (op in "+-" and self._unsigned(t.children[1]))
-        if d == "c_bin":
-            c = t.children
-            op = c[1].value if len(c) == 3 else self._op_between(c[0], c[1]).value
-            if op in _CMP or op in ("&&", "||"):
-                return False
-            if op in ("<<", ">>"):
-                return self._unsigned(c[0])
-            return self._unsigned(c[0]) or self._unsigned(c[-1])
-        if d == "c_cond":
-            c = t.children
-            return self._unsigned(c[2] if self.expr(c[0]) & _M64 else c[3])
-        return False
+            p, e = t.start_pos, t.end_pos
+        else:
+            p, e = t.meta.start_pos, t.meta.end_pos
+        if outer:
+            while p > 0 and text[p - 1] in " \t\r\n(":
+                p -= 1
+        depth = 0
+        while p < e:
+            ch = text[p]
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth = max(depth - 1, 0)
+            elif text.startswith("//", p) or text.startswith("/*", p):
+                p = self._skip_blank(p)
+                continue
+            p += 1
+        while depth:
+            p = self._skip_blank(p)
+            if text[p:p + 1] != ")":
+                break
+            p += 1
+            depth -= 1
+        return p
+
+    def _next_token(self, p: int) -> Token:
+        """The token at or after the offset `p`, past blanks and comments."""
+        return self._tok_at(self._skip_blank(p))
+
+    def _reduced(self, t, optok: Token, no_lookahead: bool) -> Token:
+        """Where an error of the operator `optok` in the expression `t` is reported. ptxas 13.0 names the line of
+        the last token it has read when it takes `t` as a whole: `t`'s last token where nothing after it can
+        extend its right operand (`*`, `/`, `%`), else the token after `t`. The error is at the operator where
+        that stands on the same line, else at that token."""
+        end = self._end(t)
+        if no_lookahead:
+            tok = self._tok_at(end - 1) if self.text[end - 1:end] == ")" else _last_token(t)
+        else:
+            tok = self._next_token(end)
+        return self._same_line_or(optok, tok)
+
+    @staticmethod
+    def _same_line_or(at: Token, tok: Token) -> Token:
+        """`at` where it stands on the line of `tok`, the token whose line ptxas names, else `tok`."""
+        return at if at.line == tok.line else tok
+
+    def _after_value(self, at: Token, t) -> Token:
+        """Where ptxas 13.0 reports an error in the value `t` that starts at `at` (an initial value, an offset):
+        at the line of the token after it, which it has read when it takes the value."""
+        return self._same_line_or(at, self._next_token(self._end(t, True)))
 
     def imm_syntax(self, t):
         """Syntax of a cexpr operand: ('f', text) for a bare decimal float, 0d literal or `(0f...)` (kept as
@@ -534,7 +615,7 @@ class _Walker:
         v = self.expr(t)
         if isinstance(v, float):
             return ("f", repr(v))
-        return ("i", _wrap64(v))
+        return ("i", v)
 
     # -- operands
     def operand(self, t):
@@ -578,13 +659,19 @@ class _Walker:
         if d == "addr_base_off":
             v = self.expr(c[2])
             if isinstance(v, float):
-                raise _ExprError("an address offset must be an integer", c[1])
-            return ("b", _atom(c[0]), _wrap64(v))
+                raise _ExprError("an address offset must be an integer, not a floating-point value (ptxas: \"Integer "
+                                 "constant expression expected\")", self._after_value(c[1], c[2]),
+                                 ("write a byte offset in integers: `[%rd1+8]`",))
+            return ("b", _atom(c[0]), v)
         if d == "addr_abs":
             v = self.expr(c[0])
             if isinstance(v, float):
-                raise _ExprError("an absolute address must be an integer", None)
-            return ("i", _wrap64(v))
+                x = c[0]
+                start = x if isinstance(x, Token) else self._tok_at(x.meta.start_pos)
+                raise _ExprError("an absolute address must be an integer, not a floating-point value (ptxas: "
+                                 "\"Integer constant expression expected\")", self._after_value(start, x),
+                                 ("write a byte address in integers: `[16]`",))
+            return ("i", v)
         if d == "vector":
             return self.operand(t)
         raise InternalError(f"unexpected address rule {d}")
@@ -731,24 +818,6 @@ class _Walker:
         raise _ExprError("an array dimension must be an integer literal; ptxas takes no expression there (\"syntax "
                          "error\")", at, (f"write {val}",))
 
-    def _after(self, t) -> Token:
-        """The token after the expression `t`, past blanks and comments."""
-        text = self.text
-        p = t.meta.end_pos
-        n = len(text)
-        while p < n:
-            if text[p] in " \t\r\n\f":
-                p += 1
-            elif text.startswith("//", p):
-                e = text.find("\n", p)
-                p = n if e < 0 else e
-            elif text.startswith("/*", p):
-                e = text.find("*/", p + 2)
-                p = n if e < 0 else e + 2
-            else:
-                break
-        return Token("X", text[p:p + 1], p, text.count("\n", 0, p) + 1, p - text.rfind("\n", 0, p))
-
     def _unread(self, t, minus: bool) -> Token:
         """The first token of `t` (an array dimension's brackets or a section's data value) past what ptxas 13.0
         reads there: an integer literal, after a `-` where `minus`; the first token where there is none."""
@@ -767,11 +836,14 @@ class _Walker:
 
     def _int_offset(self, x, sign: Token) -> int:
         """The value of the integer constant added to a symbol (`table+8`); a floating-point one is an error."""
-        v = self.expr(x)
-        if isinstance(v, float):
+        v, k = self.typed(x)
+        if k >= _F64:
             raise _ExprError("a symbol's offset must be an integer, not a floating-point value (ptxas: \"Integer "
-                             "constant expression expected\")", sign, ("write a byte offset in integers: `table+8`",))
-        return _wrap64(-v if sign.value == "-" else v)
+                             "constant expression expected\")", self._after_value(sign, x),
+                             ("write a byte offset in integers: `table+8`",))
+        if sign.value == "-":
+            return (-v) & _M64 if k == _U64 else _s64(-v)
+        return v
 
     def _init_offset(self, base: str, x, sign: Token):
         """_int_offset for an address in an initializer, `base+N`, where ptxas 13.0 takes no `-`."""
@@ -816,12 +888,13 @@ class _Walker:
             elif x.data == "attribute":
                 prefix_end = max(prefix_end, x.meta.end_pos)
             elif x.data in ("var_item", "var_range"):
-                items.append(self.var_item(x))
+                items.append(self.var_item(x, ty))
         start = t.meta.start_pos
         prefix = " ".join(self.text[start:prefix_end].split())
         return Decl(space, ty, tuple(items), align, vector, linkage, ptr, prefix, vector_at, type_at, align_at)
 
-    def var_item(self, t: Tree) -> DeclItem:
+    def var_item(self, t: Tree, ty: str = "") -> DeclItem:
+        """One name of a declaration of the type `ty` (its name without the dot)."""
         c = t.children
         name = c[0].value
         text = " ".join(self.text[t.meta.start_pos:t.meta.end_pos].split())
@@ -835,12 +908,24 @@ class _Walker:
             if x.data == "array":
                 dims.append(self._dim(x))
             elif x.data == "initializer":
-                init = self.init(x.children[0], at, lists)
+                init = self.init(x.children[0], at, lists, ty in _WIDE_FLOAT)
         return DeclItem(name, c[0].column, None, tuple(dims), init, text, tuple(at), tuple(lists))
 
-    def init(self, t, at: list, lists: list):
+    def _value_at(self, t) -> Tuple[int, int, int]:
+        """(line, column, length) where ptxas 13.0 reports an error in the initial value `t`: at the line of the
+        token after it (_after_value), the value itself where that is its line."""
+        m = t.meta
+        text = self.text
+        p = self._skip_blank(self._end(t, True))
+        if text.find("\n", m.start_pos, p) < 0:
+            return m.line, m.column, m.end_pos - m.start_pos
+        return m.line + text.count("\n", m.start_pos, p), p - text.rfind("\n", 0, p), 1
+
+    def init(self, t, at: list, lists: list, wide: bool = False):
         """The value of an initializer; each value's (line, column, length, value) goes to `at`, the (line,
-        column) of each list's closing brace to `lists`, in the order the lists open."""
+        column) of each list's closing brace to `lists`, in the order the lists open. `wide`: the variable holds
+        64-bit floating-point values (.f64, .b64), where ptxas 13.0 reads a 0f literal's 32 bits as the low bits of
+        a .f64 (`.f64 x = 0f3F800000` holds 5.26e-315)."""
         if isinstance(t, Token):
             raise InternalError("bare token initializer")
         d = t.data
@@ -848,23 +933,22 @@ class _Walker:
         if d == "init_list":
             lists.append(None)
             i = len(lists) - 1
-            v = tuple(self.init(x, at, lists) for x in c)
+            v = tuple(self.init(x, at, lists, wide) for x in c)
             lists[i] = (t.meta.end_line, t.meta.end_column - 1)
             return v
-        m = t.meta
-        span = m.end_pos - m.start_pos if m.end_line == m.line else 1
+        line, col, span = self._value_at(t)
         if d == "init_value":
             x = c[0]
             if isinstance(x, Token) and x.type == "FLOAT_HEX":
-                v = _float_value(x.value)[0]
-            elif isinstance(x, Token) and x.type == "DEC_FLOAT":
-                v = float(x.value)
+                v, k = int(x.value[2:], 16), _F32
             else:
-                v = self.expr(x)
-            at.append((m.line, m.column, span, v))
+                v, k = self.typed(x)
+            if k == _F32:
+                v = _f64_of(v, k) if wide else _f32_value(v)
+            at.append((line, col, span, v))
             return v
         if d in ("init_symbol", "init_generic"):
-            at.append((m.line, m.column, span, "sym"))
+            at.append((line, col, span, "sym"))
         if d == "init_symbol":
             if len(c) == 3:
                 self._init_offset(c[0].value, c[2], c[1])
@@ -982,6 +1066,7 @@ class _Walker:
             i = 1
         opcode = c[i].value
         call = opcode == "call" or opcode.startswith("call.")
+        self._operand_starts = frozenset(x.meta.start_pos for x in c[i + 1:] if x.data == "op_imm")
         if call:  # `(0f3F800000)` is a list of one float in a call, as `(1.5)` is
             ops = tuple(("c", (self.imm_syntax(x.children[0]),)) if x.data == "op_imm" and
                         _is_fparen(x.children[0]) else self.operand(x) for x in c[i + 1:])
@@ -1005,47 +1090,123 @@ def _has_cond(t) -> bool:
 
 _INT_NOTE = ("write integer operands (1, not 1.0); bitwise, logical and shift operators take no floating-point "
              "value",)
+_DIV0_NOTE = ("ptxas computes every part of a constant expression, the branch of a `?:` that is not taken included",)
 
 
-def _binop(op: str, x, y, tok):
-    if isinstance(x, float) != isinstance(y, float):
-        raise _ExprError(f"'{op}' of an integer and a floating-point value (ptxas: \"Constant expression type "
-                         "mismatch\")", tok, ("write both operands as integers (2) or both as floating-point (2.0); "
-                                             "PTX does not convert between them in a constant expression",))
-    if op in ("+", "-", "*"):
-        return x + y if op == "+" else x - y if op == "-" else x * y
-    if op in _CMP:
-        return int(_CMP[op](x, y))
-    if op in ("/", "%"):
+# the kinds of a constant expression's value: a signed or unsigned 64-bit integer, a floating-point value (a
+# Python float), or a 0f literal in its own parentheses, kept as its 32 bits until an operator reads it
+_S64, _U64, _F64, _F32 = 0, 1, 2, 3
+_WIDE_FLOAT = frozenset(("f64", "b64"))
+# operators whose expression ptxas 13.0 takes as a whole without reading the token after it (_Walker._reduced)
+_NO_LOOKAHEAD = frozenset(("*", "/", "%"))
+
+
+class _OpError(Exception):
+    """An operator that ptxas 13.0 refuses on its operands; `crash`: it stops on a signal there instead."""
+
+    def __init__(self, message: str, notes: Tuple[str, ...], crash: bool = False):
+        super().__init__(message)
+        self.notes = notes
+        self.crash = crash
+
+
+def _s64(v: int) -> int:
+    """`v` modulo 2^64 as a signed 64-bit integer."""
+    v &= _M64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def _f32_value(bits: int) -> float:
+    """The .f32 value of 32 bits."""
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def _f64_of(v, k: int) -> float:
+    """The floating-point value that ptxas 13.0 computes with: a 0f literal's 32 bits read as the low bits of a
+    .f64 (`(0f3F800000)` is 5.26e-315 in `-(0f3F800000)` or `2.0*(0f3F800000)`, in which an .f32 gets 0)."""
+    return struct.unpack("<d", struct.pack("<Q", v))[0] if k == _F32 else v
+
+
+def _last_token(t) -> Token:
+    while not isinstance(t, Token):
+        t = t.children[-1]
+    return t
+
+
+def _binop(op: str, x, kx: int, y, ky: int) -> Tuple[object, int]:
+    """(value, kind) of `x op y` as ptxas 13.0 computes it (probed over every operator and kind of operand in
+    tests/test_lint_cexpr_unsigned.py). Integers follow C's usual arithmetic conversions (unsigned where either
+    operand is) with these exceptions: a shift has the type of its left operand and counts modulo 64 (`1 << 65`
+    is 2, `1 << -1` is 2^63); `%` computes in unsigned integers and gives an unsigned one (`-7 % 2` is 1);
+    `-2^63 / -1` in signed integers stops ptxas. A comparison, `&&` and `||` give a signed 0 or 1.
+    Floating-point values add, subtract, multiply, divide and compare; an integer and a floating-point
+    operand is a type mismatch. Raises _OpError."""
+    fx, fy = kx >= _F64, ky >= _F64
+    if fx or fy:
+        if fx != fy:
+            raise _OpError(f"'{op}' of an integer and a floating-point value (ptxas: \"Constant expression type "
+                           "mismatch\")", ("write both operands as integers (2) or both as floating-point (2.0); "
+                                           "PTX does not convert between them in a constant expression",))
+        x, y = _f64_of(x, kx), _f64_of(y, ky)
+        if op == "+":
+            return x + y, _F64
+        if op == "-":
+            return x - y, _F64
+        if op == "*":
+            return x * y, _F64
+        if op == "/":
+            if y == 0:
+                raise _OpError("division by zero in a constant expression (ptxas: \"Constant expression has "
+                               "division by zero\")", _DIV0_NOTE)
+            return x / y, _F64
+        f = _CMP.get(op)
+        if f is not None:
+            return int(f(x, y)), _S64
+        raise _OpError(f"'{op}' needs integer operands, not floating-point ones (ptxas: \"Integer constant "
+                       "expression expected\")", _INT_NOTE)
+    k = _U64 if kx == _U64 or ky == _U64 else _S64
+    if op == "+":
+        r = x + y
+    elif op == "-":
+        r = x - y
+    elif op == "*":
+        r = x * y
+    elif op == "&":
+        r = x & y
+    elif op == "|":
+        r = x | y
+    elif op == "^":
+        r = x ^ y
+    elif op in ("<<", ">>"):
+        k = kx
+        n = y & 63
+        r = x << n if op == "<<" else x >> n  # x is signed where its type is: an arithmetic shift
+    elif op in ("/", "%"):
         if y == 0:
-            raise _ExprError("division by zero in a constant expression (ptxas: \"Constant expression has division by "
-                             "zero\")", tok, ("ptxas computes every part of a constant expression, the branch of a "
-                                               "`?:` that is not taken included",))
-        if isinstance(x, float) or isinstance(y, float):
-            if op == "%":
-                raise _ExprError("'%' needs integer operands", tok, _INT_NOTE)
-            return x / y
+            raise _OpError("division by zero in a constant expression (ptxas: \"Constant expression has division by "
+                           "zero\")", _DIV0_NOTE)
+        if op == "%":
+            return (x & _M64) % (y & _M64), _U64
+        if k == _U64:
+            return (x & _M64) // (y & _M64), _U64
+        if y == -1 and x == -(1 << 63):
+            raise _OpError("-9223372036854775808 / -1 in signed 64-bit integers: ptxas 13.0 crashes on it (a "
+                           "floating-point exception)", ("the quotient, 2^63, is past the largest signed 64-bit "
+                                                          "value: write 0x8000000000000000",), True)
         q = abs(x) // abs(y)
-        q = q if (x >= 0) == (y >= 0) else -q  # C truncates toward zero
-        return q if op == "/" else x - q * y
-    if isinstance(x, float) or isinstance(y, float):
-        raise _ExprError(f"'{op}' needs integer operands, not floating-point ones (ptxas: \"Integer constant "
-                         "expression expected\")", tok, _INT_NOTE)
-    if op == "<<":
-        return _wrap64(x << (y & 63))
-    if op == ">>":
-        return x >> (y & 63)
-    if op == "&":
-        return x & y
-    if op == "|":
-        return x | y
-    if op == "^":
-        return x ^ y
-    if op == "&&":
-        return int(bool(x) and bool(y))
-    if op == "||":
-        return int(bool(x) or bool(y))
-    raise InternalError(f"unknown operator {op}")
+        return (q if (x >= 0) == (y >= 0) else -q), _S64  # C truncates toward zero
+    elif op == "&&":
+        return int(x != 0 and y != 0), _S64
+    elif op == "||":
+        return int(x != 0 or y != 0), _S64
+    else:
+        f = _CMP.get(op)
+        if f is None:
+            raise InternalError(f"unknown operator {op}")
+        if k == _U64:
+            return int(f(x & _M64, y & _M64)), _S64
+        return int(f(x, y)), _S64
+    return (r & _M64, _U64) if k == _U64 else (_s64(r), _S64)
 
 
 def _is_fparen(t) -> bool:
@@ -1117,11 +1278,10 @@ def _operand(f: _Fast, t: str):
             base = _atom_text(f, m.group(1))
             if m.group(3) is None:
                 return ("a", (("b", base, 0),))
-            v = _int_value(m.group(3))
-            return ("a", (("b", base, _wrap64(-v if m.group(2) else v)),))
+            return ("a", (("b", base, _literal(bool(m.group(2)), m.group(3))),))
         m = f.addr_abs.match(t)
         if m:
-            return ("a", (("i", _wrap64(_int_value(m.group(1)))),))
+            return ("a", (("i", _literal(False, m.group(1))),))
         if t[-1:] == "]" and "," in t:
             # `[tmap, {c0, c1}]`, `[tex, sampler, {x, y}]`: parts are addresses or vectors
             inner = t[1:-1]
@@ -1187,8 +1347,7 @@ def _operand(f: _Fast, t: str):
     if c == "-" or "0" <= c <= "9":
         m = f.int_full.match(t)
         if m:
-            v = _int_value(m.group(2))
-            return ("i", _wrap64(-v if m.group(1) else v))
+            return ("i", _literal(bool(m.group(1)), m.group(2)))
         if c != "-" and f.float_full.match(t):
             return ("f", t)
         return None
