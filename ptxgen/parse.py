@@ -257,8 +257,11 @@ class _Fast:
         loc_attr = rf"(?:{name}[ \t]+{name}(?:{sp}\+{sp}{integer})?|{name}[ \t]+{int32}[ \t]+{int32}[ \t]+{int32})"
         self.loc = re.compile(
             rf"([ \t]*)(\.loc[ \t]+{int32}[ \t]+{int32}[ \t]+{int32}(?:{sp},{sp}{loc_attr})*){tail}")
-        value = (rf"(?:(?:{name}|{section}){sp}[+-]{sp}{integer}|{name}{sp}-{sp}{name}|{name}|{section}"
-                 rf"|-?{integer})")
+        # a section's data value: a signed literal (no U, below 2^63) after a `-`; the rest go to lark, which
+        # reports what ptxas refuses
+        signed = r"(?:0[xX][0-9a-fA-F]{1,15}|0[bB][01]{1,63}|0[0-7]{0,20}|[1-9][0-9]{0,17})"
+        value = (rf"(?:(?:{name}|{section}){sp}\+{sp}{integer}|{name}{sp}-{sp}{name}|{name}|{section}"
+                 rf"|-{sp}{signed}|{integer})")
         self.data = re.compile(rf"([ \t]*)({typ})[ \t]+({value}(?:{sp},{sp}{value})*){tail}")
         # one-line declarations inside bodies: `.reg .b32 %r<9>;`, `.param .align 8 .b8 param0[16];` (an
         # .align after the type, a syntax error, goes to lark, which reports it)
@@ -724,16 +727,71 @@ class _Walker:
             raise InternalError(f"unexpected module item {d}")
 
     def data(self, t: Tree):
+        """A section's data line `.b8 1, -2, L1+4, L2-L1`: ptxas 13.0 takes an integer literal there, after a `-`
+        a signed one (no U, below 2^63), a label or section name with `+` and an integer literal, or the
+        difference of two labels; no expression, no floating-point value."""
         vals = []
+        ty = t.children[0].value
         for v in t.children[1:]:
-            if isinstance(v, Tree) and _has_cond(v):
-                n = self._try_expr(v.children[0]) if v.data == "data_value" else None
-                raise _ExprError("`?:` in a section's data: ptxas 13.0 takes a literal there, not an expression "
-                                 "(\"syntax error\")", self._unread(v, True),
-                                 (f"write the value as a literal: `{t.children[0].value} {n if n is not None else 1}`",))
+            if v.data == "data_value":
+                self._data_value(v, ty)
+            elif v.data == "data_offset" and v.children[1].value == "-":
+                name, minus, n = v.children
+                section = name.type == "SECTION_NAME"
+                raise _ExprError(f"`{name.value}-{n.value}` in a section's data: ptxas 13.0 adds a number to a "
+                                 f"{'section' if section else 'label'}, it does not subtract one, and subtracts a "
+                                 "label from a label only (\"syntax error\")", minus if section else n,
+                                 (f"write `{name.value}+N` with N from 0, or the difference of two labels "
+                                  "(`L2-L1`)",))
             vals.append("".join(_tokens_text(v)))
         m = t.meta
-        self.out.append((m.line, R_DATA, m.column, m.end_line, t.children[0].value, ",".join(vals)))
+        self.out.append((m.line, R_DATA, m.column, m.end_line, ty, ",".join(vals)))
+
+    def _data_value(self, v: Tree, ty: str):
+        """_ExprError where ptxas 13.0 refuses the value `v` (data_value) of a section's data line of type `ty`:
+        at the first token past the integer literal, after an optional `-`, that it reads there."""
+        x = v.children[0]
+        text = self.text
+        start, end = v.meta.start_pos, v.meta.end_pos
+        if isinstance(x, Token) and x.type in ("NAME", "SECTION_NAME"):
+            return
+        while start > 0 and text[start - 1] in " \t\r\n(":  # the tree leaves parentheses out of its positions
+            start -= 1
+        p = self._skip_blank(start)
+        neg = text.startswith("-", p)
+        if neg:
+            p = self._skip_blank(p + 1)
+        lit = _DATA_INT.match(text, p)
+        if lit is not None:
+            unsigned = lit.group().endswith("U") or (_int_value(lit.group()) & _M64) >> 63
+            if neg and unsigned:
+                n = self._try_expr(x)
+                s = _s64(n) if isinstance(n, int) else None
+                write = "0x8000000000000000" if s == -(1 << 63) else s if s is not None else lit.group()
+                raise _ExprError(f"`-{lit.group()}` in a section's data: ptxas 13.0 takes a `-` before a signed "
+                                 "literal only, and a literal with a U or above 2^63 - 1 is unsigned (\"syntax "
+                                 "error\")", self._tok_at(p, lit.group()), (f"write `{ty} {write}`",))
+            p = self._skip_blank(lit.end())
+            if p >= end:
+                return
+        at = self._tok_at(p)
+        n = _f32_value(int(x.value[2:], 16)) if isinstance(x, Token) and x.type == "FLOAT_HEX" else self._try_expr(x)
+        if _has_cond(x):
+            raise _ExprError("`?:` in a section's data: ptxas 13.0 takes a literal there, not an expression "
+                             "(\"syntax error\")", at,
+                             (f"write the value as a literal: `{ty} {n if isinstance(n, int) else 1}`",))
+        if isinstance(n, float):
+            bits = {".b32": ("<f", "<I", 8), ".b64": ("<d", "<Q", 16)}.get(ty)
+            try:
+                hint = (f"`{ty} 0x{struct.unpack(bits[1], struct.pack(bits[0], n))[0]:0{bits[2]}X}`, its bits"
+                        if bits else "an integer literal")
+            except OverflowError:  # past the largest .f32
+                hint = "an integer literal"
+            raise _ExprError("a floating-point value in a section's data: ptxas 13.0 takes an integer literal there "
+                             "(\"syntax error\")", at, (f"write {hint}",))
+        raise _ExprError("an expression in a section's data: ptxas 13.0 takes an integer literal there, after an "
+                         "optional `-`, and no expression (\"syntax error\")", at,
+                         (f"write the value as a literal: `{ty} {n if isinstance(n, int) else 1}`",))
 
     def param_attrs(self, after_type: List[Tree], entry: bool):
         """Attributes after a parameter's type: ptxas 13.0 takes .ptr and .align there for a kernel (not an
@@ -809,7 +867,7 @@ class _Walker:
             return _int_value(x.value) & _M64  # read modulo 2^64: [18446744073709551616] is [0]
         at = x if isinstance(x, Token) else Token("X", "", x.meta.start_pos, x.meta.line, x.meta.column)
         if _has_cond(x):  # `[1 ? 4 : 8]`: where ptxas stops reading, "Parsing error near '?'"
-            at = self._unread(t, False)
+            at = self._unread(t)
         elif "(" in self.text[t.meta.start_pos:at.start_pos]:
             p = self.text.index("(", t.meta.start_pos)
             at = Token("X", "(", p, self.text.count("\n", 0, p) + 1, p - self.text.rfind("\n", 0, p))
@@ -818,11 +876,11 @@ class _Walker:
         raise _ExprError("an array dimension must be an integer literal; ptxas takes no expression there (\"syntax "
                          "error\")", at, (f"write {val}",))
 
-    def _unread(self, t, minus: bool) -> Token:
-        """The first token of `t` (an array dimension's brackets or a section's data value) past what ptxas 13.0
-        reads there: an integer literal, after a `-` where `minus`; the first token where there is none."""
+    def _unread(self, t) -> Token:
+        """The first token in an array dimension's brackets `t` past what ptxas 13.0 reads there: an integer
+        literal; the first token where there is none."""
         start = t.meta.start_pos + (self.text[t.meta.start_pos] == "[")
-        m = (_DATA_LITERAL if minus else _DIM_LITERAL).match(self.text, start, t.meta.end_pos)
+        m = _DIM_LITERAL.match(self.text, start, t.meta.end_pos)
         p = m.end() if m else start
         while p < t.meta.end_pos and self.text[p] in " \t\r\n":
             p += 1
@@ -1078,9 +1136,10 @@ class _Walker:
 _CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le,
         ">=": operator.ge}
 _BIN_OP = re.compile(r"&&|\|\||[&|^]")
-# the integer literal that an array dimension holds, and a section's data value (after an optional `-`)
+# the integer literal that an array dimension holds
 _DIM_LITERAL = re.compile(r"[ \t\r\n]*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
-_DATA_LITERAL = re.compile(r"[ \t\r\n]*(?:-[ \t\r\n]*)?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+# an integer literal in a section's data, not the start of a floating-point one (`1.5`, `1e3`, `0f3F800000`)
+_DATA_INT = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)U?(?![0-9A-Za-z_.$])")
 
 
 def _has_cond(t) -> bool:
