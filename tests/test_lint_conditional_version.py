@@ -30,9 +30,8 @@ What ptxas 13.0 showed (the tests marked ptxas run every case below through it):
   the version followed by a syntax error ("Missing .target directive").
 - the builder refuses, with the same rule (target.version_error), a Module version ptxas does not know.
 
-Where lint and ptxas still differ (left alone here): lint takes an expression other than `?:` in a section's
-data (`.b8 1+1`), which ptxas refuses; and lint's evaluator compares and shifts without C's unsigned types
-(`-1 < 1U` is 0 for ptxas, 1 for lint; `(1<<63) >> 63` is -1 for ptxas, 1 for lint).
+Signed and unsigned integers in expressions (`-1 < 1U` is 0, `(1<<63) >> 63` is -1) and what a section's data
+takes besides `?:` (no expression at all) are in tests/test_lint_cexpr_unsigned.py.
 """
 from __future__ import annotations
 

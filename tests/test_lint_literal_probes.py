@@ -56,8 +56,8 @@ Where lint and ptxas still differ:
   it at the 0 (test_ptxas_reports_a_zero_cta_size_one_token_late).
 - lint checks no DWARF section's data beyond its syntax and literals: ptxas refuses `.b8 256`, `.b16 -32769`,
   `.b32 -2147483649` there (a positive value modulo 2^32; "Value out of range for type .b8", at the line of the
-  token after the data), takes no expression and no minus before a literal with a U or above 2^63 - 1 ("Parsing
-  error").
+  token after the data). (That it takes no expression there, and no minus before a literal with a U or above
+  2^63 - 1, lint checks: tests/test_lint_cexpr_unsigned.py.)
 - a register count from about 2^30 to 2^32 - 1 runs ptxas out of memory ("Memory allocation failure", or the
   process is killed), as may .extern .shared .align 2147483648, and a .local variable of a function's body
   aligned to 2^25 or more (2^24 where the code uses it) crashes it (a segmentation fault): resources that depend
