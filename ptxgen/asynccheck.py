@@ -19,8 +19,11 @@ Codes (stable; each with a bad and a good example in ASYNC_CODES and in README "
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
+from . import legality
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Pair, Reg, Sym, Vec
 
 __all__ = ["ASYNC_CODES", "check_function", "build_cfg", "BasicBlock"]
@@ -136,9 +139,17 @@ class BasicBlock:
         return f"BasicBlock({self.index}, {len(self.instrs)} instrs, succs={self.succs})"
 
 
+@functools.lru_cache(maxsize=4096)
+def _canonical(opcode: str) -> str:
+    """The PTX ISA's spelling of an opcode whose modifiers ptxas takes in another order (legality.canonical:
+    `fence.proxy.shared::cta.async` is fence.proxy.async.shared::cta); any other opcode as written."""
+    return legality.canonical(opcode) or opcode
+
+
 def build_cfg(body) -> List[BasicBlock]:
     """Basic blocks of a function body; block 0 is the entry. Labels start blocks; bra/brx/ret/exit/trap
-    end them. `{ }` scopes and pragmas are transparent."""
+    end them. `{ }` scopes and pragmas are transparent. An instruction whose modifiers are in another order
+    that ptxas takes is in the blocks as a copy with the PTX ISA's spelling, which the checks below match."""
     blocks: List[BasicBlock] = [BasicBlock(0)]
     label_block: Dict[str, int] = {}
     cur = blocks[0]
@@ -151,6 +162,9 @@ def build_cfg(body) -> List[BasicBlock]:
                 cur = nb
             label_block[st.label.name] = cur.index
         elif cls is Instr:
+            op = _canonical(st.opcode)
+            if op != st.opcode:
+                st = dataclasses.replace(st, opcode=op)   # the same length: a finding's span is unchanged
             cur.instrs.append(st)
             if st.opcode.split(".", 1)[0] in _ENDS:
                 nb = BasicBlock(len(blocks))

@@ -658,3 +658,111 @@ def test_parity_on_the_warp_specialised_hopper_sample():
     first = next(lines)
     broken = text[:first.start()] + text[first.end():]
     assert {d.code for d in _async(lint_ptx(broken))} == {"PTX-W-MBAR-PARITY"}
+
+
+# ------------------------------------------------------------------ modifiers in another order that ptxas takes
+# each protocol opcode of the broken kernels -> the same instruction with its modifiers in another order that
+# ptxas 13.0 assembles (test_reordered_kernels_assemble); legality.canonical() maps each back
+REORDERED = {
+    "wgmma.fence.sync.aligned": "wgmma.fence.aligned.sync",
+    "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16": "wgmma.mma_async.m64n8k16.aligned.f32.sync.f16.f16",
+    "wgmma.commit_group.sync.aligned": "wgmma.commit_group.aligned.sync",
+    "wgmma.wait_group.sync.aligned": "wgmma.wait_group.aligned.sync",
+    "mbarrier.init.shared.b64": "mbarrier.init.b64.shared",
+    "mbarrier.arrive.shared.b64": "mbarrier.arrive.b64.shared",
+    "mbarrier.arrive.expect_tx.shared.b64": "mbarrier.arrive.expect_tx.b64.shared",
+    "mbarrier.try_wait.parity.shared.b64": "mbarrier.try_wait.parity.b64.shared",
+    "fence.mbarrier_init.release.cluster": "fence.cluster.release.mbarrier_init",
+    "fence.proxy.async.shared::cta": "fence.proxy.shared::cta.async",
+    "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group": "cp.async.bulk.tensor.bulk_group.global.2d.shared::cta",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes":
+        "cp.async.bulk.mbarrier::complete_tx::bytes.shared::cluster.global",
+    "stmatrix.sync.aligned.m8n8.x1.shared.b16": "stmatrix.shared.x1.aligned.m8n8.sync.b16",
+    "ldmatrix.sync.aligned.m8n8.x4.shared.b16": "ldmatrix.aligned.b16.x4.shared.sync.m8n8",
+}
+_OPCODE_AT = re.compile(r"(?m)^(\s*(?:@!?%\w+\s+)?)([a-z][\w.:]*)(?=[\s;])")
+
+
+def _reordered(text):
+    """text with every opcode of REORDERED in its other order; at least one must be there."""
+    out = _OPCODE_AT.sub(lambda m: m.group(1) + REORDERED.get(m.group(2), m.group(2)), text)
+    assert out != text
+    return out
+
+
+def _findings(text, name):
+    """Every async-protocol finding of text as (code, line, column, message, notes, span, severity)."""
+    ds = lint_ptx(text, name)
+    assert not [d for d in ds if d.severity == "error"], [str(d) for d in ds]
+    return [(d.code, d.loc.line, d.loc.col, d.message, tuple(d.notes), d.span, d.severity) for d in _async(ds)]
+
+
+def test_reordered_spellings_are_the_canonical_ones():
+    from ptxgen.legality import canonical
+    for op, other in REORDERED.items():
+        assert canonical(other) == op, other
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_reordered_broken_kernel_gives_the_same_finding(name):
+    text = _text(name)
+    code = _EXPECT.search(text).group(1)
+    want = _findings(text, name)
+    assert [f[0] for f in want] == [code]
+    assert _findings(_reordered(text), name) == want
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_reordered_fixed_kernel_is_silent(name):
+    fixed = _reordered(_edited(_text(name), *FIXES[name]))
+    assert _findings(fixed, name) == []
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("name", BROKEN)
+def test_reordered_kernels_assemble(name, tmp_path):
+    import subprocess
+    for i, text in enumerate((_text(name), _edited(_text(name), *FIXES[name]))):
+        path = tmp_path / f"k{i}.ptx"
+        path.write_text(_reordered(text))
+        p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+
+
+# a plain bulk copy or reduction from shared to global reads through the async proxy too, in any order of its
+# modifiers that ptxas takes; only a fence of the shared state space (or of all of them) orders the writes before it
+_BULK_STORES = ["cp.async.bulk.global.shared::cta.bulk_group", "cp.async.bulk.global.bulk_group.shared::cta",
+                "cp.async.bulk.bulk_group.global.shared::cta",
+                "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32",
+                "cp.reduce.async.bulk.add.global.bulk_group.shared::cta.f32"]
+_PROXY_FENCES = ["", "fence.proxy.async.shared::cta;", "fence.proxy.shared::cta.async;", "fence.proxy.async;",
+                 "fence.proxy.async.global;", "fence.proxy.global.async;"]
+
+
+def _bulk_store_kernel(opcode, fence):
+    return _edited(_text("proxy_tma_store.ptx"),
+                   ("\tbar.sync 0;", f"\t{fence}\n\tbar.sync 0;"),
+                   ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r3, %r3}], [%r1];",
+                    f"{opcode} [%rd1], [%r1], 256;"))
+
+
+@pytest.mark.parametrize("opcode", _BULK_STORES)
+@pytest.mark.parametrize("fence", _PROXY_FENCES)
+def test_bulk_store_in_any_order_needs_a_shared_proxy_fence(opcode, fence):
+    got = [f[0] for f in _findings(_bulk_store_kernel(opcode, fence), "bulk.ptx")]
+    # a fence of the global state space alone does not order the shared writes
+    want = [] if fence in ("fence.proxy.async.shared::cta;", "fence.proxy.shared::cta.async;",
+                           "fence.proxy.async;") else ["PTX-W-PROXY-FENCE"]
+    assert got == want
+
+
+@pytest.mark.ptxas
+def test_bulk_store_kernels_assemble(tmp_path):
+    import subprocess
+    for i, (opcode, fence) in enumerate((o, f) for o in _BULK_STORES for f in _PROXY_FENCES):
+        path = tmp_path / f"k{i}.ptx"
+        path.write_text(_bulk_store_kernel(opcode, fence))
+        p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, (opcode, fence, p.stderr)
