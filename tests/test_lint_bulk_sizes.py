@@ -23,10 +23,7 @@ What ptxas 13.0 showed (the tests marked ptxas run every spelling below through 
 - the note of a refused byte count names the legal counts around it: "write 0 or 16" for 15, "write 1048560" for
   1048576, and says what ptxas read where the literal's low 32 bits differ from it.
 
-Where lint and ptxas still differ (left as they are; the first holds for every family ptxgen.legality models):
-- ptxas takes the modifiers of cp.async.bulk and cp.reduce.async.bulk in other orders too
-  (`...bulk_group.add.L2::cache_hint.u32`, `...shared::cta.add.bulk_group.u32`, `.noftz.add.f16`); the legality
-  grammar spells each form in the PTX ISA's order only.
+Where lint and ptxas still differ (left as it is):
 - cp.reduce.async.bulk.tensor is not modelled: lint takes `[map, {c}], [src], 16` there, which ptxas refuses.
 """
 from __future__ import annotations
