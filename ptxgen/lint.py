@@ -258,7 +258,7 @@ _mods(("szext",), {"clamp", "wrap"})
 _mods(("bmsk",), {"clamp", "wrap"})
 _mods(("shr",), ())
 _mods(("shf",), {"l", "r", "clamp", "wrap"})
-_mods(("abs", "neg"), {"ftz", "relu"})
+_mods(("abs", "neg"), {"ftz"})   # (ptxas 13.0: "Illegal modifier '.relu' for instruction 'abs'")
 _mods(("min", "max"), {"ftz", "NaN", "xorsign", "abs", "relu"})
 _mods(("rcp", "sqrt"), _ROUND | {"ftz", "approx"})
 _mods(("rsqrt",), {"ftz", "approx"})
@@ -805,6 +805,27 @@ def _wmma_modifier_rules(kind: str, frag: Optional[str], types: List[str], layou
                           ("the sub-byte inputs (.s4, .u4, .b1) are a row-major A and a column-major B",)))
 
 
+_CACHE_OPS = frozenset(C.LD_CACHE + C.ST_CACHE)
+
+
+def _cache_rules(base: str, op: _Op, ty: Type, m: set, diags):
+    """ld's and st's eviction priorities as ptxas 13.0 takes them (tests/test_lint_misc_probes.py): an L1
+    priority (.L1::evict_*, .L1::no_allocate) with no cache operator, an L2 one (.L2::evict_*) on a 256-bit vector
+    only (.v8 of a 32-bit type, .v4 of a 64-bit one: sm_100)."""
+    l1 = next((x for x in op.mods if x.startswith("L1::")), None)
+    cache = next((x for x in op.mods if x in _CACHE_OPS), None)
+    if l1 is not None and cache is not None:
+        diags.append(("PTX-E-MODIFIER", f"{base}.{l1} cannot be combined with the cache operator .{cache} (ptxas: "
+                                        f"\"Modifier '.{l1[4:]}' cannot be combined with modifier '.{cache}'\")",
+                      ("write an L1 eviction priority or a cache operator, not both",)))
+    l2 = next((x for x in op.mods if x.startswith("L2::evict_")), None)
+    if l2 is not None and not ("v8" in m and ty.bits == 32 or "v4" in m and ty.bits == 64):
+        diags.append(("PTX-E-MODIFIER", f"{base}.{l2} is for a 256-bit vector: .v8 of a 32-bit type or .v4 of a "
+                                        f"64-bit one (ptxas: \"Instruction '{base}' requires '.v8.b32/.v4.b64' type "
+                                        f"with '.{l2}' modifier\")",
+                      ("drop it, or give the access an L2 cache policy with .L2::cache_hint and createpolicy",)))
+
+
 def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     base, diags = op.base, op.diags
     ty = types[-1] if types else None
@@ -839,6 +860,19 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
                       ("add one of .rn, .rz, .rm, .rp",)))
     if base in ("add", "sub", "mul", "abs", "neg", "min", "max") and ty.is_int and (rnd or "ftz" in m):
         diags.append(("PTX-E-MODIFIER", f"integer {base} takes no rounding or .ftz", ()))
+    elif base in ("abs", "neg") and "ftz" in m and ty.name not in ("f32", "f16", "f16x2"):
+        diags.append(("PTX-E-MODIFIER", f"{base}.{ty.name} takes no .ftz (ptxas: \"Illegal modifier '.ftz' for "
+                                        f"instruction '{base}'\")", (f"{base}.ftz is for .f32, .f16 and .f16x2",)))
+    if base == "ex2" and ty.kind in ("f", "packed"):
+        # ptxas 13.0: .approx always; .ftz refused for .f16/.f16x2, required for .bf16/.bf16x2
+        if "approx" not in m:
+            ftz = ".ftz" if ty.name in ("bf16", "bf16x2") else ""
+            diags.append(("PTX-E-MODIFIER", f"ex2.{ty.name} needs .approx", (f"write ex2.approx{ftz}.{ty.name}",)))
+        elif "ftz" in m and ty.name in ("f16", "f16x2"):
+            diags.append(("PTX-E-MODIFIER", f"ex2.{ty.name} takes no .ftz (ptxas: \"Illegal modifier '.ftz' for "
+                                            "instruction 'ex2'\")", (f"write ex2.approx.{ty.name}",)))
+        elif "ftz" not in m and ty.name in ("bf16", "bf16x2"):
+            diags.append(("PTX-E-MODIFIER", f"ex2.{ty.name} needs .ftz", (f"write ex2.approx.ftz.{ty.name}",)))
     if base == "div":
         if ty.is_int and (rnd or m & {"approx", "full", "ftz"}):
             diags.append(("PTX-E-MODIFIER", "integer div takes no rounding, .approx, .full or .ftz", ()))
@@ -913,6 +947,10 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
                           ("add one of " + ", ".join("." + s for s in C.SCOPES),)))
         if len(m & _VEC) > 1:
             diags.append(("PTX-E-MODIFIER", f"{base} takes one vector size", ()))
+        if base in ("ld", "st"):
+            _cache_rules(base, op, ty, m, diags)
+            if "v4" in m and ty.bits == 64:     # 256 bits, as .v8 of 32 (MODIFIER_NEEDS["v8"])
+                _gate(ctx, diags, f"{base}.v4 of .{ty.name} (a 256-bit access)", *MODIFIER_NEEDS["v8"])
     if base == "redux" and ty is f32:
         if ctx.target is not None and not ctx.target.satisfies("sm_100a"):
             diags.append(("PTX-E-TARGET", f"redux.sync on .f32 needs target sm_100a (module target is {ctx.target})",
@@ -1386,6 +1424,12 @@ class _FnCheck:
             for code, msg, notes in op.diags:
                 ctx.add(code, msg, _tok_loc(ctx, loc, OPCODE), notes, len(ins.opcode))
         if op.family:
+            ops = ins.operands
+            if op.base == "elect" and len(ops) == 3 and not hasattr(ops[0], "b"):
+                # legality sees `d|p` as two operands; ptxas: "Arguments mismatch for instruction 'elect'"
+                ctx.add("PTX-E-OPERANDS", f"{ins.opcode} writes d|p: join the destination and the predicate with "
+                                          f"'|', not ','", _tok_loc(ctx, loc, 0), (f"{ins.opcode} {ops[0]}|{ops[1]}, "
+                                                                                   f"{ops[2]};",))
             try:
                 for d in legality_check(ins, ctx.target, ctx.version):
                     # point at the operand when the message names one ("operand 4 (c) takes ...")

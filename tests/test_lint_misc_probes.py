@@ -1,0 +1,176 @@
+"""Modifier and operand rules of ld/st, abs/neg, ex2 and elect.sync where lint took what ptxas 13.0 refuses,
+probed line by line (the tests marked ptxas run every line below through it and compare with lint).
+
+What ptxas 13.0 showed:
+- ld and st of 256 bits (.v8 of a 32-bit type, .v4 of a 64-bit one) need sm_100 and PTX ISA 8.8 ("Feature '256
+  bit wide load/store' requires .target sm_100 or higher"); lint gated .v8 only.
+- ld and st take an L2 eviction priority (.L2::evict_first, .L2::evict_last, .L2::evict_normal) on a 256-bit
+  vector only, .v8 of a 32-bit type or .v4 of a 64-bit one ("Instruction 'ld' requires '.v8.b32/.v4.b64' type
+  with '.L2::evict_last' modifier"), which needs sm_100; in any state space, with or without .L1::evict_*.
+- an L1 eviction priority (.L1::evict_*, .L1::no_allocate) of ld or st takes no cache operator (.ca, .cg, .cs,
+  .lu, .cv; .wb, .wt): "Modifier '.evict_last' cannot be combined with modifier '.wt'".
+- abs and neg take no .relu ("Illegal modifier '.relu' for instruction 'abs'"), and .ftz only for .f32, .f16 and
+  .f16x2 (not .bf16, .bf16x2, .f64).
+- ex2 needs .approx for every type; .ftz is refused for .f16 and .f16x2 and required for .bf16 and .bf16x2.
+- elect.sync writes `d|p`: `elect.sync %r1, %p1, -1;` is "Arguments mismatch".
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from ptxgen import lint as L
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _ptxas_lines import ptxas_rejected  # noqa: E402
+from test_lint_vector_probes import needs_ptxas  # noqa: E402
+
+M, O, T = "PTX-E-MODIFIER", "PTX-E-OPERANDS", "PTX-E-TARGET"
+V8 = "{%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}"
+V4D = "{%rd2, %rd3, %rd4, %rd5}"
+_REGS = {"u32": "%r1", "b64": "%rd2", "v4.u32": "{%r1, %r2, %r3, %r4}", "v2.b64": "{%rd2, %rd3}", "v8.b32": V8,
+         "v8.f32": V8, "v4.b64": V4D, "v4.f64": V4D, "v8.b16": "{%h1, %h2, %h1, %h2, %h1, %h2, %h1, %h2}",
+         "u16": "%h1"}
+
+
+def module(lines, target="sm_90a"):
+    body = "\n".join("\t" + ln for ln in lines)
+    return (f".version 8.8\n.target {target}\n.address_size 64\n\n.visible .entry k(.param .u64 p)\n{{\n"
+            "\t.reg .b64 %rd<8>;\n\t.reg .b32 %r<12>;\n\t.reg .b16 %h<4>;\n\t.reg .pred %p<3>;\n"
+            "\t.shared .align 32 .b8 sbuf[64];\n"
+            f"\tld.param.u64 %rd1, [p];\n{body}\n\tret;\n}}\n")
+
+
+def _ldst(op, mods, ty, space="global", addr="[%rd1]"):
+    r = _REGS[ty]
+    sp = f".{space}" if space else ""
+    return f"ld{sp}{mods}.{ty} {r}, {addr};" if op == "ld" else f"st{sp}{mods}.{ty} {addr}, {r};"
+
+
+def _l2_cases():
+    """(target, line, the error code lint gives (a tuple: the codes), None for none)"""
+    out = []
+    for target in ("sm_90a", "sm_100a"):
+        for op in ("ld", "st"):
+            for mods in (".L2::evict_last", ".L2::evict_first", ".L2::evict_normal", ".L1::evict_first.L2::evict_last",
+                         ".L2::evict_last.L1::evict_first"):
+                for ty in ("u32", "b64", "v4.u32", "v2.b64", "v8.b16", "v8.b32", "v8.f32", "v4.b64", "v4.f64"):
+                    wide = ty in ("v8.b32", "v8.f32", "v4.b64", "v4.f64")
+                    code = None if wide and target == "sm_100a" else T if wide else M
+                    if ty == "v8.b16" and target == "sm_90a":
+                        code = (T, M)    # .v8 needs sm_100 too
+                    out.append((target, _ldst(op, mods, ty), code))
+            for ty in ("v4.b64", "v4.f64", "v8.b32"):     # 256 bits: sm_100
+                out.append((target, _ldst(op, "", ty), None if target == "sm_100a" else T))
+            out.append((target, _ldst(op, ".L2::evict_last", "u32", space=""), M))
+            out.append((target, _ldst(op, ".L2::evict_last", "u32", space="shared", addr="[sbuf]"), M))
+    out.append(("sm_90a", "ld.global.nc.L2::evict_last.u32 %r1, [%rd1];", M))
+    out.append(("sm_100a", f"ld.global.nc.L2::evict_last.v8.b32 {V8}, [%rd1];", None))
+    out.append(("sm_90a", "ld.global.relaxed.gpu.L2::evict_last.u32 %r1, [%rd1];", M))
+    out.append(("sm_100a", f"ld.global.relaxed.gpu.L2::evict_last.v8.b32 {V8}, [%rd1];", None))
+    out.append(("sm_90a", "ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;", None))
+    out.append(("sm_90a", "ld.global.L2::evict_last.L2::cache_hint.u32 %r1, [%rd1], %rd2;", M))
+    out.append(("sm_100a", f"ld.global.L2::evict_last.L2::cache_hint.v8.b32 {V8}, [%rd1], %rd2;", None))
+    return out
+
+
+def _l1_cases():
+    out = []
+    for l1 in (".L1::evict_last", ".L1::evict_first", ".L1::evict_normal", ".L1::evict_unchanged",
+               ".L1::no_allocate"):
+        out.append(("sm_90a", _ldst("ld", l1, "u16"), None))
+        out.append(("sm_90a", _ldst("st", l1, "u16"), None))
+        for c in (".ca", ".cg", ".cs", ".lu", ".cv"):
+            out.append(("sm_90a", _ldst("ld", l1 + c, "u16"), M))
+        for c in (".wb", ".cg", ".cs", ".wt"):
+            out.append(("sm_90a", _ldst("st", c + l1, "u16"), M))
+            out.append(("sm_90a", _ldst("st", l1 + c, "v4.u32"), M))
+    out.append(("sm_90a", _ldst("st", ".L1::evict_last.wt", "u16", space=""), M))
+    for c in (".ca", ".cg", ".cs", ".lu", ".cv"):
+        out.append(("sm_90a", _ldst("ld", c, "u16"), None))
+    for c in (".wb", ".cg", ".cs", ".wt"):
+        out.append(("sm_90a", _ldst("st", c, "u16"), None))
+    return out
+
+
+_UNARY_TYPES = (("f16", "%h1, %h2"), ("f16x2", "%r1, %r2"), ("bf16", "%h1, %h2"), ("bf16x2", "%r1, %r2"),
+                ("f32", "%r1, %r2"), ("f64", "%rd2, %rd3"), ("s32", "%r1, %r2"))
+
+
+def _abs_neg_cases():
+    out = []
+    for base in ("abs", "neg"):
+        for ty, regs in _UNARY_TYPES:
+            out.append(("sm_90a", f"{base}.{ty} {regs};", None))
+            out.append(("sm_90a", f"{base}.relu.{ty} {regs};", M))
+            out.append(("sm_90a", f"{base}.ftz.{ty} {regs};", None if ty in ("f32", "f16", "f16x2") else M))
+        out.append(("sm_90a", f"{base}.relu.ftz.f16 %h1, %h2;", M))
+        out.append(("sm_90a", f"{base}.ftz.relu.f32 %r1, %r2;", M))
+    return out
+
+
+def _ex2_cases():
+    out = []
+    for ty, regs in _UNARY_TYPES[:5]:
+        bf = ty.startswith("bf16")
+        out.append(("sm_90a", f"ex2.approx.{ty} {regs};", M if bf else None))
+        out.append(("sm_90a", f"ex2.approx.ftz.{ty} {regs};", None if bf or ty == "f32" else M))
+        out.append(("sm_90a", f"ex2.ftz.approx.{ty} {regs};", None if bf or ty == "f32" else M))
+        out.append(("sm_90a", f"ex2.ftz.{ty} {regs};", M))
+        out.append(("sm_90a", f"ex2.{ty} {regs};", M))
+    return out
+
+
+ELECT = [
+    ("sm_90a", "elect.sync %r1|%p1, -1;", None),
+    ("sm_90a", "elect.sync %r1|%p1, %r2;", None),
+    ("sm_90a", "elect.sync %r1, %p1, -1;", O),
+    ("sm_90a", "elect.sync %r1, %p1, %r2;", O),
+    ("sm_90a", "elect.sync %r1, %p1, 0xffffffff;", O),
+    ("sm_90a", "elect.sync %r1, -1;", O),
+    ("sm_90a", "elect.sync %r1|%p1;", O),
+]
+
+CASES = _l2_cases() + _l1_cases() + _abs_neg_cases() + _ex2_cases() + ELECT
+
+
+def _errors(text):
+    return [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+
+
+@pytest.mark.parametrize("target,line,code", CASES, ids=[f"{t}:{ln}" for t, ln, _ in CASES])
+def test_lint_verdict(target, line, code):
+    ds = _errors(module([line], target))
+    want = list(code) if isinstance(code, tuple) else [code] if code else []
+    assert [d.code for d in ds] == want, [str(d) for d in ds]
+
+
+def test_the_messages_quote_ptxas_and_say_what_to_write():
+    (d,) = _errors(module(["ld.global.L1::evict_first.L2::evict_last.u32 %r1, [%rd1];"]))
+    assert "requires '.v8.b32/.v4.b64' type with '.L2::evict_last' modifier" in d.message
+    (d,) = _errors(module(["st.global.L1::evict_last.wt.u16 [%rd1], %h1;"]))
+    assert "Modifier '.evict_last' cannot be combined with modifier '.wt'" in d.message
+    (d,) = _errors(module(["ex2.approx.ftz.f16x2 %r1, %r2;"]))
+    assert d.notes == ("write ex2.approx.f16x2",)
+    (d,) = _errors(module(["ex2.bf16 %h1, %h2;"]))
+    assert d.notes == ("write ex2.approx.ftz.bf16",)
+    (d,) = _errors(module([f"st.global.v4.b64 [%rd1], {V4D};"]))
+    assert d.message == "st.v4 of .b64 (a 256-bit access) needs target sm_100 or later (module target is sm_90a)"
+    (d,) = _errors(module(["elect.sync %r1, %p1, -1;"]))
+    assert d.notes == ("elect.sync %r1|%p1, -1;",)
+    assert d.loc.col == module(["elect.sync %r1, %p1, -1;"]).split("\n")[d.loc.line - 1].index("%r1") + 1
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+@pytest.mark.parametrize("target", ["sm_90a", "sm_100a"])
+def test_every_line_agrees_with_ptxas(target):
+    lines = [ln for t, ln, _ in CASES if t == target]
+    text = module(lines, target)
+    first = text.split("\n").index("\t" + lines[0]) + 1
+    rejected = {lines[i - first] for i in ptxas_rejected(text, target) if first <= i < first + len(lines)}
+    want = {ln for t, ln, code in CASES if t == target and code}
+    assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
