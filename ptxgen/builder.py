@@ -1141,12 +1141,9 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def ex2(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
         """`ex2.approx{.ftz}.T d, a;`"""
         ty = self._infer(type, a)
-        # ptxas: ex2.approx.f16 takes no .ftz, ex2.approx.bf16 requires it
-        if ftz and ty in (f16, f16x2):
-            raise _err(f"ex2{ty.ptx} takes no .ftz", cls=LegalityError)
-        if ty in (bf16, bf16x2) and not ftz:
-            raise _err(f"ex2{ty.ptx} exists only as ex2.approx.ftz{ty.ptx}", cls=LegalityError,
-                       notes=("pass ftz=True",))
+        err = C.ex2_modifier_error(ty.name, True, ftz) if ty.is_float or ty.kind == "packed" else None
+        if err is not None:
+            raise _err(err[0], cls=LegalityError, notes=(f"write {err[1]}: pass ftz={'.ftz' in err[1]}",))
         return self._unary("ex2", a, ty, dst, guard, ".approx" + (".ftz" if ftz else ""))
 
     # ------------------------------------------------------------------ logic and bits

@@ -158,6 +158,22 @@ WARP_SIZE = 32
 BIT_FIELD_MAX = 255
 
 
+def ex2_modifier_error(type_name: str, approx: bool, ftz: bool):
+    """(message, the spelling to write) where ptxas 13.0 refuses ex2's modifiers on the floating-point type
+    `type_name`, else None: .approx always; .ftz refused for .f16/.f16x2 and required for .bf16/.bf16x2. The
+    builder (which always writes .approx) and lint both ask this."""
+    bf = type_name in ("bf16", "bf16x2")
+    right = f"ex2.approx{'.ftz' if bf or (ftz and type_name == 'f32') else ''}.{type_name}"
+    if not approx:
+        return f"ex2.{type_name} needs .approx", right
+    if ftz and type_name in ("f16", "f16x2"):
+        return (f"ex2.{type_name} takes no .ftz (ptxas: \"Illegal modifier '.ftz' for instruction 'ex2'\")",
+                right)
+    if not ftz and bf:
+        return f"ex2.{type_name} needs .ftz", right
+    return None
+
+
 def imm_value_error(base: str, mods, k: int, n: int, value: int):
     """(message, note) where ptxas 13.0 refuses the integer immediate `value` as operand k (of n) of an instruction
     `base` (bar, barrier, bfe, bfi) with the modifiers `mods`, else None."""

@@ -864,15 +864,9 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         diags.append(("PTX-E-MODIFIER", f"{base}.{ty.name} takes no .ftz (ptxas: \"Illegal modifier '.ftz' for "
                                         f"instruction '{base}'\")", (f"{base}.ftz is for .f32, .f16 and .f16x2",)))
     if base == "ex2" and ty.kind in ("f", "packed"):
-        # ptxas 13.0: .approx always; .ftz refused for .f16/.f16x2, required for .bf16/.bf16x2
-        if "approx" not in m:
-            ftz = ".ftz" if ty.name in ("bf16", "bf16x2") else ""
-            diags.append(("PTX-E-MODIFIER", f"ex2.{ty.name} needs .approx", (f"write ex2.approx{ftz}.{ty.name}",)))
-        elif "ftz" in m and ty.name in ("f16", "f16x2"):
-            diags.append(("PTX-E-MODIFIER", f"ex2.{ty.name} takes no .ftz (ptxas: \"Illegal modifier '.ftz' for "
-                                            "instruction 'ex2'\")", (f"write ex2.approx.{ty.name}",)))
-        elif "ftz" not in m and ty.name in ("bf16", "bf16x2"):
-            diags.append(("PTX-E-MODIFIER", f"ex2.{ty.name} needs .ftz", (f"write ex2.approx.ftz.{ty.name}",)))
+        err = C.ex2_modifier_error(ty.name, "approx" in m, "ftz" in m)
+        if err is not None:
+            diags.append(("PTX-E-MODIFIER", err[0], (f"write {err[1]}",)))
     if base == "div":
         if ty.is_int and (rnd or m & {"approx", "full", "ftz"}):
             diags.append(("PTX-E-MODIFIER", "integer div takes no rounding, .approx, .full or .ftz", ()))

@@ -806,3 +806,23 @@ def test_cvt_of_bit_types_and_float_member_masks_are_refused_at_the_call():
     k.ret()
     from ptxgen import lint as L
     assert [d for d in L.lint_ptx(m.emit().text, "k.ptx") if d.severity == "error"] == []
+
+
+@pytest.mark.parametrize("ty, ftz, want", [("f16", True, "ex2.approx.f16"), ("f16x2", True, "ex2.approx.f16x2"),
+                                           ("bf16", False, "ex2.approx.ftz.bf16"),
+                                           ("bf16x2", False, "ex2.approx.ftz.bf16x2")])
+def test_ex2_refuses_what_ptxas_refuses_with_lints_words(ty, ftz, want):
+    """The builder's ex2 and lint share one rule (isa_core.ex2_modifier_error): the same message, and the
+    spelling to write."""
+    from ptxgen.lint import lint_ptx
+    m = pg.Module("sm_90a")
+    k = m.entry("e")
+    r = k.reg(getattr(pg, ty))
+    with pytest.raises(pg.LegalityError) as e:
+        k.ex2(r, ftz=ftz)
+    reg = "%r1" if ty.endswith("x2") else "%h1"
+    decl = ".reg .b32 %r<2>;" if ty.endswith("x2") else ".reg .b16 %h<2>;"
+    text = (".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry e()\n{\n" + decl + "\n"
+            + f"ex2.approx{'.ftz' if ftz else ''}.{ty} {reg}, {reg};\nret;\n}}\n")
+    (d,) = [d for d in lint_ptx(text) if d.severity == "error"]
+    assert d.message in str(e.value) and f"write {want}" in str(e.value) and d.notes == (f"write {want}",)
