@@ -358,6 +358,11 @@ class _Op:
 
 # operand slot kinds
 _D, _S, _P, _PD, _A, _X, _DV, _SV, _L = "d", "s", "p", "pd", "a", "x", "dv", "sv", "l"
+# the instructions outside legality's families whose destination may be the sink `_` (ptxas 13.0), and those whose
+# `d|p` may have it for d (setp and match.all.sync; shfl.sync takes it for p only)
+_SINK_D = frozenset(("atom", "setp"))
+_SINK_PAIR_D = frozenset(("setp", "match"))
+_SINK_NONE = frozenset(("mov", "isspacep", "bar", "barrier"))  # no operand signature: only their sinks checked
 
 
 def _slot(kind, ty=None, wide=False, n=1, imm=True, strict=False):
@@ -1479,6 +1484,8 @@ class _FnCheck:
                 self.nested(o, loc, k, ins, op)
                 if sig is not None:
                     self.slot(o, sig[k], op, loc, k)
+                elif t is str and o == "_" and op.base in _SINK_NONE:
+                    self.sink(op, _D if k == 0 else _S, loc, k)
         if op.base == "call":
             self.call(ins, loc)
         elif op.wmma is not None and sig is not None:
@@ -1648,12 +1655,30 @@ class _FnCheck:
         self.ctx.add("PTX-E-UNDEFINED", f"'{s.name}' is not declared", _tok_loc(self.ctx, loc, k), notes,
                      len(s.name))
 
+    def sink(self, op: _Op, kind, loc, k):
+        """The sink `_` where the slot is not one: ptxas 13.0 takes it as the destination of atom and setp (and
+        of the families legality covers, mbarrier.arrive's state, elect.sync's d, ...), either side of setp's
+        and match.all.sync's `p|q`, shfl.sync's p; it refuses it as another destination ("Result discard mode
+        is not allowed for instruction 'add'") and as a source (a syntax error)."""
+        if kind in (_D, _DV, _PD):
+            if op.base not in _SINK_D:
+                self.ctx.add("PTX-E-OPERANDS", f"{op.base} writes no sink: the destination _ is taken by atom and "
+                                               f"setp only (ptxas: \"Result discard mode is not allowed for "
+                                               f"instruction '{op.base}'\")", _tok_loc(self.ctx, loc, k),
+                             ("write a register",))
+        else:
+            self.ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} is a source; the sink _ is only a "
+                                           "destination (ptxas: a syntax error)", _tok_loc(self.ctx, loc, k))
+
     def slot(self, o, slot, op: _Op, loc, k):
         """Type checks of operand k against its slot (PTX ISA "Operand type checking")."""
         ctx = self.ctx
         kind, ty, wide, n, imm, strict = slot
         t = type(o)
         if kind == _X:
+            return
+        if t is str and o == "_" or t is PredPair and o.a == "_" and op.base not in _SINK_PAIR_D:
+            self.sink(op, kind, loc, k)
             return
         if kind == _L:
             if t is not Label and not (t is Reg and o.type is not None):

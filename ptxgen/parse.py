@@ -1275,6 +1275,8 @@ def _is_fparen(t) -> bool:
 def _atom(t) -> tuple:
     if t.type == "REG":
         return t.value
+    if t.type == "SINK":
+        return ("_",)
     return ("n", t.value)
 
 

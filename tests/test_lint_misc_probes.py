@@ -13,6 +13,11 @@ What ptxas 13.0 showed:
   .f16x2 (not .bf16, .bf16x2, .f64).
 - ex2 needs .approx for every type; .ftz is refused for .f16 and .f16x2 and required for .bf16 and .bf16x2.
 - elect.sync writes `d|p`: `elect.sync %r1, %p1, -1;` is "Arguments mismatch".
+- the sink `_` stands for d in elect.sync's `d|p` (not for p: "Predicate output expected"), for either side of
+  setp's and match.all.sync's, for p in shfl.sync's; never for both sides (a syntax error). Of the other
+  destinations atom's, setp's and mbarrier.arrive's take it; the rest are "Result discard mode is not allowed for
+  instruction 'add'". A source is never `_` (a syntax error). lint read `_|%p1` as a syntax error and took `_`
+  for any destination and source.
 """
 from __future__ import annotations
 
@@ -134,7 +139,64 @@ ELECT = [
     ("sm_90a", "elect.sync %r1|%p1;", O),
 ]
 
-CASES = _l2_cases() + _l1_cases() + _abs_neg_cases() + _ex2_cases() + ELECT
+# the sink `_`: one side of `d|p` (never both: a syntax error), the destination of atom, setp and mbarrier.arrive;
+# any other destination is "Result discard mode is not allowed for instruction '...'", a source a syntax error
+SINKS = [(t, ln, code) for t in ("sm_90a", "sm_100a") for ln, code in (
+    ("elect.sync _|%p1, -1;", None),
+    ("elect.sync _|%p1, %r2;", None),
+    ("elect.sync %r1|_, -1;", O),
+    ("elect.sync _|_, -1;", "PTX-E-SYNTAX"),
+    ("elect.sync %r1|%p1, _;", O),
+    ("setp.eq.s32 _|%p1, %r1, %r2;", None),
+    ("setp.eq.s32 %p1|_, %r1, %r2;", None),
+    ("setp.eq.s32 _, %r1, %r2;", None),
+    ("setp.eq.and.s32 _|%p2, %r1, %r2, %p1;", None),
+    ("setp.eq.and.s32 %p1|_, %r1, %r2, %p1;", None),
+    ("setp.eq.s32 _|_, %r1, %r2;", "PTX-E-SYNTAX"),
+    ("setp.eq.s32 %p1, _, %r2;", O),
+    ("shfl.sync.idx.b32 %r1|_, %r2, 0, 31, -1;", None),
+    ("shfl.sync.idx.b32 _|%p1, %r2, 0, 31, -1;", O),
+    ("shfl.sync.idx.b32 _, %r2, 0, 31, -1;", O),
+    ("shfl.sync.idx.b32 _|_, %r2, 0, 31, -1;", "PTX-E-SYNTAX"),
+    ("match.all.sync.b32 _|%p1, %r1, -1;", None),
+    ("match.all.sync.b32 %r1|_, %r1, -1;", None),
+    ("match.any.sync.b32 _, %r1, -1;", O),
+    ("mbarrier.arrive.shared::cta.b64 _, [sbuf];", None),
+    ("mbarrier.arrive.expect_tx.shared::cta.b64 _, [sbuf], 8;", None),
+    ("mbarrier.arrive_drop.shared::cta.b64 _, [sbuf];", None),
+    ("mbarrier.try_wait.shared::cta.b64 _, [sbuf], %rd2;", O),
+    ("atom.global.add.u32 _, [%rd1], 1;", None),
+    ("atom.global.cas.b64 _, [%rd1], %rd2, %rd3;", None),
+    ("atom.global.add.u32 %r1, [%rd1], _;", O),
+    ("add.s32 _, %r1, %r2;", O),
+    ("add.s32 %r1, _, %r2;", O),
+    ("mov.u32 _, %r1;", O),
+    ("mov.b32 %r1, _;", O),
+    ("ld.global.u32 _, [%rd1];", O),
+    ("ld.shared.u32 _, [sbuf];", O),
+    ("cvt.u32.u16 _, %h1;", O),
+    ("selp.u32 _, %r1, %r2, %p1;", O),
+    ("mad.lo.u32 _, %r1, %r2, %r1;", O),
+    ("mul.wide.u32 _, %r1, %r2;", O),
+    ("prmt.b32 _, %r1, %r2, %r3;", O),
+    ("set.eq.u32.s32 _, %r1, %r2;", O),
+    ("testp.finite.f32 _, %r1;", O),
+    ("vote.sync.ballot.b32 _, %p1, -1;", O),
+    ("vote.sync.any.pred _, %p1, -1;", O),
+    ("redux.sync.add.u32 _, %r1, -1;", O),
+    ("activemask.b32 _;", O),
+    ("cvta.to.global.u64 _, %rd1;", O),
+    ("isspacep.global _, %rd1;", O),
+    ("isspacep.shared %p1, _;", O),
+    ("bar.red.popc.u32 _, 0, %p1;", O),
+    ("barrier.red.popc.u32 _, 0, %p1;", O),
+    ("fns.b32 _, %r1, %r2, 1;", O),
+    ("mapa.shared::cluster.u32 _, %r1, %r2;", O),
+)]
+
+
+
+CASES = _l2_cases() + _l1_cases() + _abs_neg_cases() + _ex2_cases() + ELECT + SINKS
 
 
 def _errors(text):
@@ -174,3 +236,26 @@ def test_every_line_agrees_with_ptxas(target):
     rejected = {lines[i - first] for i in ptxas_rejected(text, target) if first <= i < first + len(lines)}
     want = {ln for t, ln, code in CASES if t == target and code}
     assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
+
+
+def test_the_builders_elect_sync_writes_the_sink_lint_takes():
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("k", maxntid=128)
+    p = k.elect_sync()
+    text = m.emit().text
+    assert f"elect.sync _|{p.name}, 4294967295;" in text
+    assert _errors(text) == []
+    (d,) = _errors(module(["add.s32 _, %r1, %r2;"]))
+    assert "Result discard mode is not allowed for instruction 'add'" in d.message
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_the_builders_elect_sync_assembles():
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("k", maxntid=128)
+    k.elect_sync()
+    text = m.emit().text
+    assert ptxas_rejected(text, "sm_90a") == {}
