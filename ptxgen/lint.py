@@ -950,6 +950,14 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
             _cache_rules(base, op, ty, m, diags)
             if "v4" in m and ty.bits == 64:     # 256 bits, as .v8 of 32 (MODIFIER_NEEDS["v8"])
                 _gate(ctx, diags, f"{base}.v4 of .{ty.name} (a 256-bit access)", *MODIFIER_NEEDS["v8"])
+            if (ty is not None and ("v8" in m and ty.bits == 32 or "v4" in m and ty.bits == 64)
+                    and sp and sp[0] not in ("global", "generic")):
+                # ptxas 13.0: "global state space expected for feature '256 bit wide load/store'" (.shared,
+                # ::cta, ::cluster, .local, .const, .param alike; a generic address is taken)
+                diags.append(("PTX-E-MODIFIER", f"{base}.{sp[0]} of 256 bits: a 256-bit load or store is of .global "
+                                                f"or a generic address (ptxas: \"global state space expected for "
+                                                f"feature '256 bit wide load/store'\")",
+                              (f"write {base}.global, or two 128-bit accesses",)))
     if base == "redux" and ty is f32:
         if ctx.target is not None and not ctx.target.satisfies("sm_100a"):
             diags.append(("PTX-E-TARGET", f"redux.sync on .f32 needs target sm_100a (module target is {ctx.target})",
