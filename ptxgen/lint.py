@@ -70,7 +70,8 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                    "fp6 and fp4 types for variables and a function definition's parameters, an initial value of the "
                    "wrong kind or where none is allowed: `.global .f32 "
                    "x = 1;`, `.shared .u32 s = 0;`, an array of no size: `.global .b8 g[];`, an 8- or 16-bit "
-                   "integer or .pred parameter of a function a kernel reaches, which the ABI cannot pass)",
+                   "integer or .pred parameter of a function a kernel reaches, which the ABI cannot pass; a "
+                   "section's data out of its type's range, `.b8 256`, or a label in .b8 or .b16 data)",
                    ".reg .b32 r;  // at module scope",
                    ".global .b32 r;"),
     "PTX-E-LABEL": ("a branch (or jump table) to a label that this function does not define where it is visible",
@@ -2681,6 +2682,146 @@ def _section_refs(ctx: _Ctx, res: ParseResult, label_uses: dict, all_labels: set
                         SourceLoc(res.filename, line, col), (), len(name))
 
 
+# A section's data as ptxas 13.0 checks it past its syntax (probed in tests/test_lint_section_data.py):
+# - an integer's range by the type: with a `-`, 1 to 2^(N-1) for .b8, .b16 and .b32 (`-0` too is "Value out of
+#   range for type .b8"); without one, the literal's low 32 bits at most 2^N - 1 for .b8 and .b16 (.b16 4294967296
+#   is taken, .b16 18446744073709551615 is not); .b32 and .b64 take any other value. Reported at the line of the
+#   token after the directive's last value.
+# - a label or section name only in .b32 and .b64 data ("Illegal type for dwarf data", at the line of the token
+#   after the name), and only as the directive's one value (`.b32 1, L1` and `.b32 L1, 1` are syntax errors, at
+#   the name and at the `,`).
+_SEC_TOKEN = re.compile(r"//[^\n]*|/\*.*?\*/|(\.b(?:8|16|32|64))(?![\w$])|(-)|([0-9][0-9A-Za-z_]*)|"
+                        r"([A-Za-z_$%.][\w$.]*)|(\S)", re.S)
+
+
+# a line of a section that none of those errors can be in: a label, or data of decimal integers 0 to 255 (.b32 and
+# .b64: any decimal integer, one name, name+N or name-name), or nothing; a section of such lines only is not read
+# token by token. The verdict of each distinct line text is kept (a -G file's debug_info has a few thousand).
+_SEC_SMALL = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_SEC_NAME = r"[A-Za-z_$.][\w$.]*"
+_SEC_LINE_OK = re.compile(rf"[ \t]*(?:\.b(?:8|16|32|64)[ \t]+{_SEC_SMALL}(?:[ \t]*,[ \t]*{_SEC_SMALL})*|"
+                          rf"\.b(?:32|64)[ \t]+(?:[1-9][0-9]*|{_SEC_NAME}(?:[ \t]*\+[ \t]*[0-9]+|"
+                          rf"[ \t]*-[ \t]*{_SEC_NAME})?)|"
+                          rf"{_SEC_NAME}[ \t]*:|[{{}}])?[ \t]*(?://.*)?")
+_sec_line_ok: Dict[str, bool] = {}
+
+
+def _sec_plain(lines: List[str]) -> bool:
+    cache = _sec_line_ok
+    for ln in lines:
+        ok = cache.get(ln)
+        if ok is None:
+            if len(cache) > 20000:
+                cache.clear()
+            ok = cache[ln] = _SEC_LINE_OK.fullmatch(ln) is not None
+        if not ok:
+            return False
+    return True
+
+
+def _section_data(ctx: _Ctx, res: ParseResult, syntax_lines: set):
+    lines = res.lines
+    for sec in res.sections:
+        first = sec.loc.line - 1  # the `.section` line; the body runs to the first line with a `}`
+        end = first
+        n = len(lines)
+        while end < n and ("}" not in lines[end] or "}" not in lines[end].split("//", 1)[0]):
+            end += 1
+        if any(first < ln <= end + 1 for ln in syntax_lines):
+            continue  # its syntax errors say it
+        if end == first or not _sec_plain(lines[first + 1:end + 1]):
+            _section_body(ctx, res.filename, "\n".join(lines[first:end + 1]), first + 1)
+
+
+def _section_body(ctx: _Ctx, filename: str, text: str, line0: int):
+    toks = []  # (group, text, line, col)
+    line, last, bol = line0, 0, 0
+    for m in _SEC_TOKEN.finditer(text):
+        g = m.lastindex
+        if g is None:
+            continue  # a comment
+        pos = m.start()
+        nl = text.count("\n", last, pos)
+        if nl:
+            line += nl
+            bol = text.rfind("\n", 0, pos) + 1
+        last = pos
+        toks.append((g, m.group(g), line, pos - bol + 1))
+    if not toks:
+        return
+    TY, NEG, INT, NAME = 1, 2, 3, 4
+    i, n = 0, len(toks)
+
+    def at(j):
+        t = toks[j] if j < n else toks[-1]
+        return SourceLoc(filename, t[2], t[3])
+    while i < n:
+        if toks[i][0] != TY:
+            i += 1
+            continue
+        ty = toks[i][1]
+        bits = int(ty[2:])
+        i += 1
+        vals = []  # (kind 'int'/'name', value or name, index of its first token, index past it)
+        while i < n:
+            j = i
+            if toks[j][0] == NEG and j + 1 < n and toks[j + 1][0] == INT:
+                vals.append(("neg", toks[j + 1][1], j, j + 2))
+                i = j + 2
+            elif toks[j][0] == INT:
+                vals.append(("int", toks[j][1], j, j + 1))
+                i = j + 1
+            elif toks[j][0] == NAME and not (j + 1 < n and toks[j + 1][1] == ":"):  # not a label's definition
+                k = j + 1
+                if k + 1 < n and toks[k][1] in ("+", "-") and toks[k + 1][0] in (INT, NAME):
+                    k += 2
+                vals.append(("name", toks[j][1], j, k))
+                i = k
+            else:
+                break
+            if i < n and toks[i][1] == ",":
+                i += 1
+            else:
+                break
+        if not vals:
+            continue
+        after = vals[-1][3]
+        if len(vals) > 1 and any(v[0] == "name" for v in vals):
+            if vals[0][0] == "name":
+                ctx.add("PTX-E-SYNTAX", f"a label in {ty} data is the directive's one value: a `,` after it is "
+                                        "ptxas 13.0's \"syntax error\"", at(vals[0][3]),
+                        (f"write each label in a {ty} directive of its own",))
+            else:
+                k = next(v for v in vals if v[0] == "name")
+                ctx.add("PTX-E-SYNTAX", f"a label in {ty} data is the directive's one value, not after an integer: "
+                                        "ptxas 13.0's \"syntax error\"", at(k[2]),
+                        (f"write each label in a {ty} directive of its own",), len(k[1]))
+            continue
+        for kind, v, j, k in vals:
+            if kind == "name":
+                if bits < 32:
+                    ctx.add("PTX-E-DECL", f"{v} in {ty} data: a label or section name is an address, of .b32 or "
+                                          ".b64 (ptxas: \"Illegal type for dwarf data\")", at(j + 1),
+                            ("write it in .b32 or .b64 data",))
+                continue
+            if bits == 64 or legality.int_literal_overflows(v):
+                continue
+            base, digits = legality._int_digits(v)
+            x = int(digits, base)
+            if kind == "neg":
+                if x >> 63:
+                    continue  # a syntax error already
+                if not 1 <= x <= 1 << (bits - 1):
+                    ctx.add("PTX-E-DECL", f"-{v} is out of range for {ty} data (ptxas: \"Value out of range for "
+                                           f"type {ty} {-x}\")", at(after),
+                            (f"{ty} data takes -{1 << (bits - 1)} to -1, or 0 to {(1 << bits) - 1} without a `-`",))
+            elif bits < 32 and (x & 0xFFFFFFFF) >> bits:
+                low = ", of its low 32 bits" if x >> 32 else ""
+                ctx.add("PTX-E-DECL", f"{v} is out of range for {ty} data (ptxas: \"Value out of range for type "
+                                       f"{ty} {x & 0xFFFFFFFF}\"{low})", at(after),
+                        (f"{ty} data takes 0 to {(1 << bits) - 1}, or -{1 << (bits - 1)} to -1",))
+
+
 # ------------------------------------------------------------------------------------------------- entry
 def _async_checks(ctx: _Ctx, fn: Function, box_bytes):
     try:
@@ -2729,6 +2870,7 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
             uses[label] = uses.get(label, 0) + 1
     section_uses: Dict[str, int] = {}
     _section_refs(ctx, res, section_uses, {n for defs, _ in per_fn for n, _ in defs})
+    _section_data(ctx, res, {d.loc.line for d in diags if d.code == "PTX-E-SYNTAX" and d.loc is not None})
     if not any(d.severity == "error" for d in diags) and not any(d.severity == "error" for d in ctx.out):
         _abi_parameters(ctx, res)  # as ptxas, which compiles to the ABI only a module it has read without error
     for defs, uses in per_fn:

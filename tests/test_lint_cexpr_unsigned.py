@@ -35,9 +35,8 @@ initial value of a .global .b64 variable in the cubin):
   syntax errors at the literal); `(1)`, `1+1`, `+1`, `~1`, `--1`, `1.5` and `0f3F800000` are syntax errors where
   ptxas stops reading; a label or section name takes `+N` only (`L1-1` is a syntax error, `L2-L1` is not).
 
-Where lint and ptxas still differ (left alone here): ptxas checks a section's data against its type ("Value out of
-range for type .b8", at the token after the value; `.b8 256`, `.b8 -0`) and refuses a label in .b8 and .b16 data
-("Illegal type for dwarf data"); `.b8 (1` is an error at the `(` for ptxas, at the next line for lint.
+Where lint and ptxas still differ (left alone here): `.b8 (1` is an error at the `(` for ptxas, at the next line
+for lint. (A section's data against its type, `.b8 256` and a label in .b8 data: tests/test_lint_section_data.py.)
 """
 from __future__ import annotations
 
