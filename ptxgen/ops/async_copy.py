@@ -150,16 +150,7 @@ class AsyncCopyOps(CheckedOps):
             op += ".L2::cache_hint"
         if byte_mask is not None:
             op += ".cp_mask"
-        self._check_opcode(op)
-        if not to_global and mbarrier is None:
-            raise _err(f"{op} completes on an mbarrier: pass mbarrier=", legality.CODE_OPERANDS, cls=LegalityError)
-        if to_global and mbarrier is not None:
-            raise _err("a bulk copy to global memory completes in a bulk group, not on an mbarrier",
-                       legality.CODE_OPERANDS, cls=LegalityError)
-        ops = [self._address_operand(dst, "destination"), self._address_operand(src, "source"),
-               self._reg_or_imm(size, u32, "size")]
-        if mbarrier is not None:
-            ops.append(self._address_operand(mbarrier, "mbarrier"))
+        ops = self._bulk_operands(op, "a bulk copy to global memory", to_global, dst, src, size, mbarrier)
         if multicast_mask is not None:
             ops.append(self._reg_or_imm(multicast_mask, b16, "multicast_mask"))
         if cache_policy is not None:
@@ -167,6 +158,22 @@ class AsyncCopyOps(CheckedOps):
         if byte_mask is not None:
             ops.append(self._reg_or_imm(byte_mask, b16, "byte_mask"))
         self._legal_emit(op, tuple(ops), guard)
+
+    def _bulk_operands(self, op: str, into_global: str, to_global: bool, dst, src, size, mbarrier) -> list:
+        """A bulk copy's or reduction's opcode checked, and its [dst], [src], size{, [mbar]} operands: an
+        mbarrier exactly where it does not complete in a bulk group (`into_global` names it in the error)."""
+        from ..builder import _err
+        self._check_opcode(op)
+        if not to_global and mbarrier is None:
+            raise _err(f"{op} completes on an mbarrier: pass mbarrier=", legality.CODE_OPERANDS, cls=LegalityError)
+        if to_global and mbarrier is not None:
+            raise _err(f"{into_global} completes in a bulk group, not on an mbarrier", legality.CODE_OPERANDS,
+                       cls=LegalityError)
+        ops = [self._address_operand(dst, "destination"), self._address_operand(src, "source"),
+               self._reg_or_imm(size, u32, "size")]
+        if mbarrier is not None:
+            ops.append(self._address_operand(mbarrier, "mbarrier"))
+        return ops
 
     _REDUCE_OPS = ("and", "or", "xor", "add", "inc", "dec", "min", "max")
 
@@ -194,16 +201,8 @@ class AsyncCopyOps(CheckedOps):
                   + ("bulk_group" if to_global else "mbarrier::complete_tx::bytes")
                   + (".L2::cache_hint" if cache_policy is not None else "")
                   + f".{op}" + (".noftz" if op == "add" and t in ("f16", "bf16") else "") + f".{t}")
-        self._check_opcode(opcode)
-        if not to_global and mbarrier is None:
-            raise _err(f"{opcode} completes on an mbarrier: pass mbarrier=", legality.CODE_OPERANDS, cls=LegalityError)
-        if to_global and mbarrier is not None:
-            raise _err("a bulk reduction into global memory completes in a bulk group, not on an mbarrier",
-                       legality.CODE_OPERANDS, cls=LegalityError)
-        ops = [self._address_operand(dst, "destination"), self._address_operand(src, "source"),
-               self._reg_or_imm(size, u32, "size")]
-        if mbarrier is not None:
-            ops.append(self._address_operand(mbarrier, "mbarrier"))
+        ops = self._bulk_operands(opcode, "a bulk reduction into global memory", to_global, dst, src, size,
+                                  mbarrier)
         if cache_policy is not None:
             ops.append(self._reg_or_imm(cache_policy, u64, "cache_policy"))
         self._legal_emit(opcode, tuple(ops), guard)
