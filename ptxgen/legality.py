@@ -725,13 +725,16 @@ def _mask16(name: str) -> Slot:
 
 # ptxas 13.0 also takes some of the bulk copies' addresses without their brackets: the [mbar] of cp.async.bulk
 # (without .multicast::cluster and .L2::cache_hint) and of cp.reduce.async.bulk as a bare 64-bit register or
-# an integer literal, and the shared-memory addresses of cp.async.bulk.tensor ([dst] and [mbar] of a load,
-# [src] of a store) as a bare register (32 or 64 bits) or variable name
+# an integer literal, and the shared-memory addresses of the tensor copies ([dst] and [mbar] of a load, [src] of
+# a store or cp.reduce.async.bulk.tensor) as a bare register of any type (.b8 to .f64; ptxas 13.0 crashes on a
+# .pred one) or variable name
 _BULK_MBAR = _slot("mbar", (ADDR, REG, IMM), _INT64, exact=True)
+_TENSOR_SMEM_REGS = (b32, u32, s32) + _INT64 + tuple(get_type(t) for t in (
+    "b8", "u8", "s8", "b16", "u16", "s16", "f16", "f16x2", "f32", "f64"))
 
 
 def _tensor_smem(name: str) -> Slot:
-    return _slot(name, (ADDR, REG, SYM), (b32, u32, s32) + _INT64, exact=True)
+    return _slot(name, (ADDR, REG, SYM), _TENSOR_SMEM_REGS, exact=True)
 
 
 def _tensor_ref(f: Form) -> Slot:

@@ -1625,6 +1625,12 @@ class _FnCheck:
                 if last.base.type is None:
                     self.undeclared(last.base, loc, k)
                 items = items[:-1]
+            first = items[0]
+            if op.base == "cp" and type(first) is Addr and type(first.base) is Reg and first.base.type is not None \
+                    and first.base.type.kind in ("f", "packed"):
+                # a tensor map `[%f1, {c}]` of the tensor copies: ptxas 13.0 takes a register of any type but .pred
+                # there, where an address of theirs is an integer or bit register
+                items = items[1:]
             for it in items:
                 self.nested(it, loc, k, ins, op)
         elif t is PredPair:
