@@ -16,7 +16,7 @@ in other orders too, but for the words whose order says which is which (types, s
 isa_core.order_key), and so does parse(): `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32` is the form
 `...bulk_group.add.u32`, and the diagnostics speak of that spelling.
 
-Each family's language is finite (4064 spellings, 2282 of them textures' and surfaces'), so the grammar
+Each family's language is finite (4272 spellings, 2282 of them textures' and surfaces'), so the grammar
 is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
 check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
 with the nearest legal spellings. Building the grammar and the table takes ~0.3 s on first use. The
@@ -41,7 +41,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 
 from .diag import Diagnostic
 from .grammar_files import read_grammar
-from .isa_core import group_of, misplaced_name_words, name_order_message, order_key
+from .isa_core import TYPE_WORDS, group_of, misplaced_name_words, name_order_message, order_key
 from .ir import Imm
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
@@ -298,8 +298,7 @@ def canonical(opcode: str) -> Optional[str]:
 
 
 # the families check() speaks for: a mnemonic, with the second token where the mnemonic is shared with
-# instructions outside these families (barrier.sync, mma.sp, wgmma.mma_async.sp ...; covers() leaves out
-# cp.reduce.async.bulk.tensor)
+# instructions outside these families (barrier.sync, mma.sp, wgmma.mma_async.sp ...)
 _COVERED = {
     "mma": (".sync",), "ldmatrix": None, "stmatrix": None, "wgmma": (".mma_async", ".fence", ".commit_group",
                                                                      ".wait_group"),
@@ -321,13 +320,10 @@ _UNMODELLED = frozenset({
 
 
 def covers(opcode: str) -> bool:
-    """Does check() speak for this opcode? (mma.sp, cp.reduce.async.bulk.tensor, barrier.sync, sm_100 TMA modes
-    ... do not.)"""
+    """Does check() speak for this opcode? (mma.sp, barrier.sync, sm_100 TMA modes ... do not.)"""
     toks = _tokens(opcode)
     if toks[0] == "prefetch":             # the tensor-map form only; plain prefetch is lint's core table's
         return ".tensormap" in toks
-    if toks[:2] == ("cp", ".reduce") and ".tensor" in toks:
-        return False
     if toks[0] not in _COVERED or any(t in _UNMODELLED for t in toks):
         return False
     second = _COVERED[toks[0]]
@@ -747,7 +743,7 @@ def _tensor_operands(f: Form) -> List[Signature]:
     offs = (_slot("im2colOffsets", (VEC,), _INT16, dims - 2, exact=True) if f.has(".im2col") else None)
     if f.rule.startswith("cp_async_bulk_prefetch_tensor"):
         return _sig(_tensor_ref(f), offs, hint)
-    if f.fields["dst"] == ".global":
+    if f.fields["dst"] == ".global":   # the stores, and cp.reduce.async.bulk.tensor (its element type the map's)
         return _sig(_tensor_ref(f), _tensor_smem("src"), hint)
     # ptxas 13.0 takes a 64-bit ctaMask register in the im2col loads without .L2::cache_hint (besides the
     # .b16 the ISA names)
@@ -1106,6 +1102,10 @@ FORMS: Dict[str, FormRule] = {
                                       _reduce_operands),
     "cp_reduce_async_bulk_s2s": _form("cp.reduce.async.bulk shared::cta -> shared::cluster", "sm_90", "8.0",
                                       _reduce_operands),
+    "cp_reduce_async_bulk_tensor": _form("cp.reduce.async.bulk.tensor shared::cta -> global (tile)", "sm_90", "8.0",
+                                         _tensor_operands),
+    "cp_reduce_async_bulk_tensor_im2col": _form("cp.reduce.async.bulk.tensor shared::cta -> global (im2col_no_offs)",
+                                                "sm_90", "8.0", _tensor_operands),
     # ---- L2 cache lines
     "applypriority": _form("applypriority", "sm_80", "7.4", _l2_line_operands),
     "discard": _form("discard", "sm_80", "7.4", _l2_line_operands),
@@ -1647,7 +1647,7 @@ def _one_edit(opcode, toks, fam, found, family) -> Diagnostic:
     # replacement that looks most like what was written, then inserting, then dropping.
     texts.sort(key=lambda t: (-t[2], -t[4]))
     code, msg = texts[0][0], texts[0][1]
-    notes = [f"or: {t[1]}" for t in texts[1:4]]
+    notes = list(texts[0][5]) + [f"or: {t[1]}" for t in texts[1:4]]
     return _diag(code, msg, notes)
 
 
@@ -1668,22 +1668,38 @@ def _group_text(toks, key, members, fam, family):
         if label == "shape":
             got = _shape_message(bad, cands, title)
             if got is not None:
-                return CODE_SHAPE, got[0], i, kind, score
+                return CODE_SHAPE, got[0], i, kind, score, ()
         what = _field_text(label)
         return (_field_code(label), f"{bad} is not a legal {what} for {title}; the {what} must be "
-                                    f"{_tokens_text(cands)}", i, kind, score)
+                                    f"{_tokens_text(cands)}", i, kind, score, ())
     if kind == "del":
         label = _label_of_token(fam, toks[i])
         # dropping a token of the family's vocabulary is seldom the intended fix; dropping a foreign one is
         score = 0.3 if label is not None else 0.5
-        return _field_code(label), f"{toks[i]} is not allowed in {title}", i, kind, score
+        untyped = _untyped_text(toks[i], forms_)
+        if untyped is not None:
+            # a type on a form that takes none (cp.reduce.async.bulk.tensor, which reduces elements of the tensor
+            # map's type): the likeliest slip, and the fix is the spelling without it
+            return (_field_code(label), f"{toks[i]} is not allowed in {title}, {untyped}", i, kind, 1.0,
+                    tuple(f"write {f.opcode}" for f in forms_[:1]))
+        return _field_code(label), f"{toks[i]} is not allowed in {title}", i, kind, score, ()
     label = key[2]
     cands = list(dict.fromkeys(f.tokens[e[2]] for f, e in members))
     after = toks[i - 1] if i > 0 else toks[0]
     if label is None or len(cands) == 1:
-        return _field_code(label), f"{title} needs {_tokens_text(cands)} after {after}", i, kind, 0.6
+        return _field_code(label), f"{title} needs {_tokens_text(cands)} after {after}", i, kind, 0.6, ()
     return (_field_code(label), f"{title} needs the {_field_text(label)} after {after}: {_tokens_text(cands)}",
-            i, kind, 0.6)
+            i, kind, 0.6, ())
+
+
+def _untyped_text(token: str, forms_: Sequence[Form]) -> Optional[str]:
+    """Why a type `token` has no place in `forms_` when none of them has a type (None where one does, or where the
+    token is no type): said of the tensor forms, whose tensor map gives the element type."""
+    if token[1:] not in TYPE_WORDS or not forms_ or any(t[1:] in TYPE_WORDS for f in forms_ for t in f.tokens[1:]):
+        return None
+    if all(any(TENSOR in s.kinds and s.handles is None for sig in _signatures(f) for s in sig.slots) for f in forms_):
+        return "which takes no type: the tensor map gives the element type"
+    return "which takes no type"
 
 
 # ================================================================================================ check

@@ -216,7 +216,8 @@ def test_covers():
     assert not L.covers("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32")
     assert not L.covers("barrier.sync")
     assert L.covers("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32") and L.covers("discard.global.L2")
-    assert not L.covers("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group")
+    assert L.covers("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group")
+    assert not L.covers("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group")
     assert not L.covers("add.u32")
     assert not L.covers("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes")
 

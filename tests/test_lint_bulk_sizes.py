@@ -15,16 +15,14 @@ What ptxas 13.0 showed (the tests marked ptxas run every spelling below through 
   into shared::cluster (.mbarrier::complete_tx::bytes) .and/.or/.xor of .b32, .add of .u32, .s32 and .u64,
   .inc/.dec of .u32 and .min/.max of .u32 and .s32. Its [mbar] is an address, a bare 64-bit register or an
   integer literal (as cp.async.bulk's without .multicast::cluster and .L2::cache_hint), its cache policy a 64-bit
-  register or an integer literal. The .tensor forms take no byte count (ptxgen.legality does not model them).
+  register or an integer literal. The .tensor forms take no byte count ("Arguments mismatch"; their operands are
+  in tests/test_lint_bulk_tensor.py).
 - applypriority{.global}.L2::evict_normal and discard{.global}.L2 (sm_80, PTX ISA 7.4) take [a] and the size 128
   as an integer literal at its full 64 bits (2^64 + 128 reads as 128; 4294967424 and -128 are refused); a register
   of any type is "Arguments mismatch". .global names .global variables only, the generic form .global and .shared
   ones; no other priority than .L2::evict_normal, no other level than .L2.
 - the note of a refused byte count names the legal counts around it: "write 0 or 16" for 15, "write 1048560" for
   1048576, and says what ptxas read where the literal's low 32 bits differ from it.
-
-Where lint and ptxas still differ (left as it is):
-- cp.reduce.async.bulk.tensor is not modelled: lint takes `[map, {c}], [src], 16` there, which ptxas refuses.
 """
 from __future__ import annotations
 
@@ -231,9 +229,13 @@ def test_reduction_forms_agree_with_ptxas():
     assert _agrees_with_ptxas(lines) == {line for line, ok in REDUCE if not ok}
 
 
+# the byte-count forms (the .tensor ones: tests/test_lint_bulk_tensor.py)
+_NON_TENSOR = ("cp_reduce_async_bulk_s2g", "cp_reduce_async_bulk_s2s")
+
+
 def test_reduction_forms_are_the_grammar_s():
     """The grammar spells the legal pairs above, each with and without .L2::cache_hint into global: 66 forms."""
-    got = {f.opcode for f in LG.forms() if f.rule.startswith("cp_reduce_async_bulk")}
+    got = {f.opcode for f in LG.forms() if f.rule in _NON_TENSOR}
     want = set()
     for key, types in TO_GLOBAL.items():
         for t in types.split():
@@ -301,9 +303,11 @@ def test_reduction_operands_agree_with_ptxas():
     assert _agrees_with_ptxas([line for line, _ in OPERANDS]) == {line for line, code in OPERANDS if code}
 
 
-def test_the_tensor_reductions_are_left_to_ptxas():
-    line = "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1}], [s];"
-    assert not LG.covers(line.split()[0]) and errors(module([line])) == []
+def test_the_tensor_reductions_take_no_byte_count():
+    line = "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1}], [s]"
+    assert LG.covers(line.split()[0]) and errors(module([line + ";"])) == []
+    (d,) = errors(module([line + ", 16;"]))
+    assert d.code == O and "takes 2 operands (tensor, src), 3 given" in d.message, str(d)
 
 
 # ------------------------------------------------------------------------------------- applypriority, discard
@@ -500,7 +504,7 @@ def _build_every_reduction():
 
 def test_the_builder_writes_every_reduction_form():
     m, ops = _build_every_reduction()
-    assert ops == {f.opcode for f in LG.forms() if f.rule.startswith("cp_reduce_async_bulk")}
+    assert ops == {f.opcode for f in LG.forms() if f.rule in _NON_TENSOR}
     assert errors(m.emit().text) == []
 
 
