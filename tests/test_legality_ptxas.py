@@ -24,10 +24,10 @@ ptxas runs with the virtual target (-arch=compute_XY): it checks the PTX without
 keeps the ~2,000 wgmma instructions cheap. A run with real targets (PTXGEN_LEGALITY_ARCH=sm, ~5 minutes)
 gave the same verdict for every item.
 
-Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 4064 legal spellings, 6688 legal
-instructions assembled (2127 made by builder methods), 50390 near misses, all rejected by both, no
-disagreements; 10637 operand probes (2667 of them accepted by ptxas), each verdict shared by legality;
-451 ptxas runs.
+Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 4272 legal spellings, 6896 legal
+instructions assembled (2335 made by builder methods), 53768 near misses, all rejected by both, no
+disagreements; 10789 operand probes (2703 of them accepted by ptxas), each verdict shared by legality;
+455 ptxas runs.
 """
 from __future__ import annotations
 
@@ -239,6 +239,10 @@ def _build(k, pool: Pool, f: L.Form, sig_index: int, optional: bool):
             k.cp_async_bulk_tensor(a(), pool.reg(u64), coords, mbarrier=a(), mode=mode, im2col_offsets=offs,
                                    multicast_mask=pool.reg(b16) if has(".multicast::cluster") else None,
                                    cache_policy=hint, dst_space=_tok(f, "dst"))
+    elif r.startswith("cp_reduce_async_bulk_tensor"):
+        coords = pool.vec(int(f.fields["dim"][1]), get_type("b32"))
+        k.cp_reduce_async_bulk_tensor(a(), pool.reg(u64), coords, _tok(f, "op"), mode=_tok(f, "load_mode"),
+                                      cache_policy=pool.reg(u64) if has(".L2::cache_hint") else None)
     elif r.startswith("mbarrier_"):
         sp = _tok(f, "ss", "generic")
         sem, scope = _tok(f, "sem"), _tok(f, "scope")

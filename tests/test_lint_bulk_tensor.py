@@ -38,7 +38,10 @@ from typing import List, Tuple
 
 import pytest
 
+import ptxgen as pg
+from ptxgen import legality as LG
 from ptxgen import lint as L
+from ptxgen.errors import LegalityError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -292,3 +295,107 @@ def test_the_messages_say_what_is_wrong_and_what_to_write():
     d = _only(f"{R1} {T1}, [%b32_1];", "sm_90", "7.8")
     assert (d.code, d.message) == (V, "cp.reduce.async.bulk.tensor shared::cta -> global (tile) needs PTX ISA 8.0 "
                                       "(module .version is 7.8)"), str(d)
+
+
+# ----------------------------------------------------------------------------------------------------- the builder
+def _kernel(target="sm_90a", version=None):
+    m = pg.Module(target, version=version)
+    k = m.entry("k")
+    return m, k, k.param_bytes("tmap", 128), k.shared("tile", 4096, align=128)
+
+
+def test_the_builder_writes_the_reduction():
+    m, k, tmap, tile = _kernel()
+    pol = k.createpolicy("evict_first")
+    x = k.mov(5, type=pg.s32)
+    k.cp_reduce_async_bulk_tensor(pg.mem(tile), tmap, [0, x], "add")
+    k.cp_reduce_async_bulk_tensor(tile, tmap, [1, 2, 3], "max", mode="im2col_no_offs", cache_policy=pol)
+    k.cp_reduce_async_bulk_tensor(pg.mem(tile), tmap, [x], "xor", mode="tile", cache_policy=-1, dims=1)
+    k.cp_async_bulk_commit_group()
+    k.cp_async_bulk_wait_group(0, read=True)
+    k.ret()
+    text = m.emit().text
+    body = [ln.strip() for ln in text.split("\n") if ln.strip().startswith(("cvta", "cp.reduce"))]
+    assert body == [
+        "cvta.param.u64 %rd1, k_param_tmap;",
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group [%rd1, {0, %r0}], [tile];",
+        "cvta.param.u64 %rd2, k_param_tmap;",
+        "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint "
+        "[%rd2, {1, 2, 3}], [tile], %rd0;",
+        "cvta.param.u64 %rd3, k_param_tmap;",
+        "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint [%rd3, {%r0}], [tile], "
+        "-1;"], text
+    assert _errors(text) == [], [str(d) for d in _errors(text)]
+
+
+def _every_reduction():
+    """A module with every legal cp.reduce.async.bulk.tensor form made by the builder, and the opcodes it wrote."""
+    m, k, _tmap, tile = _kernel("sm_90", "8.0")
+    t = k.reg(pg.u64)
+    pol = k.createpolicy("evict_last")
+    for f in LG.forms():
+        if f.rule.startswith("cp_reduce_async_bulk_tensor"):
+            mode = f.fields.get("load_mode")
+            k.cp_reduce_async_bulk_tensor(tile, t, list(range(int(f.fields["dim"][1]))), f.fields["op"][1:],
+                                          mode=mode[1:] if mode else None,
+                                          cache_policy=pol if f.has(".L2::cache_hint") else None)
+    k.ret()
+    return m, {i.opcode for i in k.fn.body if i.opcode.startswith("cp.reduce")}
+
+
+def test_the_builder_writes_every_form_and_lint_takes_it():
+    m, ops = _every_reduction()
+    want = set()
+    for op in REDOPS:
+        for dims in range(1, 6):
+            for mode in ("", ".tile") + ((".im2col_no_offs",) if dims >= 3 else ()):
+                for hint in ("", ".L2::cache_hint"):
+                    want.add(f"{RED}.{dims}d.global.shared::cta.{op}{mode}.bulk_group{hint}")
+    assert ops == want and len(ops) == 208
+    assert _errors(m.emit().text) == []
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_every_reduction_the_builder_writes_assembles():
+    m, _ops = _every_reduction()
+    assert ptxas_rejected(m.emit().text, "sm_90") == {}
+
+
+def _refused(call, code, k=None):
+    """`call` raises a LegalityError of `code` at this file's line, emitting nothing; returns it."""
+    before = len(k.fn.body) if k is not None else None
+    with pytest.raises(LegalityError) as e:
+        call()
+    assert e.value.code == code and e.value.loc is not None and e.value.loc.file == __file__, str(e.value)
+    assert k is None or len(k.fn.body) == before, "an instruction was emitted before the error"
+    return e.value
+
+
+def test_the_builder_refuses_what_ptxas_refuses():
+    m, k, tmap, tile = _kernel()
+    s = pg.mem(tile)
+    e = _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0], "mul"), M, k)
+    assert e.message == (".mul is not a legal operation for cp.reduce.async.bulk.tensor shared::cta -> global (tile); "
+                         "the operation must be one of .add, .min, .max, .inc, .dec, .and, .or, .xor")
+    e = _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0], "add.f32"), M, k)
+    assert e.notes == ("no type is written: the tensor map gives the element type",), str(e)
+    _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0], None), M, k)
+    e = _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0, 0], "add", mode="im2col_no_offs"), M, k)
+    assert "the dimension must be one of .3d, .4d, .5d" in " ".join(e.notes), str(e)
+    _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0, 0, 0], "add", mode="im2col"), M, k)
+    e = _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0] * 6, "add"), "PTX-E-SHAPE", k)
+    assert e.message.startswith(".6d is not a legal dimension"), str(e)
+    e = _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0, 0], "add", dims=3), O, k)
+    assert e.message == "a 3d tensor reduction takes 3 coordinates, 2 given"
+    # the operands, as lint checks them: a .global source, a policy of another type, a float coordinate
+    g = m.global_var("gbuf", "b8", 256, align=128)
+    e = _refused(lambda: k.cp_reduce_async_bulk_tensor(g, tmap, [0], "add"), O)
+    assert "operand 2 (src) names a .global variable" in e.message, str(e)
+    _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [0], "add", cache_policy=k.reg(pg.b32)), TY)
+    _refused(lambda: k.cp_reduce_async_bulk_tensor(s, tmap, [k.reg(pg.f32)], "add"), TY)
+    # target and version
+    _, k80, tmap80, tile80 = _kernel("sm_80")
+    _refused(lambda: k80.cp_reduce_async_bulk_tensor(pg.mem(tile80), tmap80, [0], "add"), T, k80)
+    _, k78, tmap78, tile78 = _kernel("sm_90", "7.8")
+    _refused(lambda: k78.cp_reduce_async_bulk_tensor(pg.mem(tile78), tmap78, [0], "add"), V, k78)

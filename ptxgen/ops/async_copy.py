@@ -16,7 +16,7 @@ _SPACES = {"shared::cluster", "shared::cta", "global"}
 
 
 class AsyncCopyOps(CheckedOps):
-    """Mixin of FunctionBuilder: cp.async*, cp.async.bulk*, cp.reduce.async.bulk, cp.async.bulk.tensor*,
+    """Mixin of FunctionBuilder: cp.async*, cp.async.bulk*, cp.reduce.async.bulk(.tensor), cp.async.bulk.tensor*,
     prefetch.tensor, createpolicy (the L2 eviction policies their `.L2::cache_hint` forms take), and
     applypriority and discard (of one L2 cache line)."""
 
@@ -308,6 +308,45 @@ class AsyncCopyOps(CheckedOps):
         if cache_policy is not None:
             ops.append(cache_policy)
         self._legal_emit(op, tuple(ops), guard)
+
+    def cp_reduce_async_bulk_tensor(self, smem, tensor_map, coords: Sequence, op: str, *,
+                                    mode: Optional[str] = None, cache_policy=None, dims: Optional[int] = None,
+                                    guard=None) -> None:
+        """`cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op{.mode}.bulk_group{.L2::cache_hint} [map, {c}], [smem];`
+
+        Reduces the box of this CTA's shared memory at `smem` into the tensor in global memory at `coords` (N =
+        len(coords), 1 to 5; .s32 registers or ints), element by element with `op` (add, min, max, inc, dec, and,
+        or, xor); the element type is the tensor map's, so none is written. mode: None (tile, implied), 'tile' or
+        'im2col_no_offs' (3 dimensions or more). It completes in a bulk group: commit and wait with
+        cp_async_bulk_commit_group / cp_async_bulk_wait_group (read=True before `smem` is written again).
+        cache_policy: an L2 eviction policy (createpolicy) or a 64-bit int. tensor_map: as cp_async_bulk_tensor's.
+        `dims`, when given, must equal len(coords). sm_90, PTX ISA 8.0.
+        """
+        from ..builder import _err
+        try:
+            cs = tuple(coords)
+        except TypeError:
+            raise _err("coords must be a sequence of .s32 registers or ints", legality.CODE_OPERANDS) from None
+        if dims is not None and dims != len(cs):
+            raise _err(f"a {dims}d tensor reduction takes {dims} coordinates, {len(cs)} given", legality.CODE_OPERANDS,
+                       cls=LegalityError)
+        # (which names are legal is legality's to say; these are the words of the opcode)
+        for value, what, example in ((op, "op", "add"), (mode, "mode", "tile")):
+            if (value is not None or what == "op") and not (isinstance(value, str) and value.isidentifier()):
+                typed = what == "op" and isinstance(value, str) and "." in value
+                raise _err(f"cp.reduce.async.bulk.tensor {what} must be a name such as {example!r}, without dots, "
+                           f"not {value!r}", legality.CODE_MODIFIER,
+                           ("no type is written: the tensor map gives the element type",) if typed else (),
+                           cls=LegalityError)
+        # the opcode first: a parameter's tensor map is converted with cvta, which an illegal call must not emit
+        opcode = (f"cp.reduce.async.bulk.tensor.{len(cs)}d.global.shared::cta.{op}"
+                  + ("" if mode is None else "." + mode) + ".bulk_group"
+                  + (".L2::cache_hint" if cache_policy is not None else ""))
+        self._check_opcode(opcode)
+        ops = [self._tensor_ref(tensor_map, cs), self._address_operand(smem, "shared memory source")]
+        if cache_policy is not None:
+            ops.append(self._reg_or_imm(cache_policy, u64, "cache_policy"))
+        self._legal_emit(opcode, tuple(ops), guard)
 
     def cp_async_bulk_prefetch_tensor(self, tensor_map, coords: Sequence, *, mode: Optional[str] = None,
                                       im2col_offsets: Optional[Sequence] = None,
