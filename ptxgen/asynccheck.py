@@ -447,8 +447,10 @@ def _shared_generic_write(op: str) -> bool:
 def _async_shared_read(op: str) -> Optional[str]:
     if _is_wgmma_mma(op):
         return "wgmma.mma_async (descriptor operands)"
-    if op.startswith(("cp.async.bulk", "cp.reduce.async.bulk")) and ".global.shared" in op:
+    if op.startswith("cp.async.bulk") and ".global.shared" in op:
         return "a bulk/TMA copy from shared to global"
+    if op.startswith("cp.reduce.async.bulk") and ".global.shared" in op:
+        return "a bulk/TMA reduction from shared into global"
     return None
 
 

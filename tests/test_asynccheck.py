@@ -766,3 +766,51 @@ def test_bulk_store_kernels_assemble(tmp_path):
         p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, (opcode, fence, p.stderr)
+
+
+# cp.reduce.async.bulk.tensor reads its shared source through the async proxy as a TMA store does: in the PTX ISA's
+# order and in the other orders ptxas takes (legality.canonical reads them as the family form they are), only a fence
+# of the shared state space (or of all) orders the generic-proxy writes before it
+_TENSOR_REDUCTIONS = ["cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group",
+                      "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group",
+                      "cp.reduce.async.bulk.tensor.bulk_group.2d.global.add.shared::cta.tile",
+                      "cp.reduce.async.bulk.tensor.2d.xor.global.bulk_group.shared::cta"]
+
+
+def _tensor_reduction_kernel(opcode, fence):
+    return _edited(_text("proxy_tma_store.ptx"),
+                   ("\tbar.sync 0;", f"\t{fence}\n\tbar.sync 0;"),
+                   ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r3, %r3}], [%r1];",
+                    f"{opcode} [%rd1, {{%r3, %r3}}], [%r1];"))
+
+
+def test_tensor_reductions_read_as_their_canonical_spelling():
+    from ptxgen.legality import canonical
+    assert [canonical(op) for op in _TENSOR_REDUCTIONS] == [
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group",
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group",
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group",
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.bulk_group"]
+
+
+@pytest.mark.parametrize("opcode", _TENSOR_REDUCTIONS)
+@pytest.mark.parametrize("fence", _PROXY_FENCES)
+def test_tensor_reduction_in_any_order_needs_a_shared_proxy_fence(opcode, fence):
+    text = _tensor_reduction_kernel(opcode, fence)
+    got = [(f[0], f[1], f[3].split(" reads ")[0]) for f in _findings(text, "reduce.ptx")]
+    line = next(i for i, ln in enumerate(text.split("\n"), 1) if ln.lstrip().startswith(opcode + " "))
+    want = [] if fence in ("fence.proxy.async.shared::cta;", "fence.proxy.shared::cta.async;",
+                           "fence.proxy.async;") else [("PTX-W-PROXY-FENCE", line,
+                                                        "a bulk/TMA reduction from shared into global")]
+    assert got == want
+
+
+@pytest.mark.ptxas
+def test_tensor_reduction_kernels_assemble(tmp_path):
+    import subprocess
+    for i, (opcode, fence) in enumerate((o, f) for o in _TENSOR_REDUCTIONS for f in _PROXY_FENCES):
+        path = tmp_path / f"k{i}.ptx"
+        path.write_text(_tensor_reduction_kernel(opcode, fence))
+        p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, (opcode, fence, p.stderr)
