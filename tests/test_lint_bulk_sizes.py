@@ -518,3 +518,99 @@ def test_every_reduction_the_builder_writes_assembles():
     k2.discard(a)
     k2.ret()
     _case_agrees_with_ptxas(m.emit().text, None)
+
+
+# --------------------------------------------------------------------- completion mechanism and leading operands
+# The builder's cp_async_bulk and cp_reduce_async_bulk check an mbarrier against the completion mechanism, and convert
+# their [dst], [src], size, in one place (AsyncCopyOps._bulk_operands); lint checks the same mistakes in PTX text
+# through legality's operand lists, where ptxas 13.0 refuses each ("Arguments mismatch", "Illegal modifier", "State
+# space mismatch between instruction and address").
+G2C = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+S2G_COPY = "cp.async.bulk.global.shared::cta.bulk_group"
+RED_G = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32"
+RED_C = "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32"
+
+
+def test_the_builder_says_which_completion_and_leading_operands_a_bulk_operation_takes():
+    m, k, a, s, mb = _kernel()
+    e = _refused(lambda: k.cp_async_bulk(s, a, 16), O)
+    assert e.message == f"{G2C} completes on an mbarrier: pass mbarrier="
+    e = _refused(lambda: k.cp_async_bulk(s, s, 16, src_space="shared::cta"), O)
+    assert e.message == ("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes completes on an "
+                         "mbarrier: pass mbarrier=")
+    e = _refused(lambda: k.cp_async_bulk(a, s, 16, dst_space="global", src_space="shared::cta", mbarrier=mb), O)
+    assert e.message == "a bulk copy to global memory completes in a bulk group, not on an mbarrier"
+    e = _refused(lambda: k.cp_reduce_async_bulk(a, s, 16, "add", "u32", mbarrier=mb), O)
+    assert e.message == "a bulk reduction into global memory completes in a bulk group, not on an mbarrier"
+    e = _refused(lambda: k.cp_reduce_async_bulk(s, s, 16, "add", "u32", dst_space="shared::cluster"), O)
+    assert e.message == f"{RED_C} completes on an mbarrier: pass mbarrier="
+    # the leading operands: what each must be, named by its role
+    body = len(k.fn.body)
+    for call, code, message in (
+            (lambda: k.cp_async_bulk(5, a, 16, mbarrier=mb), T,
+             "destination: expected a register, variable or mem(base, offset), got int"),
+            (lambda: k.cp_async_bulk(s, None, 16, mbarrier=mb), T,
+             "source: expected a register, variable or mem(base, offset), got NoneType"),
+            (lambda: k.cp_async_bulk(s, a, "16", mbarrier=mb), O, "size: expected a register or an int, got str"),
+            (lambda: k.cp_reduce_async_bulk(a, k.reg(pg.f32), 16, "add", "u32"), T,
+             "source register %f0 is .f32; addresses are .u32 or .u64"),
+            (lambda: k.cp_reduce_async_bulk(s, s, 16, "add", "u32"), O,
+             "cp.reduce.async.bulk shared::cta -> global: operand 1 (dst) names a .shared variable; it takes .global "
+             "variables only")):
+        with pytest.raises(BuildError) as b:
+            call()
+        assert (b.value.code, b.value.message) == (code, message), str(b.value)
+        assert b.value.loc is not None and b.value.loc.file == __file__, str(b.value)
+    assert len(k.fn.body) == body, "an instruction was emitted before the error"
+
+
+# (the PTX line, the error code, the text at lint's column, its message)
+BULK_MISTAKES = [
+    (f"{G2C} [s], [%rd1], 16;", O, G2C,
+     "cp.async.bulk global -> shared::cluster takes 4 operands (dst, src, size, mbar), 3 given"),
+    (f"{S2G_COPY} [%rd1], [s], 16, [mb];", O, S2G_COPY,
+     "cp.async.bulk shared::cta -> global takes 3 operands (dst, src, size), 4 given"),
+    (f"{RED_G} [%rd1], [s], 16, [mb];", O, RED_G,
+     "cp.reduce.async.bulk shared::cta -> global takes 3 operands (dst, src, size), 4 given"),
+    (f"{RED_C} [s], [s], 16;", O, RED_C,
+     "cp.reduce.async.bulk shared::cta -> shared::cluster takes 4 operands (dst, src, size, mbar), 3 given"),
+    ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [%rd1], [s], 16, [mb];", M, "cp.async.bulk.",
+     ".mbarrier::complete_tx::bytes is not a legal completion mechanism for cp.async.bulk shared::cta -> global; the "
+     "completion mechanism must be .bulk_group"),
+    ("cp.reduce.async.bulk.shared::cluster.shared::cta.bulk_group.add.u32 [s], [s], 16;", M, "cp.reduce.",
+     ".bulk_group is not a legal completion mechanism for cp.reduce.async.bulk shared::cta -> shared::cluster; the "
+     "completion mechanism must be .mbarrier::complete_tx::bytes"),
+    (f"{S2G_COPY} %rd1, [s], 16;", O, "%rd1,",
+     "cp.async.bulk shared::cta -> global: operand 1 (dst) must be an address [a], not a register"),
+    (f"{S2G_COPY} 5, [s], 16;", O, "5,",
+     "cp.async.bulk shared::cta -> global: operand 1 (dst) must be an address [a], not an immediate"),
+    (f"{RED_G} [%rd1], s, 16;", O, "s, 16",
+     "cp.reduce.async.bulk shared::cta -> global: operand 2 (src) must be an address [a], not a variable name"),
+    (f"{S2G_COPY} [%rd1], [g], 16;", O, "[g]",
+     "cp.async.bulk shared::cta -> global: operand 2 (src) names a .global variable; it takes .shared variables only"),
+    (f"{RED_G} [s], [s], 16;", O, "[s], [s]",
+     "cp.reduce.async.bulk shared::cta -> global: operand 1 (dst) names a .shared variable; it takes .global "
+     "variables only"),
+    (f"{G2C} [s], [%rd1], [mb], 16;", O, "[mb]",
+     "cp.async.bulk global -> shared::cluster: operand 3 (size) must be a register or an immediate of .u32, not an "
+     "address [a]"),
+    (f"{RED_C} [s], [s], 16, [g];", O, "[g]",
+     "cp.reduce.async.bulk shared::cta -> shared::cluster: operand 4 (mbar) names a .global variable; it takes "
+     ".shared variables only"),
+]
+
+
+@pytest.mark.parametrize("line,code,at,message", BULK_MISTAKES, ids=[m[0] for m in BULK_MISTAKES])
+def test_lint_says_which_completion_and_leading_operands_a_bulk_operation_takes(line, code, at, message):
+    text = module([line])
+    (d,) = errors(text)
+    src = text.split("\n")[d.loc.line - 1]
+    assert (d.code, d.message) == (code, message), str(d)
+    assert src == line and src[d.loc.col - 1:].startswith(at), (src, d.loc.col)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_the_bulk_mistakes_agree_with_ptxas():
+    lines = [line for line, *_ in BULK_MISTAKES]
+    assert _agrees_with_ptxas(lines) == set(lines)
