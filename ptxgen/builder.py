@@ -848,23 +848,20 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         return "." + scope
 
     def _vec(self, what, ty: Type, vec, space: str):
-        """Checks a vector width: 128 bits at most, except the 256-bit .global forms of sm_100."""
+        """Checks a vector width by isa_core.vector_access (lint's rule too): 128 bits at most, but the 256-bit
+        .global and generic forms of sm_100. The .v8 forms of 8- and 16-bit elements, which the PTX ISA does not
+        define (ptxas takes some and crashes on others), are not offered."""
         if vec not in (2, 4, 8):
             raise _err(f"vector width must be 2, 4 or 8, not {vec!r}")
-        bits = ty.bits * vec
-        # .v8 is the 256-bit form of 32-bit data (sm_100). ptxas 13.0 parses .v8 of 8- and 16-bit
-        # data, but crashes (SIGSEGV) compiling such loads, so the builder does not offer them
-        if vec == 8 and ty.bits != 32:
-            raise _err(f"{what}.v8{ty.ptx} does not exist: .v8 is for 32-bit elements (256-bit access)",
+        problems, wide, documented = C.vector_access(what, space.split("::")[0], ty.bits, vec)
+        if not documented:
+            raise _err(f"{what}.v8{ty.ptx} is not in the PTX ISA: .v8 is for 32-bit elements (a 256-bit access)",
                        cls=LegalityError)
-        if bits > 256:
-            raise _err(f"{what}.v{vec}{ty.ptx} is {bits} bits; vectors are at most 128 bits "
-                       "(256 on sm_100)", cls=LegalityError)
-        if bits > 128:
-            if space not in ("global", "generic"):
-                raise _err(f"{what}.v{vec}{ty.ptx} is {bits} bits; vectors are at most 128 bits "
-                           "(256-bit access is for .global)", cls=LegalityError)
-            self._need("sm_100", (8, 8), f"{what}.v{vec}{ty.ptx} ({bits}-bit access)")
+        if problems:
+            _, message, hint = problems[0]
+            raise _err(f"{message}; {hint}", cls=LegalityError)
+        if wide:
+            self._need(*C.WIDE_ACCESS_NEEDS, f"{what}.v{vec}{ty.ptx} (256-bit access)")
 
     def _mem_sem(self, sem, scope, what):
         if sem is None:

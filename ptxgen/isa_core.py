@@ -92,6 +92,51 @@ LD_NC_CACHE = ("ca", "cg", "cs")  # ptxas: "Illegal cache operation for instruct
 ST_CACHE = ("wb", "cg", "cs", "wt")
 CVTA_SPACES = ("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param")
 
+# A 256-bit ld/st (.v8 of 32-bit elements, .v4 of 64-bit ones): sm_100 and PTX ISA 8.8 (ptxas 13.0: "Feature '256
+# bit wide load/store' requires .target sm_100 or higher" / "requires PTX ISA .version 8.8 or later").
+WIDE_ACCESS_NEEDS = ("sm_100", (8, 8))
+
+
+def vector_access(op: str, space: Optional[str], bits: int, vec: int):
+    """ld, ldu and st of a vector of `vec` elements of `bits` bits in `space` (its first word: "shared" for
+    .shared::cta; None or "generic" for a generic address), as ptxas 13.0 takes them (tests/test_lint_vectors.py
+    runs every op, space, element type and size at sm_80, sm_90a and sm_100a). Returns (problems, wide,
+    documented): problems, (kind, message, hint) for what ptxas rejects ("reject") or crashes on ("crash": only
+    where the file is otherwise legal, as ptxas stops before code generation on an error); wide, whether it is a
+    256-bit access (WIDE_ACCESS_NEEDS, the caller's gate); documented, False for .v8 of 8- and 16-bit
+    elements, which the PTX ISA does not define but ptxas takes where it does not crash on them."""
+    total = bits * vec
+    space = None if space == "generic" else space
+    name = f"{op}.v{vec} of {bits}-bit elements"
+    problems = []
+    if op == "ldu" and (vec == 8 or total > 128):
+        why = "Illegal vector size: 8" if vec == 8 else "Vector type too large, exceeds 128 bit limit"
+        problems.append(("reject", f"{name} is {total} bits; ldu reads at most 128 (ptxas: \"{why}\")",
+                         "use two ldu of 128 bits, or ld.global.nc" + (" (256 bits from sm_100)" if total == 256 else "")))
+        return problems, False, True
+    if total > 256:
+        problems.append(("reject", f"{name} is {total} bits; a load or store is at most 256 bits (ptxas: \"Vector type too "
+                         f"large, exceeds 128 bit limit\")", f"use {op}.v{256 // bits} (256 bits, sm_100) or "
+                                                               f"{op}.v{128 // bits} (128 bits)"))
+        return problems, False, True
+    if vec == 8 and bits < 32:
+        # ptxas parses these and takes the 8-bit loads and every store, but crashes (SIGSEGV) on the 16-bit
+        # loads in any space, and on the loads of .param and .const in some runs and not others
+        if op == "ld" and (space in ("param", "const") or bits == 16):
+            where = f" in .{space}" if space in ("param", "const") else ""
+            problems.append(("crash", f"ptxas 13.0 crashes (segmentation fault) on {name}{where}; .v8 is the PTX ISA's "
+                             f"256-bit form of 32-bit elements only",
+                             f"use {op}.v{total // 32}.b32, the same bytes, " + (
+                                 ("unpacked" if op == "ld" else "packed") + " with prmt.b32" if bits == 8 else
+                                 "unpacked with mov.b32 {a, b}, r" if op == "ld" else "packed with mov.b32 r, {a, b}")))
+        return problems, False, False
+    wide = total == 256
+    if wide and space not in (None, "global"):
+        problems.append(("reject", f"{op}.{space} of 256 bits: a 256-bit load or store is of .global or a generic address "
+                         f"(ptxas: \"global state space expected for feature '256 bit wide load/store'\")",
+                         f"write {op}.global, or two 128-bit accesses"))
+    return problems, wide, True
+
 
 def cmp_ops_for(t) -> tuple:
     if t.kind == "f":

@@ -233,6 +233,7 @@ _EVICT = frozenset(("L1::evict_normal", "L1::evict_unchanged", "L1::evict_first"
                     "L1::no_allocate", "L2::evict_first", "L2::evict_last", "L2::evict_normal", "L2::cache_hint",
                     "L2::64B", "L2::128B", "L2::256B"))
 _VEC = frozenset(("v2", "v4", "v8"))
+_VECTOR_OPS = ("ld", "ldu", "st")    # whose vector sizes isa_core.vector_access rules on
 
 # modifier words (besides the instruction type(s)) each core instruction takes, in any order as ptxas
 # takes them; a word outside the set is PTX-E-MODIFIER
@@ -561,7 +562,7 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
         _gate(ctx, diags, key, need_t, need_v)
         for mod in mods:
             n = MODIFIER_NEEDS.get(mod)
-            if n is not None:
+            if n is not None and not (mod == "v8" and base in _VECTOR_OPS):   # theirs: C.vector_access
                 _gate(ctx, diags, f"{base} with .{mod}", n[0], n[1])
         if base in _OP_MODIFIER_NEEDS:
             _gate_op_modifiers(ctx, diags, base, mods)
@@ -949,16 +950,14 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
             diags.append(("PTX-E-MODIFIER", f"{base} takes one vector size", ()))
         if base in ("ld", "st"):
             _cache_rules(base, op, ty, m, diags)
-            if "v4" in m and ty.bits == 64:     # 256 bits, as .v8 of 32 (MODIFIER_NEEDS["v8"])
-                _gate(ctx, diags, f"{base}.v4 of .{ty.name} (a 256-bit access)", *MODIFIER_NEEDS["v8"])
-            if (ty is not None and ("v8" in m and ty.bits == 32 or "v4" in m and ty.bits == 64)
-                    and sp and sp[0] not in ("global", "generic")):
-                # ptxas 13.0: "global state space expected for feature '256 bit wide load/store'" (.shared,
-                # ::cta, ::cluster, .local, .const, .param alike; a generic address is taken)
-                diags.append(("PTX-E-MODIFIER", f"{base}.{sp[0]} of 256 bits: a 256-bit load or store is of .global "
-                                                f"or a generic address (ptxas: \"global state space expected for "
-                                                f"feature '256 bit wide load/store'\")",
-                              (f"write {base}.global, or two 128-bit accesses",)))
+        vec = [x for x in op.mods if x in _VEC]
+        if base in _VECTOR_OPS and ty is not None and len(vec) == 1:
+            problems, wide, _ = C.vector_access(base, sp[0].split("::")[0] if sp else None, ty.bits, int(vec[0][1:]))
+            if wide:
+                _gate(ctx, diags, f"{base}.{vec[0]} of .{ty.name} (a 256-bit access)", *C.WIDE_ACCESS_NEEDS)
+            for kind, message, hint in problems:
+                if kind != "crash" or not diags:        # ptxas reports an error first where there is one
+                    diags.append(("PTX-E-MODIFIER", message, (hint,)))
     if base == "redux" and ty is f32:
         if ctx.target is not None and not ctx.target.satisfies("sm_100a"):
             diags.append(("PTX-E-TARGET", f"redux.sync on .f32 needs target sm_100a (module target is {ctx.target})",
@@ -1527,8 +1526,23 @@ class _FnCheck:
             self.generic_addresses(ins, op, loc)
         if op.base in _MEMORY_OPS and op.space != "?":
             self.symbol_spaces(ins, op, loc)
+            if op.base == "st" and op.space == "param" and self.fn.is_entry and not op.diags:
+                self.kernel_param_store(ins, loc)
         elif op.base in ("cvta", "isspacep") and len(ops) == 2:
             self.conversion_symbol(ins, op, loc)
+
+    def kernel_param_store(self, ins: Instr, loc):
+        """st.param through a register in a kernel: ptxas 13.0 crashes (SIGSEGV) on it from sm_90 on, however the
+        register got its address (mov or cvta.param of a parameter, ld.param of a pointer, a constant); sm_80 and
+        sm_89 take it, as does a .func at any target (tests/test_lint_vectors.py)."""
+        t = self.ctx.target
+        a = ins.operands[0] if ins.operands else None
+        if t is None or t.sm < 90 or type(a) is not Addr or type(a.base) is not Reg:
+            return
+        self.ctx.add("PTX-E-OPERANDS", f"ptxas 13.0 crashes (segmentation fault) on st.param through a register "
+                                       f"({a.base.name}) in a kernel at {t}", _tok_loc(self.ctx, loc, 0),
+                     ("a kernel's .param variables are its inputs, which it cannot write, and the arguments of its "
+                      "calls, which st.param names: `st.param.b32 [arg], %r;`",), len(a.base.name) + 2)
 
     def immediate_values(self, ins: Instr, op: _Op, loc):
         """PTX-E-OPERANDS at an integer immediate of a value ptxas 13.0 refuses there (isa_core.imm_value_error: a

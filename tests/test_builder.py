@@ -448,8 +448,16 @@ def test_mma_sync_with_wrong_register_type_and_count():
      lambda k: k.red("add", k.reg(u64), 1, type=u32, sem="acquire", scope="gpu")),
     ("ld.relaxed.nc", "PTX-E-FORM", "ld.relaxed cannot be combined with .nc",
      lambda k: k.ld(k.reg(u64), u32, sem="relaxed", scope="gpu", nc=True)),
-    ("ld.v8.f16", "PTX-E-FORM", "ld.v8.b16 does not exist: .v8 is for 32-bit elements (256-bit access)",
+    ("ld.v8.f16", "PTX-E-FORM", "ld.v8.b16 is not in the PTX ISA: .v8 is for 32-bit elements (a 256-bit access)",
      lambda k: k.ld(k.reg(u64), f16, vec=8)),
+    ("st.v8.u8", "PTX-E-FORM", "st.v8.u8 is not in the PTX ISA: .v8 is for 32-bit elements (a 256-bit access)",
+     lambda k: k.st(k.reg(u64), [k.reg(u16)] * 8, type=u8)),
+    ("st.v8.f64", "PTX-E-FORM", "st.v8 of 64-bit elements is 512 bits; a load or store is at most 256 bits (ptxas: "
+     "\"Vector type too large, exceeds 128 bit limit\"); use st.v4 (256 bits, sm_100) or st.v2 (128 bits)",
+     lambda k: k.st(k.reg(u64), [k.reg(f64)] * 8)),
+    ("ld.shared.v4.b64", "PTX-E-FORM", "ld.shared of 256 bits: a 256-bit load or store is of .global or a generic "
+     "address (ptxas: \"global state space expected for feature '256 bit wide load/store'\"); write ld.global, "
+     "or two 128-bit accesses", lambda k: k.ld(k.reg(u32), b64, vec=4, space="shared")),
     ("two return values", "PTX-E-FORM", "a .func returns at most one .param value, not 2",
      lambda k: k.module.func("f", rets=[("a", u32), ("b", u32)])),
 ])
