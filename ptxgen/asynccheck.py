@@ -219,6 +219,9 @@ def _regs(o, out: list):
                 _regs(e, out)
 
 
+_READS_FIRST = frozenset(("st", "red", "bra", "call", "stmatrix", "wgmma", "prefetch"))  # a register first is read
+
+
 def _writes_reads(ins: Instr) -> Tuple[List[str], List[str]]:
     """Register names an instruction writes and reads (the first operand is the destination when it is a
     register, a vector of registers or a `p|q` pair; memory operands are read)."""
@@ -232,7 +235,7 @@ def _writes_reads(ins: Instr) -> Tuple[List[str], List[str]]:
     first = ops[0]
     tf = type(first)
     base = ins.opcode.split(".", 1)[0]
-    if tf in (Reg, Vec, Pair) and base not in ("st", "red", "bra", "call", "stmatrix", "wgmma", "prefetch"):
+    if tf in (Reg, Vec, Pair) and base not in _READS_FIRST:
         _regs(first, w)
     else:
         _regs(first, r)
@@ -264,8 +267,10 @@ def _line(ins) -> Optional[int]:
 
 
 # ------------------------------------------------------------------------------------------ dataflow
-def _solve(blocks: List[BasicBlock], entry_state, transfer, join):
-    """Forward worklist to a fixed point; returns the state at the entry of each reachable block."""
+def _solve(blocks: List[BasicBlock], entry_state, transfer, join, edge=None):
+    """Forward worklist to a fixed point; returns the state at the entry of each reachable block.
+    `edge(block, out_state, successor)` (optional) gives the state along one edge, None where the path
+    cannot take it."""
     ins_state: List[object] = [None] * len(blocks)
     ins_state[0] = entry_state
     work = [0]
@@ -278,8 +283,11 @@ def _solve(blocks: List[BasicBlock], entry_state, transfer, join):
         queued.discard(i)
         out = transfer(blocks[i], ins_state[i], None)
         for s in blocks[i].succs:
+            o = out if edge is None else edge(blocks[i], out, s)
+            if o is None:
+                continue
             old = ins_state[s]
-            new = out if old is None else join(old, out)
+            new = o if old is None else join(old, o)
             if new != old:
                 ins_state[s] = new
                 if s not in queued:
@@ -559,15 +567,37 @@ def _extern_shared(fn) -> FrozenSet[str]:
     return frozenset(names)
 
 
-def _check_proxy(blocks, report, fn=None):
+class _FnFacts:
+    """What several checks of one function ask about it, computed once when first asked: which shared
+    symbols registers point into (_shared_origins), the single definition of each register (_defs)."""
+
+    def __init__(self, blocks, fn):
+        self.blocks = blocks
+        self.extern = _extern_shared(fn)
+        self._orig = False
+        self._defs = None
+
+    def orig(self):
+        if self._orig is False:
+            self._orig = _shared_origins(self.blocks, self.extern)
+        return self._orig
+
+    def defs(self) -> Dict[str, Optional[Instr]]:
+        if self._defs is None:
+            self._defs = _defs(self.blocks)
+        return self._defs
+
+
+def _check_proxy(blocks, report, fn=None, fnf=None):
     consumers = any(_async_shared_read(i.opcode) for b in blocks for i in b.instrs)
     inits = any(i.opcode.startswith("mbarrier.init") for b in blocks for i in b.instrs)
     if not consumers and not inits:
         return
+    fnf = fnf or _FnFacts(blocks, fn)
     orig = None
-    extern = _extern_shared(fn)
+    extern = fnf.extern
     if consumers:
-        orig = _shared_origins(blocks, extern)
+        orig = fnf.orig()
 
     # state: (generic shared writes not yet fenced: {shared symbol or None (unknown): line of the first},
     #         init not yet fenced: line or 0)
@@ -755,8 +785,8 @@ def _copy_bytes(ins: Instr, defs, box_bytes: Mapping[str, int]) -> Optional[int]
     return None
 
 
-def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int], threads=None):
-    defs = _defs(blocks)
+def _check_mbarrier(blocks, report, is_entry: bool, box_bytes: Mapping[str, int], threads=None, defs=None):
+    defs = _defs(blocks) if defs is None else defs
     uses = []  # (block index, position, instr, symbol)
     for b in blocks:
         for i, ins in enumerate(b.instrs):
@@ -1473,9 +1503,10 @@ def check_function(fn: Function, add: Callable, box_bytes: Optional[Mapping[str,
     blocks = build_cfg(fn.body)
     report = _Reporter(add)
     _check_wgmma(blocks, report, fn.is_entry)
-    _check_proxy(blocks, report, fn)
+    fnf = _FnFacts(blocks, fn)
+    _check_proxy(blocks, report, fn, fnf)
     dims = _block_dims(fn.directives)
     threads = (dims[0][0] * dims[0][1] * dims[0][2], dims[1]) if dims is not None else None
-    _check_mbarrier(blocks, report, fn.is_entry, box_bytes or {}, threads)
+    _check_mbarrier(blocks, report, fn.is_entry, box_bytes or {}, threads, fnf.defs())
     _check_parity(blocks, report)
     _check_convergence(blocks, report, dims[0][0] if dims is not None else None)
