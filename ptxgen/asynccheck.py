@@ -15,6 +15,11 @@ phase of barriers that every thread arrives on (PTX-W-MBAR-COUNT). Comparisons o
 constants are decided exactly. Generic-proxy shared stores and async-proxy reads are matched per shared symbol
 when their addresses trace back to one (PTX-W-PROXY-FENCE).
 
+A thread's bulk copies and reductions from shared to global memory with .bulk_group completion are followed from
+issue through cp.async.bulk.commit_group to cp.async.bulk.wait_group(.read) (PTX-W-BULK-*, section 2b); there
+a path keeps what it knows of the predicates that guard them or branch around them, so an elected thread's
+`@!%p bra` around its copies and again around its wait is one decision, not two.
+
 Codes (stable; each with a bad and a good example in ASYNC_CODES and in README "Async-protocol checks"):
 """
 from __future__ import annotations
@@ -64,6 +69,42 @@ ASYNC_CODES: Dict[str, Tuple[str, str, str]] = {
         "// another thread: mbarrier.try_wait...; cp.async.bulk.tensor.2d.global.shared::cta... [%r1];",
         "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {...}; fence.proxy.async.shared::cta; "
         "mbarrier.arrive.shared.b64 %rd1, [bar];"),
+    "PTX-W-BULK-ACCESS": (
+        "(warning) shared memory is written through the generic proxy (st.shared, stmatrix, cp.async, atom/red "
+        ".shared, a generic st to a shared address) while a bulk copy or reduction from shared to global "
+        "(.bulk_group) of the thread may still read it: uncommitted, or committed with no "
+        "cp.async.bulk.wait_group since (a wait that leaves it pending by its count is trusted to mean another "
+        "buffer; a write to another .shared array is fine)",
+        "L: st.shared.u32 [%r5], %r6; fence.proxy.async.shared::cta; bar.sync 0; "
+        "cp.async.bulk.global.shared::cta.bulk_group [%rd4], [tile], 512; cp.async.bulk.commit_group; "
+        "bar.sync 0; @%p2 bra L;",
+        "L: st.shared.u32 [%r5], %r6; fence.proxy.async.shared::cta; bar.sync 0; "
+        "cp.async.bulk.global.shared::cta.bulk_group [%rd4], [tile], 512; cp.async.bulk.commit_group; "
+        "cp.async.bulk.wait_group.read 0; bar.sync 0; @%p2 bra L;"),
+    "PTX-W-BULK-COMMIT": (
+        "(warning) a bulk copy or reduction with .bulk_group completion is not committed "
+        "(cp.async.bulk.commit_group) on some path before a cp.async.bulk.wait_group, which counts committed "
+        "groups only, or before ret/exit",
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r3, %r3}], [%r1]; "
+        "cp.async.bulk.wait_group.read 0;",
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r3, %r3}], [%r1]; "
+        "cp.async.bulk.commit_group; cp.async.bulk.wait_group.read 0;"),
+    "PTX-W-BULK-WAIT": (
+        "(warning) the thread exits (ret/exit) while a committed bulk async-group may still read its shared "
+        "memory: no cp.async.bulk.wait_group (.read or not) since its commit, or the last one's count lets it "
+        "stay pending",
+        "cp.async.bulk.global.shared::cta.bulk_group [%rd4], [%r8], 512; cp.async.bulk.commit_group; "
+        "cp.async.bulk.wait_group.read 1; ret;",
+        "cp.async.bulk.global.shared::cta.bulk_group [%rd4], [%r8], 512; cp.async.bulk.commit_group; "
+        "cp.async.bulk.wait_group.read 0; ret;"),
+    "PTX-W-BULK-VISIBLE": (
+        "(warning) the thread reads (ld/ldu/atom) global memory that its bulk copy or reduction writes, through "
+        "the register (or symbol) and offset the copy's destination names, before a cp.async.bulk.wait_group "
+        "without .read has waited for the copy: .read waits only for the source to be read",
+        "cp.async.bulk.global.shared::cta.bulk_group [%rd2], [%r2], 256; cp.async.bulk.commit_group; "
+        "cp.async.bulk.wait_group.read 0; ld.global.u32 %r3, [%rd2];",
+        "cp.async.bulk.global.shared::cta.bulk_group [%rd2], [%r2], 256; cp.async.bulk.commit_group; "
+        "cp.async.bulk.wait_group 0; ld.global.u32 %r3, [%rd2];"),
     "PTX-W-MBAR-INIT-FENCE": (
         "(warning) an mbarrier initialised by mbarrier.init is used (arrive, wait, expect_tx, TMA completion) "
         "with no fence.mbarrier_init, fence.proxy.async or barrier in between on some path",
@@ -569,12 +610,14 @@ def _extern_shared(fn) -> FrozenSet[str]:
 
 class _FnFacts:
     """What several checks of one function ask about it, computed once when first asked: which shared
-    symbols registers point into (_shared_origins), the single definition of each register (_defs)."""
+    symbols registers point into (_shared_origins), the shared symbols it names, the single definition of
+    each register (_defs)."""
 
     def __init__(self, blocks, fn):
         self.blocks = blocks
         self.extern = _extern_shared(fn)
         self._orig = False
+        self._names = None
         self._defs = None
 
     def orig(self):
@@ -586,6 +629,19 @@ class _FnFacts:
         if self._defs is None:
             self._defs = _defs(self.blocks)
         return self._defs
+
+    def shared_names(self) -> FrozenSet[str]:
+        """Every shared symbol an instruction names ('<dynamic shared>' for the .extern ones)."""
+        if self._names is None:
+            names = {"<dynamic shared>"}
+            for b in self.blocks:
+                for ins in b.instrs:
+                    for o in ins.operands:
+                        o = o.base if type(o) is Addr else getattr(o, "sym", o)
+                        if isinstance(o, Sym) and o.space == "shared":
+                            names.add(o.name)
+            self._names = frozenset(names)
+        return self._names
 
 
 def _check_proxy(blocks, report, fn=None, fnf=None):
@@ -703,6 +759,546 @@ def _mbar_use(op: str) -> bool:
         kind = op.split(".")[1]
         return kind not in ("init", "inval", "pending_count")
     return "mbarrier::complete_tx" in op or op.startswith("cp.async.mbarrier.arrive")
+
+
+# ----------------------------------------------------------------------------- 2b. bulk async-groups
+# One thread's bulk async-groups (PTX ISA 9.0, 9.7.9.25.6): a cp{.reduce}.async.bulk{.tensor} with .bulk_group
+# completion stays uncommitted until cp.async.bulk.commit_group batches every such copy of the thread into a
+# new group (an empty one when there are none); cp.async.bulk.wait_group N waits until at most the N most
+# recent groups are pending and the older ones complete: the tensor map and the source read, the destination
+# written, the writes visible to the thread; with .read only until the older ones have read their tensor map
+# and source. Every .bulk_group copy reads shared::cta memory and writes global memory (the copies into shared
+# memory complete on an mbarrier, the prefetch forms take no completion mechanism), so they are followed as
+# readers of shared memory until a wait lets them go.
+#
+# A record is one copy's read of one shared symbol: (symbol, or None when its address is not traced to one;
+# the copy's index; its global destination (base, offset, bytes or None) when the copy names it by address
+# and the register still holds it, else None; how far it is: 0 committed with no wait since, 1 left pending
+# by a wait's count, 2 source read (.read), its writes not waited for). Uncommitted records leave out the
+# last field. Sub-state: (uncommitted records, committed groups oldest first, aligned at the newest as for
+# wgmma). State: {facts: sub-state}, where facts are predicate values the path has branched on (below).
+_B_ISSUE, _B_COMMIT, _B_WAIT, _B_WRITE, _B_READ, _B_END, _B_CALL, _B_KILL = range(8)
+_B_EMPTY = (frozenset(), ())
+_MAX_PARTS = 8
+_NOT_GLOBAL = frozenset(("shared", "local", "param", "const", "tex", "sreg"))
+_STATE_SPACES = frozenset(("global", "shared", "local", "param", "const"))
+
+
+def _is_bulk_group_copy(op: str) -> bool:
+    return op.startswith(("cp.async.bulk.", "cp.reduce.async.bulk.")) and "bulk_group" in op.split(".")
+
+
+def _bulk_what(op: str) -> str:
+    """The copy's opcode up to its destination state space: `cp.async.bulk.tensor.2d`."""
+    return op.split(".global", 1)[0]
+
+
+def _bulk_shared_write(ins: Instr, toks: List[str], fnf: "_FnFacts") -> Optional[FrozenSet]:
+    """The shared symbols (None: any) a generic-proxy write to this CTA's shared memory may write, None when
+    the instruction is not one: st/atom/red .shared(::cta), stmatrix, cp.async into shared memory, and a
+    st/atom/red through a generic address that is traced only to shared symbols. A write to .shared::cluster
+    is left out: it may be another CTA's memory."""
+    base = toks[0]
+    if base not in ("st", "atom", "red", "stmatrix", "cp"):
+        return None
+    if "shared::cluster" in toks:
+        return None
+    if _shared_generic_write(ins.opcode):
+        addr = next((o for o in ins.operands if type(o) is Addr), None)
+        keys = _address_keys(addr, fnf.orig(), fnf.extern)
+        return frozenset((None,)) if keys is None else keys
+    if base in ("st", "atom", "red") and "async" not in toks \
+            and not any(t.split("::", 1)[0] in _STATE_SPACES for t in toks[1:]):
+        addr = next((o for o in ins.operands if type(o) is Addr), None)
+        keys = _address_keys(addr, fnf.orig(), fnf.extern)
+        if keys and keys <= fnf.shared_names():
+            return keys
+    return None
+
+
+_PRED_DEFS = ("setp.", "and.pred", "or.pred", "not.pred", "mov.pred")
+
+
+class _PredFacts:
+    """Path sensitivity for predicates that several branches (or guards of bulk-group instructions) test:
+    a path that branched on `@%p` knows %p until %p is written again, and takes no later edge that needs
+    the other value. `if (elected) { copy; commit; } ... if (elected) wait_group;` then has no path that
+    copies and skips the wait. Predicates are matched by value where that is plain: two setp of the same
+    comparison of the same single-definition values are one predicate; and.pred/or.pred/not.pred/mov.pred
+    and setp's .and/.or combine pass what one value says about their inputs on."""
+
+    def __init__(self, blocks, sites, defs):
+        self.defs = defs
+        self._cls: Dict[str, object] = {}
+        self.deps: Dict[str, set] = {}          # register -> classes whose value it goes into
+        impl: Dict[Tuple[object, bool], List[Tuple[object, bool]]] = {}
+        for name, ins in defs.items():
+            if ins is None or ins.guard is not None or not ins.opcode.startswith(_PRED_DEFS):
+                continue
+            toks = ins.opcode.split(".")
+            ops = ins.operands
+            if toks[0] == "setp" and len(ops) == 4 and ("and" in toks or "or" in toks):
+                c = self._lit(ops[3])
+                if c is not None:
+                    v = "and" in toks
+                    dsts = [ops[0].a, ops[0].b] if type(ops[0]) is Pair else [ops[0]]
+                    for d in dsts:
+                        if type(d) is Reg and d.name == name:
+                            impl.setdefault((self.cls(name), v), []).append((c[0], v ^ c[1]))
+            elif len(toks) == 2 and toks[1] == "pred" and toks[0] in ("and", "or", "not", "mov") and len(ops) >= 2:
+                lits = [self._lit(o) for o in ops[1:]]
+                if any(x is None for x in lits):
+                    continue
+                me = self.cls(name)
+                if toks[0] == "and":
+                    impl.setdefault((me, True), []).extend((c, not n) for c, n in lits)
+                elif toks[0] == "or":
+                    impl.setdefault((me, False), []).extend((c, n) for c, n in lits)
+                else:
+                    c, n = lits[0]
+                    flip = toks[0] == "not"
+                    for v in (True, False):
+                        impl.setdefault((me, v), []).append((c, v ^ flip ^ n))
+        self.impl = impl
+        count: Dict[object, int] = {}
+        for g in sites:
+            seen = set()
+            for v in (True, False):
+                todo = [(self.cls(g.reg.name), v)]
+                while todo:
+                    c, w = todo.pop()
+                    if (c, w) in seen:
+                        continue
+                    seen.add((c, w))
+                    todo.extend(impl.get((c, w), ()))
+            for c in {c for c, _ in seen}:
+                count[c] = count.get(c, 0) + 1
+        # a flag set to a constant on one path and tested after the paths join (nvcc keeps `if (leader)` so)
+        for b in blocks:
+            for ins in b.instrs:
+                if ins.opcode == "mov.pred" and len(ins.operands) == 2 and type(ins.operands[1]) is Imm \
+                        and type(ins.operands[0]) is Reg:
+                    c = self.cls(ins.operands[0].name)
+                    if c in count:
+                        count[c] += 1
+        self.relevant = frozenset(c for c, n in count.items() if n >= 2)
+        # what a write of each register makes the paths forget: its own predicate, unless that is a comparison of
+        # values that are the same whenever it runs again, and the comparisons its value goes into
+        self.kills: Dict[str, FrozenSet] = {}
+        for name in set(self._cls).union(self.deps):
+            ks = {c for c in self.deps.get(name, ()) if c in self.relevant}
+            c = self.cls(name)
+            if c in self.relevant and type(c) is not tuple:
+                ks.add(c)
+            if ks:
+                self.kills[name] = frozenset(ks)
+        self._learn: Dict[tuple, Optional[FrozenSet]] = {}
+
+    def constant(self, ins: Instr):
+        """(class, value) that an unguarded `mov.pred %p, 1` gives a relevant predicate, else None."""
+        ops = ins.operands
+        if ins.opcode == "mov.pred" and ins.guard is None and len(ops) == 2 and type(ops[1]) is Imm \
+                and type(ops[0]) is Reg and self.cls(ops[0].name) in self.relevant:
+            return (self.cls(ops[0].name), bool(ops[1].value))
+        return None
+
+    def _lit(self, o):
+        """(class, negated) of a predicate operand `%p` or `!%p`."""
+        if type(o) is Reg:
+            return (self.cls(o.name), False)
+        if type(o) is Guard:
+            return (self.cls(o.reg.name), o.negate)
+        return None
+
+    def _val(self, o, depth=0):
+        t = type(o)
+        if t is Imm:
+            return ("imm", o.value)
+        if t.__name__ == "SpecialReg":
+            return None if o.name.startswith(("%clock", "%globaltimer", "%pm")) else ("sreg", o.name)
+        if t is Reg:
+            ins = self.defs.get(o.name)
+            if ins is None or ins.guard is not None:
+                return None
+            if depth < 4 and len(ins.operands) == 2 and ins.opcode.split(".", 1)[0] in ("mov", "cvt"):
+                v = self._val(ins.operands[1], depth + 1)
+                if v is not None:
+                    return v
+            return ("reg", o.name)
+        return None
+
+    def cls(self, name: str):
+        c = self._cls.get(name)
+        if c is None:
+            c = name
+            ins = self.defs.get(name)
+            if ins is not None and ins.guard is None and ins.opcode.startswith("setp.") \
+                    and len(ins.operands) == 3 and type(ins.operands[0]) is Reg:
+                vals = [self._val(o) for o in ins.operands[1:]]
+                if all(v is not None for v in vals):
+                    c = ("setp", ins.opcode, tuple(vals))
+                    for v in vals:
+                        if v[0] == "reg":
+                            self.deps.setdefault(v[1], set()).add(c)
+            self._cls[name] = c
+        return c
+
+    def learn(self, facts: FrozenSet, c, v: bool) -> Optional[FrozenSet]:
+        """facts with c == v and what it implies; None when they contradict."""
+        key = (facts, c, v)
+        if key in self._learn:
+            return self._learn[key]
+        out = set(facts)
+        todo = [(c, v)]
+        seen = set()
+        res: Optional[FrozenSet] = None
+        while todo:
+            c, v = todo.pop()
+            if (c, v) in seen:
+                continue
+            seen.add((c, v))
+            if c in self.relevant:
+                if (c, not v) in out:
+                    break
+                out.add((c, v))
+            todo.extend(self.impl.get((c, v), ()))
+        else:
+            res = frozenset(out)
+        self._learn[key] = res
+        return res
+
+
+def _bulk_join_sub(a, b):
+    if a == b:
+        return a
+    ua, ga = a
+    ub, gb = b
+    n = max(len(ga), len(gb))
+    e = frozenset()
+    ga2 = (e,) * (n - len(ga)) + ga
+    gb2 = (e,) * (n - len(gb)) + gb
+    return (ua | ub, _bulk_norm(tuple(x | y for x, y in zip(ga2, gb2))))
+
+
+def _bulk_norm(groups):
+    """Groups without the empty ones at the old end (a wait's count never needs them), at most _MAX_GROUPS."""
+    i = 0
+    while i < len(groups) and not groups[i]:
+        i += 1
+    if i:
+        groups = groups[i:]
+    while len(groups) > _MAX_GROUPS:
+        groups = (groups[0] | groups[1],) + groups[2:]
+    return groups
+
+
+def _bulk_parts_join(a: dict, b: dict) -> dict:
+    if a == b:
+        return a
+    out = dict(a)
+    for f, sub in b.items():
+        old = out.get(f)
+        out[f] = sub if old is None else _bulk_join_sub(old, sub)
+    return _bulk_cap(out)
+
+
+def _bulk_cap(parts: dict) -> dict:
+    if len(parts) <= _MAX_PARTS:
+        return parts
+    keys = list(parts)
+    common = frozenset.intersection(*keys)
+    sub = _B_EMPTY
+    for s in parts.values():
+        sub = _bulk_join_sub(sub, s)
+    return {common: sub}
+
+
+def _check_bulk(blocks, report, fn, fnf: _FnFacts):
+    """PTX-W-BULK-ACCESS, -COMMIT, -WAIT, -VISIBLE: one thread's bulk async-groups (section note above)."""
+    copies: List[Instr] = []
+    for b in blocks:
+        for ins in b.instrs:
+            if _is_bulk_group_copy(ins.opcode):
+                copies.append(ins)
+    if not copies:
+        return
+    is_entry = getattr(fn, "is_entry", True)
+    table = []                      # index -> (copy, what, destination)
+    dest_regs = set()
+    for ins in copies:
+        dest = None
+        op = ins.opcode
+        ops = ins.operands
+        if ".tensor" not in op and ops and type(ops[0]) is Addr and isinstance(ops[0].base, (Reg, Sym)):
+            size = _const(ops[2], fnf.defs()) if len(ops) > 2 else None
+            base = ops[0].base
+            dest = (base.name, ops[0].offset, size)
+            if type(base) is Reg:
+                dest_regs.add(base.name)
+        table.append((ins, _bulk_what(op), dest))
+    index = {id(ins): i for i, (ins, _w, _d) in enumerate(table)}
+    dest_bases = {d[0] for _i, _w, d in table if d is not None}
+
+    # predicates that guard a bulk-group instruction or a forward branch over one (in the order of the
+    # blocks: an if's body): where one is tested twice, the paths keep what they know of it (_PredFacts)
+    sites = []
+    before = [0]                    # blocks with a bulk-group instruction before each block
+    for b in blocks:
+        n = 0
+        for ins in b.instrs:
+            if id(ins) in index or ins.opcode.startswith(("cp.async.bulk.commit_group", "cp.async.bulk.wait_group")):
+                n = 1
+                if ins.guard is not None:
+                    sites.append(ins.guard)
+        before.append(before[-1] + n)
+    for b in blocks:
+        last = b.instrs[-1] if b.instrs else None
+        if last is not None and last.guard is not None and last.opcode.split(".", 1)[0] == "bra" \
+                and len(b.succs) == 2 and b.index + 1 in b.succs:
+            taken = max(b.succs)
+            if taken > b.index + 1 and before[taken] > before[b.index + 1]:
+                sites.append(last.guard)
+    pf = _PredFacts(blocks, sites, fnf.defs()) if len(sites) > 1 else None
+    if pf is not None and not pf.relevant:
+        pf = None
+    kill_facts = pf.kills if pf is not None else {}
+
+    # the events of each block, in order; instructions nothing here cares about are left out
+    events: List[list] = []
+    watched = dest_regs.union(kill_facts)       # registers whose writes matter
+    for b in blocks:
+        evs = []
+        for ins in b.instrs:
+            op = ins.opcode
+            toks = op.split(".")
+            base = toks[0]
+            if base == "cp" and op.startswith("cp.async.bulk.commit_group"):
+                evs.append((_B_COMMIT, ins, None))
+            elif base == "cp" and op.startswith("cp.async.bulk.wait_group"):
+                n = next((o.value for o in ins.operands if type(o) is Imm), None)
+                evs.append((_B_WAIT, ins, (n if isinstance(n, int) and n >= 0 else 0, "read" in toks)))
+            elif id(ins) in index:
+                i = index[id(ins)]
+                keys = _address_keys(ins.operands[1], fnf.orig(), fnf.extern) if len(ins.operands) > 1 else None
+                d = table[i][2]
+                evs.append((_B_ISSUE, ins, frozenset((k, i, d) for k in (keys if keys is not None else (None,)))))
+            elif base in ("ret", "exit"):
+                evs.append((_B_END, ins, base))
+            elif base == "call":
+                evs.append((_B_CALL, ins, None))
+            else:
+                keys = _bulk_shared_write(ins, toks, fnf)
+                if keys is not None:
+                    evs.append((_B_WRITE, ins, keys))
+                elif dest_bases and base in ("ld", "ldu", "atom") and not any(t in _NOT_GLOBAL for t in toks):
+                    a = next((o for o in ins.operands if type(o) is Addr), None)
+                    if a is not None and getattr(a.base, "name", None) in dest_bases:
+                        evs.append((_B_READ, ins, (a.base.name, a.offset)))
+            if watched and ins.operands and type(ins.operands[0]) in (Reg, Vec, Pair) \
+                    and base not in _READS_FIRST:
+                w: list = []
+                _regs(ins.operands[0], w)
+                if watched.intersection(w):
+                    regs = frozenset(x for x in w if x in dest_regs)
+                    facts = frozenset().union(*(kill_facts[x] for x in w if x in kill_facts)) \
+                        if kill_facts else frozenset()
+                    if regs or facts:
+                        evs.append((_B_KILL, ins, (regs, facts, pf.constant(ins) if facts else None)))
+        events.append(evs)
+
+    branch = {}                     # block -> (class, taken successor, value on the taken edge)
+    if pf is not None:
+        for b in blocks:
+            last = b.instrs[-1] if b.instrs else None
+            if last is not None and last.guard is not None and last.opcode.split(".", 1)[0] == "bra" \
+                    and len(b.succs) == 2 and b.index + 1 in b.succs:
+                taken = b.succs[0] if b.succs[1] == b.index + 1 else b.succs[1]
+                branch[b.index] = (pf.cls(last.guard.reg.name), taken, not last.guard.negate)
+
+    def newest_k(groups, gi):
+        return len(groups) - 1 - gi
+
+    def hits_of(sub, match, states):
+        """(line, group position from the newest or -1 when uncommitted, state, copy index) of the records
+        `match` accepts whose state is in `states` ('u' for uncommitted)."""
+        unc, groups = sub
+        out = []
+        if "u" in states:
+            for r in unc:
+                if match(r):
+                    out.append((_line(table[r[1]][0]) or 0, -1, "u", r[1]))
+        for gi, g in enumerate(groups):
+            for r in g:
+                if r[3] in states and match(r):
+                    out.append((_line(table[r[1]][0]) or 0, newest_k(groups, gi), r[3], r[1]))
+        return out
+
+    def first(hits):
+        return min(hits, key=lambda h: (h[0] <= 0, h[0], h[1]))
+
+    def at(i):
+        ins, what, _d = table[i]
+        ln = _line(ins)
+        return f"{what} (line {ln})" if ln else what
+
+    def do(kind, ins, arg, sub, rep):
+        unc, groups = sub
+        if kind == _B_ISSUE:
+            return (unc | arg, groups)
+        if kind == _B_COMMIT:
+            g = frozenset((k, i, d, 0) for k, i, d in unc)
+            return (frozenset(), _bulk_norm(groups + (g,)))
+        if kind == _B_WAIT:
+            n, read = arg
+            if rep is not None and unc:
+                i = min((r[1] for r in unc), key=lambda i: _line(table[i][0]) or 0)
+                rep("PTX-W-BULK-COMMIT", ins, f"{ins.opcode} does not wait for {at(i)}: the copy is not committed to "
+                    "a bulk async-group on some path, and a wait only counts committed groups",
+                    ("insert cp.async.bulk.commit_group between the copy and the wait",), key=("copy", i))
+            keep = len(groups) - n if n < len(groups) else 0
+            old, new = groups[:keep], groups[keep:]
+            new = tuple(frozenset((k, i, d, 1 if s == 0 else s) for k, i, d, s in g) for g in new)
+            if read:
+                old = tuple(frozenset((k, i, d, 2) for k, i, d, _s in g if d is not None) for g in old)
+                return (unc, _bulk_norm(old + new))
+            return (unc, _bulk_norm(new))
+        if kind == _B_WRITE:
+            if rep is not None and (unc or groups):
+                keys = arg
+                anywhere = None in keys
+
+                def match(r):
+                    return anywhere or r[0] is None or r[0] in keys
+                hits = hits_of(sub, match, ("u", 0))
+                if hits:
+                    _ln, k, s, i = first(hits)
+                    if s == "u":
+                        why = "the copy is not committed yet, so no cp.async.bulk.wait_group covers it"
+                        need = ("commit it with cp.async.bulk.commit_group, and insert cp.async.bulk.wait_group.read 0 "
+                                "before this write")
+                    else:
+                        why = "no cp.async.bulk.wait_group has run since its group was committed"
+                        need = (f"insert cp.async.bulk.wait_group.read {k} before this write"
+                                + (f" (the {k} newer group{'s' if k != 1 else ''} may stay pending)" if k else ""))
+                    # one finding per copy: its first write (a tile is written by many stores)
+                    rep("PTX-W-BULK-ACCESS", ins, f"{ins.opcode} writes shared memory that {at(i)} may still be "
+                        f"reading on some path: {why}", (need,), key=("copy", i))
+            return sub
+        if kind == _B_READ:
+            if rep is not None and (unc or groups):
+                name, off = arg
+
+                def match(r):
+                    d = r[2]
+                    return d is not None and d[0] == name and (d[2] is None or d[1] - 32 < off < d[1] + d[2])
+                hits = hits_of(sub, match, ("u", 0, 1, 2))
+                if hits:
+                    _ln, k, s, i = first(hits)
+                    if s == 2:
+                        why = ("after only cp.async.bulk.wait_group.read, which waits for the copy to read its "
+                               "source, not for its writes")
+                    elif s == "u":
+                        why = "before the copy is even committed"
+                    else:
+                        why = "before any cp.async.bulk.wait_group has waited for its writes"
+                    rep("PTX-W-BULK-VISIBLE", ins, f"{ins.opcode} reads global memory that {at(i)} writes, {why}: "
+                        "it may read the old data", (f"insert cp.async.bulk.wait_group {max(k, 0)} (without .read) "
+                                                     "before this load" if s != "u" else
+                                                     "commit the copy with cp.async.bulk.commit_group, then "
+                                                     "cp.async.bulk.wait_group 0 (without .read) before this load",))
+            return sub
+        if kind == _B_END:
+            if rep is not None and (is_entry or arg == "exit"):
+                if unc:
+                    i = min((r[1] for r in unc), key=lambda i: _line(table[i][0]) or 0)
+                    rep("PTX-W-BULK-COMMIT", ins, f"{arg} with {at(i)} not committed (cp.async.bulk.commit_group) on "
+                        "some path", ("add cp.async.bulk.commit_group and cp.async.bulk.wait_group.read 0 before it",),
+                        key=("copy", i))
+                hits = hits_of(sub, lambda r: True, (0, 1))
+                if hits:
+                    _ln, k, s, i = first(hits)
+                    why = ("no cp.async.bulk.wait_group has waited for its group" if s == 0 else
+                           "the count of the last cp.async.bulk.wait_group lets its group stay pending")
+                    rep("PTX-W-BULK-WAIT", ins, f"{arg} while {at(i)} may still be reading shared memory on some "
+                        f"path: {why}; the CTA's shared memory must stay valid until the copy has read it",
+                        ("insert cp.async.bulk.wait_group.read 0 before it (cp.async.bulk.wait_group 0 where this "
+                         "thread must also see the copy's global writes)",))
+            return sub
+        if kind == _B_CALL:
+            return _B_EMPTY         # the callee may commit and wait for the caller's copies
+        if kind == _B_KILL:
+            regs = arg[0]
+            if not regs:
+                return sub
+            unc = frozenset((k, i, None if d is not None and d[0] in regs else d) for k, i, d in unc)
+            groups = tuple(frozenset((k, i, None if d is not None and d[0] in regs else d, s) for k, i, d, s in g
+                                     if not (s == 2 and d is not None and d[0] in regs)) for g in groups)
+            return (unc, _bulk_norm(groups))
+        return sub
+
+    def apply(ev, f, sub, rep, out):
+        kind, ins, arg = ev
+        if kind == _B_KILL:
+            if arg[1]:
+                f = frozenset(x for x in f if x[0] not in arg[1])
+                if arg[2] is not None:
+                    f = pf.learn(f, *arg[2]) or f
+            out.append((f, do(kind, ins, arg, sub, rep)))
+            return
+        g = ins.guard
+        if g is not None and pf is not None:
+            c = pf.cls(g.reg.name)
+            if c in pf.relevant:
+                want = not g.negate
+                known = True if (c, True) in f else False if (c, False) in f else None
+                if known is not None:
+                    if known != want:
+                        out.append((f, sub))
+                        return
+                elif kind in (_B_ISSUE, _B_COMMIT, _B_WAIT, _B_CALL):
+                    f0 = pf.learn(f, c, not want)
+                    if f0 is not None:
+                        out.append((f0, sub))
+                    f1 = pf.learn(f, c, want)
+                    if f1 is not None:
+                        out.append((f1, do(kind, ins, arg, sub, rep)))
+                    return
+        out.append((f, do(kind, ins, arg, sub, rep)))
+
+    def transfer(b, parts, rep):
+        for ev in events[b.index]:
+            out = []
+            for f, sub in parts.items():
+                apply(ev, f, sub, rep, out)
+            if len(out) == 1:
+                parts = {out[0][0]: out[0][1]}
+            else:
+                parts = {}
+                for f, sub in out:
+                    old = parts.get(f)
+                    parts[f] = sub if old is None else _bulk_join_sub(old, sub)
+                parts = _bulk_cap(parts)
+        return parts
+
+    def edge(b, out, s):
+        br = branch.get(b.index)
+        if br is None:
+            return out
+        c, taken, v = br
+        if s != taken:
+            v = not v
+        parts = {}
+        for f, sub in out.items():
+            f2 = pf.learn(f, c, v)
+            if f2 is not None:
+                old = parts.get(f2)
+                parts[f2] = sub if old is None else _bulk_join_sub(old, sub)
+        return _bulk_cap(parts) if parts else None
+
+    states = _solve(blocks, {frozenset(): _B_EMPTY}, transfer, _bulk_parts_join, edge if branch else None)
+    for b, st in zip(blocks, states):
+        if st is not None:
+            transfer(b, st, report)
 
 
 # -------------------------------------------------------------------------------------- 3. mbarrier
@@ -1505,6 +2101,7 @@ def check_function(fn: Function, add: Callable, box_bytes: Optional[Mapping[str,
     _check_wgmma(blocks, report, fn.is_entry)
     fnf = _FnFacts(blocks, fn)
     _check_proxy(blocks, report, fn, fnf)
+    _check_bulk(blocks, report, fn, fnf)
     dims = _block_dims(fn.directives)
     threads = (dims[0][0] * dims[0][1] * dims[0][2], dims[1]) if dims is not None else None
     _check_mbarrier(blocks, report, fn.is_entry, box_bytes or {}, threads, fnf.defs())

@@ -80,6 +80,14 @@ FIXES = {
     "divergent_wgmma.ptx": [("shr.u32 %r2, %r1, 1;", "shr.u32 %r2, %r1, 7;")],
     "divergent_ldmatrix.ptx": [("mov.u32 %r1, %laneid;\n\tand.b32 %r2, %r1, 15;",
                                 "mov.u32 %r1, %tid.x;\n\tshr.u32 %r2, %r1, 5;")],
+    # thread 0 waits until its store has read the tile before the barrier that lets every thread write it
+    "bulk_access.ptx": [("L_next:\n\tbar.sync 0;", "\tcp.async.bulk.wait_group.read 0;\nL_next:\n\tbar.sync 0;")],
+    # the commit after the tail tile's store too
+    "bulk_commit.ptx": [("\tcp.async.bulk.commit_group;\n\t@%p1", "\t@%p1"),
+                        ("\tcp.async.bulk.wait_group.read 0;", "\tcp.async.bulk.commit_group;\n"
+                                                              "\tcp.async.bulk.wait_group.read 0;")],
+    "bulk_wait.ptx": [("\tret;", "\tcp.async.bulk.wait_group.read 0;\n\tret;")],
+    "bulk_visible.ptx": [("cp.async.bulk.wait_group.read 0;", "cp.async.bulk.wait_group 0;")],
 }
 
 
@@ -675,6 +683,7 @@ REORDERED = {
     "fence.mbarrier_init.release.cluster": "fence.cluster.release.mbarrier_init",
     "fence.proxy.async.shared::cta": "fence.proxy.shared::cta.async",
     "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group": "cp.async.bulk.tensor.bulk_group.global.2d.shared::cta",
+    "cp.async.bulk.global.shared::cta.bulk_group": "cp.async.bulk.bulk_group.global.shared::cta",
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes":
         "cp.async.bulk.mbarrier::complete_tx::bytes.shared::cluster.global",
     "stmatrix.sync.aligned.m8n8.x1.shared.b16": "stmatrix.shared.x1.aligned.m8n8.sync.b16",
