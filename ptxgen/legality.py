@@ -16,7 +16,7 @@ in other orders too, but for the words whose order says which is which (types, s
 isa_core.order_key), and so does parse(): `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32` is the form
 `...bulk_group.add.u32`, and the diagnostics speak of that spelling.
 
-Each family's language is finite (4272 spellings, 2282 of them textures' and surfaces'), so the grammar
+Each family's language is finite (4364 spellings, 2282 of them textures' and surfaces'), so the grammar
 is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
 check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
 with the nearest legal spellings. Building the grammar and the table takes ~0.3 s on first use. The
@@ -93,7 +93,7 @@ _FIELDS = {
     "coord": ("coordinate type", CODE_TYPE), "comp": ("component", CODE_MODIFIER),
     "query": ("query", CODE_MODIFIER), "clamp": ("clamp mode", CODE_MODIFIER),
     "noftz": (".noftz", CODE_MODIFIER), "priority": ("eviction priority", CODE_MODIFIER),
-    "level": ("cache level", CODE_MODIFIER),
+    "level": ("cache level", CODE_MODIFIER), "sparsity": ("sparsity", CODE_MODIFIER),
 }
 
 
@@ -298,10 +298,10 @@ def canonical(opcode: str) -> Optional[str]:
 
 
 # the families check() speaks for: a mnemonic, with the second token where the mnemonic is shared with
-# instructions outside these families (barrier.sync, mma.sp, wgmma.mma_async.sp ...)
+# instructions outside these families (barrier.sync, wgmma.mma_async.sp ...)
 _COVERED = {
-    "mma": (".sync",), "ldmatrix": None, "stmatrix": None, "wgmma": (".mma_async", ".fence", ".commit_group",
-                                                                     ".wait_group"),
+    "mma": (".sync", ".sp", ".sp::ordered_metadata"), "ldmatrix": None, "stmatrix": None,
+    "wgmma": (".mma_async", ".fence", ".commit_group", ".wait_group"),
     "cp": (".async", ".reduce"), "mbarrier": None, "fence": None, "barrier": (".cluster",), "mapa": None,
     "getctarank": None, "setmaxnreg": None, "elect": None, "griddepcontrol": None,
     "st": (".async",), "red": (".async",),
@@ -311,20 +311,28 @@ _COVERED = {
 
 
 # Modifiers of later (mostly sm_100/sm_120) variants that the grammar does not model yet; an opcode with
-# one of them is left to ptxas rather than reported as illegal.
+# one of them is left to ptxas rather than reported as illegal. (mma.sp and mma.sp::ordered_metadata are
+# modelled, but for their .kind::f8f6f4 and .block_scale forms; wgmma.mma_async.sp is not: _UNMODELLED_OF.)
 _UNMODELLED = frozenset({
-    ".sp", ".sp::ordered_metadata", ".kind::f8f6f4", ".kind::mxf8f6f4", ".kind::mxf4", ".kind::mxf4nvf4",
+    ".kind::f8f6f4", ".kind::mxf8f6f4", ".kind::mxf4", ".kind::mxf4nvf4",
     ".block_scale", ".scale_vec::1X", ".scale_vec::2X", ".scale_vec::4X", ".tile::gather4", ".tile::scatter4",
     ".im2col::w", ".im2col::w::128", ".cta_group::1", ".cta_group::2", ".multicast::cluster::all",
 })
 
 
+# modifiers not modelled for one mnemonic only
+_UNMODELLED_OF = {"wgmma": frozenset({".sp"})}
+
+
 def covers(opcode: str) -> bool:
-    """Does check() speak for this opcode? (mma.sp, barrier.sync, sm_100 TMA modes ... do not.)"""
+    """Does check() speak for this opcode? (wgmma.mma_async.sp, barrier.sync, sm_100 TMA modes ... do not.)"""
     toks = _tokens(opcode)
     if toks[0] == "prefetch":             # the tensor-map form only; plain prefetch is lint's core table's
         return ".tensormap" in toks
     if toks[0] not in _COVERED or any(t in _UNMODELLED for t in toks):
+        return False
+    also = _UNMODELLED_OF.get(toks[0])
+    if also is not None and any(t in also for t in toks):
         return False
     second = _COVERED[toks[0]]
     # (anywhere: ptxas takes mma's .sync after its other modifiers too)
@@ -420,6 +428,8 @@ class Signature:
     name: str
     slots: Tuple[Slot, ...]
     cross: Optional[Callable[[Sequence["OperandInfo"], Dict[str, int]], List[Tuple[str, str]]]] = None
+    # operands ptxas takes for some targets only: (operands, slot name -> index, target) -> [(code, message)]
+    gate: Optional[Callable[[Sequence["OperandInfo"], Dict[str, int], Target], List[Tuple[str, str]]]] = None
 
     @property
     def required(self) -> int:
@@ -469,10 +479,10 @@ def _vec(name, count, ty, role="src"):
     return _slot(name, (VEC,), ty, count, role)
 
 
-def _frag(name, count, ty, role="src", *, wgmma=False, shape="", fp8=False):
+def _frag(name, count, ty, role="src", *, wgmma=False, shape="", fp8=False, sparse=False):
     """A tensor-core fragment of `count` registers of type `ty` (the one the builder allocates), with
     the register types ptxas 13.0 takes in it (`fragment_reg_types`)."""
-    return _slot(name, (VEC,), fragment_reg_types(ty, wgmma, shape, fp8), count, role, exact=True)
+    return _slot(name, (VEC,), fragment_reg_types(ty, wgmma, shape, fp8, sparse), count, role, exact=True)
 
 
 def _reg(name, ty, role="src", **kw):
@@ -506,8 +516,8 @@ class FormRule:
     operands: Callable[[Form], List[Signature]]
 
 
-def _sig(*slots, name="", cross=None) -> List[Signature]:
-    return [Signature(name, tuple(s for s in slots if s is not None), cross)]
+def _sig(*slots, name="", cross=None, gate=None) -> List[Signature]:
+    return [Signature(name, tuple(s for s in slots if s is not None), cross, gate)]
 
 
 # --------------------------------------------------------------------------------- register fragments
@@ -543,14 +553,26 @@ FRAGMENT_REGS = {
 _FRAGMENT_REGS_WGMMA_A = {"bf16x2": ("bf16x2", "b32", "f16x2"), "tf32": ("tf32", "b32", "f16x2")}
 _FRAGMENT_REGS_WGMMA_FP8 = ("b32", "f16x2")
 _FRAGMENT_REGS_M8N8K16 = ("b32", "u32", "s32")
+# mma.sp takes any 32-bit register of .b32, .u32, .s32, .f32 and .f16x2 in its .bf16 and .tf32 inputs and in
+# the .f32 accumulator of its .f16, .bf16 and .tf32 forms (mma.sync does not; with .e4m3/.e5m2 inputs the
+# accumulator takes .f32 and .b32 only, as mma.sync's); its .f16 inputs and accumulators, packed 8- and 4-bit
+# inputs and .s32 accumulators take what mma.sync's take (tests/test_lint_mma_sp.py)
+_ANY32 = ("b32", "u32", "s32", "f32", "f16x2")
+_FRAGMENT_REGS_SPARSE = {"bf16x2": ("bf16x2",) + _ANY32, "tf32": ("tf32",) + _ANY32,
+                         "f32": ("f32", "b32", "u32", "s32", "f16x2")}
 
 
-def fragment_reg_types(ty: Type, wgmma: bool = False, shape: str = "", fp8: bool = False) -> Tuple[Type, ...]:
+def fragment_reg_types(ty: Type, wgmma: bool = False, shape: str = "", fp8: bool = False,
+                       sparse: bool = False) -> Tuple[Type, ...]:
     """The register types a fragment of type `ty` takes, its own first (FRAGMENT_REGS): `wgmma` for
-    wgmma.mma_async's (`fp8`: A of .e4m3/.e5m2), `shape` mma.sync's shape (m16n8k16)."""
+    wgmma.mma_async's (`fp8`: A of .e4m3/.e5m2), `shape` mma.sync's shape (m16n8k16), `sparse` for
+    mma.sp's (`fp8`: of a form with .e4m3/.e5m2 inputs)."""
     names = FRAGMENT_REGS[ty.name]
     if wgmma:
         names = _FRAGMENT_REGS_WGMMA_FP8 if fp8 else _FRAGMENT_REGS_WGMMA_A.get(ty.name, names)
+    elif sparse:
+        if not (fp8 and ty.name == "f32"):
+            names = _FRAGMENT_REGS_SPARSE.get(ty.name, names)
     elif shape == "m8n8k16" and ty.name == "b32":
         names = _FRAGMENT_REGS_M8N8K16
     return tuple(get_type(n) for n in names)
@@ -583,6 +605,117 @@ def _mma_operands(f: Form) -> List[Signature]:
     sh = f.fields["shape"][1:]
     return _sig(_frag("d", d[0], d[1], "dst", shape=sh), _frag("a", a[0], a[1], shape=sh),
                 _frag("b", b[0], b[1], shape=sh), _frag("c", c[0], c[1], shape=sh))
+
+
+_FP8 = ("e4m3", "e5m2")
+
+
+def sparsity_selectors(f: Form) -> Sequence[int]:
+    """The values mma.sp's sparsity selector f takes, as ptxas 13.0 checks them ("Argument 6 of instruction
+    'Sparse mma': value '2' out of range, expected to be in range [0..1]"): 0 to 3 for the .f16 and .bf16
+    inputs at K=16, the .f16 inputs with an .f32 accumulator at K=32 and the .tf32 ones at K=8; 0 or 1 for
+    the other .f16/.bf16/.tf32 ones and the 8- and 4-bit integers at their smaller K; 0 at their larger K.
+    The whole 64-bit value is checked (18446744073709551616 reads as 0), but with .e4m3/.e5m2 inputs only its
+    low 32 bits ("Argument 5 of instruction 'mma': unexpected value '1', expected to be 0")."""
+    at, k = f.fields["atype"][1:], _mnk(f.fields["shape"])[2]
+    if at in _FP8:
+        return _Low32((0,))
+    if at in ("s8", "u8", "s4", "u4"):
+        return (0, 1) if k == (32 if at in ("s8", "u8") else 64) else (0,)
+    four = {"f16": 16, "bf16": 16, "tf32": 8}[at] == k or (at == "f16" and k == 32 and f.fields["dtype"] == ".f32")
+    return range(4) if four else (0, 1)
+
+
+# the sparsity metadata e: a 32-bit register (ptxas 13.0 takes a .pred one too, the bits of a 0f literal, and a
+# vector of 1, 2, 4 or 8 such registers, but no integer literal); some forms take less at some targets (_meta_gate)
+_META_TYPES = tuple(get_type(n) for n in _ANY32 + ("pred",))
+_META = _slot("e", (REG, IMM, VEC), _META_TYPES, exact=True, float_bits=True, counts=(1, 2, 4, 8))
+_META_FP8_TYPES = tuple(get_type(n) for n in ("b32", "u32", "s32", "f16x2"))
+
+
+def _meta_cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
+    """No integer literal in e, nor a vector of literals with an integer among them (ptxas 13.0: "Arguments
+    mismatch"; a 0f literal is taken)."""
+    k = where.get("e")
+    if k is None:
+        return []
+    o = ops[k]
+    if (o.kind == IMM and not o.floating) or (o.kind == VEC and o.lits and all(o.lits) and "i" in o.lits):
+        what = "an integer literal" if o.kind == IMM else "a vector of literals"
+        return [(CODE_OPERANDS, f"operand {k + 1} (e) is {what}; the sparsity metadata is a 32-bit register "
+                                "(or its bits as a 0f literal)")]
+    return []
+
+
+def _meta_gate_builtin(first_sm: int):
+    """ptxas 13.0 compiles some forms through a function of its own from SM generation `first_sm` on, whose e is a
+    32-bit parameter: a .pred register there is "Type of argument does not match formal parameter 'e'", and a
+    vector makes ptxas fail on its own code ("<builtin>, line 8; fatal : Parsing error near '{'")."""
+    def gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
+        k = where.get("e")
+        if k is None or target.sm < first_sm:
+            return []
+        o = ops[k]
+        if o.kind == VEC:
+            return [(CODE_OPERANDS, f"operand {k + 1} (e) is a vector; for {target} ptxas 13.0 compiles this form "
+                                    "through a function of its own and fails on a vector there (\"Parsing error near "
+                                    "'{'\" in <builtin>); write one 32-bit register")]
+        if o.kind == REG and o.type is pred:
+            return [(CODE_TYPE, f"operand {k + 1} (e) is a .pred register; for {target} ptxas 13.0 compiles this "
+                                "form through a function of its own, whose e is a 32-bit parameter (\"Type of argument "
+                                "does not match formal parameter 'e'\"); write a .b32 register")]
+        return []
+    return gate
+
+
+def _meta_gate_fp8(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
+    """.e4m3/.e5m2 inputs from sm_90 to the sm_110 family: ptxas 13.0 moves e with a mov.b32 of its own, which
+    takes only a .b32, .u32, .s32 or .f16x2 register ("Arguments mismatch for instruction 'mov'", "Argument vector
+    size mismatch for instruction 'mov'"); sm_89 and the sm_120 family take what the other forms take."""
+    k = where.get("e")
+    if k is None or not 90 <= target.sm < 120:
+        return []
+    o = ops[k]
+    if o.kind == REG and any(o.type is t for t in _META_FP8_TYPES):
+        return []
+    what = {REG: f"a .{o.type.name if o.type else '?'} register", IMM: "a literal", VEC: "a vector"}.get(o.kind, o.kind)
+    return [(CODE_TYPE if o.kind == REG else CODE_OPERANDS,
+             f"operand {k + 1} (e) is {what}; with .e4m3/.e5m2 inputs ptxas 13.0 takes only a .b32, .u32, .s32 or "
+             f".f16x2 register here for {target} (\"Arguments mismatch for instruction 'mov'\", its own code)")]
+
+
+def _meta_gate(f: Form):
+    """The target-dependent check of e (None: e is the same at every target). ptxas 13.0 compiles .s4/.u4 from
+    sm_90 on, and plain .sp of .f16 and of .s8/.u8 from sm_100 on, through a function of its own
+    (_meta_gate_builtin); .e4m3/.e5m2 has _meta_gate_fp8; .bf16, .tf32 and the rest take e alike everywhere."""
+    at = f.fields["atype"][1:]
+    if at in _FP8:
+        return _meta_gate_fp8
+    if at in ("s4", "u4"):
+        return _META_GATE_90
+    if at in ("f16", "s8", "u8") and f.fields["sparsity"] == ".sp":
+        return _META_GATE_100
+    return None
+
+
+_META_GATE_90, _META_GATE_100 = _meta_gate_builtin(90), _meta_gate_builtin(100)
+
+
+def _mma_sp_operands(f: Form) -> List[Signature]:
+    """mma.sp d, a, b, c, e, f: A holds half of its M x K elements (two of every four along K), so a thread's A
+    fragment is half of mma.sync's at the same shape; B, C and D are mma.sync's."""
+    m, n, k = _mnk(f.fields["shape"])
+    at, bt = f.fields["atype"][1:], f.fields["btype"][1:]
+    ct, dt = f.fields["ctype"][1:], f.fields["dtype"][1:]
+    fp8 = at in _FP8
+    a = _elems_to_regs(m * k // 64, at)
+    b = _elems_to_regs(k * n // 32, bt)
+    c = _acc_regs(m * n // 32, ct)
+    d = _acc_regs(m * n // 32, dt)
+    kw = dict(sparse=True, fp8=fp8)
+    return _sig(_frag("d", d[0], d[1], "dst", **kw), _frag("a", a[0], a[1], **kw), _frag("b", b[0], b[1], **kw),
+                _frag("c", c[0], c[1], **kw), _META, _imm("f", sparsity_selectors(f)), cross=_meta_cross,
+                gate=_meta_gate(f))
 
 
 def _ldmatrix_operands(f: Form) -> List[Signature]:
@@ -1044,6 +1177,7 @@ def _form(title, targets, version, operands, raises=None) -> FormRule:
 
 # The minimums are what ptxas 13.0 accepts (tests/test_legality_ptxas.py checks each form at its
 # minimum and one step below). sm_70 forms cannot be assembled by ptxas 13.0 and follow the PTX ISA.
+_ORDERED_METADATA = {".sp::ordered_metadata": ("sm_80", "8.5")}
 FORMS: Dict[str, FormRule] = {
     # ---- mma.sync
     "mma_m8n8k4_f16": _form("mma.sync .m8n8k4 with .f16 inputs", "sm_70", "6.4", _mma_operands),
@@ -1061,6 +1195,16 @@ FORMS: Dict[str, FormRule] = {
                     {".m16n8k32": ("sm_80", "7.0"), ".m16n8k64": ("sm_80", "7.0")}),
     "mma_b1": _form("mma.sync with .b1 inputs", "sm_75", "7.0", _mma_operands,
                     {".m16n8k128": ("sm_80", "7.0"), ".m16n8k256": ("sm_80", "7.0"), ".and": ("sm_80", "7.1")}),
+    # ---- mma.sp, mma.sp::ordered_metadata (PTX ISA 8.5)
+    "mma_sp_f16": _form("mma.sp with .f16 inputs", "sm_80", "7.1", _mma_sp_operands, _ORDERED_METADATA),
+    "mma_sp_bf16": _form("mma.sp with .bf16 inputs", "sm_80", "7.1", _mma_sp_operands, _ORDERED_METADATA),
+    "mma_sp_tf32": _form("mma.sp with .tf32 inputs", "sm_80", "7.1", _mma_sp_operands, _ORDERED_METADATA),
+    "mma_sp_fp8": _form("mma.sp with .e4m3/.e5m2 inputs", "sm_89", "8.4", _mma_sp_operands, _ORDERED_METADATA),
+    # (sm_120a needs PTX ISA 8.7 anyway; ptxas 13.0 asks for 8.7 of this form at the targets that lack it)
+    "mma_sp_fp8_f16": _form("mma.sp with .e4m3/.e5m2 inputs and an .f16 accumulator", "sm_120f", "8.7",
+                            _mma_sp_operands),
+    "mma_sp_i8": _form("mma.sp with .s8/.u8 inputs", "sm_80", "7.1", _mma_sp_operands, _ORDERED_METADATA),
+    "mma_sp_i4": _form("mma.sp with .s4/.u4 inputs", "sm_80", "7.1", _mma_sp_operands, _ORDERED_METADATA),
     # ---- ldmatrix / stmatrix
     "ldmatrix_m8n8": _form("ldmatrix .m8n8", "sm_75", "6.5", _ldmatrix_operands, {".shared::cta": ("sm_75", "7.8")}),
     "ldmatrix_m16n16": _form("ldmatrix .m16n16", _FAMILIES_100, "8.6", _ldmatrix_operands),
@@ -1331,23 +1475,27 @@ def _label_of_token(fam: List[Form], token: str) -> Optional[str]:
 # the words an mma.sync spelling may end with for _diagnose_mma (.or is a bit operation of other
 # instructions, and a likely slip here)
 _MMA_BITOPS = frozenset((".xor", ".and", ".or", ".popc"))
+_SPARSITY = (".sp", ".sp::ordered_metadata")
 
 
 @functools.lru_cache(maxsize=1)
 def _mma_table() -> Tuple[Tuple[Form, Tuple[str, ...]], ...]:
-    """Each legal mma.sync spelling with its fields (shape, alayout, blayout, satfinite, dtype, atype,
-    btype, ctype, bit operation), '' for an absent one: the grammar's forms, read once."""
+    """Each legal mma.sync and mma.sp spelling with its fields (shape, alayout, blayout, satfinite, dtype,
+    atype, btype, ctype, bit operation, sparsity), '' for an absent one: the grammar's forms, read once."""
     out = []
     for f in _catalogue().by_mnemonic.get("mma", ()):
         g = f.fields
         out.append((f, (g["shape"], g["alayout"], g["blayout"], g.get("satfinite", ""), g["dtype"], g["atype"],
-                        g["btype"], g["ctype"], g.get("bitop", "") + g.get("popc", ""))))
+                        g["btype"], g["ctype"], g.get("bitop", "") + g.get("popc", ""), g.get("sparsity", ""))))
     return tuple(out)
 
 
 def _mma_fields(toks: Tuple[str, ...]) -> Optional[Tuple[str, ...]]:
-    """The fields of an mma.sync spelling laid out as the PTX ISA writes it, whatever their values;
+    """The fields of an mma.sync or mma.sp spelling laid out as the PTX ISA writes it, whatever their values;
     None where the tokens are not in that order (the generic diagnosis speaks for those)."""
+    sp = ""
+    if len(toks) > 1 and toks[1] in _SPARSITY:
+        sp, toks = toks[1], toks[:1] + toks[2:]
     if len(toks) < 9 or toks[1:3] != (".sync", ".aligned") or not _SHAPE_RE.match(toks[3]):
         return None
     if toks[4] not in (".row", ".col") or toks[5] not in (".row", ".col"):
@@ -1362,7 +1510,7 @@ def _mma_fields(toks: Tuple[str, ...]) -> Optional[Tuple[str, ...]]:
         return None
     if any(t not in _MMA_BITOPS for t in tail):
         return None
-    return (toks[3], toks[4], toks[5], sat, types[0], types[1], types[2], types[3], "".join(tail))
+    return (toks[3], toks[4], toks[5], sat, types[0], types[1], types[2], types[3], "".join(tail), sp)
 
 
 def _type_or_none(name: str) -> Optional[Type]:
@@ -1372,25 +1520,27 @@ def _type_or_none(name: str) -> Optional[Type]:
         return None
 
 
-def _mma_title(forms_: Sequence[Form], a: str, b: str) -> str:
+def _mma_title(forms_: Sequence[Form], a: str, b: str, name: str = "mma.sync") -> str:
     ts = list(dict.fromkeys(FORMS[f.rule].title for f in forms_))
     if len(ts) == 1:
         return ts[0]
-    return f"mma.sync with {a} inputs" if a == b else f"mma.sync with {a} A and {b} B"
+    return f"{name} with {a} inputs" if a == b else f"{name} with {a} A and {b} B"
 
 
 def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
-    """Why an mma.sync spelling is not legal, field by field against the grammar's spellings: the A and B
-    types, then the shape for those inputs, the D and C types for those inputs at that shape, the
-    layouts, .satfinite and the bit operation. One diagnostic, naming the first field that fits no
-    legal spelling and what is legal there instead, with the nearest legal spelling as a note. The order
-    is that of what a user means most surely: the inputs and the shape first, then what follows from
-    them (the accumulator, the layouts, the modifiers)."""
+    """Why an mma.sync or mma.sp spelling is not legal, field by field against the grammar's spellings of the
+    same instruction (mma.sp's with a sparsity modifier, mma.sync's without): the A and B types, then the shape
+    for those inputs, the D and C types for those inputs at that shape, the layouts, .satfinite, the bit
+    operation and the sparsity modifier. One diagnostic, naming the first field that fits no legal spelling
+    and what is legal there instead, with the nearest legal spelling as a note. The order is that of what a
+    user means most surely: the inputs and the shape first, then what follows from them (the accumulator, the
+    layouts, the modifiers)."""
     got = _mma_fields(toks)
     if got is None:
         return None
-    shape, al, bl, sat, d, a, b, c, bitop = got
-    table = _mma_table()
+    shape, al, bl, sat, d, a, b, c, bitop, sp = got
+    table = [e for e in _mma_table() if bool(e[1][9]) == bool(sp)]
+    name = "mma.sp" if sp else "mma.sync"
     mnk = _mnk(shape)
 
     def diag(code, message, rows, notes=()):
@@ -1407,12 +1557,12 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
         with_b = list(dict.fromkeys(e[1][5] for e in table if e[1][6] == b))
         if not with_a:
             legal = list(dict.fromkeys(e[1][5] for e in table))
-            return diag(CODE_TYPE, f"{a} is not a legal A type for mma.sync; the A type must be one of "
+            return diag(CODE_TYPE, f"{a} is not a legal A type for {name}; the A type must be one of "
                                    f"{', '.join(legal)}", table)
         notes = [f"or: with B type {b}, the A type must be {_tokens_text(with_b)}"] if with_b else []
-        return diag(CODE_TYPE, f"{b} is not a legal B type for mma.sync with A type {a}; the B type must be "
+        return diag(CODE_TYPE, f"{b} is not a legal B type for {name} with A type {a}; the B type must be "
                                f"{_tokens_text(with_a)}", [e for e in table if e[1][5] == a], notes)
-    title = _mma_title([e[0] for e in rows], a, b)
+    title = _mma_title([e[0] for e in rows], a, b, name)
     # the shape, for these inputs
     here = [e for e in rows if e[1][0] == shape]
     if not here:
@@ -1421,7 +1571,7 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
         msg = got_msg[0] if got_msg else f"{shape} is not a legal shape for {title}; the shape must be " \
                                           f"{_tokens_text(cands)}"
         return diag(CODE_SHAPE, msg, rows)
-    title = _mma_title([e[0] for e in here], a, b)
+    title = _mma_title([e[0] for e in here], a, b, name)
     at = "" if shape in title else f" at {shape}"
     # the accumulator: D and C types, for these inputs at this shape
     rows, here = here, [e for e in here if e[1][4] == d and e[1][7] == c]
@@ -1429,6 +1579,7 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
         pairs = list(dict.fromkeys(f"{e[1][4]}/{e[1][7]}" for e in rows))
         return diag(CODE_TYPE, f"D/C types {d}/{c} are not legal for {title}{at}; the D/C types must be "
                                f"{_join_or(pairs)}", rows)
+    title = _mma_title([e[0] for e in here], a, b, name)
     # the layouts
     rows, here = here, [e for e in here if e[1][1] == al and e[1][2] == bl]
     if not here:
@@ -1443,7 +1594,7 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
     rows, here = here, [e for e in here if e[1][3] == sat]
     if not here:
         takers = list(dict.fromkeys(e[1][5] for e in table if e[1][3]))
-        return diag(CODE_MODIFIER, f".satfinite is not legal for {title}; only mma.sync with "
+        return diag(CODE_MODIFIER, f".satfinite is not legal for {title}; only {name} with "
                                    f"{'/'.join(takers)} inputs takes it", rows)
     # the bit operation
     rows, here = here, [e for e in here if e[1][8] == bitop]
@@ -1452,10 +1603,17 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
         if not legal:
             takers = list(dict.fromkeys(e[1][5] for e in table if e[1][8]))
             ops = list(dict.fromkeys(e[1][8] for e in table if e[1][8]))
-            return diag(CODE_MODIFIER, f"{title} takes no bit operation ({bitop}); only mma.sync with "
+            if not takers:
+                return diag(CODE_MODIFIER, f"{name} takes no bit operation ({bitop})", rows)
+            return diag(CODE_MODIFIER, f"{title} takes no bit operation ({bitop}); only {name} with "
                                        f"{'/'.join(takers)} inputs takes {_join_or(ops)}", rows)
         what = f"not {bitop}" if bitop else "none is given"
         return diag(CODE_MODIFIER, f"{title} needs a bit operation, {_join_or(legal)}; {what}", rows)
+    # the sparsity modifier (.sp::ordered_metadata only, for some forms)
+    rows, here = here, [e for e in here if e[1][9] == sp]
+    if not here:
+        legal = list(dict.fromkeys(e[1][9] for e in rows))
+        return diag(CODE_MODIFIER, f"{title} needs {_join_or(legal)}, not {sp}", rows)
     return None
 
 
@@ -2043,12 +2201,20 @@ def check(opcode: str, operands: Optional[Sequence[OperandInfo]] = None, target=
         return list(diags)
     out: List[Diagnostic] = []
     present: Sequence[Slot] = ()
+    target = _as_target(target)
     if operands is not None:
-        _, slots, od = bind(opcode, operands)
+        sig, slots, od = bind(opcode, operands)
         out.extend(od)
         present = [s for s in slots if s.optional or s.need is not None]
+        if not od and sig.gate is not None and target is not None:
+            title = FORMS[f.rule].title
+            where = {s.name: k for k, s in enumerate(slots)}
+            out.extend(_diag(c, f"{title}: {m}") for c, m in sig.gate(operands, where, target))
     # a malformed operand list first: a target message about an operand that is not there misleads
-    return out + _gate(opcode, f, _as_target(target), _as_version(version), present)
+    return out + _gate(opcode, f, target, _as_version(version), present)
+
+
+_VEC_ONLY = frozenset((VEC,))
 
 
 def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
@@ -2060,7 +2226,8 @@ def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
     out: Dict[str, Tuple[int, Type]] = {}
     for sig in signatures(opcode):
         for s in sig.slots:
-            if VEC in s.kinds and s.name not in out:
+            # (vectors only: not mma.sp's metadata e, a register that ptxas also takes in braces)
+            if s.kinds == _VEC_ONLY and s.name not in out:
                 out[s.name] = (s.count, s.types[0])
     return out
 

@@ -213,7 +213,10 @@ def test_unknown_instruction_and_far_spellings():
 def test_covers():
     assert L.covers("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
     assert L.covers("mbarrier.init.shared.b64") and L.covers("barrier.cluster.wait")
-    assert not L.covers("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32")
+    assert L.covers("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32")
+    assert L.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32")
+    assert not L.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32")
+    assert not L.covers("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16")
     assert not L.covers("barrier.sync")
     assert L.covers("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32") and L.covers("discard.global.L2")
     assert L.covers("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group")

@@ -24,10 +24,10 @@ ptxas runs with the virtual target (-arch=compute_XY): it checks the PTX without
 keeps the ~2,000 wgmma instructions cheap. A run with real targets (PTXGEN_LEGALITY_ARCH=sm, ~5 minutes)
 gave the same verdict for every item.
 
-Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 4272 legal spellings, 6896 legal
-instructions assembled (2335 made by builder methods), 53768 near misses, all rejected by both, no
-disagreements; 10789 operand probes (2703 of them accepted by ptxas), each verdict shared by legality;
-455 ptxas runs.
+Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 4364 legal spellings, 6988 legal
+instructions assembled (2427 made by builder methods), 55906 near misses, all rejected by both, no
+disagreements; 11999 operand probes (3207 of them accepted by ptxas), each verdict shared by legality;
+486 ptxas runs.
 """
 from __future__ import annotations
 
@@ -166,7 +166,13 @@ def _build(k, pool: Pool, f: L.Form, sig_index: int, optional: bool):
     """Build one legal form through its builder method; None when no method makes this spelling."""
     r, has = f.rule, f.has
     a = pool.addr
-    if r.startswith("mma_"):
+    if r.startswith("mma_sp_"):
+        regs = L.fragment_regs(f.opcode)
+        v = {n: pool.vec(c, t) for n, (c, t) in regs.items()}
+        k.mma_sp(f.fields["shape"][1:], v["d"], v["a"], v["b"], v["c"], pool.reg(get_type("b32")), 0,
+                 atype=_tok(f, "atype"), btype=_tok(f, "btype"), ctype=_tok(f, "ctype"), dtype=_tok(f, "dtype"),
+                 satfinite=has(".satfinite"), ordered_metadata=has(".sp::ordered_metadata"))
+    elif r.startswith("mma_"):
         regs = L.fragment_regs(f.opcode)
         v = {n: pool.vec(c, t) for n, (c, t) in regs.items()}
         k.mma_sync(f.fields["shape"][1:], v["d"], v["a"], v["b"], v["c"], atype=_tok(f, "atype"),
@@ -388,7 +394,7 @@ def _operand_mutations(opcode: str, ops: List[str], infos: list, pool: Pool) -> 
         if inf.kind == "imm" and s.values is not None:
             lo, hi = _bounds(s.values)
             bad = next(v for v in (hi + 1, lo - 1, hi + 4) if v not in s.values)
-            if hi - lo < 1000 and len(s.values) > 2:
+            if hi - lo < 1000 and len(getattr(s.values, "values", s.values)) > 2:
                 gaps = [v for v in range(lo, hi) if v not in s.values]
                 if gaps:
                     bad = gaps[len(gaps) // 2]
@@ -399,6 +405,7 @@ def _operand_mutations(opcode: str, ops: List[str], infos: list, pool: Pool) -> 
 
 
 def _bounds(values) -> Tuple[int, int]:
+    values = getattr(values, "values", values)   # L._Low32's
     if isinstance(values, range):  # min()/max() would walk a 2**63-long range
         return values[0], values[-1]
     return min(values), max(values)

@@ -1,6 +1,6 @@
 """The order of an opcode's modifiers, linted as ptxas 13.0 takes it: each family's and core instruction's valid
 spellings with their modifiers reordered (every order of up to 4 modifiers after the mnemonic, every move of one
-modifier to another place beyond that), asked of ptxas and lint line by line: 4,568 orders of 206 spellings (109
+modifier to another place beyond that), asked of ptxas and lint line by line: 5,078 orders of 213 spellings (116
 family forms, each form rule's longest spelling of each instruction name, and 97 lines of the core instructions
 and of other family spellings), in one ptxas run per target (it names each line it refuses and goes on).
 
@@ -27,9 +27,10 @@ What ptxas 13.0 showed (test_orders_agree_with_ptxas runs every order below thro
   a name word out of place is PTX-E-MODIFIER at the opcode, with the spelling to write; an illegal spelling in
   another order is diagnosed in the order of its nearest legal spelling. The builder writes the grammar's order.
 
-Where lint and ptxas still differ (`known`, asserted to stay as they are: 25 orders):
-- mma.sp is not modelled (ptxgen.legality leaves it to ptxas): lint takes its layouts and types in any order, where
-  ptxas reads the order as which is which.
+Where lint and ptxas still differ (`known`, asserted to stay as they are): nowhere. (mma.sp's 25 orders of its
+layouts and types, which lint took while ptxgen.legality left mma.sp to ptxas, are refused by both since mma.sp is
+a family of the legality grammar; mma.sp's .sp and .sp::ordered_metadata go anywhere after `mma`, as ptxas takes
+them: `mma.sync.aligned.sp.m16n8k16.row.col.f32.f16.f16.f32`.)
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def operands(opcode: str) -> str:
             continue
         t = s.type.name if s.type is not None else "b32"
         t = {"bf16x2": "b32", "tf32": "b32"}.get(t, t)      # instruction-only types: no registers of their own
-        if LG.VEC in s.kinds:
+        if LG.VEC in s.kinds and not (s.name == "e" and opcode.startswith("mma")):   # (mma.sp's metadata: one)
             out.append("{" + ", ".join(f"%{t}_{i}" for i in range(s.count)) + "}")
         elif LG.TENSOR in s.kinds:
             out.append("[%u64_0, {" + ", ".join(f"%b32_{i}" for i in range(s.count)) + "}]")
@@ -111,7 +112,7 @@ def family_seeds() -> List[Tuple[str, str]]:
     out = []
     for f in best.values():
         needs, _ = LG.requirement(f.opcode)
-        target = "sm_90a" if all(n.met_by(Target.parse("sm_90a")) for n in needs) else "sm_100a"
+        target = next(t for t in _VERSION if all(n.met_by(Target.parse(t)) for n in needs))
         out.append((target, f"{f.opcode} {operands(f.opcode)};"))
     return out
 
@@ -227,13 +228,7 @@ CORE_SEEDS = (
 )
 
 def known(opcode: str) -> bool:
-    """Is this an order ptxas refuses and lint takes, as it is (see the module docstring)? Those of the mma.sp seed,
-    which ptxgen.legality does not model, with its layouts or types (the seed's .f32.f16.f16.f32) in another
-    order."""
-    words = opcode.split(".")
-    if words[0] == "mma" and "sp" in words:
-        return [w for w in words if w in ("row", "col")] != ["row", "col"] or \
-            [w for w in words if w in C.TYPE_WORDS] != ["f32", "f16", "f16", "f32"]
+    """Is this an order ptxas refuses and lint takes, as it is (see the module docstring)? None is, now."""
     return False
 
 
@@ -280,7 +275,7 @@ def probes() -> Dict[str, List[Tuple[str, str, str]]]:
     return out
 
 
-_VERSION = {"sm_90a": "8.7", "sm_100a": "8.8"}
+_VERSION = {"sm_90a": "8.7", "sm_100a": "8.8", "sm_120a": "8.8"}
 
 
 def _first(text: str) -> int:
@@ -305,7 +300,7 @@ def ptxas_verdicts(batch: List[Tuple[str, str, str]], target: str) -> List[bool]
 # family -> (orders probed, orders ptxas takes), of the last run (ptxas 13.0.88; `python3
 # tests/test_lint_modifier_order.py` prints it); the seeds themselves are not counted
 SURVEY: Dict[str, Tuple[int, int]] = {
-    "mma": (634, 410), "ldmatrix": (137, 124), "stmatrix": (72, 72), "wgmma.mma_async": (281, 145),
+    "mma": (1144, 755), "ldmatrix": (137, 124), "stmatrix": (72, 72), "wgmma.mma_async": (281, 145),
     "wgmma.fence": (5, 1), "wgmma.commit_group": (5, 1), "wgmma.wait_group": (5, 1), "cp.async": (69, 22),
     "cp.async.bulk": (166, 36), "cp.async.bulk.tensor": (546, 172), "prefetch": (2, 2),
     "cp.reduce.async.bulk": (130, 42), "applypriority": (1, 1), "discard": (1, 1), "mbarrier": (396, 187),
@@ -322,7 +317,7 @@ SURVEY: Dict[str, Tuple[int, int]] = {
 
 
 # family -> the orders of it that lint takes and ptxas refuses (`known`)
-KNOWN_TAKEN = {"mma": 25}
+KNOWN_TAKEN: Dict[str, int] = {}
 
 
 def survey(verdicts) -> Dict[str, Tuple[int, int]]:

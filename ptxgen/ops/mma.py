@@ -1,14 +1,16 @@
-"""Warp-level tensor-core instructions: ldmatrix, stmatrix, mma.sync (legality: ptxgen.legality)."""
+"""Warp-level tensor-core instructions: ldmatrix, stmatrix, mma.sync, mma.sp (legality: ptxgen.legality)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional, Sequence
 
 from .. import legality
 from ..errors import LegalityError
 from ..ir import RegArray
+from ..types import b32
 from .checked import CheckedOps, _type_name, shape_token
 
-__all__ = ["MmaOps", "mma_sync_opcode", "ldmatrix_opcode", "stmatrix_opcode"]
+__all__ = ["MmaOps", "mma_sync_opcode", "mma_sp_opcode", "ldmatrix_opcode", "stmatrix_opcode"]
 
 _INT_TYPES = ("s8", "u8", "s4", "u4", "b1")
 
@@ -31,6 +33,15 @@ def mma_sync_opcode(shape, *, atype="f16", btype=None, ctype=None, dtype=None, a
     if at == "b1" or bitop is not None:
         op += f".{bitop or 'and'}.popc"
     return op
+
+
+def mma_sp_opcode(shape, *, atype="f16", btype=None, ctype=None, dtype=None, alayout="row", blayout="col",
+                  satfinite=False, ordered_metadata=True) -> str:
+    """The opcode string `mma.sp{::ordered_metadata}.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype`
+    (the types default as mma_sync_opcode's)."""
+    dense = mma_sync_opcode(shape, atype=atype, btype=btype, ctype=ctype, dtype=dtype, alayout=alayout,
+                            blayout=blayout, satfinite=satfinite)
+    return "mma" + (".sp::ordered_metadata" if ordered_metadata else ".sp") + dense[3:]
 
 
 def _matrix_suffix(shape, num, trans, space, type, src_fmt):
@@ -98,6 +109,48 @@ class MmaOps(CheckedOps):
                self._vec_operand(c, "C"))
         self._legal_emit(op, ops, guard)
         return d if isinstance(d, RegArray) else RegArray(d)
+
+    def mma_sp(self, shape, d, a, b, c, e, f=0, *, atype="f16", btype=None, ctype=None, dtype=None,
+               alayout: str = "row", blayout: str = "col", satfinite: bool = False, ordered_metadata: bool = True,
+               guard=None) -> RegArray:
+        """`mma.sp::ordered_metadata.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype {d}, {a}, {b},
+        {c}, e, f;`
+
+        Sparse A (two of every four elements along K, so half of mma_sync's A registers), the metadata `e` (a
+        32-bit register: which two of each four) and the sparsity selector `f` (an int: the threads whose
+        metadata is used). Types default as mma_sync's; `ordered_metadata=False` writes plain `.sp` (PTX ISA
+        7.1; ptxas 13.0 advises `.sp::ordered_metadata`, PTX ISA 8.5). `d=None` allocates D.
+        """
+        op = mma_sp_opcode(shape, atype=atype, btype=btype, ctype=ctype, dtype=dtype, alayout=alayout,
+                           blayout=blayout, satfinite=satfinite, ordered_metadata=ordered_metadata)
+        self._check_sparse_opcode(op, ordered_metadata)
+        if d is None:
+            d = self.fragment(op, "d")
+        meta = self._reg_or_imm(e, b32, "mma.sp metadata e")
+        sel = self._imm_only(f, "mma.sp sparsity selector f")
+        ops = (self._vec_operand(d, "D"), self._vec_operand(a, "A"), self._vec_operand(b, "B"),
+               self._vec_operand(c, "C"), meta, sel)
+        self._legal_emit(op, ops, guard)
+        return d if isinstance(d, RegArray) else RegArray(d)
+
+    def mma_sp_fragment(self, operand: str, shape, *, atype="f16", btype=None, ctype=None, dtype=None,
+                        satfinite: bool = False, ordered_metadata: bool = True,
+                        name: Optional[str] = None) -> RegArray:
+        """Registers for operand 'a', 'b', 'c' or 'd' of an mma.sp form (e.g. 2 .f16x2 for an m16n8k16 A)."""
+        op = mma_sp_opcode(shape, atype=atype, btype=btype, ctype=ctype, dtype=dtype, satfinite=satfinite,
+                           ordered_metadata=ordered_metadata)
+        self._check_sparse_opcode(op, ordered_metadata)
+        return self.fragment(op, operand, name=name)
+
+    def _check_sparse_opcode(self, op: str, ordered_metadata: bool) -> None:
+        diags = legality.check(op, None, self.target, self.version)
+        if ordered_metadata:
+            # .sp::ordered_metadata came with PTX ISA 8.5; the default .version of an sm_80 or sm_90 module is older
+            note = "or pass ordered_metadata=False for plain .sp (PTX ISA 7.1), which ptxas 13.0 advises against"
+            diags = [replace(d, notes=tuple(d.notes) + (note,))
+                     if d.code == legality.CODE_VERSION and ".sp::ordered_metadata" in d.message else d
+                     for d in diags]
+        self._raise_diags(diags)
 
     def mma_fragment(self, operand: str, shape, *, atype="f16", btype=None, ctype=None, dtype=None,
                      alayout: str = "row", blayout: str = "col", satfinite: bool = False,
