@@ -1002,15 +1002,94 @@ def _bulk_parts_join(a: dict, b: dict) -> dict:
     return _bulk_cap(out)
 
 
+def _bulk_subsume(parts: dict) -> dict:
+    """parts without those another part covers: one that knows less (its facts a subset) with a sub-state that
+    already holds everything theirs does. The covering part's paths take every branch theirs would, with at
+    least their records, so nothing is lost."""
+    items = sorted(parts.items(), key=lambda kv: len(kv[0]))
+    kept: List[tuple] = []
+    for f, sub in items:
+        if not any(g < f and _bulk_join_sub(sub, s) == s for g, s in kept):
+            kept.append((f, sub))
+    return dict(kept) if len(kept) < len(parts) else parts
+
+
 def _bulk_cap(parts: dict) -> dict:
+    """At most _MAX_PARTS parts: first those another covers go (no loss), then the facts of one predicate at a time
+    are forgotten, each time the predicate whose forgetting joins the fewest different sub-states (ties: the
+    one that leaves the fewest parts), so the facts that keep sub-states apart (an elected thread's predicate,
+    a pending flag) are the last to go."""
     if len(parts) <= _MAX_PARTS:
         return parts
-    keys = list(parts)
-    common = frozenset.intersection(*keys)
-    sub = _B_EMPTY
-    for s in parts.values():
-        sub = _bulk_join_sub(sub, s)
-    return {common: sub}
+    parts = _bulk_subsume(parts)
+    while len(parts) > _MAX_PARTS:
+        best = None
+        for c in sorted({c for f in parts for c, _v in f}, key=repr):
+            merged: Dict[FrozenSet, set] = {}
+            for f, sub in parts.items():
+                merged.setdefault(frozenset(x for x in f if x[0] != c), set()).add(sub)
+            score = (sum(len(subs) > 1 for subs in merged.values()), len(merged))
+            if best is None or score < best[0]:
+                best = (score, c)
+        if best is None:
+            break                   # unreachable: parts with the same facts are one part
+        c = best[1]
+        out: dict = {}
+        for f, sub in parts.items():
+            f = frozenset(x for x in f if x[0] != c)
+            old = out.get(f)
+            out[f] = sub if old is None else _bulk_join_sub(old, sub)
+        parts = _bulk_subsume(out)
+    return parts
+
+
+def _live_facts(blocks, events, branch, pf: _PredFacts) -> List[FrozenSet]:
+    """The predicate classes whose facts a path may still read at the entry of each block: a later guard of a
+    bulk event or branch tests them (or a predicate whose value implies one of them, as and.pred's does)
+    before a write makes the path forget them. A fact that no test can read only splits the paths, and so
+    many paths (loop-local conditions, the flags of one round) would reach _MAX_PARTS, where they merge and
+    forget the facts that are still needed (the elected thread's predicate, a pending flag)."""
+    reads: Dict[object, FrozenSet] = {}
+
+    def read_by(c) -> FrozenSet:
+        r = reads.get(c)
+        if r is None:
+            seen = set()
+            todo = [(c, True), (c, False)]
+            while todo:
+                x = todo.pop()
+                if x not in seen:
+                    seen.add(x)
+                    todo.extend(pf.impl.get(x, ()))
+            r = reads[c] = frozenset(x for x, _v in seen if x in pf.relevant)
+        return r
+
+    use: List[FrozenSet] = []
+    kill: List[FrozenSet] = []
+    for b in blocks:
+        u: set = set()
+        k: set = set()
+        for kind, ins, arg in events[b.index]:
+            if kind == _B_KILL:
+                k |= arg[1]
+            elif ins.guard is not None:
+                u |= read_by(pf.cls(ins.guard.reg.name)) - k
+        br = branch.get(b.index)
+        if br is not None:
+            u |= read_by(br[0]) - k
+        use.append(frozenset(u))
+        kill.append(frozenset(k))
+    live = list(use)
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(blocks):
+            out = frozenset().union(*(live[s] for s in b.succs)) if b.succs else frozenset()
+            new = use[b.index] | (out - kill[b.index])
+            if new != live[b.index]:
+                live[b.index] = new
+                changed = True
+    return live
 
 
 def _check_bulk(blocks, report, fn, fnf: _FnFacts):
@@ -1114,6 +1193,7 @@ def _check_bulk(blocks, report, fn, fnf: _FnFacts):
                     and len(b.succs) == 2 and b.index + 1 in b.succs:
                 taken = b.succs[0] if b.succs[1] == b.index + 1 else b.succs[1]
                 branch[b.index] = (pf.cls(last.guard.reg.name), taken, not last.guard.negate)
+    live = _live_facts(blocks, events, branch, pf) if pf is not None else None
 
     def newest_k(groups, gi):
         return len(groups) - 1 - gi
@@ -1282,20 +1362,21 @@ def _check_bulk(blocks, report, fn, fnf: _FnFacts):
 
     def edge(b, out, s):
         br = branch.get(b.index)
-        if br is None:
-            return out
-        c, taken, v = br
-        if s != taken:
-            v = not v
+        keep = live[s]
         parts = {}
         for f, sub in out.items():
-            f2 = pf.learn(f, c, v)
-            if f2 is not None:
-                old = parts.get(f2)
-                parts[f2] = sub if old is None else _bulk_join_sub(old, sub)
+            if br is not None:
+                c, taken, v = br
+                f = pf.learn(f, c, v if s == taken else not v)
+                if f is None:
+                    continue
+            # what no later test can read is forgotten: the paths that differ only in it are one
+            f = frozenset(x for x in f if x[0] in keep)
+            old = parts.get(f)
+            parts[f] = sub if old is None else _bulk_join_sub(old, sub)
         return _bulk_cap(parts) if parts else None
 
-    states = _solve(blocks, {frozenset(): _B_EMPTY}, transfer, _bulk_parts_join, edge if branch else None)
+    states = _solve(blocks, {frozenset(): _B_EMPTY}, transfer, _bulk_parts_join, edge if pf is not None else None)
     for b, st in zip(blocks, states):
         if st is not None:
             transfer(b, st, report)
