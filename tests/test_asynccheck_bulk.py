@@ -186,6 +186,145 @@ _FUNC = """.version 8.0
 }
 """
 
+# the sample's producer-less 2-CTA kernels (gemm_hopper c2 ... p0), reduced: the elected thread of each warpgroup stores
+# its tile behind `and.pred` with a column bound and waits behind its own predicate; a flag (mov.pred) says that a
+# tile is still to be stored, and warpgroup 2 stores it while idle past the split. Enough predicates are tested
+# more than once that the paths once outgrew the analysis' limit and forgot the elected thread's predicate.
+_TILES = """.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .align 64 .b8 tmap[128], .param .u32 tiles, .param .u32 split, .param .u32 cols,
+	.param .u32 kblocks)
+.reqntid 384, 1, 1
+{
+\t.shared .align 1024 .b8 ctile[24576];
+\t.reg .pred %p<20>;
+\t.reg .pred %c_pending;
+\t.reg .b32 %r<30>;
+\t.reg .b32 %c_hcol, %kb;
+\t.reg .b64 %rd<2>;
+\tmov.u32 %r1, %tid.x;
+\tand.b32 %r2, %r1, 127;
+\tsetp.eq.u32 %p1, %r2, 0;
+\tshr.u32 %r3, %r1, 7;
+\tld.param.u32 %r4, [tiles];
+\tld.param.u32 %r5, [split];
+\tld.param.u32 %r6, [cols];
+\tld.param.u32 %r7, [kblocks];
+\tmov.u64 %rd1, tmap;
+\tmov.u32 %r8, ctile;
+\tmad.lo.u32 %r9, %r3, 8192, %r8;
+\tshl.b32 %r10, %r2, 4;
+\tadd.u32 %r11, %r9, %r10;
+\tadd.u32 %r12, %r3, 1;
+\tmov.u32 %r13, 0;
+\tmov.pred %c_pending, 0;
+\tmov.u32 %r14, %ctaid.x;
+L_tile:
+\tsetp.ge.u32 %p2, %r14, %r4;
+\t@%p2 bra L_tiles_done;
+\tsetp.lt.u32 %p3, %r14, %r5;
+\tnot.pred %p4, %p3;
+\tsetp.eq.and.u32 %p5, %r3, 2, %p4;
+\t@!%p5 bra L_idle_done;
+\t// warpgroup 2 idles past the split: it stores the tile it holds while the others work
+\t@!%c_pending bra L_idle_stored;
+\t@!%p1 bra L_idle_waited;
+\tcp.async.bulk.wait_group.read 0;
+L_idle_waited:
+\tbar.sync %r12, 128;
+\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};
+\tfence.proxy.async.shared::cta;
+\tbar.sync %r12, 128;
+\tsetp.lt.u32 %p6, %c_hcol, %r6;
+\tand.pred %p7, %p1, %p6;
+\t@!%p7 bra L_idle_issued;
+\tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%c_hcol, %r14}], [%r9];
+\tcp.async.bulk.commit_group;
+L_idle_issued:
+\tmov.pred %c_pending, 0;
+L_idle_stored:
+\tmov.u32 %kb, 0;
+\tsetp.ge.u32 %p8, %kb, %r7;
+\t@%p8 bra L_idle_loop_done;
+L_idle_loop:
+\tadd.u32 %kb, %kb, 1;
+\tsetp.lt.u32 %p9, %kb, %r7;
+\t@%p9 bra L_idle_loop;
+L_idle_loop_done:
+L_idle_done:
+\t@%p5 bra L_tile_next;
+\t// the mainloop of a tile; the store of the previous tile goes out after its first round
+\tmov.u32 %kb, 0;
+\t@!%c_pending bra L_prev_stored;
+\t@!%p1 bra L_prev_waited;
+\tcp.async.bulk.wait_group.read 0;
+L_prev_waited:
+\tbar.sync %r12, 128;
+\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};
+\tfence.proxy.async.shared::cta;
+\tbar.sync %r12, 128;
+\tsetp.lt.u32 %p10, %c_hcol, %r6;
+\tand.pred %p11, %p1, %p10;
+\t@!%p11 bra L_prev_issued;
+\tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%c_hcol, %r14}], [%r9];
+\tcp.async.bulk.commit_group;
+L_prev_issued:
+\tmov.pred %c_pending, 0;
+L_prev_stored:
+\tsetp.ge.u32 %p12, %kb, %r7;
+\t@%p12 bra L_loop_done;
+L_loop:
+\tadd.u32 %kb, %kb, 1;
+\tadd.u32 %r13, %r13, %kb;
+\tsetp.lt.u32 %p13, %kb, %r7;
+\t@%p13 bra L_loop;
+L_loop_done:
+\t// this tile: the buffer again, once the elected thread's last store has read it
+\t@!%p1 bra L_waited;
+\tcp.async.bulk.wait_group.read 0;
+L_waited:
+\tbar.sync %r12, 128;
+\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};
+\tfence.proxy.async.shared::cta;
+\tbar.sync %r12, 128;
+\tmul.lo.u32 %r15, %r14, 128;
+\tsetp.lt.u32 %p14, %r15, %r6;
+\tand.pred %p15, %p1, %p14;
+\t@!%p15 bra L_issued;
+\tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r15, %r14}], [%r9];
+\tcp.async.bulk.commit_group;
+L_issued:
+\tadd.u32 %c_hcol, %r15, 64;
+\tmov.pred %c_pending, 1;
+L_tile_next:
+\tadd.u32 %r14, %r14, 132;
+\tbra L_tile;
+L_tiles_done:
+\t@!%c_pending bra L_last_stored;
+\t@!%p1 bra L_last_waited;
+\tcp.async.bulk.wait_group.read 0;
+L_last_waited:
+\tbar.sync %r12, 128;
+\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};
+\tfence.proxy.async.shared::cta;
+\tbar.sync %r12, 128;
+\tsetp.lt.u32 %p16, %c_hcol, %r6;
+\tand.pred %p17, %p1, %p16;
+\t@!%p17 bra L_last_issued;
+\tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%c_hcol, %r14}], [%r9];
+\tcp.async.bulk.commit_group;
+L_last_issued:
+\tmov.pred %c_pending, 0;
+L_last_stored:
+\t@!%p1 bra L_done;
+\tcp.async.bulk.wait_group 0;
+L_done:
+\tret;
+}
+"""
+
 _ACCESS_LINE = "\tst.shared.u32 [%r5], %r6;  // <- PTX-W-BULK-ACCESS\n"
 _RING_WAIT = "\t@%p1 cp.async.bulk.wait_group.read 1;\n"
 _RING_RET = "\tret;  // <- PTX-W-BULK-WAIT\n"
@@ -289,6 +428,19 @@ VARIANTS = {
         _ELECTED, ("\t@!%p2 bra L_done;\n", "\tld.param.u32 %r7, [n];\n\tsetp.eq.u32 %p1, %r7, 0;\n"
                                             "\t@!%p1 bra L_done;\n"),
         ("\tret;", "\tret;  // <- PTX-W-BULK-WAIT")),
+    "elected tiles, a pending flag and a column bound": _TILES,
+    "elected tiles, no wait before the idle warpgroup writes": _edited(
+        _TILES, ("\t@!%p1 bra L_idle_waited;\n\tcp.async.bulk.wait_group.read 0;\n", "\t@!%p1 bra L_idle_waited;\n"),
+        ("L_idle_waited:\n\tbar.sync %r12, 128;\n\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};\n",
+         "L_idle_waited:\n\tbar.sync %r12, 128;\n\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};  "
+         "// <- PTX-W-BULK-ACCESS\n")),
+    "elected tiles, no wait after the mainloop": _edited(
+        _TILES, ("\t@!%p1 bra L_waited;\n\tcp.async.bulk.wait_group.read 0;\n", "\t@!%p1 bra L_waited;\n"),
+        ("L_waited:\n\tbar.sync %r12, 128;\n\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};\n",
+         "L_waited:\n\tbar.sync %r12, 128;\n\tstmatrix.sync.aligned.m8n8.x1.shared.b16 [%r11], {%r13};  "
+         "// <- PTX-W-BULK-ACCESS\n")),
+    "elected tiles, no wait before ret": _edited(
+        _TILES, ("\tcp.async.bulk.wait_group 0;\n", ""), ("\tret;", "\tret;  // <- PTX-W-BULK-WAIT")),
     # ---- shared symbols apart
     "apart, another array": _APART,
     "apart, the same array": _edited(_APART, ("st.shared.u32 [%r2+4], %r3;",
