@@ -645,6 +645,13 @@ class _Walker:
         if d == "op_not":
             return ("!", _atom(c[1]))
         if d == "op_addr":
+            if len(c) > 1 and c[0].data == "addr_base_off":
+                # `[%rd1+64, {c0}]`: ptxas 13.0 reads an offset only in a one-part address ("Parsing error near
+                # ','"), the tensor map's or texture's too, even +0
+                raise _ExprError("the first part of a tensor or texture reference takes no offset (ptxas: \"Parsing "
+                                 "error near ',': syntax error\")", c[0].children[1],
+                                 ("add the offset to the register first: `add.u64 %rd2, %rd1, 64;` then "
+                                  "`[%rd2, {...}]`",))
             return ("a", tuple(self.addr_item(x) for x in c))
         if d == "vector":
             return ("v", tuple(self.operand(x) for x in c))
@@ -1359,8 +1366,8 @@ def _operand(f: _Fast, t: str):
                         return None
                     items.append(v)
                     continue
-                if any(ch in part for ch in "[](){},"):
-                    return None
+                if any(ch in part for ch in "[](){},") or not items and "+" in part:
+                    return None           # (an offset on the first part: the grammar's path reports it)
                 a = _operand(f, "[" + part + "]")
                 if a is None or len(a[1]) != 1:
                     return None

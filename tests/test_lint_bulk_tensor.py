@@ -26,9 +26,11 @@ What ptxas 13.0 showed:
   address register) or a .global variable (a .param or .shared one is "State space mismatch"); the coordinates
   are .b32, .u32 or .s32 registers or integer literals.
 
+- `[%rd1+64, {c}]` (an offset on the tensor map, even +0; a texture's `[t+8, {x}]` too) is a syntax error ("Parsing
+  error near ','"), which lint took.
+
 Where lint and ptxas still differ (left as they are): the sm_100 modes (.tile::scatter4, .im2col::w ...) and
-.cta_group are not modelled (ptxgen.legality leaves them to ptxas), and `[%rd1+64, {c}]` as a tensor reference is a
-syntax error to ptxas that lint takes, as it does for cp.async.bulk.tensor.
+.cta_group are not modelled (ptxgen.legality leaves them to ptxas).
 """
 from __future__ import annotations
 
@@ -101,6 +103,11 @@ def _register_cases() -> List[Tuple[str, str, str, object]]:
             ("sm_90a", "8.0", f"{STORE} [g, {{%b32_0}}], [%b32_1];", None),
             ("sm_90a", "8.0", f"{STORE} [s, {{%b32_0}}], [%b32_1];", O),
             ("sm_90a", "8.0", f"{STORE} [%u64_0, {{7}}], [%b32_1];", None)]
+    # an offset on the tensor map is a syntax error, +0 too (the address register takes it: `[s+16]` above)
+    out += [("sm_90a", "8.0", f"{op} [%u64_0+{off}, {{%b32_0}}], [%b32_1];", "PTX-E-SYNTAX")
+            for op in (STORE, REDUCE) for off in (64, 0)]
+    out += [("sm_90a", "8.0", f"{LOAD} [%b32_1], [g+128, {{%b32_0}}], [%b32_2];", "PTX-E-SYNTAX"),
+            ("sm_90a", "8.0", f"{PREFETCH} [%u64_0+8, {{%b32_0}}];", "PTX-E-SYNTAX")]
     return out
 
 
