@@ -287,7 +287,11 @@ def parse(opcode: str) -> Optional[Form]:
     cat = _catalogue()
     f = cat.by_opcode.get(opcode)
     if f is None and "." in opcode:
-        f = cat.by_order.get(order_key(opcode.split(".")))
+        toks = opcode.split(".")
+        f = cat.by_order.get(order_key(toks))
+        if f is None and toks.count("sync") > 1:
+            # ptxas 13.0 takes .sync more than once (`mma.sync.sync.aligned`, `elect.sync.sync`), as a flag
+            f = cat.by_order.get(order_key([t for i, t in enumerate(toks) if t != "sync" or "sync" not in toks[:i]]))
     return f
 
 

@@ -592,7 +592,32 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
                       f"{base} needs modifiers", ("see the PTX ISA section on " + base,)))
         return op
     _core_rules(ctx, op, types)
+    if not op.diags:
+        _repeated_word(op)
     return op
+
+
+# modifiers ptxas 13.0 takes twice, as flags (`bar.sync.sync`, `add.sat.sat`); any other word given twice it refuses
+# ("Duplicate .ftz modifier", "Multiple rounding modifiers specified", "Unexpected instruction types specified for
+# 'brev'", ...), a type word too but in the instructions that name two types (`cvt.f32.f32`) (tests/test_lint_repeated.py)
+_TWICE_OK = frozenset(("sync", "sat", "satfinite", "cc", "approx", "uni", "relu", "NaN", "shiftamt"))
+_TWO_TYPES = frozenset(("cvt", "set", "slct", "tex", "tld4", "dp4a", "dp2a", "suld", "sust", "sured", "vadd", "vsub",
+                        "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
+                        "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4",
+                        "vset4"))
+_TYPE_LIKE = re.compile(r"[a-z]+\d+(x\d+)?").fullmatch          # .u4 .s32 .e4m3 .f16x2 ...
+
+
+def _repeated_word(op: _Op):
+    if op.base == "wmma":                   # two layouts and types of its own rules (.row.row, .s32.u4.u4.s32)
+        return
+    seen = set()
+    for w in op.mods:
+        if w in seen and w not in _TWICE_OK and not (op.base in _TWO_TYPES and _TYPE_LIKE(w)):
+            op.diags.append(("PTX-E-MODIFIER", f"{op.base}: .{w} is written twice (ptxas: \"Duplicate .{w} modifier\" or "
+                                               f"\"Multiple ... modifiers specified\")", (f"write .{w} once",)))
+            return
+        seen.add(w)
 
 
 def _known_type(name: str) -> bool:
