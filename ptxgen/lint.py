@@ -583,6 +583,9 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
         diags.append(("PTX-E-MODIFIER", C.name_order_message(".".join(toks[:C.name_length(toks)]), bad, want),
                       (f"write {fixed}",)))
         return op
+    if base == "cvt" and "pack" in mods:
+        _cvt_pack(op)
+        return op
     if any(x in _TYPE_WORDS and not _known_type(x) for x in mods):
         return op  # a type ptxgen.types does not model yet (.e2m1x2 ...): only the name and gating are checked
     if key == base and base in _family_mnemonics():
@@ -594,6 +597,11 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
     _core_rules(ctx, op, types)
     if not op.diags:
         _repeated_word(op)
+    if not op.diags and base in _TWO_TYPED and sum(1 for w in mods if _TYPE_LIKE(w)) > 2:
+        diags.append(("PTX-E-TYPE", f"{base} takes two instruction types, the destination's and the sources' (ptxas: "
+                                    f"\"Unexpected instruction types specified for '{base}'\")",
+                      (f"write {base}." + ".".join(w for w in mods if not _TYPE_LIKE(w)) + ("." if any(
+                          not _TYPE_LIKE(w) for w in mods) else "") + "dtype.atype",)))
     return op
 
 
@@ -606,6 +614,33 @@ _TWO_TYPES = frozenset(("cvt", "set", "slct", "tex", "tld4", "dp4a", "dp2a", "su
                         "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4",
                         "vset4"))
 _TYPE_LIKE = re.compile(r"[a-z]+\d+(x\d+)?").fullmatch          # .u4 .s32 .e4m3 .f16x2 ...
+
+
+# cvt.pack.sat.convertType.abType{.cType} as ptxas 13.0 takes it: .u16/.s16 from .s32 (d, a, b), or .u2 .s2 .u4 .s4 .u8
+# .s8 from .s32 with .b32 (d, a, b, c); PTX ISA 6.5 (tests/test_lint_repeated.py)
+_PACK_FORMS = frozenset([("u16", "s32"), ("s16", "s32")] + [(t, "s32", "b32") for t in ("u2", "s2", "u4", "s4", "u8", "s8")])
+# instructions of two instruction types (d's, then the sources'), which ptxas refuses with a third
+_TWO_TYPED = frozenset(("cvt", "set", "slct", "dp4a", "dp2a"))
+
+
+def _cvt_pack(op: _Op):
+    diags, mods = op.diags, op.mods           # (its target and version: INSTRUCTIONS["cvt.pack"])
+    types = tuple(w for w in mods if _TYPE_LIKE(w))
+    if mods[0] != "pack":
+        diags.append(("PTX-E-MODIFIER", "cvt.pack is the instruction's name: .pack comes right after cvt (ptxas: "
+                                        "\"Unknown modifier '.pack'\")", ("write cvt.pack.sat." + ".".join(types),)))
+        return
+    other = [w for w in mods[1:] if w != "sat" and not _TYPE_LIKE(w)]
+    if other:
+        diags.append(("PTX-E-MODIFIER", f"cvt.pack has no modifier .{other[0]}", ("cvt.pack takes .sat and its types",)))
+    elif "sat" not in mods:
+        diags.append(("PTX-E-MODIFIER", "cvt.pack needs .sat (ptxas: \".sat modifier required for instruction "
+                                        "'cvt.pack'\")", ("write cvt.pack.sat." + ".".join(types),)))
+    if types not in _PACK_FORMS:
+        diags.append(("PTX-E-TYPE", f"cvt.pack has no .{'.'.join(types)} form (ptxas: \"Unexpected instruction types "
+                                    f"specified for 'cvt.pack'\")",
+                      ("cvt.pack.sat takes .u16 or .s16 from .s32 (d, a, b), or .u2, .s2, .u4, .s4, .u8 or .s8 from "
+                       ".s32 with .b32 (d, a, b, c)",)))
 
 
 def _repeated_word(op: _Op):

@@ -201,6 +201,32 @@ LINES = [
 ]
 
 
+# cvt.pack (which lint refused as "cvt has no modifier .pack") and instructions of two types given a third
+LINES += [
+    ("cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;", True), ("cvt.pack.sat.s8.s32.b32 %r1, %r2, %r3, %r4;", True),
+    ("cvt.pack.sat.u4.s32.b32 %r1, %r2, %r3, %r4;", True), ("cvt.pack.sat.s2.s32.b32 %r1, %r2, %r3, %r4;", True),
+    ("cvt.pack.sat.u16.s32 %r1, %r2, %r3;", True), ("cvt.pack.sat.s16.s32 %r1, %r2, %r3;", True),
+    ("cvt.pack.u8.s32.b32 %r1, %r2, %r3, %r4;", False), ("cvt.sat.pack.u8.s32.b32 %r1, %r2, %r3, %r4;", False),
+    ("cvt.pack.sat.u16.s32.b32 %r1, %r2, %r3, %r4;", False), ("cvt.pack.sat.u8.u32.b32 %r1, %r2, %r3, %r4;", False),
+    ("cvt.pack.sat.f16.s32 %r1, %r2, %r3;", False), ("cvt.pack.sat.rn.u8.s32.b32 %r1, %r2, %r3, %r4;", False),
+    ("cvt.rzi.s32.s32.f32 %r1, %f1;", False), ("cvt.rzi.s32.u32.f32 %r1, %f1;", False),
+    ("cvt.u32.u32.u32 %r1, %r2;", False), ("cvt.f32.f32 %f1, %f2;", True), ("cvt.rn.f16x2.f32 %r1, %f1, %f2;", True),
+    ("set.eq.u32.u32.u32 %r1, %r2, %r3;", False), ("set.eq.u32.u32 %r1, %r2, %r3;", True),
+    ("slct.u32.s32.s32 %r1, %r2, %r3, %r4;", False), ("slct.u32.s32 %r1, %r2, %r3, %r4;", True),
+    ("dp4a.u32.u32.u32 %r1, %r2, %r3, %r4;", False), ("dp4a.u32.u32 %r1, %r2, %r3, %r4;", True),
+    ("dp2a.lo.u32.u32.u32 %r1, %r2, %r3, %r4;", False), ("dp2a.lo.u32.u32 %r1, %r2, %r3, %r4;", True),
+]
+
+
+def test_cvt_pack_needs_ptx_isa_6_5_and_says_what_to_write():
+    text = module(["cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;"]).replace(".version 8.6", ".version 6.4").replace(
+        "sm_90a", "sm_75")
+    (d,) = [d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"]
+    assert d.code == "PTX-E-VERSION" and "cvt.pack needs PTX ISA 6.5" in d.message
+    (d,) = [d for d in L.lint_ptx(module(["cvt.pack.u8.s32.b32 %r1, %r2, %r3, %r4;"]), "t.ptx") if d.severity == "error"]
+    assert d.notes == ("write cvt.pack.sat.u8.s32.b32",)
+
+
 def module(lines):
     return (".version 8.6\n.target sm_90a\n.address_size 64\n.visible .func f() { ret; }\n"
             ".visible .entry k(.param .u64 p)\n{\n"
