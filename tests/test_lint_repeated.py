@@ -7,8 +7,9 @@ word given twice: "Duplicate .ftz modifier", "Duplicate .volatile modifier", "Mu
 specified", "Unknown modifier '.wide'", "Comparison qualifier is not allowed for instruction 'mul.lo'", and a type
 twice ("Unexpected instruction types specified for 'brev'") but in the instructions that name two types
 (`cvt.f32.f32`). lint took the repeated modifiers of the core instructions and refused a repeated .sync in the
-tensor-core and async families. Left: cvt with three types where two are the same (`cvt.rzi.s32.s32.f32`), which
-ptxas refuses and lint takes.
+tensor-core and async families. A third type on cvt, set, slct, dp4a or dp2a is "Unexpected instruction types"
+(lint took it), and cvt.pack.sat takes .u16/.s16 from .s32 or .u2/.s2/.u4/.s4/.u8/.s8 from .s32 with .b32 (lint
+refused every cvt.pack: "cvt has no modifier .pack").
 """
 from __future__ import annotations
 
