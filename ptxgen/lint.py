@@ -1554,6 +1554,13 @@ class _FnCheck:
                     self.slot(o, sig[k], op, loc, k)
                 elif t is str and o == "_" and op.base in _SINK_NONE:
                     self.sink(op, _D if k == 0 else _S, loc, k)
+        if op.base == "cvt" and sig is None and not op.diags and "pack" in op.mods:
+            # cvt.pack.sat (_cvt_pack): d, a, b from .s32 into .u16/.s16, d, a, b, c into the narrower ones
+            want = 3 if "u16" in op.mods or "s16" in op.mods else 4
+            if len(ops) != want:
+                ctx.add("PTX-E-OPERANDS", f"{ins.opcode} takes {want} operands (d, a, b{', c' if want == 4 else ''}), "
+                                          f"{len(ops)} given (ptxas: \"Arguments mismatch for instruction 'cvt.pack'\")",
+                        _tok_loc(ctx, loc, OPCODE), (), len(ins.opcode))
         if op.base == "call":
             self.call(ins, loc)
         elif op.wmma is not None and sig is not None:

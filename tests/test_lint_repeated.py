@@ -210,6 +210,8 @@ LINES += [
     ("cvt.pack.u8.s32.b32 %r1, %r2, %r3, %r4;", False), ("cvt.sat.pack.u8.s32.b32 %r1, %r2, %r3, %r4;", False),
     ("cvt.pack.sat.u16.s32.b32 %r1, %r2, %r3, %r4;", False), ("cvt.pack.sat.u8.u32.b32 %r1, %r2, %r3, %r4;", False),
     ("cvt.pack.sat.f16.s32 %r1, %r2, %r3;", False), ("cvt.pack.sat.rn.u8.s32.b32 %r1, %r2, %r3, %r4;", False),
+    ("cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3;", False), ("cvt.pack.sat.u16.s32 %r1, %r2, %r3, %r4;", False),
+    ("cvt.pack.sat.s4.s32.b32 %r1, %r2;", False),
     ("cvt.rzi.s32.s32.f32 %r1, %f1;", False), ("cvt.rzi.s32.u32.f32 %r1, %f1;", False),
     ("cvt.u32.u32.u32 %r1, %r2;", False), ("cvt.f32.f32 %f1, %f2;", True), ("cvt.rn.f16x2.f32 %r1, %f1, %f2;", True),
     ("set.eq.u32.u32.u32 %r1, %r2, %r3;", False), ("set.eq.u32.u32 %r1, %r2, %r3;", True),
