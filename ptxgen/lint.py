@@ -598,31 +598,31 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
     if not op.diags:
         _repeated_word(op)
     if not op.diags and base in _TWO_TYPED and sum(1 for w in mods if _TYPE_LIKE(w)) > 2:
+        words = [base, *(w for w in mods if not _TYPE_LIKE(w)), "dtype", "atype"]
         diags.append(("PTX-E-TYPE", f"{base} takes two instruction types, the destination's and the sources' (ptxas: "
                                     f"\"Unexpected instruction types specified for '{base}'\")",
-                      (f"write {base}." + ".".join(w for w in mods if not _TYPE_LIKE(w)) + ("." if any(
-                          not _TYPE_LIKE(w) for w in mods) else "") + "dtype.atype",)))
+                      ("write " + ".".join(words),)))
     return op
 
 
 # modifiers ptxas 13.0 takes twice, as flags (`bar.sync.sync`, `add.sat.sat`); any other word given twice it refuses
 # ("Duplicate .ftz modifier", "Multiple rounding modifiers specified", "Unexpected instruction types specified for
-# 'brev'", ...), a type word too but in the instructions that name two types (`cvt.f32.f32`) (tests/test_lint_repeated.py)
+# 'brev'", ...), a type word too but in the instructions that name several types (`cvt.f32.f32`)
+# (tests/test_lint_repeated.py)
 _TWICE_OK = frozenset(("sync", "sat", "satfinite", "cc", "approx", "uni", "relu", "NaN", "shiftamt"))
-_TWO_TYPES = frozenset(("cvt", "set", "slct", "tex", "tld4", "dp4a", "dp2a", "suld", "sust", "sured", "vadd", "vsub",
-                        "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
-                        "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4",
-                        "vset4"))
+# instructions of two instruction types (d's, then the sources'), which ptxas refuses with a third
+_TWO_TYPED = frozenset(("cvt", "set", "slct", "dp4a", "dp2a"))
+# ... and all that name several (the video instructions three)
+_MANY_TYPED = _TWO_TYPED | frozenset((
+    "tex", "tld4", "suld", "sust", "sured", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
+    "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4",
+    "vmin4", "vmax4", "vset4"))
 _TYPE_LIKE = re.compile(r"[a-z]+\d+(x\d+)?").fullmatch          # .u4 .s32 .e4m3 .f16x2 ...
 
 
 # cvt.pack.sat.convertType.abType{.cType} as ptxas 13.0 takes it: .u16/.s16 from .s32 (d, a, b), or .u2 .s2 .u4 .s4 .u8
 # .s8 from .s32 with .b32 (d, a, b, c); PTX ISA 6.5 (tests/test_lint_repeated.py)
 _PACK_FORMS = frozenset([("u16", "s32"), ("s16", "s32")] + [(t, "s32", "b32") for t in ("u2", "s2", "u4", "s4", "u8", "s8")])
-# instructions of two instruction types (d's, then the sources'), which ptxas refuses with a third
-_TWO_TYPED = frozenset(("cvt", "set", "slct", "dp4a", "dp2a"))
-
-
 def _cvt_pack(op: _Op):
     diags, mods = op.diags, op.mods           # (its target and version: INSTRUCTIONS["cvt.pack"])
     types = tuple(w for w in mods if _TYPE_LIKE(w))
@@ -648,7 +648,7 @@ def _repeated_word(op: _Op):
         return
     seen = set()
     for w in op.mods:
-        if w in seen and w not in _TWICE_OK and not (op.base in _TWO_TYPES and _TYPE_LIKE(w)):
+        if w in seen and w not in _TWICE_OK and not (op.base in _MANY_TYPED and _TYPE_LIKE(w)):
             op.diags.append(("PTX-E-MODIFIER", f"{op.base}: .{w} is written twice (ptxas: \"Duplicate .{w} modifier\" or "
                                                f"\"Multiple ... modifiers specified\")", (f"write .{w} once",)))
             return

@@ -747,6 +747,19 @@ _BULK_STORES = ["cp.async.bulk.global.shared::cta.bulk_group", "cp.async.bulk.gl
                 "cp.reduce.async.bulk.add.global.bulk_group.shared::cta.f32"]
 _PROXY_FENCES = ["", "fence.proxy.async.shared::cta;", "fence.proxy.shared::cta.async;", "fence.proxy.async;",
                  "fence.proxy.async.global;", "fence.proxy.global.async;"]
+# those that order generic-proxy writes of shared memory before an async-proxy read of it
+_SHARED_FENCES = ("fence.proxy.async.shared::cta;", "fence.proxy.shared::cta.async;", "fence.proxy.async;")
+
+
+def _assemble_each(tmp_path, kernels):
+    """Each (what, PTX text) of kernels assembles with ptxas for sm_90a."""
+    import subprocess
+    for i, (what, text) in enumerate(kernels):
+        path = tmp_path / f"k{i}.ptx"
+        path.write_text(text)
+        p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, (what, p.stderr)
 
 
 def _bulk_store_kernel(opcode, fence):
@@ -761,20 +774,13 @@ def _bulk_store_kernel(opcode, fence):
 def test_bulk_store_in_any_order_needs_a_shared_proxy_fence(opcode, fence):
     got = [f[0] for f in _findings(_bulk_store_kernel(opcode, fence), "bulk.ptx")]
     # a fence of the global state space alone does not order the shared writes
-    want = [] if fence in ("fence.proxy.async.shared::cta;", "fence.proxy.shared::cta.async;",
-                           "fence.proxy.async;") else ["PTX-W-PROXY-FENCE"]
+    want = [] if fence in _SHARED_FENCES else ["PTX-W-PROXY-FENCE"]
     assert got == want
 
 
 @pytest.mark.ptxas
 def test_bulk_store_kernels_assemble(tmp_path):
-    import subprocess
-    for i, (opcode, fence) in enumerate((o, f) for o in _BULK_STORES for f in _PROXY_FENCES):
-        path = tmp_path / f"k{i}.ptx"
-        path.write_text(_bulk_store_kernel(opcode, fence))
-        p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
-                           capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, (opcode, fence, p.stderr)
+    _assemble_each(tmp_path, [((o, f), _bulk_store_kernel(o, f)) for o in _BULK_STORES for f in _PROXY_FENCES])
 
 
 # cp.reduce.async.bulk.tensor reads its shared source through the async proxy as a TMA store does: in the PTX ISA's
@@ -808,18 +814,12 @@ def test_tensor_reduction_in_any_order_needs_a_shared_proxy_fence(opcode, fence)
     text = _tensor_reduction_kernel(opcode, fence)
     got = [(f[0], f[1], f[3].split(" reads ")[0]) for f in _findings(text, "reduce.ptx")]
     line = next(i for i, ln in enumerate(text.split("\n"), 1) if ln.lstrip().startswith(opcode + " "))
-    want = [] if fence in ("fence.proxy.async.shared::cta;", "fence.proxy.shared::cta.async;",
-                           "fence.proxy.async;") else [("PTX-W-PROXY-FENCE", line,
-                                                        "a bulk/TMA reduction from shared into global")]
+    want = [] if fence in _SHARED_FENCES else [("PTX-W-PROXY-FENCE", line,
+                                                 "a bulk/TMA reduction from shared into global")]
     assert got == want
 
 
 @pytest.mark.ptxas
 def test_tensor_reduction_kernels_assemble(tmp_path):
-    import subprocess
-    for i, (opcode, fence) in enumerate((o, f) for o in _TENSOR_REDUCTIONS for f in _PROXY_FENCES):
-        path = tmp_path / f"k{i}.ptx"
-        path.write_text(_tensor_reduction_kernel(opcode, fence))
-        p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
-                           capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, (opcode, fence, p.stderr)
+    _assemble_each(tmp_path, [((o, f), _tensor_reduction_kernel(o, f)) for o in _TENSOR_REDUCTIONS
+                              for f in _PROXY_FENCES])

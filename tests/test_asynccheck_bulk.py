@@ -5,29 +5,17 @@ fire once their waits or commits are taken out. Every variant assembles with ptx
 import glob
 import os
 import re
-import subprocess
 
 import pytest
 
 from ptxgen.asynccheck import ASYNC_CODES
 from ptxgen.lint import lint_ptx, read_ptx
 
+from test_asynccheck import _assemble_each, _edited, _text
 from test_samples import load_sample
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _MARK = re.compile(r"//\s*<-\s*((?:PTX-W-[A-Z-]+\s*)+)")
-
-
-def _text(name):
-    with open(os.path.join(HERE, "async", name)) as f:
-        return f.read()
-
-
-def _edited(text, *old_new):
-    for old, new in old_new:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    return text
 
 
 def _unmarked(text):
@@ -508,12 +496,7 @@ def test_every_bulk_code_has_variants_both_ways():
 
 @pytest.mark.ptxas
 def test_variants_assemble(tmp_path):
-    for i, (name, text) in enumerate(sorted(VARIANTS.items())):
-        path = tmp_path / f"k{i}.ptx"
-        path.write_text(text)
-        p = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
-                           capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, (name, p.stderr)
+    _assemble_each(tmp_path, sorted(VARIANTS.items()))
 
 
 # -------------------------------------------------------------------------------------------- messages
