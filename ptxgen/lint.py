@@ -30,7 +30,8 @@ from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, P
                     parse, parse_target_list, undeclarable_type)
 from .target import (LATEST_PTX, REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      read_version, version_error, version_str)
-from .types import VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, f64, get_type, pred, u32, u64
+from .types import (VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, f64, get_type, pred, s32, u32,
+                    u64)
 
 __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
 
@@ -641,6 +642,13 @@ def _cvt_pack(op: _Op):
                                     f"specified for 'cvt.pack'\")",
                       ("cvt.pack.sat takes .u16 or .s16 from .s32 (d, a, b), or .u2, .s2, .u4, .s4, .u8 or .s8 from "
                        ".s32 with .b32 (d, a, b, c)",)))
+    if not diags:
+        # ptxas 13.0: d, a and b a 32- or 64-bit integer or bit register (or .f16x2), a and b an integer literal too,
+        # c any register of 32 bits or more (.f32 and .f64 too) or a literal
+        i = _slot(_S, s32, True)
+        op.sig = [_slot(_D, u32, True), i, i] + ([_slot(_S, b32, True)] if len(types) == 3 else [])
+        op.counts = (len(op.sig), len(op.sig))
+        op.fast = tuple((sl[1], sl[2]) for sl in op.sig)
 
 
 def _repeated_word(op: _Op):
@@ -1524,8 +1532,13 @@ class _FnCheck:
         if sig is not None and op.counts is not None and not (op.counts[0] <= len(ops) <= op.counts[1]):
             lo, hi = op.counts
             n = str(lo) if lo == hi else f"{lo} or {hi}"
-            ctx.add("PTX-E-OPERANDS", f"{op.base} takes {n} operands, {len(ops)} given",
-                    _tok_loc(ctx, loc, OPCODE), (), len(ins.opcode))
+            if op.base == "cvt":                # cvt.pack (_cvt_pack)
+                ctx.add("PTX-E-OPERANDS", f"{ins.opcode} takes {n} operands (d, a, b{', c' if hi == 4 else ''}), "
+                                          f"{len(ops)} given (ptxas: \"Arguments mismatch for instruction 'cvt.pack'\")",
+                        _tok_loc(ctx, loc, OPCODE), (), len(ins.opcode))
+            else:
+                ctx.add("PTX-E-OPERANDS", f"{op.base} takes {n} operands, {len(ops)} given",
+                        _tok_loc(ctx, loc, OPCODE), (), len(ins.opcode))
             sig = None
         fast = op.fast if sig is not None else None
         compat = ctx.compat
@@ -1554,13 +1567,6 @@ class _FnCheck:
                     self.slot(o, sig[k], op, loc, k)
                 elif t is str and o == "_" and op.base in _SINK_NONE:
                     self.sink(op, _D if k == 0 else _S, loc, k)
-        if op.base == "cvt" and sig is None and not op.diags and "pack" in op.mods:
-            # cvt.pack.sat (_cvt_pack): d, a, b from .s32 into .u16/.s16, d, a, b, c into the narrower ones
-            want = 3 if "u16" in op.mods or "s16" in op.mods else 4
-            if len(ops) != want:
-                ctx.add("PTX-E-OPERANDS", f"{ins.opcode} takes {want} operands (d, a, b{', c' if want == 4 else ''}), "
-                                          f"{len(ops)} given (ptxas: \"Arguments mismatch for instruction 'cvt.pack'\")",
-                        _tok_loc(ctx, loc, OPCODE), (), len(ins.opcode))
         if op.base == "call":
             self.call(ins, loc)
         elif op.wmma is not None and sig is not None:

@@ -9,7 +9,8 @@ twice ("Unexpected instruction types specified for 'brev'") but in the instructi
 (`cvt.f32.f32`). lint took the repeated modifiers of the core instructions and refused a repeated .sync in the
 tensor-core and async families. A third type on cvt, set, slct, dp4a or dp2a is "Unexpected instruction types"
 (lint took it), and cvt.pack.sat takes .u16/.s16 from .s32 or .u2/.s2/.u4/.s4/.u8/.s8 from .s32 with .b32 (lint
-refused every cvt.pack: "cvt has no modifier .pack").
+refused every cvt.pack: "cvt has no modifier .pack"), with d, a and b 32- or 64-bit integer, bit or .f16x2 registers
+(a and b literals too) and c any register of 32 bits or more (lint did not check them).
 """
 from __future__ import annotations
 
@@ -258,4 +259,57 @@ def test_every_line_agrees_with_ptxas():
     first = text.split("\n").index("\t" + lines[0]) + 1
     rejected = {lines[i - first] for i in ptxas_rejected(text, "sm_90a") if first <= i < first + len(lines)}
     want = {ln for ln, ok in LINES if not ok}
+    assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
+
+
+# cvt.pack's operand registers, as ptxas 13.0 takes them: d, a and b a 32- or 64-bit integer or bit register or a
+# .f16x2 one (no .f32, .f64, 16-bit or .pred register), a and b an integer literal too; c any register of 32 bits or
+# more (.f32 and .f64 too) or a literal; d no literal ("Result register required"). lint checked none of them.
+PACK_REGS = {"b16": "%hb", "u16": "%hu", "s16": "%hs", "b32": "%rb", "u32": "%ru", "s32": "%rs", "f32": "%fs",
+             "b64": "%db", "u64": "%du", "s64": "%ds", "f64": "%fd", "pred": "%p", "f16": "%fh", "f16x2": "%fx"}
+_INT = {"b32", "u32", "s32", "b64", "u64", "s64", "f16x2"}
+PACK_TAKES = ({"d": _INT, "a": _INT | {"imm"}, "b": _INT | {"imm"}, "c": _INT | {"f32", "f64", "imm"}})
+
+
+def _pack_lines():
+    out = []
+    for form, base in (("cvt.pack.sat.s16.s32", ["%rb0", "%rs1", "%rs2"]),
+                       ("cvt.pack.sat.u8.s32.b32", ["%rb0", "%rs1", "%rs2", "%rb3"]),
+                       ("cvt.pack.sat.s2.s32.b32", ["%rb0", "%rs1", "%rs2", "%rb3"])):
+        for k, slot in enumerate("dabc"[:len(base)]):
+            for t in [*PACK_REGS, "imm"]:
+                ops = list(base)
+                ops[k] = "7" if t == "imm" else PACK_REGS[t] + "1"
+                out.append((f"{form} {', '.join(ops)};", t in PACK_TAKES[slot]))
+    return out
+
+
+PACK_LINES = _pack_lines()
+
+
+def pack_module(lines):
+    return (".version 8.6\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+            + "".join(f"\t.reg .{t} {r}<4>;\n" for t, r in PACK_REGS.items())
+            + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+
+
+def test_cvt_pack_operand_registers():
+    wrong = []
+    for line, ok in PACK_LINES:
+        errs = [d for d in L.lint_ptx(pack_module([line]), "t.ptx") if d.severity == "error"]
+        if (not errs) != ok or errs and errs[0].code not in ("PTX-E-TYPE", "PTX-E-OPERANDS"):
+            wrong.append((line, [str(d) for d in errs]))
+    assert not wrong, wrong[:5]
+    (d,) = L.lint_ptx(pack_module(["cvt.pack.sat.u8.s32.b32 %rb0, %fs1, %rs2, %rb3;"]), "t.ptx")
+    assert d.code == "PTX-E-TYPE" and "%fs1 is a .f32 register" in d.message and (d.loc.line, d.loc.col) == (20, 32)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_cvt_pack_operand_registers_agree_with_ptxas():
+    lines = [ln for ln, _ in PACK_LINES]
+    text = pack_module(lines)
+    first = text.split("\n").index("\t" + lines[0]) + 1
+    rejected = {lines[i - first] for i in ptxas_rejected(text, "sm_90a") if first <= i < first + len(lines)}
+    want = {ln for ln, ok in PACK_LINES if not ok}
     assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
