@@ -53,7 +53,7 @@ __all__ = [
     "check", "parse", "covers", "forms", "signatures", "bind", "fragment_regs", "requirement",
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
-    "CODE_MODIFIER", "CODE_MISCOMPILE", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
+    "CODE_MODIFIER", "CODE_MISCOMPILE", "CODE_ADVISORY", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
     "param_array_error", "vector_error", "initializer_error", "initial_address_error", "initializer_miscompile",
     "param_shape_error",
 ]
@@ -69,6 +69,8 @@ CODE_MODIFIER = "PTX-E-MODIFIER"
 # legal PTX that ptxas turns into a kernel that fails at run time: a warning in the linter, and the builder
 # refuses to emit it
 CODE_MISCOMPILE = "PTX-W-MISCOMPILE"
+# legal PTX that ptxas assembles with an "Advisory" line of its own: a note in the linter
+CODE_ADVISORY = "PTX-W-ADVISORY"
 
 # field (grammar placeholder) -> (how a message names it, diagnostic code)
 _FIELDS = {
@@ -1935,7 +1937,7 @@ def _gate(opcode: str, f: Form, target: Optional[Target], version: Optional[PtxV
                                            f"{version_str(version)})",
                              (f"write .version {version_str(n.version)} or later (with the builder: "
                               f"Module(..., version='{version_str(n.version)}'))",)))
-    return out
+    return out + _advisories(f)
 
 
 def _miscompiles(f: Form, target: Target) -> List[Diagnostic]:
@@ -1953,6 +1955,18 @@ def _miscompiles(f: Form, target: Target) -> List[Diagnostic]:
                       "instruction (CUDA_ERROR_ILLEGAL_INSTRUCTION)",
                       ("drop .L2::cache_hint and the policy operand, or load with cp.async.bulk.tensor or "
                        "ld.global.L2::cache_hint (+ st.shared), whose policies work",), severity="warning")]
+    return []
+
+
+def _advisories(f: Form) -> List[Diagnostic]:
+    """What ptxas 13.0 says of a legal form in an "Advisory" info line, at every target and PTX ISA version:
+    plain mma.sp is "expected to have substantially reduced performance on some future architectures"."""
+    if f.rule.startswith("mma_sp") and f.has(".sp"):
+        return [_diag(CODE_ADVISORY, "mma.sp is legal, but ptxas advises .sp::ordered_metadata instead: plain .sp is "
+                                     "expected to be much slower on some future architectures",
+                      (f"write {'mma.sp::ordered_metadata' + f.opcode[len('mma.sp'):]} (PTX ISA 8.5) where the "
+                       "sparsity metadata's indices are in increasing order, which that form requires",),
+                      severity="note")]
     return []
 
 

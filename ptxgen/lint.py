@@ -94,6 +94,11 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                          "integer per element) (ptxgen.legality)",
                          ".target sm_90a ... cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;",
                          ".target sm_90a ... cp.async.cg.shared.global [%r1], [%rd1], 16;"),
+    "PTX-W-ADVISORY": ("(note) legal PTX that ptxas (CUDA 13.0) assembles with an \"Advisory\" of its own: plain mma.sp, "
+                       "which ptxas expects to be much slower on future architectures than .sp::ordered_metadata "
+                       "(ptxgen.legality)",
+                       "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 ...",
+                       "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 ..."),
     "PTX-E-INTERNAL": ("a bug in ptxgen's own checks (please report it); the file may well be fine", "-", "-"),
 }
 CODES.update(ASYNC_CODES)  # the async-protocol checks over each function's CFG (ptxgen.asynccheck)

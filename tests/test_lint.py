@@ -621,12 +621,30 @@ def test_every_code_is_documented_and_exercised():
     for code in L.CODES:
         assert f"| {code} |" in L.__doc__
     # the async-protocol codes are exercised by tests/test_asynccheck.py (tests/async/*.ptx)
-    exercised = set(EXAMPLES) | {"PTX-W-UNUSED-LABEL", "PTX-W-DIRECTIVE", "PTX-W-MISCOMPILE", "PTX-E-INTERNAL"} \
+    exercised = set(EXAMPLES) | {"PTX-W-UNUSED-LABEL", "PTX-W-DIRECTIVE", "PTX-W-MISCOMPILE", "PTX-W-ADVISORY",
+                                  "PTX-E-INTERNAL"} \
         | set(ASYNC_CODES)
     assert set(L.CODES) <= exercised
 
 
 _HINTED_CP_ASYNC = "cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;"
+
+
+_SPARSE = ("mma.sp{}.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {{%f0, %f1, %f2, %f3}}, {{%r0, %r1, %r2, %r3}}, "
+           "{{%r4, %r5, %r6, %r7}}, {{%f4, %f5, %f6, %f7}}, %r8, 0;")
+
+
+def test_plain_mma_sp_draws_ptxas_advisory_as_a_note():
+    """ptxas assembles plain mma.sp with an "Advisory" to use .sp::ordered_metadata (tests/test_legality_ptxas.py
+    compares every legal form's advisories with ptxas's)."""
+    text = module(_SPARSE.format(""), version="8.5")
+    (d,) = L.lint_ptx(text, "t.ptx")
+    assert (d.code, d.severity, d.loc.line, d.loc.col) == ("PTX-W-ADVISORY", "note", 12, 1)
+    assert d.notes[0].startswith("write mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 ")
+    assert L.lint_ptx(module(_SPARSE.format("::ordered_metadata"), version="8.5"), "t.ptx") == []
+    # under an older .version too, where ptxas still advises it (with the version the other form needs)
+    (d,) = L.lint_ptx(module(_SPARSE.format(""), version="7.1", target="sm_80"), "t.ptx")
+    assert d.code == "PTX-W-ADVISORY" and "(PTX ISA 8.5)" in d.notes[0]
 
 
 def _cp_async_module(copy, target="sm_90a"):
