@@ -94,6 +94,9 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                          "integer per element) (ptxgen.legality)",
                          ".target sm_90a ... cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;",
                          ".target sm_90a ... cp.async.cg.shared.global [%r1], [%rd1], 16;"),
+    "PTX-W-EXTERN": ("(warning) an .extern function called or taken by address but not defined in the module: "
+                     "ptxas without -c and cuModuleLoadData stop (\"Unresolved extern function\"); it needs linking",
+                     ".extern .func g(); ... call g;", ".func g()\n{ ret; }\n... call g;"),
     "PTX-W-ADVISORY": ("(note) legal PTX that ptxas (CUDA 13.0) assembles with an \"Advisory\" of its own: plain mma.sp, "
                        "which ptxas expects to be much slower on future architectures than .sp::ordered_metadata "
                        "(ptxgen.legality)",
@@ -2565,6 +2568,134 @@ def _module_checks(ctx: _Ctx, res: ParseResult, override: Optional[Target]):
                 (f"write .version {version_str(_ADDRESS_SIZE_PTX)} or later",))
 
 
+def _linkage(h) -> str:
+    return next((x for x in h.linkage if x in ("extern", "visible", "weak")), "")
+
+
+def _param_mismatch(a, b) -> Optional[str]:
+    """What ptxas 13.0 calls the difference of two declarations' parameter (or return parameter) lists: their
+    count, then a parameter's type (with its vector and array dimensions), state space and alignment (where
+    none is written, the size of its element); its name may differ."""
+    if len(a) != len(b):
+        return "number of parameters"
+    for x, y in zip(a, b):
+        if (x.type, x.vector, x.dims) != (y.type, y.vector, y.dims):
+            return "parameter types"
+    for x, y in zip(a, b):
+        if x.space != y.space:
+            return "parameter state space"
+
+    def align(q):
+        return q.align or max(1, q.type.bits // 8) * (q.vector or 1) if q.type is not None else q.align
+    for x, y in zip(a, b):
+        if align(x) != align(y):
+            return "parameter alignment"
+    return None
+
+
+def _function_declarations(ctx: _Ctx, res: ParseResult):
+    """The declarations and the definition of one function agree as ptxas 13.0 asks (tests/test_lint_fdecl.py):
+    none after the definition, the same kind (.entry or .func), linkage (a later one may leave it out; nothing
+    but more .extern declarations after an .extern one), .noreturn and parameters; and a function declared in
+    this module is defined in it (or is an `.alias` of one that is), or declared .extern, which whole-program
+    compilation (ptxas without -c, cuModuleLoadData) still refuses once it is called or its address taken."""
+    first: Dict[str, object] = {}
+    defined: Dict[str, object] = {}
+    for info in res.declarations:
+        h = info.header
+        name, span = h.name, len(h.name)
+        f = first.get(name)
+        if f is None:
+            first[name] = info
+            if info.defined:
+                defined[name] = info
+            continue
+        fh = f.header
+        at = f"first declared at line {f.loc.line}"
+        if name in defined and not info.defined:
+            ctx.add("PTX-E-REDECLARED", f"function '{name}' is declared after its definition (ptxas: \"Duplicate "
+                                        f"definition of function '{name}'\")", info.loc,
+                    (f"defined at line {defined[name].loc.line}; declare it before that, or not at all",), span)
+            continue
+        if info.defined:
+            defined.setdefault(name, info)
+        if h.is_entry != fh.is_entry:
+            ctx.add("PTX-E-REDECLARED", f"'{name}' is declared as {'a .func' if fh.is_entry is False else 'an .entry'} "
+                                        f"and here as {'an .entry' if h.is_entry else 'a .func'} (ptxas: "
+                                        f"\"Inconsistent redefinition of '{name}' as entry and function\")",
+                    info.loc, (at,), span)
+            continue
+        x, y = _linkage(fh), _linkage(h)
+        if x == "extern" and (y != "extern" or info.defined) or y and y != x:
+            was = f".{x}" if x else "no linkage directive"
+            why = ("an .extern function is defined in another module: no definition or other declaration "
+                   "of it may follow" if x == "extern" else f"write {'.' + x if x else 'no linkage directive'} "
+                   "here too, or none")
+            ctx.add("PTX-E-REDECLARED", f"'{name}' was first declared with {was}, here "
+                                        f"{'.' + y if y else 'without it'}{' and defined' if info.defined else ''} "
+                                        f"(ptxas: \"Inconsistent redefinition of variable '{name}'\")", info.loc,
+                    (why, at), span)
+            continue
+        nr = any(d[0] == ".noreturn" for d in fh.directives)
+        if any(d[0] == ".noreturn" for d in h.directives) != nr:
+            ctx.add("PTX-E-REDECLARED", f"'{name}' was first declared {'with' if nr else 'without'} .noreturn, here "
+                                        f"{'without' if nr else 'with'} it (ptxas: \"Inconsistent redefinition of "
+                                        f"variable '{name}'\")",
+                    info.loc, ("every declaration and the definition give .noreturn, or none", at), span)
+            continue
+        what = _param_mismatch(fh.rets, h.rets) or _param_mismatch(fh.params, h.params)
+        if what is not None:
+            ctx.add("PTX-E-REDECLARED", f"the declarations of '{name}' differ in {what} (ptxas: \"Inconsistent "
+                                        f"prototypes of '{name}', {what} differ\")", info.loc,
+                    ("give every declaration and the definition the same parameters (their names may differ)", at),
+                    span)
+    used = None
+    for name, f in first.items():
+        if (name in defined or name in res.aliases or name in _SYSTEM_FUNCTIONS
+                or name.startswith("__cuda_syscall")):
+            continue
+        if _linkage(f.header) != "extern":
+            ctx.add("PTX-E-DECL", f"function '{name}' is declared but not defined in this module (ptxas: "
+                                  f"\"Unresolved extern function '{name}'\")", f.loc,
+                    ("define it here, or declare it .extern and link the module that defines it",), len(name))
+            continue
+        if used is None:
+            used = _referenced_functions(res)
+        if name in used:
+            ctx.add("PTX-W-EXTERN", f"the .extern function '{name}' is {used[name]} but not defined here: "
+                                    f"ptxas without -c, and a driver that loads this module alone "
+                                    f"(cuModuleLoadData), stop (\"Unresolved extern function '{name}'\")",
+                    f.loc, ("compile with ptxas -c and link (nvlink, or cuLinkAddData ... cuLinkComplete)",),
+                    len(name), "warning")
+
+
+# the functions ptxas 13.0 provides itself, declared in a module with any linkage (and names starting __cuda_syscall)
+_SYSTEM_FUNCTIONS = frozenset(("vprintf", "malloc", "free", "__assertfail"))
+
+
+def _referenced_functions(res: ParseResult) -> Dict[str, str]:
+    """{name: how} of the names a direct call or an address (an operand, a variable's initializer) refers to,
+    in any function; a `.calltargets` list does not count (ptxas resolves it without the definition)."""
+    out: Dict[str, str] = {}
+    for fn in res.module.functions:
+        for st in fn.body:
+            if type(st) is Instr:
+                if st.opcode == "call":
+                    callee = next((o for o in st.operands if type(o) is Sym), None)
+                    if callee is not None:
+                        out.setdefault(callee.name, "called")
+                names: list = []
+                for o in st.operands:
+                    _operand_names(o, names)
+                for n in names:
+                    if type(n) is str:
+                        out.setdefault(n, "called" if st.opcode == "call" else "taken by address")
+    for refs in res.init_refs.values():
+        for n in refs:
+            out.setdefault(n, "taken by address")
+    return out
+
+
 _ADDRESS_SIZE_PTX = (2, 3)  # ptxas 13.0: "Feature '.address_size directive' requires PTX ISA .version 2.3 or later"
 
 
@@ -2951,6 +3082,7 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     m = res.module
     ctx = _Ctx(res.filename, res.lines, override or m.target, m.version, m.address_size)
     _module_checks(ctx, res, override)
+    _function_declarations(ctx, res)
     _function_directives(ctx, res)
     # labels are function-scoped: a branch in one kernel does not use a label of the same name in
     # another; the debug sections may name a label of any function

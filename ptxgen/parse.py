@@ -1511,6 +1511,7 @@ class ParseResult:
     address_size: Optional[Tuple[int, SourceLoc]] = None
     functions: Dict[str, FunctionInfo] = field(default_factory=dict)  # every .entry/.func, declared or defined
     declarations: List[FunctionInfo] = field(default_factory=list)  # in order, prototypes included
+    aliases: Dict[str, str] = field(default_factory=dict)  # `.alias a, b;`: a -> b
     sections: List[Section] = field(default_factory=list)
     files: Dict[int, str] = field(default_factory=dict)
     module_labels: Dict[str, SourceLoc] = field(default_factory=dict)  # labels inside sections
@@ -1715,7 +1716,9 @@ class _IRBuilder:
             res.sections.append(self.section)
         elif kind == M_SECTION_END:
             self.section = None
-        elif kind in (M_ALIAS, M_PRAGMA):
+        elif kind == M_ALIAS:
+            res.aliases[rec[4]] = rec[5]
+        elif kind == M_PRAGMA:
             pass
         else:
             raise InternalError(f"unknown record kind {kind}")

@@ -1,0 +1,143 @@
+"""Function declarations and definitions as ptxas 13.0 takes them (the tests marked ptxas run every case through it,
+whole-program and with -c).
+
+What ptxas 13.0 showed, and lint said nothing of:
+- a declaration after the function's definition: "Duplicate definition of function";
+- declarations and the definition that differ in the number of parameters or return parameters, a parameter's type
+  (.b32 and .u32 differ, so do a vector, an array and its length), state space (.reg/.param) or alignment (where none
+  is written, its element's size): "Inconsistent prototypes of 'g', ... differ"; the names may differ;
+- a later declaration with another linkage than the first (one without a linkage directive is fine, but after an
+  .extern one nothing but more .extern declarations): "Inconsistent redefinition of variable"; a .func declared
+  as an .entry or the other way: "Inconsistent redefinition of 'g' as entry and function"; .noreturn on some and not
+  others: "Inconsistent redefinition of variable";
+- a function (or kernel) declared without .extern and not defined: "Unresolved extern function", with -c too;
+  an .extern one only once it is called or its address taken (not through a .calltargets list), and only in
+  whole-program compilation (warning PTX-W-EXTERN); vprintf, malloc, free, __assertfail and __cuda_syscall*
+  ptxas provides itself.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+from ptxgen import lint as L
+from test_lint_vector_probes import needs_ptxas
+
+_LINKS = ["", ".visible ", ".weak ", ".extern "]
+_SIGS = ["()", "(.param .b32 a)", "(.param .u32 a)", "(.param .f32 a)", "(.param .b64 a)", "(.param .b32 b)",
+         "(.param .align 4 .b8 a[4])", "(.param .align 8 .b8 a[4])", "(.param .align 4 .b8 a[8])",
+         "(.param .b32 a, .param .b32 b)", "(.reg .b32 a)", "(.param .align 4 .b32 a)", "(.param .align 8 .b32 a)",
+         "(.param .b32 a[1])", "(.param .b8 a[4])", "(.param .align 1 .b8 a[4])", "(.param .f16 a)",
+         "(.param .b16 a)"]
+_RETS = ["", "(.param .b32 r) ", "(.param .b64 r) ", "(.reg .b32 r) "]
+_DEF = "{ ret; }"
+
+
+def _same_sig(a, b):
+    """The parameter lists ptxas takes as one (each kept as written: a name, or a written default alignment)."""
+    norm = {"(.param .b32 b)": "(.param .b32 a)", "(.param .align 4 .b32 a)": "(.param .b32 a)",
+            "(.param .align 1 .b8 a[4])": "(.param .b8 a[4])"}
+    return norm.get(a, a) == norm.get(b, b)
+
+
+def _cases():
+    out = []        # (top-level text, kernel body, whole-program verdict, -c verdict, lint code or None)
+    for a in _LINKS:
+        for b in _LINKS[:3]:
+            ok = a != ".extern " and (not b or a == b)
+            out.append((f"{a}.func g();\n{b}.func g()\n{_DEF}", "call g;", ok, ok, None if ok else "PTX-E-REDECLARED"))
+        for b in _LINKS:
+            ok = a != ".extern " and (not b or a == b)
+            out.append((f"{a}.func g();\n{b}.func g();\n.func g()\n{_DEF}", "call g;", ok, ok,
+                        None if ok else "PTX-E-REDECLARED"))
+    for s1 in _SIGS:
+        for s2 in _SIGS:
+            ok = _same_sig(s1, s2)
+            out.append((f".func g{s1};\n.func g{s2}\n{_DEF}", "", ok, ok, None if ok else "PTX-E-REDECLARED"))
+    for r1 in _RETS:
+        for r2 in _RETS:
+            ok = r1 == r2
+            out.append((f".func {r1}g();\n.func {r2}g()\n{_DEF}", "", ok, ok, None if ok else "PTX-E-REDECLARED"))
+    bad = "PTX-E-REDECLARED"
+    out += [
+        (f".func g()\n{_DEF}\n.func g();", "", False, False, bad),
+        (f".func g(.param .b32 a)\n{_DEF}\n.extern .func g();", "", False, False, bad),
+        (f".func g();\n.entry g()\n{_DEF}", "", False, False, bad),
+        (f".entry e();\n.entry e()\n{_DEF}", "", True, True, None),
+        (f".func g() .noreturn;\n.func g()\n{_DEF}", "", False, False, bad),
+        (f".func g();\n.func g() .noreturn\n{_DEF}", "", False, False, bad),
+        (f".func g() .noreturn;\n.func g() .noreturn\n{_DEF}", "", True, True, None),
+        (f".func g(.param .b32 a);\n.func g(.param .b64 a);\n.func g(.param .b32 a)\n{_DEF}", "", False, False, bad),
+        (".func g();", "", False, False, "PTX-E-DECL"),
+        (".func g();\n.func g();", "", False, False, "PTX-E-DECL"),
+        (".weak .func g();", "call g;", False, False, "PTX-E-DECL"),
+        (".entry e();", "", False, False, "PTX-E-DECL"),
+        (".visible .entry e();", "", False, False, "PTX-E-DECL"),
+        (".extern .entry e();", "", True, True, None),
+        (".extern .func g();", "", True, True, None),
+        (".extern .func g();\n.extern .func g();", "", True, True, None),
+        (".extern .func g();\n.func g();", "", False, False, bad),
+        (".extern .func g();", "call g;", False, True, "PTX-W-EXTERN"),
+        (".extern .func g();\n.extern .func g();", "call g;", False, True, "PTX-W-EXTERN"),
+        (".extern .func g();", "mov.u64 %rd1, g;", False, True, "PTX-W-EXTERN"),
+        (".extern .func g();\n.global .u64 tbl[1] = {g};", "", False, True, "PTX-W-EXTERN"),
+        (".extern .func g();\n.func h()\n{ call g; ret; }", "", False, True, "PTX-W-EXTERN"),
+        (".extern .func g();", "ld.param.u64 %rd1, [p];\n\tt: .calltargets g;\n\tcall %rd1, (), t;", True, True,
+         None),
+        (".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);",
+         ".param .b64 pf; .param .b64 pa; .param .b32 pr;\n\tcall.uni (pr), vprintf, (pf, pa);", True, True, None),
+        *[(f"{link}.func {n}();", "call " + n + ";", True, True, None)
+          for n in ("malloc", "free", "__assertfail", "__cuda_syscall", "__cuda_syscall_0a") for link in ("", ".extern ")],
+        (".extern .func memcpy();", "call memcpy;", False, True, "PTX-W-EXTERN"),
+    ]
+    return out
+
+
+CASES = _cases()
+
+
+def module(top, body):
+    return (f".version 8.6\n.target sm_90a\n.address_size 64\n{top}\n.visible .entry k(.param .u64 p)\n{{\n"
+            f"\t.reg .b64 %rd<3>;\n\t{body}\n\tret;\n}}\n")
+
+
+def test_lint_verdicts():
+    wrong = []
+    for top, body, _, _, code in CASES:
+        got = [d.code for d in L.lint_ptx(module(top, body), "t.ptx") if d.severity != "note"]
+        if set(got) != ({code} if code else set()):
+            wrong.append((top, body, got, code))
+    assert not wrong, (len(wrong), wrong[:5])
+
+
+def test_messages_and_places():
+    (d,) = L.lint_ptx(module(".func g(.param .b32 a);\n.func g(.param .u32 b)\n{ ret; }", ""), "t.ptx")
+    assert (d.loc.line, d.loc.col) == (5, 7) and "differ in parameter types" in d.message
+    assert d.notes[-1] == "first declared at line 4"
+    (d,) = L.lint_ptx(module(".func g()\n{ ret; }\n.func g();", ""), "t.ptx")
+    assert (d.loc.line, d.loc.col) == (6, 7) and "declared after its definition" in d.message
+    (d,) = L.lint_ptx(module(".func g();", ""), "t.ptx")
+    assert (d.loc.line, d.code) == (4, "PTX-E-DECL") and "Unresolved extern function 'g'" in d.message
+    (d,) = L.lint_ptx(module(".extern .func g();", "mov.u64 %rd1, g;"), "t.ptx")
+    assert d.severity == "warning" and "taken by address" in d.message and "ptxas -c" in d.notes[0]
+
+
+def _ptxas_ok(text, compile_only):
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.ptx")
+        with open(p, "w") as fh:
+            fh.write(text)
+        r = subprocess.run(["ptxas", *(["-c"] if compile_only else []), "-arch=sm_90a", p, "-o", os.devnull],
+                           capture_output=True, text=True, timeout=120)
+    return r.returncode == 0
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_every_case_agrees_with_ptxas():
+    wrong = [(top, body, whole, sep) for top, body, whole, sep, _ in CASES
+             if (_ptxas_ok(module(top, body), False), _ptxas_ok(module(top, body), True)) != (whole, sep)]
+    assert not wrong, (len(wrong), wrong[:5])
