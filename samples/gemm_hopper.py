@@ -718,16 +718,38 @@ def _tile(k, u, rank, tiles_n, mcs, cluster: int, group: int, serp: int = 0):
     """(block row, block column) of work unit u: `group` cluster rows at a time, column by column
     (serp: in every other group from the last column to the first; `tile_order` is the Python copy)."""
     per_group = k.mul(tiles_n, group, mode="lo")
-    g = k.div(u, per_group)
+    g = _udiv(k, u, per_group)
     first = k.mul(g, group, mode="lo")
     gsize = k.min(k.sub(mcs, first), group)
     r = k.sub(u, k.mul(g, per_group, mode="lo"))
-    nb = k.div(r, gsize)
+    nb = _udiv(k, r, gsize)
     mc = k.add(first, k.sub(r, k.mul(nb, gsize, mode="lo")))
     mb = k.add(k.mul(mc, cluster, mode="lo"), rank) if cluster > 1 else mc
     if serp:
         nb = k.selp(k.sub(k.sub(tiles_n, 1), nb), nb, k.setp("ne", k.and_(g, 1), 0))
     return mb, nb
+
+
+# `_udiv`: below this, n / d goes through a float reciprocal instead of div.u32 (exact there, see its note)
+UDIV_FAST_LIMIT = 1 << 22
+
+
+def _udiv(k, n, d):
+    """n / d (u32, d > 0) for the tile order and the stream-K walk. `div.u32` is 12-14 dependent SASS
+    instructions (two conversions, MUFU.RCP, two IMAD.HI and two corrections), and the loading thread's
+    first tile waits on four to six of them in a chain (bench/LOG.md rounds 34-35). Where n and d are both below UDIV_FAST_LIMIT: q = trunc(float(n) * rcp.approx(float(d))),
+    then one correction each way. Both conversions are exact there and the product is within 2^-21 of
+    n / d relatively, so q is off by at most one, and r = n - q d in (-d, 2d) tells which way.
+    Elsewhere `div.u32`, branched around where the fast path holds."""
+    fast = k.setp("lt", k.or_(n, d, type=pg.b32), UDIV_FAST_LIMIT, type=pg.u32)
+    recip = k.rcp(k.cvt(d, pg.f32, pg.u32, rnd="rn"), approx=True, ftz=True)
+    q = k.cvt(k.mul(k.cvt(n, pg.f32, pg.u32, rnd="rn"), recip, ftz=True), pg.u32, pg.f32, rnd="rzi")
+    r = k.sub(n, k.mul(q, d, mode="lo"), type=pg.s32)
+    k.sub(q, 1, dst=q, guard=k.setp("lt", r, 0, type=pg.s32))
+    k.add(q, 1, dst=q, guard=k.setp("ge", r, d, type=pg.s32))
+    with k.if_(k.not_(fast)):                   # a uniform branch: predicated, div.u32 would stay on the path
+        k.div(n, d, dst=q)
+    return q
 
 
 def _pass_parity(k, epar, p: int):
@@ -824,6 +846,12 @@ def _prefetch_maps(k, *maps):
             k.prefetch_tensormap(tm)
 
 
+def pre_issue(cfg: Config) -> bool:
+    """Whether the producer warpgroup's loading thread issues its first item's first k-block before the CTA
+    meets (`_kernel`): stream-K in 128-row tiles without a cluster or PDL."""
+    return bool(cfg.sk) and cfg.producer and cfg.cluster == 1 and not cfg.pdl and cfg.bm == BM and not cfg.lead
+
+
 def _kernel(m: pg.Module, cfg: Config):
     cfg.check()
     if not cfg.producer:
@@ -875,9 +903,6 @@ def _kernel(m: pg.Module, cfg: Config):
                 # buffer empty: the lanes of its storer warp, or the thread that issued the TMA stores
                 k.mbarrier_init(k.add(bars, 8 * (2 * S + NC + c_)), 1 if tma_out else 32)
         k.fence_mbarrier_init()
-    rank, unit0, nunits = _meet(k, cl)
-    _after_meet(k, cfg)
-
     bn = cfg.bn
     tiles_n = _div_const(k, k.add(N, bn - 1), bn)
     if mixed:
@@ -891,6 +916,31 @@ def _kernel(m: pg.Module, cfg: Config):
         mixed_tile = None
     bk = cfg.bk
     nk = k.shr(k.add(K, bk - 1), bk.bit_length() - 1)
+    # stream-K in 128-row tiles without a cluster or PDL: the loading thread issues its first item's first
+    # k-block right after the barriers' init, before the CTA meets and the producer hands its registers back,
+    # so the copy is in flight while the rest of the CTA sets up (bench/LOG.md round 35)
+    pre = pre_issue(cfg)
+    if pre:
+        pre_skip = k.mov(0, type=pg.u32)
+        with k.if_(leader):
+            pre_walk = _SkWalk(k, cfg, pws, psk, units, nk, k.ctaid.x, k.nctaid.x, M, False)
+            pols = _load_policies(k, cfg, tiles_n, k.nctaid.x)
+            qwalk, qkb0, qkb1 = pre_walk.cursor("q")
+            qu = k.reg(pg.u32, "q_unit")
+            qfound = pre_walk.next(qwalk, qu, qkb0, qkb1)
+            with k.if_(qfound):
+                mb0, nb0 = _tile(k, qu, None, tiles_n, mcs, 1, cfg.group, cfg.serp)
+                row_a0 = _mul_const(k, mb0, cfg.bm)
+                big0 = k.setp("lt", k.add(row_a0, WG_M), M)
+                tx0 = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big0, type=pg.u32)
+                k.mbarrier_arrive_expect_tx(bars, tx0)                  # stage 0's full barrier
+                _load_stage(k, cfg, base, bars, tmap_a, tmap_b, k.shl(qkb0, bk.bit_length() - 1), row_a0,
+                            k.mul(nb0, bn, mode="lo"), big0, None, pols)
+                if trace is not None:
+                    _stamp(k, trace, "first_issue")
+                k.mov(1, dst=pre_skip)
+    rank, unit0, nunits = _meet(k, cl)
+    _after_meet(k, cfg)
     # stream-K (Config.sk): each of the three walkers (the loading thread, the consumers, the storer
     # threads) walks this CTA's work items in the same order, from its own copy of the state, set up
     # after its setmaxnreg (the producer warpgroup's 40 registers hold no more than it needs)
@@ -908,13 +958,18 @@ def _kernel(m: pg.Module, cfg: Config):
         k.setmaxnreg("dec", cfg.regs[0])
         with k.if_(leader):
             k.mov(unit0, dst=u)
-            walk = sk_walk(False)
+            walk = sk_walk(False) if not pre else pre_walk
             rev = k.mov(0, type=pg.u32) if cfg.kdir else None     # Config.kdir: 1 in tiles loaded K-downwards
-            pols = _load_policies(k, cfg, tiles_n, nunits)
+            if not pre:
+                pols = _load_policies(k, cfg, tiles_n, nunits)
             top, done = k.new_label("p_tile"), k.new_label("p_done")
-            first_issue = k.mov(1, type=pg.u32) if trace is not None else None    # no stage issued yet
+            first_issue = None
+            if trace is not None:                                 # 1: no stage issued yet
+                first_issue = k.mov(1, type=pg.u32) if not pre else k.xor(pre_skip, 1, type=pg.b32)
             if walk is not None:
                 pwalk, pkb0, pkb1 = walk.cursor("p")
+            if pre:
+                k.mov(pre_skip, dst=ring.index)                   # stage 0 is issued: the ring starts at 1
             k.place(top)
             if walk is not None:
                 k.bra(done, guard=k.not_(walk.next(pwalk, u, pkb0, pkb1)))
@@ -939,6 +994,9 @@ def _kernel(m: pg.Module, cfg: Config):
                 big, tx = None, cfg.stage_bytes
             col_b = k.mul(nb, bn, mode="lo")
             down = k.setp("ne", rev, 0) if cfg.kdir else None
+            if pre:                                               # the first item's first k-block is issued
+                k.add(pkb0, pre_skip, dst=pkb0)
+                k.mov(0, dst=pre_skip)
             with k.for_range(*((pkb0, pkb1) if walk is not None else (0, nk)), name="kb") as kb:
                 if cfg.lead:
                     with k.if_(big):                      # a 192-row tile keeps at most `lead` stages ahead
@@ -1613,7 +1671,7 @@ class _SkWalk:
         self.k, self.nk, self.unit0, self.nunits = k, nk, unit0, nunits
         self.sk_first = k.ld_param(psk)
         self.ws = k.cvta(k.ld_param(pws), "global", to=True) if fixup else None
-        self.fr = k.div(self.sk_first, nunits)
+        self.fr = _udiv(k, self.sk_first, nunits)
         sk_tiles = k.sub(units, self.sk_first)
         self.total = k.cvt(k.mul(sk_tiles, nk, mode="lo"), pg.u64, pg.u32)
         self.ctas64 = k.cvt(nunits, pg.u64, pg.u32)
@@ -1661,7 +1719,7 @@ class _SkWalk:
         k = self.k
         small = k.setp("eq", k.shr(num64, 32), 0)
         q = k.reg(pg.u64, "sk_q")
-        k.cvt(k.div(k.cvt(num64, pg.u32, pg.u64), k.cvt(den64, pg.u32, pg.u64)), pg.u64, pg.u32, dst=q,
+        k.cvt(_udiv(k, k.cvt(num64, pg.u32, pg.u64), k.cvt(den64, pg.u32, pg.u64)), pg.u64, pg.u32, dst=q,
               guard=small)
         k.div(num64, den64, dst=q, guard=k.not_(small))
         return q
@@ -1681,7 +1739,7 @@ class _SkWalk:
         k, nk, gs = self.k, self.nk, self.gs
         i, ge = state
         whole = k.setp("lt", i, self.fr)
-        t = k.div(k.sub(ge, 1), nk)
+        t = _udiv(k, k.sub(ge, 1), nk)
         tstart = k.mul(t, nk, mode="lo")
         seg = k.max(gs, tstart)
         more = k.setp("gt", ge, gs)

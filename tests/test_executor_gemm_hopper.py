@@ -580,3 +580,36 @@ def test_stream_k_division_takes_32_bits_only_where_the_numerator_fits():
         out = np.zeros(1, np.uint64)
         run_kernel(m, "skdiv", args=[np.uint64(num), np.uint64(den), Buffer(out)], block=(1,))
         assert int(out[0]) == num // den, (num, den, int(out[0]))
+
+
+def test_udiv_matches_integer_division_on_both_paths():
+    """_udiv (the tile order's and the stream-K walk's n / d) takes a float reciprocal and one correction
+    each way below UDIV_FAST_LIMIT, div.u32 elsewhere: the executor runs it on a thread per (n, d), with
+    quotients that land just either side of an integer, and both sides of the limit, against Python's."""
+    import ptxgen as pg
+    m = pg.Module("sm_90a")
+    k = m.entry("udiv")
+    pn, pd, po = k.param_ptr("num", pg.u32, align=4), k.param_ptr("den", pg.u32, align=4), \
+        k.param_ptr("out", pg.u32, align=4)
+    off = k.cvt(k.shl(k.tid.x, 2), pg.u64, pg.u32)
+    at = [k.add(k.cvta(k.ld_param(p), "global", to=True), off) for p in (pn, pd, po)]
+    k.st(at[2], h._udiv(k, k.ld(at[0], pg.u32), k.ld(at[1], pg.u32)))
+    k.ret()
+    lim = h.UDIV_FAST_LIMIT
+    rng = np.random.default_rng(5)
+    d = rng.integers(1, lim, 64)
+    q = rng.integers(0, lim, 64) // d
+    cases = [(0, 1), (1, 1), (lim - 1, 1), (lim - 1, lim - 1), (lim - 1, lim - 2), (lim - 2, lim - 1), (lim - 1, 3),
+             (lim, 1), (lim, 3), (3, lim), (2**32 - 1, 7), (2**32 - 1, 2**31 + 1), (5, 2**31 + 1), (2**31, 2**31),
+             (1 << 21, (1 << 21) + 1), ((1 << 21) + 1, 1 << 21), (4095, 64), (4096, 64), (131 * 64 - 1, 131)]
+    cases += [(int(a), int(b)) for a, b in zip(rng.integers(0, lim, 64), rng.integers(1, lim, 64))]
+    for delta in (-1, 0, 1):                      # just below, at and above a multiple of d
+        cases += [(int(n_), int(b)) for n_, b in zip(np.clip(q * d + delta, 0, lim - 1), d)]
+    cases += [(int(a), int(b)) for a, b in zip(rng.integers(0, 4096, 64), rng.integers(1, 300, 64))]
+    num = np.array([c[0] for c in cases], np.uint32)
+    den = np.array([c[1] for c in cases], np.uint32)
+    out = np.zeros(len(cases), np.uint32)
+    run_kernel(m, "udiv", args=[Buffer(num), Buffer(den), Buffer(out)], block=(len(cases),))
+    want = num.astype(np.uint64) // den.astype(np.uint64)
+    bad = [(int(a), int(b), int(o)) for a, b, o, w in zip(num, den, out, want) if o != w]
+    assert not bad, bad[:8]

@@ -82,19 +82,21 @@ def test_kernel_structure(module, cfg):
     storer = cfg.epi in h.HANDOFF
     assert body.count("mbarrier.init.shared.b64") == 2 * cfg.stages + (2 * cfg.consumers if storer else 0)
     assert re.search(rf"mbarrier\.init\.shared\.b64 \[%r\d+\], {cfg.consumers * cfg.cluster};", body)
+    # stream-K's loading thread issues its first k-block before the CTA meets, then the rest in its loop
+    twice = 2 if h.pre_issue(cfg) else 1
     if cfg.bm in (128, 192):
         # a whole stage, or one box of A less, chosen per tile: bm=192's 128-row tiles load two of the
         # three 64-row boxes, and a 128-row tile leaves out its second box where it lies wholly past M
         assert re.search(rf"selp\.u32 (%r\d+), {cfg.stage_bytes}, {cfg.stage_bytes - 64 * cfg.bk * 2}, %p\d+;", body)
         assert re.search(r"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], %r\d+;", body)
         assert len(re.findall(r"@%p\d+ cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", body)) == \
-            (2 * cfg.bm // cfg.a_box if cfg.l2 == "auto" else 1)          # (auto: every A box, twice)
+            twice * (2 * cfg.bm // cfg.a_box if cfg.l2 == "auto" else 1)          # (auto: every A box, twice)
     else:
         assert re.search(rf"mbarrier\.arrive\.expect_tx\.shared\.b64 %rd\d+, \[%r\d+\], {cfg.stage_bytes};", body)
     loads = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
                        r"(\.multicast::cluster)?", body)
     per_stage_b = 1 if cfg.layout == "nt" else cfg.bn // h.PANEL_N // cfg.cluster
-    assert len(loads) == (2 if cfg.l2 == "auto" else 1) * cfg.bm // cfg.a_box + per_stage_b
+    assert len(loads) == twice * ((2 if cfg.l2 == "auto" else 1) * cfg.bm // cfg.a_box + per_stage_b)
     # l2: one createpolicy per hinted operand (in the producer thread, and in each storer for C), and
     # every copy of that operand carries it
     hint_a, hint_b, hint_c = h.L2_HINTS[cfg.l2]
@@ -102,7 +104,7 @@ def test_kernel_structure(module, cfg):
         hint_c = None                                    # C's hint rides on the TMA stores only
     hinted = re.findall(r"cp\.async\.bulk\.tensor\.2d\.[^ ]*\.L2::cache_hint \[", body)
     n_stores = cfg.passes * cfg.pass_cols // h.TMA_BOX if cfg.epi in h.TMA_OUT else 0
-    assert len(hinted) == (cfg.bm // cfg.a_box if hint_a else 0) + (per_stage_b if hint_b else 0) + \
+    assert len(hinted) == twice * ((cfg.bm // cfg.a_box if hint_a else 0) + (per_stage_b if hint_b else 0)) + \
         (n_stores if hint_c else 0)
     for hint in {hint_a, hint_b, hint_c} - {None, "auto"} | ({"evict_first"} if hint_a == "auto" else set()):
         assert f"createpolicy.fractional.L2::{hint}.b64" in body
@@ -112,8 +114,8 @@ def test_kernel_structure(module, cfg):
         # a round, and without it
         a_loads = re.findall(r"@(!?)%p\d+ cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier"
                              r"::complete_tx::bytes(\.L2::cache_hint)? \[%r\d+\], \[%rd\d+, \{%r\d+, %r\d+\}\], \[%r\d+\]", body)
-        assert len(a_loads) == 2 * (cfg.bm // cfg.a_box)
-        assert sum(1 for _, hinted_ in a_loads if hinted_) == cfg.bm // cfg.a_box
+        assert len(a_loads) == twice * 2 * (cfg.bm // cfg.a_box)
+        assert sum(1 for _, hinted_ in a_loads if hinted_) == twice * cfg.bm // cfg.a_box
     assert sum(1 for x in loads if x) == (per_stage_b if cfg.cluster > 1 else 0)
     # producer: empty; consumer: full (split_hold: also in the first k-block, written on its own);
     # storer: the buffer's full barrier once per pass, and the consumer its empty barrier before pass 0
