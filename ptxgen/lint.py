@@ -2673,6 +2673,76 @@ def _function_declarations(ctx: _Ctx, res: ParseResult):
 _SYSTEM_FUNCTIONS = frozenset(("vprintf", "malloc", "free", "__assertfail"))
 
 
+_ALIAS_PTX = (6, 3)  # ptxas 13.0: "Feature '.alias' requires PTX ISA .version 6.3 or later"
+
+
+def _alias_directives(ctx: _Ctx, res: ParseResult):
+    """`.alias a, b;` as ptxas 13.0 takes it (tests/test_lint_fdecl.py): PTX ISA 6.3; a and b functions (not
+    variables, not kernels) declared before it, not the same one; a not defined before it and aliased once; b
+    neither .weak nor .extern; the two with one prototype (as _param_mismatch, and .noreturn)."""
+    def before(loc, at):
+        return (loc.line, loc.col or 0) < (at.line, at.col or 0)
+
+    variables = {v.name for v in res.module.vars}
+    done: Dict[str, str] = {}
+    for a, b, at, bat in res.alias_dirs:
+        if res.module.version is not None and res.module.version < _ALIAS_PTX:
+            ctx.add("PTX-E-VERSION", f".alias needs PTX ISA {version_str(_ALIAS_PTX)} (module .version is "
+                                     f"{res.version[0]})", at, (f"write .version {version_str(_ALIAS_PTX)} or later",),
+                    len(a))
+            continue
+        if a == b:
+            ctx.add("PTX-E-DECL", f".alias {a}, {b}: a function cannot be an alias of itself (ptxas: \"Cannot alias a "
+                                  "function to itself\")", bat, (), len(b))
+            continue
+        infos = {}
+        bad = None
+        for name, loc in ((a, at), (b, bat)):
+            if name in variables:
+                bad = (f".alias {a}, {b}: {name} is a variable; only functions have aliases (ptxas: \"Cannot define "
+                       f"alias to variable object '{name}'\")", loc, name, "PTX-E-DECL")
+                break
+            decls = [i for i in res.declarations if i.header.name == name and before(i.loc, at)]
+            if not decls:
+                bad = (f".alias {a}, {b}: {name} is not declared before the .alias (ptxas: \"Unknown symbol "
+                       f"'{name}'\")", loc, name, "PTX-E-UNDEFINED")
+                break
+            if decls[0].header.is_entry:
+                bad = (f".alias {a}, {b}: {name} is a kernel; only a .func has aliases (ptxas: \"Cannot define alias "
+                       f"to entry function '{name}'\")", loc, name, "PTX-E-DECL")
+                break
+            infos[name] = decls
+        if bad is not None:
+            ctx.add(bad[3], bad[0], bad[1], (), len(bad[2]))
+            continue
+        if any(i.defined for i in infos[a]):
+            ctx.add("PTX-E-REDECLARED", f".alias {a}, {b}: {a} is defined above, so it cannot be an alias (ptxas: "
+                                        f"\"Illegal redefinition of function '{a}' as alias\")", at,
+                    (f"declare {a} without a body, or call {b} itself",), len(a))
+            continue
+        if a in done:
+            ctx.add("PTX-E-REDECLARED", f".alias {a}, {b}: {a} is already an alias of {done[a]} (ptxas: \"'{a}' is "
+                                        f"already aliased to '{done[a]}' and cannot be redefined\")", at, (), len(a))
+            continue
+        done[a] = b
+        link = _linkage(infos[b][0].header)
+        if link in ("weak", "extern"):
+            ctx.add("PTX-E-DECL", f".alias {a}, {b}: {b} is .{link}, which cannot have an alias (ptxas: \"Function "
+                                  f"'{b}' with .{link} scope cannot be aliased\")", bat,
+                    ("the aliasee is a function of this module, .visible or without a linkage directive",), len(b))
+            continue
+        ha, hb = infos[a][0].header, infos[b][0].header
+        what = _param_mismatch(hb.rets, ha.rets) or _param_mismatch(hb.params, ha.params)
+        if what is None and (any(d[0] == ".noreturn" for d in ha.directives)
+                             != any(d[0] == ".noreturn" for d in hb.directives)):
+            what = ".noreturn directive"
+        if what is not None:
+            ctx.add("PTX-E-DECL", f".alias {a}, {b}: the two differ in {what} (ptxas: \"Mismatch in prototype of "
+                                  f"alias '{a}' and aliasee '{b}'. {what} differ(s)\")", at,
+                    (f"declare {a} with {b}'s return parameters, parameters and directives (names may differ)",),
+                    len(a))
+
+
 def _referenced_functions(res: ParseResult) -> Dict[str, str]:
     """{name: how} of the names a direct call or an address (an operand, a variable's initializer) refers to,
     in any function; a `.calltargets` list does not count (ptxas resolves it without the definition)."""
@@ -3083,6 +3153,8 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     ctx = _Ctx(res.filename, res.lines, override or m.target, m.version, m.address_size)
     _module_checks(ctx, res, override)
     _function_declarations(ctx, res)
+    if res.alias_dirs:
+        _alias_directives(ctx, res)
     _function_directives(ctx, res)
     # labels are function-scoped: a branch in one kernel does not use a label of the same name in
     # another; the debug sections may name a label of any function

@@ -721,7 +721,8 @@ class _Walker:
         elif d == "pragma_dir":
             out.append((m.line, M_PRAGMA, m.column, m.end_line, tuple(x.value[1:-1] for x in c)))
         elif d == "alias_dir":
-            out.append((m.line, M_ALIAS, m.column, m.end_line, c[0].value, c[1].value))
+            out.append((m.line, M_ALIAS, m.column, m.end_line, c[0].value, c[1].value, (c[0].line, c[0].column),
+                        (c[1].line, c[1].column)))
         elif d == "section":
             out.append((m.line, M_SECTION, m.column, m.line, c[0].value))
             for x in c[1:]:
@@ -1511,7 +1512,9 @@ class ParseResult:
     address_size: Optional[Tuple[int, SourceLoc]] = None
     functions: Dict[str, FunctionInfo] = field(default_factory=dict)  # every .entry/.func, declared or defined
     declarations: List[FunctionInfo] = field(default_factory=list)  # in order, prototypes included
-    aliases: Dict[str, str] = field(default_factory=dict)  # `.alias a, b;`: a -> b
+    aliases: Dict[str, str] = field(default_factory=dict)  # `.alias a, b;`: a -> b (the first for a)
+    # each `.alias a, b;` in order: (a, b, where a is written, where b is written)
+    alias_dirs: List[Tuple[str, str, SourceLoc, SourceLoc]] = field(default_factory=list)
     sections: List[Section] = field(default_factory=list)
     files: Dict[int, str] = field(default_factory=dict)
     module_labels: Dict[str, SourceLoc] = field(default_factory=dict)  # labels inside sections
@@ -1717,7 +1720,8 @@ class _IRBuilder:
         elif kind == M_SECTION_END:
             self.section = None
         elif kind == M_ALIAS:
-            res.aliases[rec[4]] = rec[5]
+            res.aliases.setdefault(rec[4], rec[5])
+            res.alias_dirs.append((rec[4], rec[5], self.loc(*rec[6]), self.loc(*rec[7])))
         elif kind == M_PRAGMA:
             pass
         else:

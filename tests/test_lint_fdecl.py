@@ -13,7 +13,13 @@ What ptxas 13.0 showed, and lint said nothing of:
 - a function (or kernel) declared without .extern and not defined: "Unresolved extern function", with -c too;
   an .extern one only once it is called or its address taken (not through a .calltargets list), and only in
   whole-program compilation (warning PTX-W-EXTERN); vprintf, malloc, free, __assertfail and __cuda_syscall*
-  ptxas provides itself.
+  ptxas provides itself;
+- `.alias a, b;` (PTX ISA 6.3): "Unknown symbol" for a or b not declared before it, "Cannot define alias to
+  variable object", "Cannot define alias to entry function", "Cannot alias a function to itself", "Illegal
+  redefinition of function 'a' as alias" when a is defined above it, "'a' is already aliased to 'b' and cannot be
+  redefined", "Function 'b' with .weak (.extern) scope cannot be aliased", and "Mismatch in prototype of alias 'a'
+  and aliasee 'b'. ... differ(s)" as for declarations, .noreturn included; a's linkage does not matter, a definition
+  of a after the .alias is taken, and an alias of an alias too.
 """
 from __future__ import annotations
 
@@ -98,6 +104,43 @@ def _cases():
 
 CASES = _cases()
 
+# `.alias a, b;` (whole-program verdict, lint code or None); ptxas 13.0's messages in the module docstring
+_G = ".func g(.param .b32 a)\n{ ret; }\n"
+_H = ".func h(.param .b32 a);\n"
+ALIAS_CASES = [
+    (_G + _H + ".alias h, g;", True, None),
+    (_G + ".func h(.param .b32 b);\n.alias h, g;", True, None),
+    (_G + ".func h(.param .u32 a);\n.alias h, g;", False, "PTX-E-DECL"),
+    (_G + ".func h(.param .b64 a);\n.alias h, g;", False, "PTX-E-DECL"),
+    (_G + ".func h(.param .align 8 .b32 a);\n.alias h, g;", False, "PTX-E-DECL"),
+    (_G + ".func h(.param .align 4 .b32 a);\n.alias h, g;", True, None),
+    (_G + ".func (.param .b32 r) h(.param .b32 a);\n.alias h, g;", False, "PTX-E-DECL"),
+    (_G + ".func h(.param .b32 a) .noreturn;\n.alias h, g;", False, "PTX-E-DECL"),
+    (".func g(.param .b32 a) .noreturn\n{ ret; }\n" + _H + ".alias h, g;", False, "PTX-E-DECL"),
+    *[(_G + link + _H + ".alias h, g;", True, None) for link in (".visible ", ".weak ", ".extern ")],
+    (_G + ".alias h, g;", False, "PTX-E-UNDEFINED"),
+    (_G + ".alias h, g;\n" + _H, False, "PTX-E-UNDEFINED"),
+    (_H + ".alias h, g;\n" + _G, False, "PTX-E-UNDEFINED"),
+    (_H + ".alias h, nosuch;", False, "PTX-E-UNDEFINED"),
+    (".func g(.param .b32 a);\n" + _H + ".alias h, g;\n" + _G, True, None),
+    (_G + _H + ".alias h, g;\n" + _H, True, None),
+    (_G + _H + ".alias h, g;\n.func h(.param .b32 a)\n{ ret; }", True, None),
+    (_G + ".func h(.param .b32 a)\n{ ret; }\n.alias h, g;", False, "PTX-E-REDECLARED"),
+    (_G + _H + ".alias g, h;", False, ("PTX-E-REDECLARED", "PTX-E-DECL")),   # (and h is never defined)
+    (_G + _H + ".alias h, g;\n.alias h, g;", False, "PTX-E-REDECLARED"),
+    (_G + _H + ".func i(.param .b32 a);\n.alias h, g;\n.alias i, h;", True, None),
+    (_G + _H + ".func i(.param .b32 a);\n.alias i, h;\n.alias h, g;", True, None),
+    (_G + _H + ".alias h, h;", False, "PTX-E-DECL"),
+    (_G + ".global .b32 v;\n.alias v, g;", False, "PTX-E-DECL"),
+    (_G + ".global .b32 v;\n" + _H + ".alias h, v;", False, "PTX-E-DECL"),
+    (".visible .func g(.param .b32 a)\n{ ret; }\n" + _H + ".alias h, g;", True, None),
+    (".weak .func g(.param .b32 a)\n{ ret; }\n" + _H + ".alias h, g;", False, "PTX-E-DECL"),
+    (".extern .func g(.param .b32 a);\n" + _H + ".alias h, g;", False, "PTX-E-DECL"),
+    (".func g(.param .b32 a);\n" + _H + ".alias h, g;", False, "PTX-E-DECL"),
+    (".entry g(.param .b32 a)\n{ ret; }\n" + _H + ".alias h, g;", False, "PTX-E-DECL"),
+    (_G + ".entry h(.param .b32 a);\n.alias h, g;", False, "PTX-E-DECL"),
+]
+
 
 def module(top, body):
     return (f".version 8.6\n.target sm_90a\n.address_size 64\n{top}\n.visible .entry k(.param .u64 p)\n{{\n"
@@ -111,6 +154,21 @@ def test_lint_verdicts():
         if set(got) != ({code} if code else set()):
             wrong.append((top, body, got, code))
     assert not wrong, (len(wrong), wrong[:5])
+
+
+def test_alias_verdicts():
+    wrong = []
+    for top, _, code in ALIAS_CASES:
+        got = {d.code for d in L.lint_ptx(module(top, ""), "t.ptx") if d.severity != "note"}
+        if got != (set(code) if isinstance(code, tuple) else {code} if code else set()):
+            wrong.append((top, got, code))
+    assert not wrong, (len(wrong), wrong[:5])
+    (d,) = L.lint_ptx(module(_G + ".func h(.param .u32 a);\n.alias h, g;", ""), "t.ptx")
+    assert (d.loc.line, d.loc.col) == (7, 8) and "differ in parameter types" in d.message
+    (d,) = L.lint_ptx(module(_G + ".extern .func x(.param .b32 a);\n" + _H + ".alias h, x;", ""), "t.ptx")
+    assert (d.loc.line, d.loc.col) == (8, 11) and "x is .extern" in d.message
+    old = module(_G + _H + ".alias h, g;", "").replace(".version 8.6", ".version 6.2").replace("sm_90a", "sm_50")
+    assert "PTX-E-VERSION" in {d.code for d in L.lint_ptx(old, "t.ptx")}
 
 
 def test_messages_and_places():
@@ -133,6 +191,13 @@ def _ptxas_ok(text, compile_only):
         r = subprocess.run(["ptxas", *(["-c"] if compile_only else []), "-arch=sm_90a", p, "-o", os.devnull],
                            capture_output=True, text=True, timeout=120)
     return r.returncode == 0
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_every_alias_case_agrees_with_ptxas():
+    wrong = [(top, ok) for top, ok, _ in ALIAS_CASES if _ptxas_ok(module(top, ""), False) != ok]
+    assert not wrong, (len(wrong), wrong[:5])
 
 
 @pytest.mark.ptxas
