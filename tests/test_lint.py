@@ -853,6 +853,18 @@ def test_cli_runs_as_a_program(tmp_path):
     assert r.returncode == 1 and "PTX-E-LABEL" in r.stdout and "Traceback" not in r.stderr
 
 
+def test_cli_output_into_a_closed_pipe_stops_quietly(tmp_path):
+    """`ptxgen lint big.ptx | head`: the reader goes away after one line; no traceback, exit 141 (SIGPIPE's)."""
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(module("\n".join("addx.s32 %r1, %r2, %r3;" for _ in range(3000))))
+    p = subprocess.Popen([sys.executable, "-m", "ptxgen", "lint", str(bad)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=os.path.join(HERE, ".."))
+    assert b"PTX-E-OPCODE" in p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
 # ----------------------------------------------------------------------------------------- builder output
 def test_builder_output_lints_clean_through_text_and_ir():
     m = pg.Module("sm_90a")
