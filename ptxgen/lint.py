@@ -2783,6 +2783,11 @@ _PERF_NEEDS = {".reqnctapercluster": ("sm_90", (7, 8)), ".explicitcluster": ("sm
                ".blocksareclusters": ("sm_90", (9, 0)), ".maxnctapersm": (None, None)}
 
 
+# the header directives of a .func, which a kernel's header does not take (ptxas 13.0: syntax error); a header's
+# .pragma only a kernel definition's
+_FUNC_DIRECTIVES = frozenset((".noreturn", ".abi_preserve", ".abi_preserve_control"))
+
+
 def _function_directives(ctx: _Ctx, res: ParseResult):
     for info in res.declarations:
         h = info.header
@@ -2800,7 +2805,7 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
             if not lim[0] <= len(vals) <= lim[1]:
                 ctx.add("PTX-E-DIRECTIVE", f"{name} takes {lim[0] if lim[0] == lim[1] else f'{lim[0]} to {lim[1]}'} "
                                            f"value(s), {len(vals)} given", loc, (), len(name))
-            if name in seen:
+            if name in seen and name != ".pragma":
                 ctx.add("PTX-E-DIRECTIVE", f"{name} is given twice", loc, (), len(name))
             seen[name] = loc
             values[name] = vals
@@ -2834,8 +2839,32 @@ def _function_directives(ctx: _Ctx, res: ParseResult):
                 _gate(ctx, diags, name, need[0], need[1])
                 for code, msg, notes in diags:
                     ctx.add(code, msg, loc, notes, len(name))
-            if not h.is_entry and name not in (".noreturn", ".pragma", ".abi_preserve", ".abi_preserve_control"):
+            if name == ".pragma":
+                if not h.is_entry or not info.defined:
+                    ctx.add("PTX-E-DIRECTIVE", "a .pragma in a header belongs to a kernel's definition, before its "
+                                               f"body, not to a {'declaration' if h.is_entry else '.func'} (ptxas: "
+                                               "syntax error)", loc, ("put it in the body, or at module scope",),
+                            len(name))
+            elif not h.is_entry and name not in _FUNC_DIRECTIVES:
                 ctx.add("PTX-E-DIRECTIVE", f"{name} applies to kernels (.entry), not to .func", loc, (), len(name))
+            elif h.is_entry and name in _FUNC_DIRECTIVES:
+                ctx.add("PTX-E-DIRECTIVE", f"{name} applies to device functions (.func), not to kernels (ptxas: "
+                                           "syntax error)", loc, (), len(name))
+            elif name == ".maxnctapersm":
+                ctx.add("PTX-E-DIRECTIVE", ".maxnctapersm is gone since PTX ISA 2.1 (ptxas: \"Deprecated feature: "
+                                           "'.maxnctapersm directive' not supported as of PTX version 2.1\")", loc,
+                        (f"write .minnctapersm {vals[0] if vals else 1}, with .maxntid or .reqntid",), len(name))
+        if ".minnctapersm" in seen and h.is_entry and ".maxntid" not in seen and ".reqntid" not in seen:
+            ctx.add("PTX-W-DIRECTIVE", ".minnctapersm without .maxntid or .reqntid: ptxas ignores it (\".minnctapersm "
+                                       "is ignored when neither .maxntid nor .reqntid is specified\")",
+                    seen[".minnctapersm"], ("give the CTA's size too, e.g. .maxntid 256, 1, 1",), len(".minnctapersm"),
+                    "warning")
+        if ".blocksareclusters" in seen and h.is_entry and not (".reqntid" in seen and ".reqnctapercluster" in seen):
+            ctx.add("PTX-E-DIRECTIVE", ".blocksareclusters needs both .reqntid and .reqnctapercluster (ptxas: "
+                                       "\".reqntid and .reqnctapercluster directive(s) required for directive "
+                                       "'.blocksareclusters'\")", seen[".blocksareclusters"],
+                    ("e.g. .reqntid 128, 1, 1 .reqnctapercluster 2, 1, 1 .blocksareclusters",),
+                    len(".blocksareclusters"))
         if ".maxntid" in seen and ".reqntid" in seen:
             ctx.add("PTX-E-DIRECTIVE", ".maxntid and .reqntid cannot both be given", seen[".reqntid"])
         elif threads is not None and ".maxnreg" in seen and h.is_entry:

@@ -417,6 +417,9 @@ class FuncHeader:
     has_body: bool
     name_line: int
     name_col: int
+    # `.pragma "a", "b";` in the header (ptxas takes it in a kernel definition's): (strings, line, col); each is
+    # also among `directives` as (".pragma", (), line, col, ())
+    pragmas: Tuple[Tuple[Tuple[str, ...], int, int], ...] = ()
 
 
 class _Walker:
@@ -1049,6 +1052,7 @@ class _Walker:
         params: Tuple[ParsedParam, ...] = ()
         name_tok = None
         dirs = []
+        pragmas: list = []
         body = None
         for x in c[2:]:
             if isinstance(x, Token):
@@ -1060,11 +1064,14 @@ class _Walker:
             elif x.data == "perf_dir":
                 dirs.append((x.children[0].value, tuple(self.u32(v, x.children[0].value) for v in x.children[1:]),
                              x.meta.line, x.meta.column, tuple((v.line, v.column) for v in x.children[1:])))
+            elif x.data == "head_pragma":
+                dirs.append((".pragma", (), x.meta.line, x.meta.column, ()))
+                pragmas.append((tuple(v.value[1:-1] for v in x.children), x.meta.line, x.meta.column))
             elif x.data == "body":
                 body = x
         m = t.meta
         hdr = FuncHeader(name_tok.value, is_entry, linkage, rets, params, tuple(dirs), body is not None,
-                         name_tok.line, name_tok.column)
+                         name_tok.line, name_tok.column, tuple(pragmas))
         end_line = body.meta.line if body is not None else m.end_line
         self.out.append((m.line, M_FUNC, m.column, end_line, hdr))
         if body is None:
@@ -1805,8 +1812,10 @@ class _IRBuilder:
         if h.name in self.module_vars:
             self.error("PTX-E-REDECLARED", f"'{h.name}' is already defined as a variable", h.name_line,
                        h.name_col, len(h.name))
+        texts = iter(".pragma " + ", ".join(f'"{x}"' for x in p[0]) + ";" for p in h.pragmas)
         fn = Function(h.name, self.module, h.is_entry, list(h.params), list(h.rets),
-                      [d[0] + (" " + ", ".join(str(v) for v in d[1]) if d[1] else "") for d in h.directives],
+                      [next(texts) if d[0] == ".pragma" else
+                       d[0] + (" " + ", ".join(str(v) for v in d[1]) if d[1] else "") for d in h.directives],
                       [], [], [], ",".join(h.linkage), loc, parsed=True)
         info = FunctionInfo(h, fn, h.has_body, loc)
         self.res.declarations.append(info)
