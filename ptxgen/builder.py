@@ -693,7 +693,13 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         self._emit("trap", (), guard)
 
     def pragma(self, text: str):
-        """`.pragma "text";`"""
+        """`.pragma "text";` in the body: "nounroll", "enable_smem_spilling", "used_bytes_mask N" or
+        "frequency N" (isa_core.pragma_error, lint's rule too); any other string ptxas ignores, and is refused."""
+        if not isinstance(text, str) or '"' in text or "\n" in text:
+            raise _err("pragma() takes the pragma's text, without quotes or newlines")
+        bad = C.pragma_error(text, "body")
+        if bad is not None:
+            raise _err(bad[1], "PTX-E-DIRECTIVE", bad[2])
         self.fn.body.append(Pragma(text, caller_loc()))
 
     def raw(self, text: str):

@@ -8,6 +8,7 @@ words whose order says which is which: order_key), which ptxgen.legality and the
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 
 from .types import (b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, pred, s16, s32, s64, tf32, u16, u32,
@@ -355,3 +356,44 @@ def name_order_message(read: str, bad: Sequence[str], name: str) -> str:
     verb = "is" if len(bad) == 1 else "are"
     return (f"{words} {verb} part of the instruction name {name}, which opens the opcode, its words in that order: "
             f"ptxas reads {read} with {words} among its modifiers (\"Unknown modifier '.{bad[0]}'\")")
+
+
+# ---- .pragma strings (lint and the builder's pragma())
+_PRAGMA_WORDS = re.compile(r"(\S+)\s*(.*?)\s*").fullmatch     # the name, then the rest (no leading space)
+_FREQUENCY = re.compile(r"(0[xX][0-9a-fA-F]+|[0-9]+)").fullmatch
+_MASK = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)").fullmatch
+PRAGMAS_NOTE = "the pragmas are nounroll, enable_smem_spilling, used_bytes_mask N and frequency N"
+
+
+def pragma_error(text: str, where: str):
+    """What ptxas 13.0 says of the `.pragma` string `text` at `where` ("module", "header": a kernel's header, or
+    "body"), as (severity, message, notes), or None where it takes it (tests/test_lint_header_directives.py):
+    "nounroll" anywhere; "enable_smem_spilling ...", "used_bytes_mask N" (an integer) and "frequency N" (N > 0)
+    only in a body; "coroutine ..." ignored with a warning; any other string an error at module scope and ignored
+    with a warning in a function."""
+    m = _PRAGMA_WORDS(text)
+    name, arg = (m.group(1), m.group(2)) if m else ("", text)
+    if text == "nounroll":
+        return None
+    if name in ("enable_smem_spilling", "used_bytes_mask", "frequency"):
+        if where != "body":
+            return ("error", f".pragma \"{text}\" belongs in a function's body (ptxas: \"Pragma '{text}' is allowed "
+                             "only within function scope\")", ())
+        if name != "enable_smem_spilling" and not arg:
+            return ("error", f".pragma \"{text}\" needs a value (ptxas: \"Argument(s) to pragma '{name}' cannot be "
+                             "empty\")", (f"write \"{name} {'1' if name == 'frequency' else '0xf'}\"",))
+        if name == "frequency" and not (_FREQUENCY(arg) and int(arg, 0) > 0) \
+                or name == "used_bytes_mask" and not _MASK(arg):
+            return ("error", f".pragma \"{text}\": {arg!r} is not a value it takes (ptxas: \"Invalid value '{arg}' "
+                             f"specified for .pragma '{text}'\")",
+                    ("frequency takes one positive integer" if name == "frequency" else
+                     "used_bytes_mask takes one integer",))
+        return None
+    if name == "coroutine":
+        return ("warning", f".pragma \"{text}\": ptxas 13.0 ignores it (\"Unknown pragma '{text}'. Ignoring "
+                           "pragma\")", ())
+    if where == "module":
+        return ("error", f".pragma \"{text}\" is not one ptxas knows (ptxas: \"Pragma '{text}' not supported\")",
+                (PRAGMAS_NOTE,))
+    return ("warning", f".pragma \"{text}\" is not one ptxas knows; it ignores it (\"Pragma '{text}' "
+                       "unsupported\")", (PRAGMAS_NOTE,))

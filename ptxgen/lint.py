@@ -97,6 +97,8 @@ CODES: Dict[str, Tuple[str, str, str]] = {
     "PTX-W-EXTERN": ("(warning) an .extern function called or taken by address but not defined in the module: "
                      "ptxas without -c and cuModuleLoadData stop (\"Unresolved extern function\"); it needs linking",
                      ".extern .func g(); ... call g;", ".func g()\n{ ret; }\n... call g;"),
+    "PTX-W-PRAGMA": ("(warning) a .pragma in a function that ptxas does not know and ignores",
+                     '.pragma "unroll 4";', '.pragma "nounroll";'),
     "PTX-W-ADVISORY": ("(note) legal PTX that ptxas (CUDA 13.0) assembles with an \"Advisory\" of its own: plain mma.sp, "
                        "which ptxas expects to be much slower on future architectures than .sp::ordered_metadata "
                        "(ptxgen.legality)",
@@ -2743,6 +2745,21 @@ def _alias_directives(ctx: _Ctx, res: ParseResult):
                     len(a))
 
 
+def _pragma_strings(ctx: _Ctx, res: ParseResult):
+    """Each `.pragma` string as ptxas 13.0 reads it (isa_core.pragma_error)."""
+    found = list(res.pragmas)
+    for info in res.declarations:
+        for strings, line, col in info.header.pragmas:
+            found.append((strings, SourceLoc(res.filename, line, col), "header"))
+    for strings, loc, where in found:
+        for text in strings:
+            bad = C.pragma_error(text, where)
+            if bad is not None:
+                severity, message, notes = bad
+                ctx.add("PTX-E-DIRECTIVE" if severity == "error" else "PTX-W-PRAGMA", message, loc, notes,
+                        len(".pragma"), severity)
+
+
 def _referenced_functions(res: ParseResult) -> Dict[str, str]:
     """{name: how} of the names a direct call or an address (an operand, a variable's initializer) refers to,
     in any function; a `.calltargets` list does not count (ptxas resolves it without the definition)."""
@@ -3184,6 +3201,8 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     _function_declarations(ctx, res)
     if res.alias_dirs:
         _alias_directives(ctx, res)
+    if res.pragmas or any(info.header.pragmas for info in res.declarations):
+        _pragma_strings(ctx, res)
     _function_directives(ctx, res)
     # labels are function-scoped: a branch in one kernel does not use a label of the same name in
     # another; the debug sections may name a label of any function

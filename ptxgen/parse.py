@@ -1520,6 +1520,9 @@ class ParseResult:
     functions: Dict[str, FunctionInfo] = field(default_factory=dict)  # every .entry/.func, declared or defined
     declarations: List[FunctionInfo] = field(default_factory=list)  # in order, prototypes included
     aliases: Dict[str, str] = field(default_factory=dict)  # `.alias a, b;`: a -> b (the first for a)
+    # each `.pragma` at module scope and in a body: (its strings, where, "module" or "body"); a header's are in
+    # its FuncHeader
+    pragmas: List[Tuple[Tuple[str, ...], SourceLoc, str]] = field(default_factory=list)
     # each `.alias a, b;` in order: (a, b, where a is written, where b is written)
     alias_dirs: List[Tuple[str, str, SourceLoc, SourceLoc]] = field(default_factory=list)
     sections: List[Section] = field(default_factory=list)
@@ -1730,7 +1733,7 @@ class _IRBuilder:
             res.aliases.setdefault(rec[4], rec[5])
             res.alias_dirs.append((rec[4], rec[5], self.loc(*rec[6]), self.loc(*rec[7])))
         elif kind == M_PRAGMA:
-            pass
+            res.pragmas.append((rec[4], self.loc(line, col), "module"))
         else:
             raise InternalError(f"unknown record kind {kind}")
 
@@ -1912,6 +1915,7 @@ class _IRBuilder:
             body.append(Raw("}", loc))
             self.scope = self.scope.parent
         elif kind == R_PRAGMA:
+            self.res.pragmas.append((rec[4], loc, "body"))
             if len(rec[4]) == 1:
                 body.append(Pragma(rec[4][0], loc))
             else:

@@ -622,7 +622,7 @@ def test_every_code_is_documented_and_exercised():
         assert f"| {code} |" in L.__doc__
     # the async-protocol codes are exercised by tests/test_asynccheck.py (tests/async/*.ptx)
     exercised = set(EXAMPLES) | {"PTX-W-UNUSED-LABEL", "PTX-W-DIRECTIVE", "PTX-W-MISCOMPILE", "PTX-W-ADVISORY",
-                                  "PTX-W-EXTERN", "PTX-E-INTERNAL"} \
+                                  "PTX-W-EXTERN", "PTX-W-PRAGMA", "PTX-E-INTERNAL"} \
         | set(ASYNC_CODES)
     assert set(L.CODES) <= exercised
 

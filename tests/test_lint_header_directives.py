@@ -4,7 +4,11 @@ What ptxas 13.0 showed, and lint did not know: a kernel definition's header take
 before or after the other directives; lint gave a syntax error), a .func's header and a declaration's do not;
 .noreturn, .abi_preserve and .abi_preserve_control are a .func's only (a syntax error on a kernel); .maxnctapersm is
 an error at every .version ("Deprecated feature ... as of PTX version 2.1"); .minnctapersm without .maxntid or
-.reqntid is ignored, with a warning; .blocksareclusters needs both .reqntid and .reqnctapercluster.
+.reqntid is ignored, with a warning; .blocksareclusters needs both .reqntid and .reqnctapercluster. And a .pragma's
+string: "nounroll" anywhere; "enable_smem_spilling", "used_bytes_mask N" and "frequency N" only in a body ("is
+allowed only within function scope"), N given ("cannot be empty") and valid ("Invalid value"); "coroutine" ignored
+with a warning; any other string "not supported" (an error) at module scope and "unsupported" (a warning) in a
+function. lint checked none of these strings.
 """
 from __future__ import annotations
 
@@ -76,3 +80,82 @@ def test_every_case_agrees_with_ptxas():
     wrong = [(k, d) for k, d, ok, code in CASES if _ptxas_ok(module(k, d)) != (ok and code is None)]
     assert not wrong, wrong
     assert not _ptxas_ok(module("entry", P, ";") + ".visible .entry g()\n{\n\tret;\n}\n")
+
+
+# .pragma strings at module scope, in a kernel's header and in a body (isa_core.pragma_error): what ptxas 13.0 says
+# of each, "ok", "warning" (it ignores it) or "error"
+PRAGMA_STRINGS = {
+    "nounroll": ("ok", "ok", "ok"), "bogus": ("error", "warning", "warning"), "unroll 4": ("error", "warning", "warning"),
+    "nounroll 2": ("error", "warning", "warning"), "nounroll ": ("error", "warning", "warning"),
+    " nounroll": ("error", "warning", "warning"), "NOUNROLL": ("error", "warning", "warning"),
+    "coroutine": ("warning", "warning", "warning"), "coroutine 3": ("warning", "warning", "warning"),
+    "enable_smem_spilling": ("error", "error", "ok"), "enable_smem_spilling 1": ("error", "error", "ok"),
+    "frequency": ("error", "error", "error"), "frequency 3": ("error", "error", "ok"),
+    "frequency 0x10": ("error", "error", "ok"), "frequency\t3": ("error", "error", "ok"),
+    "frequency 0": ("error", "error", "error"), "frequency -1": ("error", "error", "error"),
+    "frequency x": ("error", "error", "error"), "frequency 1.5": ("error", "error", "error"),
+    "frequency 3 4": ("error", "error", "error"),
+    "used_bytes_mask": ("error", "error", "error"), "used_bytes_mask 0xf": ("error", "error", "ok"),
+    "used_bytes_mask -1": ("error", "error", "ok"), "used_bytes_mask 1,2": ("error", "error", "error"),
+    "used_bytes_mask 0x1ffffffffffffffff": ("error", "error", "ok"),
+}
+WHERE = ("module", "header", "body")
+
+
+def pragma_module(text, where):
+    p = f'.pragma "{text}";'
+    return (f".version 9.0\n.target sm_90a\n.address_size 64\n{p if where == 'module' else ''}\n"
+            f".visible .entry k() {p if where == 'header' else ''}\n{{\n\t.reg .b32 %r<2>;\n"
+            f"\t{p if where == 'body' else ''}\n\tmov.u32 %r1, 0;\n\tret;\n}}\n")
+
+
+def _verdict(diags):
+    sev = {d.severity for d in diags}
+    return "error" if "error" in sev else "warning" if "warning" in sev else "ok"
+
+
+def test_pragma_strings():
+    wrong = [(t, w, want[i], _verdict(L.lint_ptx(pragma_module(t, w), "t.ptx")))
+             for t, want in PRAGMA_STRINGS.items() for i, w in enumerate(WHERE)
+             if _verdict(L.lint_ptx(pragma_module(t, w), "t.ptx")) != want[i]]
+    assert not wrong, wrong
+    (d,) = L.lint_ptx(pragma_module("frequency 0", "body"), "t.ptx")
+    assert (d.code, d.loc.line, d.loc.col) == ("PTX-E-DIRECTIVE", 8, 2) and "Invalid value '0'" in d.message
+    (d,) = L.lint_ptx(pragma_module("unroll 4", "body"), "t.ptx")
+    assert d.code == "PTX-W-PRAGMA" and "nounroll" in d.notes[0]
+
+
+def test_the_builder_takes_the_pragmas_ptxas_takes_in_a_body():
+    import ptxgen as pg
+    from ptxgen.errors import BuildError
+    for text, want in PRAGMA_STRINGS.items():
+        m = pg.Module("sm_90a")
+        k = m.entry("k")
+        if want[2] == "ok":
+            k.pragma(text)
+            assert L.lint_ptx(m.emit().text, "t.ptx") == [], text
+        else:
+            with pytest.raises(BuildError) as e:
+                k.pragma(text)
+            assert e.value.code == "PTX-E-DIRECTIVE", text
+    with pytest.raises(BuildError):
+        pg.Module("sm_90a").entry("k").pragma('nounroll"; trap; .pragma "nounroll')
+
+
+def _ptxas_verdict(text):
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.ptx")
+        with open(p, "w") as fh:
+            fh.write(text)
+        r = subprocess.run(["ptxas", "-arch=sm_90a", p, "-o", os.devnull], capture_output=True, text=True,
+                           timeout=120)
+    out = r.stdout + r.stderr
+    return "error" if r.returncode else "warning" if "warning" in out else "ok"
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_pragma_strings_agree_with_ptxas():
+    wrong = [(t, w, want[i]) for t, want in PRAGMA_STRINGS.items() for i, w in enumerate(WHERE)
+             if _ptxas_verdict(pragma_module(t, w)) != want[i]]
+    assert not wrong, wrong
