@@ -94,8 +94,9 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                          "integer per element) (ptxgen.legality)",
                          ".target sm_90a ... cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd2;",
                          ".target sm_90a ... cp.async.cg.shared.global [%r1], [%rd1], 16;"),
-    "PTX-W-EXTERN": ("(warning) an .extern function called or taken by address but not defined in the module: "
-                     "ptxas without -c and cuModuleLoadData stop (\"Unresolved extern function\"); it needs linking",
+    "PTX-W-EXTERN": ("(warning) an .extern function called or taken by address, or an .extern .global/.const "
+                     "variable, that the module does not define: ptxas without -c and cuModuleLoadData stop "
+                     "(\"Unresolved extern function\") or define the variable here; it needs linking",
                      ".extern .func g(); ... call g;", ".func g()\n{ ret; }\n... call g;"),
     "PTX-W-PRAGMA": ("(warning) a .pragma in a function that ptxas does not know and ignores",
                      '.pragma "unroll 4";', '.pragma "nounroll";'),
@@ -2760,6 +2761,47 @@ def _pragma_strings(ctx: _Ctx, res: ParseResult):
                         len(".pragma"), severity)
 
 
+_UNSIZED = re.compile(r"\[\s*\]")
+
+
+def _extern_variables(ctx: _Ctx, res: ParseResult):
+    """PTX-W-EXTERN at an .extern .global or .const variable that the module does not define: whole-program
+    compilation (ptxas without -c, cuModuleLoadData) defines it here, ignoring .extern, or stops where it has no
+    size ("Unresolved extern variable"); a separately compiled and linked module can have it from another. Also
+    where the definition follows the first .extern declaration, which ptxas warns of the same way.
+    (.extern .shared is the dynamic shared memory.)"""
+    defined: Dict[str, SourceLoc] = {}
+    for v in res.module.vars:
+        if not v.extern:
+            defined.setdefault(v.name, v.loc)
+    seen = set()
+    for v in res.module.vars:
+        if not v.extern or v.space not in ("global", "const") or v.name in seen:
+            continue
+        seen.add(v.name)
+        at = defined.get(v.name)
+        if at is not None:
+            if v.loc is not None and at is not None and (at.line, at.col or 0) > (v.loc.line, v.loc.col or 0):
+                # ptxas resolves the declaration where it stands, and warns though the definition follows
+                ctx.add("PTX-W-EXTERN", f"'{v.name}' is declared .extern before its definition (line {at.line}): "
+                                        f"ptxas warns \"Unresolved extern variable '{v.name}' in whole program "
+                                        "compilation, ignoring extern qualifier\" (harmless: the definition is "
+                                        "used)", v.loc, ("define it first, or leave this declaration out",),
+                        len(v.name), "warning")
+            continue
+        if _UNSIZED.search(v.text or ""):
+            msg = (f"the .extern variable '{v.name}' has no size and no definition here: ptxas without -c, and a "
+                   f"driver that loads this module alone (cuModuleLoadData), stop (\"Unresolved extern variable "
+                   f"'{v.name}'\")")
+        else:
+            msg = (f"the .extern variable '{v.name}' is not defined here: ptxas without -c, and a driver that loads "
+                   f"this module alone, define it in this module instead (\"Unresolved extern variable '{v.name}' in "
+                   "whole program compilation, ignoring extern qualifier\")")
+        ctx.add("PTX-W-EXTERN", msg, v.loc, ("compile with ptxas -c and link the module that defines it (nvlink, or "
+                                             "cuLinkAddData ... cuLinkComplete), or define it here",),
+                len(v.name), "warning")
+
+
 def _referenced_functions(res: ParseResult) -> Dict[str, str]:
     """{name: how} of the names a direct call or an address (an operand, a variable's initializer) refers to,
     in any function; a `.calltargets` list does not count (ptxas resolves it without the definition)."""
@@ -3201,6 +3243,7 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     _function_declarations(ctx, res)
     if res.alias_dirs:
         _alias_directives(ctx, res)
+    _extern_variables(ctx, res)
     if res.pragmas or any(info.header.pragmas for info in res.declarations):
         _pragma_strings(ctx, res)
     _function_directives(ctx, res)

@@ -13,7 +13,10 @@ What ptxas 13.0 showed, and lint said nothing of:
 - a function (or kernel) declared without .extern and not defined: "Unresolved extern function", with -c too;
   an .extern one only once it is called or its address taken (not through a .calltargets list), and only in
   whole-program compilation (warning PTX-W-EXTERN); vprintf, malloc, free, __assertfail and __cuda_syscall*
-  ptxas provides itself;
+  ptxas provides itself; an .extern .global or .const variable not defined in the module: whole-program
+  compilation defines a sized one here ("ignoring extern qualifier", a warning) and stops at an unsized one
+  (PTX-W-EXTERN both; -c takes them), and it warns the same of one whose definition follows its first .extern
+  declaration;
 - `.alias a, b;` (PTX ISA 6.3): "Unknown symbol" for a or b not declared before it, "Cannot define alias to
   variable object", "Cannot define alias to entry function", "Cannot alias a function to itself", "Illegal
   redefinition of function 'a' as alias" when a is defined above it, "'a' is already aliased to 'b' and cannot be
@@ -171,6 +174,29 @@ def test_alias_verdicts():
     assert "PTX-E-VERSION" in {d.code for d in L.lint_ptx(old, "t.ptx")}
 
 
+# .extern variables without a definition in the module (whole-program verdict: "ok", "warning" or "error"; -c
+# takes them all): ptxas defines a sized one here, ignoring .extern, with a warning, and stops at an unsized one
+EXTERN_VARS = [
+    (".extern .global .b32 x;", "warning"), (".extern .const .b8 x[4];", "warning"),
+    (".extern .global .b32 x[2][3];", "warning"), (".extern .global .b32 x[];", "error"),
+    (".extern .const .b32 x[];", "error"), (".extern .global .b32 x[][3];", "error"),
+    (".extern .global .b32 x[];\n.extern .global .b32 x[];", "error"),
+    (".extern .shared .align 16 .b8 x[];", "ok"), (".visible .global .b32 x;\n.extern .global .b32 x;", "ok"),
+    # a definition after the .extern declaration: ptxas warns all the same
+    (".extern .global .b32 x;\n.visible .global .b32 x;", "warning"),
+    (".extern .global .b32 x;\n.weak .global .b32 x;", "warning"),
+    (".extern .global .b32 x;\n.visible .global .b32 x = 5;", "warning"),
+]
+
+
+def test_extern_variables_without_a_definition_warn():
+    for top, want in EXTERN_VARS:
+        got = [(d.code, d.severity) for d in L.lint_ptx(module(top, ""), "t.ptx")]
+        assert got == ([] if want == "ok" else [("PTX-W-EXTERN", "warning")]), (top, got)
+    (d,) = L.lint_ptx(module(".extern .global .b32 x[];", ""), "t.ptx")
+    assert (d.loc.line, d.loc.col) == (4, 22) and "no size" in d.message
+
+
 def test_messages_and_places():
     (d,) = L.lint_ptx(module(".func g(.param .b32 a);\n.func g(.param .u32 b)\n{ ret; }", ""), "t.ptx")
     assert (d.loc.line, d.loc.col) == (5, 7) and "differ in parameter types" in d.message
@@ -191,6 +217,23 @@ def _ptxas_ok(text, compile_only):
         r = subprocess.run(["ptxas", *(["-c"] if compile_only else []), "-arch=sm_90a", p, "-o", os.devnull],
                            capture_output=True, text=True, timeout=120)
     return r.returncode == 0
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_extern_variables_agree_with_ptxas():
+    wrong = []
+    for top, want in EXTERN_VARS:
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "k.ptx")
+            with open(p, "w") as fh:
+                fh.write(module(top, ""))
+            r = subprocess.run(["ptxas", "-arch=sm_90a", p, "-o", os.devnull], capture_output=True, text=True,
+                               timeout=120)
+        got = "error" if r.returncode else "warning" if "warning" in r.stdout + r.stderr else "ok"
+        if got != want or not _ptxas_ok(module(top, ""), True):
+            wrong.append((top, got, want))
+    assert not wrong, wrong
 
 
 @pytest.mark.ptxas
