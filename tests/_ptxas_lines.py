@@ -30,3 +30,15 @@ def ptxas_rejected(text: str, arch: str) -> Dict[int, str]:
             bad.update(hit)
             for k in hit:
                 lines[k - 1] = "\t// rejected"
+
+
+def ptxas_verdict(text: str, arch: str = "sm_90a", compile_only: bool = False) -> str:
+    """"error" where ptxas rejects `text`, "warning" where it assembles it with a warning, else "ok"
+    (`compile_only`: ptxas -c, no whole-program resolution)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.ptx")
+        with open(path, "w") as fh:
+            fh.write(text)
+        p = subprocess.run(["ptxas", *(["-c"] if compile_only else []), f"-arch={arch}", path, "-o", os.devnull],
+                           capture_output=True, text=True, timeout=600)
+    return "error" if p.returncode else "warning" if "warning" in p.stdout + p.stderr else "ok"

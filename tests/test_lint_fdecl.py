@@ -26,13 +26,10 @@ What ptxas 13.0 showed, and lint said nothing of:
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import tempfile
-
 import pytest
 
 from ptxgen import lint as L
+from _ptxas_lines import ptxas_verdict
 from test_lint_vector_probes import needs_ptxas
 
 _LINKS = ["", ".visible ", ".weak ", ".extern "]
@@ -210,29 +207,14 @@ def test_messages_and_places():
 
 
 def _ptxas_ok(text, compile_only):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as fh:
-            fh.write(text)
-        r = subprocess.run(["ptxas", *(["-c"] if compile_only else []), "-arch=sm_90a", p, "-o", os.devnull],
-                           capture_output=True, text=True, timeout=120)
-    return r.returncode == 0
+    return ptxas_verdict(text, compile_only=compile_only) != "error"
 
 
 @pytest.mark.ptxas
 @needs_ptxas
 def test_extern_variables_agree_with_ptxas():
-    wrong = []
-    for top, want in EXTERN_VARS:
-        with tempfile.TemporaryDirectory() as d:
-            p = os.path.join(d, "k.ptx")
-            with open(p, "w") as fh:
-                fh.write(module(top, ""))
-            r = subprocess.run(["ptxas", "-arch=sm_90a", p, "-o", os.devnull], capture_output=True, text=True,
-                               timeout=120)
-        got = "error" if r.returncode else "warning" if "warning" in r.stdout + r.stderr else "ok"
-        if got != want or not _ptxas_ok(module(top, ""), True):
-            wrong.append((top, got, want))
+    wrong = [(top, want) for top, want in EXTERN_VARS
+             if ptxas_verdict(module(top, "")) != want or not _ptxas_ok(module(top, ""), True)]
     assert not wrong, wrong
 
 

@@ -12,14 +12,11 @@ function. lint checked none of these strings.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import tempfile
-
 import pytest
 
 from ptxgen import lint as L
 from ptxgen.parse import parse
+from _ptxas_lines import ptxas_verdict
 from test_lint_vector_probes import needs_ptxas
 
 P = '.pragma "nounroll";'
@@ -63,23 +60,13 @@ def test_a_pragma_in_a_declaration_is_refused_and_one_in_a_definition_kept():
     assert fn.directives == [".maxntid 128", '.pragma "nounroll";']
 
 
-def _ptxas_ok(text):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as fh:
-            fh.write(text)
-        r = subprocess.run(["ptxas", "-arch=sm_90a", p, "-o", os.devnull], capture_output=True, text=True,
-                           timeout=120)
-    return r.returncode == 0 and "warning" not in r.stdout + r.stderr
-
-
 @pytest.mark.ptxas
 @needs_ptxas
 def test_every_case_agrees_with_ptxas():
     # a warning counts as "not taken as written" here, as lint's PTX-W-DIRECTIVE does
-    wrong = [(k, d) for k, d, ok, code in CASES if _ptxas_ok(module(k, d)) != (ok and code is None)]
+    wrong = [(k, d) for k, d, ok, code in CASES if (ptxas_verdict(module(k, d)) == "ok") != (ok and code is None)]
     assert not wrong, wrong
-    assert not _ptxas_ok(module("entry", P, ";") + ".visible .entry g()\n{\n\tret;\n}\n")
+    assert ptxas_verdict(module("entry", P, ";") + ".visible .entry g()\n{\n\tret;\n}\n") == "error"
 
 
 # .pragma strings at module scope, in a kernel's header and in a body (isa_core.pragma_error): what ptxas 13.0 says
@@ -142,20 +129,9 @@ def test_the_builder_takes_the_pragmas_ptxas_takes_in_a_body():
         pg.Module("sm_90a").entry("k").pragma('nounroll"; trap; .pragma "nounroll')
 
 
-def _ptxas_verdict(text):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as fh:
-            fh.write(text)
-        r = subprocess.run(["ptxas", "-arch=sm_90a", p, "-o", os.devnull], capture_output=True, text=True,
-                           timeout=120)
-    out = r.stdout + r.stderr
-    return "error" if r.returncode else "warning" if "warning" in out else "ok"
-
-
 @pytest.mark.ptxas
 @needs_ptxas
 def test_pragma_strings_agree_with_ptxas():
     wrong = [(t, w, want[i]) for t, want in PRAGMA_STRINGS.items() for i, w in enumerate(WHERE)
-             if _ptxas_verdict(pragma_module(t, w)) != want[i]]
+             if ptxas_verdict(pragma_module(t, w)) != want[i]]
     assert not wrong, wrong

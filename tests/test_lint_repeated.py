@@ -254,11 +254,16 @@ def test_the_message_names_the_word_and_says_write_it_once():
 @pytest.mark.ptxas
 @needs_ptxas
 def test_every_line_agrees_with_ptxas():
-    lines = [ln for ln, _ in LINES]
-    text = module(lines)
+    _agree_with_ptxas(LINES, module)
+
+
+def _agree_with_ptxas(cases, make):
+    """The lines of `cases` ((line, ptxas takes it)) that ptxas rejects in one module `make(lines)` are the others."""
+    lines = [ln for ln, _ in cases]
+    text = make(lines)
     first = text.split("\n").index("\t" + lines[0]) + 1
     rejected = {lines[i - first] for i in ptxas_rejected(text, "sm_90a") if first <= i < first + len(lines)}
-    want = {ln for ln, ok in LINES if not ok}
+    want = {ln for ln, ok in cases if not ok}
     assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
 
 
@@ -307,9 +312,4 @@ def test_cvt_pack_operand_registers():
 @pytest.mark.ptxas
 @needs_ptxas
 def test_cvt_pack_operand_registers_agree_with_ptxas():
-    lines = [ln for ln, _ in PACK_LINES]
-    text = pack_module(lines)
-    first = text.split("\n").index("\t" + lines[0]) + 1
-    rejected = {lines[i - first] for i in ptxas_rejected(text, "sm_90a") if first <= i < first + len(lines)}
-    want = {ln for ln, ok in PACK_LINES if not ok}
-    assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
+    _agree_with_ptxas(PACK_LINES, pack_module)
