@@ -2761,6 +2761,25 @@ def _pragma_strings(ctx: _Ctx, res: ParseResult):
                         len(".pragma"), severity)
 
 
+def _loc_directives(ctx: _Ctx, res: ParseResult):
+    """`.loc` as ptxas 13.0 takes it: a module with .loc and no .file draws a warning ("line information in
+    generated binary may not be complete"); an inlined_at location is one an earlier .loc in the module gave
+    ("Source location ... used in inlined_at directive must be used in a preceding .loc directive")."""
+    if not res.files:
+        ctx.add("PTX-W-DIRECTIVE", ".loc without any .file directive: ptxas warns that the line information may "
+                                   "not be complete", res.loc_dirs[0][2], ("declare the source file: .file 1 \"k.cu\"",),
+                len(".loc"), "warning")
+    seen = set()
+    for where, inlined, loc in res.loc_dirs:
+        if inlined is not None and inlined not in seen:
+            text = " ".join(map(str, inlined))
+            ctx.add("PTX-E-DIRECTIVE", f"inlined_at {text} names a source location no earlier .loc gives (ptxas: "
+                                       f"\"Source location {text} used in inlined_at directive must be used in a "
+                                       "preceding .loc directive\")", loc, (f"place `.loc {text}` before it",),
+                    len(".loc"))
+        seen.add(where)
+
+
 _UNSIZED = re.compile(r"\[\s*\]")
 
 
@@ -3244,6 +3263,8 @@ def _lint_result(res: ParseResult, target, box_bytes=None) -> List[Diagnostic]:
     if res.alias_dirs:
         _alias_directives(ctx, res)
     _extern_variables(ctx, res)
+    if res.loc_dirs:
+        _loc_directives(ctx, res)
     if res.pragmas or any(info.header.pragmas for info in res.declarations):
         _pragma_strings(ctx, res)
     _function_directives(ctx, res)

@@ -404,6 +404,17 @@ class Decl:
     align_at: Optional[Tuple[int, int]] = None  # (line, column) of the .align's number
 
 
+_INT = r"(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)"
+_LOC_NUMBERS = re.compile(rf"\.loc\s+{_INT}\s+{_INT}\s+{_INT}").match
+_INLINED_AT = re.compile(rf"inlined_at\s+{_INT}\s+{_INT}\s+{_INT}").search
+
+
+def _loc_triple(m) -> Tuple[int, int, int]:
+    """The three numbers of a .loc or inlined_at match, as values (hex, octal and decimal alike)."""
+    return tuple(int(g, 16) if g[:2] in ("0x", "0X") else int(g, 8) if g[0] == "0" and len(g) > 1 else int(g)
+                 for g in m.groups())
+
+
 @dataclass(frozen=True)
 class FuncHeader:
     name: str
@@ -1520,6 +1531,9 @@ class ParseResult:
     functions: Dict[str, FunctionInfo] = field(default_factory=dict)  # every .entry/.func, declared or defined
     declarations: List[FunctionInfo] = field(default_factory=list)  # in order, prototypes included
     aliases: Dict[str, str] = field(default_factory=dict)  # `.alias a, b;`: a -> b (the first for a)
+    # each `.loc` in order: ((file, line, column), its inlined_at's or None, where)
+    loc_dirs: List[Tuple[Tuple[int, int, int], Optional[Tuple[int, int, int]], SourceLoc]] = \
+        field(default_factory=list)
     # each `.pragma` at module scope and in a body: (its strings, where, "module" or "body"); a header's are in
     # its FuncHeader
     pragmas: List[Tuple[Tuple[str, ...], SourceLoc, str]] = field(default_factory=list)
@@ -1723,7 +1737,10 @@ class _IRBuilder:
             res.address_size = (rec[4], self.loc(line, rec[5]))
             self.module.address_size = rec[4]
         elif kind == M_FILE:
-            res.files[rec[4]] = rec[5][1:-1]
+            if rec[4] in res.files and rec[4] <= 0xFFFFFFFF:
+                self.error("PTX-E-DIRECTIVE", f".file {rec[4]} is given twice (ptxas: \"Duplicate file index #{rec[4]}\")",
+                           line, col, len(".file"), ("give each source file its own index",))
+            res.files.setdefault(rec[4], rec[5][1:-1])
         elif kind == M_SECTION:
             self.section = Section(rec[4], self.loc(line, col))
             res.sections.append(self.section)
@@ -1897,6 +1914,10 @@ class _IRBuilder:
             body.append(LabelDef(Label(rec[4]), loc))
         elif kind == R_LOC:
             body.append(Raw(rec[4], loc))
+            m = _LOC_NUMBERS(rec[4])
+            if m is not None:
+                at = _INLINED_AT(rec[4])
+                self.res.loc_dirs.append((_loc_triple(m), _loc_triple(at) if at else None, loc))
         elif kind == R_DECL:
             raw = Raw(rec[5], loc)
             body.append(raw)

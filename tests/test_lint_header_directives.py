@@ -8,7 +8,8 @@ an error at every .version ("Deprecated feature ... as of PTX version 2.1"); .mi
 string: "nounroll" anywhere; "enable_smem_spilling", "used_bytes_mask N" and "frequency N" only in a body ("is
 allowed only within function scope"), N given ("cannot be empty") and valid ("Invalid value"); "coroutine" ignored
 with a warning; any other string "not supported" (an error) at module scope and "unsupported" (a warning) in a
-function. lint checked none of these strings.
+function. lint checked none of these strings. Nor these of .file and .loc: a .file index given twice ("Duplicate
+file index"), .loc in a module without .file (a warning), and an inlined_at location that no earlier .loc gave.
 """
 from __future__ import annotations
 
@@ -134,4 +135,43 @@ def test_the_builder_takes_the_pragmas_ptxas_takes_in_a_body():
 def test_pragma_strings_agree_with_ptxas():
     wrong = [(t, w, want[i]) for t, want in PRAGMA_STRINGS.items() for i, w in enumerate(WHERE)
              if ptxas_verdict(pragma_module(t, w)) != want[i]]
+    assert not wrong, wrong
+
+
+# .file and .loc (whole-program verdict "ok", "warning" or "error"): a .file index given twice is an error
+# ("Duplicate file index"); .loc in a module without .file a warning; inlined_at names a location an earlier .loc
+# in the module gave, as a value (0x3 is 3), in any function
+_STR = ".section .debug_str\n{\n$L__s:\n.b8 0\n}\n"
+_INL = ".loc 1 1 1, function_name $L__s, inlined_at 1 2 {}"
+DEBUG_CASES = [
+    ('.file 1 "a.cu"', ".loc 1 10 0", "", "ok"), ("", ".loc 1 10 0", "", "warning"),
+    ('.file 1 "a.cu"\n.file 1 "b.cu"', "", "", "error"), ('.file 1 "a.cu"\n.file 1 "a.cu"', "", "", "error"),
+    ('.file 1 "a.cu"\n.file 2 "a.cu"', "", "", "ok"), ('.file 1 "a.cu"', ".loc 2 10 0", "", "ok"),
+    ('.file 1 "a.cu"', ".loc 1 2 3\n\t" + _INL.format(3), _STR, "ok"),
+    ('.file 1 "a.cu"', ".loc 1 2 3\n\t" + _INL.format("0x3"), _STR, "ok"),
+    ('.file 1 "a.cu"', _INL.format(3) + "\n\t.loc 1 2 3", _STR, "error"),
+    ('.file 1 "a.cu"', ".loc 1 2 4\n\t" + _INL.format(3), _STR, "error"),
+    ('.file 1 "a.cu"\n.visible .entry j()\n{\n\t.loc 1 2 3\n\tret;\n}', _INL.format(3), _STR, "ok"),
+]
+
+
+def debug_module(top, body, tail):
+    return (f".version 8.6\n.target sm_90a\n.address_size 64\n{top}\n.visible .entry k()\n{{\n\t{body}\n\tret;\n}}\n"
+            + tail)
+
+
+def test_file_and_loc_directives():
+    wrong = [(top, body, want, _verdict(L.lint_ptx(debug_module(top, body, tail), "t.ptx")))
+             for top, body, tail, want in DEBUG_CASES
+             if _verdict(L.lint_ptx(debug_module(top, body, tail), "t.ptx")) != want]
+    assert not wrong, wrong
+    (d,) = L.lint_ptx(debug_module('.file 1 "a.cu"\n.file 1 "b.cu"', "", ""), "t.ptx")
+    assert (d.code, d.loc.line, d.loc.col) == ("PTX-E-DIRECTIVE", 5, 1) and "Duplicate file index #1" in d.message
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_file_and_loc_directives_agree_with_ptxas():
+    wrong = [(top, body, want) for top, body, tail, want in DEBUG_CASES
+             if ptxas_verdict(debug_module(top, body, tail)) != want]
     assert not wrong, wrong
