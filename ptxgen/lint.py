@@ -27,7 +27,7 @@ from .ops.operands import operand_info, operand_infos, register_operand_info, va
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, TargetList,
-                    parse, parse_target_list, undeclarable_type)
+                    loc_numbers, parse, parse_target_list, undeclarable_type)
 from .target import (LATEST_PTX, REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      read_version, version_error, version_str)
 from .types import (VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, f64, get_type, pred, s32, u32,
@@ -2767,15 +2767,21 @@ def _loc_directives(ctx: _Ctx, res: ParseResult):
     ("Source location ... used in inlined_at directive must be used in a preceding .loc directive")."""
     if not res.files:
         ctx.add("PTX-W-DIRECTIVE", ".loc without any .file directive: ptxas warns that the line information may "
-                                   "not be complete", res.loc_dirs[0][2], ("declare the source file: .file 1 \"k.cu\"",),
+                                   "not be complete", res.loc_dirs[0][1], ("declare the source file: .file 1 \"k.cu\"",),
                 len(".loc"), "warning")
+    if not any("inlined_at" in text for text, _ in res.loc_dirs):
+        return
     seen = set()
-    for where, inlined, loc in res.loc_dirs:
+    for text, loc in res.loc_dirs:
+        got = loc_numbers(text)
+        if got is None:
+            continue
+        where, inlined = got
         if inlined is not None and inlined not in seen:
-            text = " ".join(map(str, inlined))
-            ctx.add("PTX-E-DIRECTIVE", f"inlined_at {text} names a source location no earlier .loc gives (ptxas: "
-                                       f"\"Source location {text} used in inlined_at directive must be used in a "
-                                       "preceding .loc directive\")", loc, (f"place `.loc {text}` before it",),
+            shown = " ".join(map(str, inlined))
+            ctx.add("PTX-E-DIRECTIVE", f"inlined_at {shown} names a source location no earlier .loc gives (ptxas: "
+                                       f"\"Source location {shown} used in inlined_at directive must be used in a "
+                                       "preceding .loc directive\")", loc, (f"place `.loc {shown}` before it",),
                     len(".loc"))
         seen.add(where)
 

@@ -415,6 +415,15 @@ def _loc_triple(m) -> Tuple[int, int, int]:
                  for g in m.groups())
 
 
+def loc_numbers(text: str):
+    """(file, line, column) of a `.loc` directive's text and its inlined_at's (or None); None if unreadable."""
+    m = _LOC_NUMBERS(text)
+    if m is None:
+        return None
+    at = _INLINED_AT(text) if "inlined_at" in text else None
+    return _loc_triple(m), (_loc_triple(at) if at else None)
+
+
 @dataclass(frozen=True)
 class FuncHeader:
     name: str
@@ -1531,9 +1540,8 @@ class ParseResult:
     functions: Dict[str, FunctionInfo] = field(default_factory=dict)  # every .entry/.func, declared or defined
     declarations: List[FunctionInfo] = field(default_factory=list)  # in order, prototypes included
     aliases: Dict[str, str] = field(default_factory=dict)  # `.alias a, b;`: a -> b (the first for a)
-    # each `.loc` in order: ((file, line, column), its inlined_at's or None, where)
-    loc_dirs: List[Tuple[Tuple[int, int, int], Optional[Tuple[int, int, int]], SourceLoc]] = \
-        field(default_factory=list)
+    # each `.loc` in order: (its text, where); loc_numbers() reads its numbers
+    loc_dirs: List[Tuple[str, SourceLoc]] = field(default_factory=list)
     # each `.pragma` at module scope and in a body: (its strings, where, "module" or "body"); a header's are in
     # its FuncHeader
     pragmas: List[Tuple[Tuple[str, ...], SourceLoc, str]] = field(default_factory=list)
@@ -1914,10 +1922,7 @@ class _IRBuilder:
             body.append(LabelDef(Label(rec[4]), loc))
         elif kind == R_LOC:
             body.append(Raw(rec[4], loc))
-            m = _LOC_NUMBERS(rec[4])
-            if m is not None:
-                at = _INLINED_AT(rec[4])
-                self.res.loc_dirs.append((_loc_triple(m), _loc_triple(at) if at else None, loc))
+            self.res.loc_dirs.append((rec[4], loc))
         elif kind == R_DECL:
             raw = Raw(rec[5], loc)
             body.append(raw)
