@@ -53,8 +53,8 @@ __all__ = [
     "check", "parse", "covers", "forms", "signatures", "bind", "fragment_regs", "requirement",
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
-    "CODE_MODIFIER", "CODE_MISCOMPILE", "CODE_ADVISORY", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED", "variable_array_error",
-    "param_array_error", "vector_error", "initializer_error", "initial_address_error", "initializer_miscompile",
+    "CODE_MODIFIER", "CODE_MISCOMPILE", "CODE_ADVISORY", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED",
+    "variable_array_error", "param_array_error", "vector_error", "initializer_error", "initial_address_error", "initializer_miscompile",
     "param_shape_error",
 ]
 

@@ -100,9 +100,9 @@ CODES: Dict[str, Tuple[str, str, str]] = {
                      ".extern .func g(); ... call g;", ".func g()\n{ ret; }\n... call g;"),
     "PTX-W-PRAGMA": ("(warning) a .pragma in a function that ptxas does not know and ignores",
                      '.pragma "unroll 4";', '.pragma "nounroll";'),
-    "PTX-W-ADVISORY": ("(note) legal PTX that ptxas (CUDA 13.0) assembles with an \"Advisory\" of its own: plain mma.sp, "
-                       "which ptxas expects to be much slower on future architectures than .sp::ordered_metadata "
-                       "(ptxgen.legality)",
+    "PTX-W-ADVISORY": ("(note) legal PTX that ptxas (CUDA 13.0) assembles with an \"Advisory\" of its own: plain "
+                       "mma.sp, which ptxas expects to be much slower on future architectures than "
+                       ".sp::ordered_metadata (ptxgen.legality)",
                        "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 ...",
                        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 ..."),
     "PTX-E-INTERNAL": ("a bug in ptxgen's own checks (please report it); the file may well be fine", "-", "-"),
@@ -634,7 +634,10 @@ _TYPE_LIKE = re.compile(r"[a-z]+\d+(x\d+)?").fullmatch          # .u4 .s32 .e4m3
 
 # cvt.pack.sat.convertType.abType{.cType} as ptxas 13.0 takes it: .u16/.s16 from .s32 (d, a, b), or .u2 .s2 .u4 .s4 .u8
 # .s8 from .s32 with .b32 (d, a, b, c); PTX ISA 6.5 (tests/test_lint_repeated.py)
-_PACK_FORMS = frozenset([("u16", "s32"), ("s16", "s32")] + [(t, "s32", "b32") for t in ("u2", "s2", "u4", "s4", "u8", "s8")])
+_PACK_FORMS = frozenset([("u16", "s32"), ("s16", "s32")]
+                        + [(t, "s32", "b32") for t in ("u2", "s2", "u4", "s4", "u8", "s8")])
+
+
 def _cvt_pack(op: _Op):
     diags, mods = op.diags, op.mods           # (its target and version: INSTRUCTIONS["cvt.pack"])
     types = tuple(w for w in mods if _TYPE_LIKE(w))
@@ -644,7 +647,8 @@ def _cvt_pack(op: _Op):
         return
     other = [w for w in mods[1:] if w != "sat" and not _TYPE_LIKE(w)]
     if other:
-        diags.append(("PTX-E-MODIFIER", f"cvt.pack has no modifier .{other[0]}", ("cvt.pack takes .sat and its types",)))
+        diags.append(("PTX-E-MODIFIER", f"cvt.pack has no modifier .{other[0]}",
+                      ("cvt.pack takes .sat and its types",)))
     elif "sat" not in mods:
         diags.append(("PTX-E-MODIFIER", "cvt.pack needs .sat (ptxas: \".sat modifier required for instruction "
                                         "'cvt.pack'\")", ("write cvt.pack.sat." + ".".join(types),)))
@@ -668,8 +672,8 @@ def _repeated_word(op: _Op):
     seen = set()
     for w in op.mods:
         if w in seen and w not in _TWICE_OK and not (op.base in _MANY_TYPED and _TYPE_LIKE(w)):
-            op.diags.append(("PTX-E-MODIFIER", f"{op.base}: .{w} is written twice (ptxas: \"Duplicate .{w} modifier\" or "
-                                               f"\"Multiple ... modifiers specified\")", (f"write .{w} once",)))
+            op.diags.append(("PTX-E-MODIFIER", f"{op.base}: .{w} is written twice (ptxas: \"Duplicate .{w} modifier\" "
+                                               "or \"Multiple ... modifiers specified\")", (f"write .{w} once",)))
             return
         seen.add(w)
 
@@ -1545,7 +1549,8 @@ class _FnCheck:
             n = str(lo) if lo == hi else f"{lo} or {hi}"
             if op.base == "cvt":                # cvt.pack (_cvt_pack)
                 ctx.add("PTX-E-OPERANDS", f"{ins.opcode} takes {n} operands (d, a, b{', c' if hi == 4 else ''}), "
-                                          f"{len(ops)} given (ptxas: \"Arguments mismatch for instruction 'cvt.pack'\")",
+                                          f"{len(ops)} given (ptxas: \"Arguments mismatch for instruction "
+                                          "'cvt.pack'\")",
                         _tok_loc(ctx, loc, OPCODE), (), len(ins.opcode))
             else:
                 ctx.add("PTX-E-OPERANDS", f"{op.base} takes {n} operands, {len(ops)} given",
@@ -2575,6 +2580,19 @@ def _linkage(h) -> str:
     return next((x for x in h.linkage if x in ("extern", "visible", "weak")), "")
 
 
+def _noreturn(h) -> bool:
+    return any(d[0] == ".noreturn" for d in h.directives)
+
+
+def _before(a: SourceLoc, b: SourceLoc) -> bool:
+    """a is written before b in the module."""
+    return (a.line, a.col or 0) < (b.line, b.col or 0)
+
+
+# how a module gets what it declares .extern and does not define (PTX-W-EXTERN)
+_LINK_NOTE = "compile with ptxas -c and link the module that defines it (nvlink, or cuLinkAddData ... cuLinkComplete)"
+
+
 def _param_mismatch(a, b) -> Optional[str]:
     """What ptxas 13.0 calls the difference of two declarations' parameter (or return parameter) lists: their
     count, then a parameter's type (with its vector and array dimensions), state space and alignment (where
@@ -2639,8 +2657,8 @@ def _function_declarations(ctx: _Ctx, res: ParseResult):
                                         f"(ptxas: \"Inconsistent redefinition of variable '{name}'\")", info.loc,
                     (why, at), span)
             continue
-        nr = any(d[0] == ".noreturn" for d in fh.directives)
-        if any(d[0] == ".noreturn" for d in h.directives) != nr:
+        nr = _noreturn(fh)
+        if _noreturn(h) != nr:
             ctx.add("PTX-E-REDECLARED", f"'{name}' was first declared {'with' if nr else 'without'} .noreturn, here "
                                         f"{'without' if nr else 'with'} it (ptxas: \"Inconsistent redefinition of "
                                         f"variable '{name}'\")",
@@ -2668,8 +2686,7 @@ def _function_declarations(ctx: _Ctx, res: ParseResult):
             ctx.add("PTX-W-EXTERN", f"the .extern function '{name}' is {used[name]} but not defined here: "
                                     f"ptxas without -c, and a driver that loads this module alone "
                                     f"(cuModuleLoadData), stop (\"Unresolved extern function '{name}'\")",
-                    f.loc, ("compile with ptxas -c and link (nvlink, or cuLinkAddData ... cuLinkComplete)",),
-                    len(name), "warning")
+                    f.loc, (_LINK_NOTE,), len(name), "warning")
 
 
 # the functions ptxas 13.0 provides itself, declared in a module with any linkage (and names starting __cuda_syscall)
@@ -2683,9 +2700,6 @@ def _alias_directives(ctx: _Ctx, res: ParseResult):
     """`.alias a, b;` as ptxas 13.0 takes it (tests/test_lint_fdecl.py): PTX ISA 6.3; a and b functions (not
     variables, not kernels) declared before it, not the same one; a not defined before it and aliased once; b
     neither .weak nor .extern; the two with one prototype (as _param_mismatch, and .noreturn)."""
-    def before(loc, at):
-        return (loc.line, loc.col or 0) < (at.line, at.col or 0)
-
     variables = {v.name for v in res.module.vars}
     done: Dict[str, str] = {}
     for a, b, at, bat in res.alias_dirs:
@@ -2705,7 +2719,7 @@ def _alias_directives(ctx: _Ctx, res: ParseResult):
                 bad = (f".alias {a}, {b}: {name} is a variable; only functions have aliases (ptxas: \"Cannot define "
                        f"alias to variable object '{name}'\")", loc, name, "PTX-E-DECL")
                 break
-            decls = [i for i in res.declarations if i.header.name == name and before(i.loc, at)]
+            decls = [i for i in res.declarations if i.header.name == name and _before(i.loc, at)]
             if not decls:
                 bad = (f".alias {a}, {b}: {name} is not declared before the .alias (ptxas: \"Unknown symbol "
                        f"'{name}'\")", loc, name, "PTX-E-UNDEFINED")
@@ -2736,8 +2750,7 @@ def _alias_directives(ctx: _Ctx, res: ParseResult):
             continue
         ha, hb = infos[a][0].header, infos[b][0].header
         what = _param_mismatch(hb.rets, ha.rets) or _param_mismatch(hb.params, ha.params)
-        if what is None and (any(d[0] == ".noreturn" for d in ha.directives)
-                             != any(d[0] == ".noreturn" for d in hb.directives)):
+        if what is None and _noreturn(ha) != _noreturn(hb):
             what = ".noreturn directive"
         if what is not None:
             ctx.add("PTX-E-DECL", f".alias {a}, {b}: the two differ in {what} (ptxas: \"Mismatch in prototype of "
@@ -2767,8 +2780,8 @@ def _loc_directives(ctx: _Ctx, res: ParseResult):
     ("Source location ... used in inlined_at directive must be used in a preceding .loc directive")."""
     if not res.files:
         ctx.add("PTX-W-DIRECTIVE", ".loc without any .file directive: ptxas warns that the line information may "
-                                   "not be complete", res.loc_dirs[0][1], ("declare the source file: .file 1 \"k.cu\"",),
-                len(".loc"), "warning")
+                                   "not be complete", res.loc_dirs[0][1],
+                ("declare the source file: .file 1 \"k.cu\"",), len(".loc"), "warning")
     if not any("inlined_at" in text for text, _ in res.loc_dirs):
         return
     seen = set()
@@ -2806,7 +2819,7 @@ def _extern_variables(ctx: _Ctx, res: ParseResult):
         seen.add(v.name)
         at = defined.get(v.name)
         if at is not None:
-            if v.loc is not None and at is not None and (at.line, at.col or 0) > (v.loc.line, v.loc.col or 0):
+            if v.loc is not None and _before(v.loc, at):
                 # ptxas resolves the declaration where it stands, and warns though the definition follows
                 ctx.add("PTX-W-EXTERN", f"'{v.name}' is declared .extern before its definition (line {at.line}): "
                                         f"ptxas warns \"Unresolved extern variable '{v.name}' in whole program "
@@ -2822,9 +2835,7 @@ def _extern_variables(ctx: _Ctx, res: ParseResult):
             msg = (f"the .extern variable '{v.name}' is not defined here: ptxas without -c, and a driver that loads "
                    f"this module alone, define it in this module instead (\"Unresolved extern variable '{v.name}' in "
                    "whole program compilation, ignoring extern qualifier\")")
-        ctx.add("PTX-W-EXTERN", msg, v.loc, ("compile with ptxas -c and link the module that defines it (nvlink, or "
-                                             "cuLinkAddData ... cuLinkComplete), or define it here",),
-                len(v.name), "warning")
+        ctx.add("PTX-W-EXTERN", msg, v.loc, (_LINK_NOTE + ", or define it here",), len(v.name), "warning")
 
 
 def _referenced_functions(res: ParseResult) -> Dict[str, str]:
@@ -2834,16 +2845,12 @@ def _referenced_functions(res: ParseResult) -> Dict[str, str]:
     for fn in res.module.functions:
         for st in fn.body:
             if type(st) is Instr:
-                if st.opcode == "call":
-                    callee = next((o for o in st.operands if type(o) is Sym), None)
-                    if callee is not None:
-                        out.setdefault(callee.name, "called")
                 names: list = []
                 for o in st.operands:
                     _operand_names(o, names)
+                how = "called" if st.opcode == "call" else "taken by address"
                 for n in names:
-                    if type(n) is str:
-                        out.setdefault(n, "called" if st.opcode == "call" else "taken by address")
+                    out.setdefault(n, how)
     for refs in res.init_refs.values():
         for n in refs:
             out.setdefault(n, "taken by address")

@@ -404,15 +404,14 @@ class Decl:
     align_at: Optional[Tuple[int, int]] = None  # (line, column) of the .align's number
 
 
-_INT = r"(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)"
+_INT = r"(0[xX][0-9a-fA-F]+U?|0[bB][01]+U?|0[0-7]*U?|[1-9][0-9]*U?)"      # the grammar's INT
 _LOC_NUMBERS = re.compile(rf"\.loc\s+{_INT}\s+{_INT}\s+{_INT}").match
 _INLINED_AT = re.compile(rf"inlined_at\s+{_INT}\s+{_INT}\s+{_INT}").search
 
 
 def _loc_triple(m) -> Tuple[int, int, int]:
-    """The three numbers of a .loc or inlined_at match, as values (hex, octal and decimal alike)."""
-    return tuple(int(g, 16) if g[:2] in ("0x", "0X") else int(g, 8) if g[0] == "0" and len(g) > 1 else int(g)
-                 for g in m.groups())
+    """The three numbers of a .loc or inlined_at match, as values (_int_value)."""
+    return tuple(_int_value(g) for g in m.groups())
 
 
 def loc_numbers(text: str):
@@ -1746,8 +1745,9 @@ class _IRBuilder:
             self.module.address_size = rec[4]
         elif kind == M_FILE:
             if rec[4] in res.files and rec[4] <= 0xFFFFFFFF:
-                self.error("PTX-E-DIRECTIVE", f".file {rec[4]} is given twice (ptxas: \"Duplicate file index #{rec[4]}\")",
-                           line, col, len(".file"), ("give each source file its own index",))
+                self.error("PTX-E-DIRECTIVE", f".file {rec[4]} is given twice (ptxas: \"Duplicate file index "
+                                              f"#{rec[4]}\")", line, col, len(".file"),
+                           ("give each source file its own index",))
             res.files.setdefault(rec[4], rec[5][1:-1])
         elif kind == M_SECTION:
             self.section = Section(rec[4], self.loc(line, col))
