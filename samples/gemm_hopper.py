@@ -737,10 +737,11 @@ UDIV_FAST_LIMIT = 1 << 22
 def _udiv(k, n, d):
     """n / d (u32, d > 0) for the tile order and the stream-K walk. `div.u32` is 12-14 dependent SASS
     instructions (two conversions, MUFU.RCP, two IMAD.HI and two corrections), and the loading thread's
-    first tile waits on four to six of them in a chain (bench/LOG.md rounds 34-35). Where n and d are both below UDIV_FAST_LIMIT: q = trunc(float(n) * rcp.approx(float(d))),
-    then one correction each way. Both conversions are exact there and the product is within 2^-21 of
-    n / d relatively, so q is off by at most one, and r = n - q d in (-d, 2d) tells which way.
-    Elsewhere `div.u32`, branched around where the fast path holds."""
+    first tile waits on four to six of them in a chain (bench/LOG.md rounds 34-35). Where n and d are both
+    below UDIV_FAST_LIMIT: q = trunc(float(n) * rcp.approx(float(d))), then one correction each way. Both
+    conversions are exact there and the product is within 2^-21 of n / d relatively, so q is off by at most
+    one, and r = n - q d in (-d, 2d) tells which way. Elsewhere `div.u32`, branched around where the fast
+    path holds."""
     fast = k.setp("lt", k.or_(n, d, type=pg.b32), UDIV_FAST_LIMIT, type=pg.u32)
     recip = k.rcp(k.cvt(d, pg.f32, pg.u32, rnd="rn"), approx=True, ftz=True)
     q = k.cvt(k.mul(k.cvt(n, pg.f32, pg.u32, rnd="rn"), recip, ftz=True), pg.u32, pg.f32, rnd="rzi")
@@ -919,6 +920,16 @@ def _kernel(m: pg.Module, cfg: Config):
     # stream-K in 128-row tiles without a cluster or PDL: the loading thread issues its first item's first
     # k-block right after the barriers' init, before the CTA meets and the producer hands its registers back,
     # so the copy is in flight while the rest of the CTA sets up (bench/LOG.md round 35)
+    def tile_rows(u, rank, cl):
+        """Tile u's first row of A and block column, in 128-row tiles: A in two 64-row boxes, the second only
+        where some of its rows are below M (`big`; a TMA box wholly past M would only fill the stage with zeros,
+        which costs the copy engine time: bench/LOG.md round 30), so a tile of M <= 64 rows loads 64 and
+        expects `tx` bytes; the rows of A left stale give only rows of C past M, which no epilogue writes."""
+        mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
+        row_a = _mul_const(k, mb, cfg.bm)
+        big = k.setp("lt", k.add(row_a, WG_M), M)
+        return row_a, nb, big, k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
+
     pre = pre_issue(cfg)
     if pre:
         pre_skip = k.mov(0, type=pg.u32)
@@ -929,10 +940,7 @@ def _kernel(m: pg.Module, cfg: Config):
             qu = k.reg(pg.u32, "q_unit")
             qfound = pre_walk.next(qwalk, qu, qkb0, qkb1)
             with k.if_(qfound):
-                mb0, nb0 = _tile(k, qu, None, tiles_n, mcs, 1, cfg.group, cfg.serp)
-                row_a0 = _mul_const(k, mb0, cfg.bm)
-                big0 = k.setp("lt", k.add(row_a0, WG_M), M)
-                tx0 = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big0, type=pg.u32)
+                row_a0, nb0, big0, tx0 = tile_rows(qu, None, 1)
                 k.mbarrier_arrive_expect_tx(bars, tx0)                  # stage 0's full barrier
                 _load_stage(k, cfg, base, bars, tmap_a, tmap_b, k.shl(qkb0, bk.bit_length() - 1), row_a0,
                             k.mul(nb0, bn, mode="lo"), big0, None, pols)
@@ -980,14 +988,7 @@ def _kernel(m: pg.Module, cfg: Config):
                 # a 128-row tile loads two of the three 64-row boxes of A
                 tx = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
             elif cfg.bm == BM:
-                mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
-                row_a = _mul_const(k, mb, cfg.bm)
-                # A in two 64-row boxes; the second only where some of its rows are below M (a TMA box
-                # wholly past M would only fill the stage with zeros, which costs the copy engine time:
-                # bench/LOG.md round 30), so a tile of M <= 64 rows loads 64; the rows of A left stale
-                # give only rows of C past M, which no epilogue writes
-                big = k.setp("lt", k.add(row_a, WG_M), M)
-                tx = k.selp(cfg.stage_bytes, cfg.stage_bytes - WG_M * bk * 2, big, type=pg.u32)
+                row_a, nb, big, tx = tile_rows(u, rank, cl)
             else:
                 mb, nb = _tile(k, u, rank, tiles_n, mcs, cl, cfg.group, cfg.serp)
                 row_a = _mul_const(k, mb, cfg.bm)
