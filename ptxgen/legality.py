@@ -228,6 +228,7 @@ class _Catalogue:
                     d = self.vocab.setdefault(t, {})
                     d[lb] = d.get(lb, 0) + 1
         self._neighbours: Dict[str, Dict[tuple, list]] = {}
+        self._postings: Dict[tuple, _Postings] = {}
         # ptxas takes the modifiers after an instruction's name in any order but for the words of each
         # isa_core.ORDERED_WORDS group (isa_core.order_key): the forms by that reading, by their words in any order
         # (to tell a name word out of place) and by their instruction name
@@ -249,6 +250,28 @@ class _Catalogue:
             raise InternalError(f"legality table and grammar disagree: no table entry for {missing}, "
                                 f"no grammar rule for {extra}")
 
+    def within(self, toks: Sequence[str], limit: int) -> List[Form]:
+        """The spellings of toks[0] (by_mnemonic's order) that may be within `limit` edits of `toks`: those whose
+        edit distance is not known to exceed it (it is at least the longer length less the tokens the two share)."""
+        p = self._postings.get(("tokens", toks[0]))
+        if p is None:
+            fs = self.by_mnemonic.get(toks[0], [])
+            p = self._postings[("tokens", toks[0])] = _Postings(fs, [f.tokens for f in fs])
+        n = len(toks)
+        return [p.forms[i] for i, c in enumerate(p.shared(toks)) if max(n, p.lens[i]) - c <= limit]
+
+    def most_alike(self, name: str, words: Sequence[str]) -> Optional[Form]:
+        """The first spelling of instruction `name` (by_name's order) that has the most of `words` after the name."""
+        p = self._postings.get(("words", name))
+        if p is None:
+            fs = self.by_name.get(name, [])
+            n = name.count(".") + 1
+            p = self._postings[("words", name)] = _Postings(fs, [[t[1:] for t in f.tokens[n:]] for f in fs])
+        if not p.forms:
+            return None
+        score = p.shared(words)
+        return p.forms[max(range(len(score)), key=score.__getitem__)]
+
     def neighbour_index(self, mnemonic: str) -> Dict[tuple, list]:
         """Keys of the spellings of one mnemonic with one token wildcarded ('s') or dropped ('d')."""
         idx = self._neighbours.get(mnemonic)
@@ -261,6 +284,27 @@ class _Catalogue:
                     idx.setdefault(("d", t[:i] + t[i + 1:]), []).append((f, (("ins", i, i),)))
             self._neighbours[mnemonic] = idx
         return idx
+
+
+class _Postings:
+    """Spellings with, per word, the (spelling index, count) pairs of those that have it: the words each shares
+    with a list of words, counted without visiting the words of every spelling."""
+
+    def __init__(self, forms_: List[Form], words: List[Sequence[str]]):
+        self.forms = forms_
+        self.lens = [len(w) for w in words]
+        self.index: Dict[str, List[Tuple[int, int]]] = {}
+        for i, ws in enumerate(words):
+            for w, c in Counter(ws).items():
+                self.index.setdefault(w, []).append((i, c))
+
+    def shared(self, words: Sequence[str]) -> List[int]:
+        """Per spelling, how many of `words` it has (a word as often as both have it)."""
+        score = [0] * len(self.forms)
+        for w, have in Counter(words).items():
+            for i, c in self.index.get(w, ()):
+                score[i] += c if c < have else have
+        return score
 
 
 @functools.lru_cache(maxsize=1)
@@ -1649,11 +1693,12 @@ def _in_form_order(toks: Tuple[str, ...]) -> Tuple[str, ...]:
     name = order_key(words)[0]
     n = name.count(".") + 1
     rest = words[n:]
-    cands = cat.by_name.get(name)
-    if not cands or len(rest) < 2:
+    if len(rest) < 2:
+        return toks
+    best = cat.most_alike(name, rest)
+    if best is None:
         return toks
     have = Counter(rest)
-    best = max(cands, key=lambda f: sum((Counter(t[1:] for t in f.tokens[n:]) & have).values()))
     tmpl = [t[1:] for t in best.tokens[n:]]
     labels = best.labels[n:]
     # where each word of the spelling is: free words by occurrence, a group's words by their rank in the group
@@ -1720,7 +1765,7 @@ def _diagnose_in_order(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
     best = 1
     if not found:
         best = 3
-        for f in fam:
+        for f in cat.within(toks, best):
             dist, script = _edit_script(toks, f.tokens, best)
             if dist is None:
                 continue
@@ -1811,7 +1856,9 @@ def _one_edit(opcode, toks, fam, found, family) -> Diagnostic:
     # replacement that looks most like what was written, then inserting, then dropping.
     texts.sort(key=lambda t: (-t[2], -t[4]))
     code, msg = texts[0][0], texts[0][1]
-    notes = list(texts[0][5]) + [f"or: {t[1]}" for t in texts[1:4]]
+    # (two fixes may read alike: dropping either of two equal words)
+    others = [t[1] for t in texts[1:] if t[1] != msg]
+    notes = list(texts[0][5]) + [f"or: {m}" for m in list(dict.fromkeys(others))[:3]]
     return _diag(code, msg, notes)
 
 
