@@ -326,6 +326,11 @@ def _words(toks: Sequence[str]) -> List[str]:
     return [toks[0]] + [t[1:] for t in toks[1:]]
 
 
+# modifiers ptxas 13.0 takes more than once, as flags: `mma.sync.sync.aligned`, `elect.sync.sync`, and .satfinite
+# of mma.sync, mma.sp and wgmma.mma_async (`wgmma.mma_async.sync.aligned.m64n64k32.satfinite.satfinite.s32.s8.s8`)
+_FLAG_WORDS = ("sync", "satfinite")
+
+
 def parse(opcode: str) -> Optional[Form]:
     """The Form of a legal opcode spelling, or None. A spelling with its modifiers in another order that ptxas takes
     (isa_core.order_key: `mma.sync.aligned.row.col.m16n8k16.f32.f16.f16.f32`) is the Form of the grammar's spelling,
@@ -335,9 +340,9 @@ def parse(opcode: str) -> Optional[Form]:
     if f is None and "." in opcode:
         toks = opcode.split(".")
         f = cat.by_order.get(order_key(toks))
-        if f is None and toks.count("sync") > 1:
-            # ptxas 13.0 takes .sync more than once (`mma.sync.sync.aligned`, `elect.sync.sync`), as a flag
-            f = cat.by_order.get(order_key([t for i, t in enumerate(toks) if t != "sync" or "sync" not in toks[:i]]))
+        if f is None and any(toks.count(w) > 1 for w in _FLAG_WORDS):
+            f = cat.by_order.get(order_key([t for i, t in enumerate(toks)
+                                            if t not in _FLAG_WORDS or t not in toks[:i]]))
     return f
 
 

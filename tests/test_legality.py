@@ -225,6 +225,19 @@ def test_covers():
     assert not L.covers("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes")
 
 
+def test_sync_and_satfinite_given_twice_are_flags():
+    """ptxas 13.0 takes .sync and .satfinite more than once (mma.sync, mma.sp, wgmma.mma_async);
+    a modifier a form lacks is refused however often it is given."""
+    for op, once in (("mma.sync.aligned.m16n8k32.row.col.satfinite.satfinite.s32.s8.s8.s32",
+                      "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"),
+                     ("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32.satfinite",
+                      "mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"),
+                     (f"{WG}.m64n64k32.satfinite.satfinite.s32.s8.s8", f"{WG}.m64n64k32.satfinite.s32.s8.s8")):
+        assert L.canonical(op) == once, op
+    d = only(L.check(f"{WG}.m64n64k16.satfinite.satfinite.f32.bf16.bf16"))
+    assert d.code == "PTX-E-MODIFIER" and ".satfinite" in d.message
+
+
 def test_describe_ints():
     assert L.describe_ints(range(8, 257, 8)) == "a multiple of 8 from 8 to 256"
     assert L.describe_ints([-1, 1]) == "-1 or 1"
