@@ -16,7 +16,7 @@ in other orders too, but for the words whose order says which is which (types, s
 isa_core.order_key), and so does parse(): `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32` is the form
 `...bulk_group.add.u32`, and the diagnostics speak of that spelling.
 
-Each family's language is finite (4364 spellings, 2282 of them textures' and surfaces'), so the grammar
+Each family's language is finite (5420 spellings, 2282 of them textures' and surfaces'), so the grammar
 is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
 check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
 with the nearest legal spellings. Building the grammar and the table takes ~0.3 s on first use. The
@@ -353,7 +353,7 @@ def canonical(opcode: str) -> Optional[str]:
 
 
 # the families check() speaks for: a mnemonic, with the second token where the mnemonic is shared with
-# instructions outside these families (barrier.sync, wgmma.mma_async.sp ...)
+# instructions outside these families (barrier.sync ...)
 _COVERED = {
     "mma": (".sync", ".sp", ".sp::ordered_metadata"), "ldmatrix": None, "stmatrix": None,
     "wgmma": (".mma_async", ".fence", ".commit_group", ".wait_group"),
@@ -367,7 +367,7 @@ _COVERED = {
 
 # Modifiers of later (mostly sm_100/sm_120) variants that the grammar does not model yet; an opcode with
 # one of them is left to ptxas rather than reported as illegal. (mma.sp and mma.sp::ordered_metadata are
-# modelled, but for their .kind::f8f6f4 and .block_scale forms; wgmma.mma_async.sp is not: _UNMODELLED_OF.)
+# modelled, but for their .kind::f8f6f4 and .block_scale forms; wgmma.mma_async.sp is.)
 _UNMODELLED = frozenset({
     ".kind::f8f6f4", ".kind::mxf8f6f4", ".kind::mxf4", ".kind::mxf4nvf4",
     ".block_scale", ".scale_vec::1X", ".scale_vec::2X", ".scale_vec::4X", ".tile::gather4", ".tile::scatter4",
@@ -375,19 +375,13 @@ _UNMODELLED = frozenset({
 })
 
 
-# modifiers not modelled for one mnemonic only
-_UNMODELLED_OF = {"wgmma": frozenset({".sp"})}
-
 
 def covers(opcode: str) -> bool:
-    """Does check() speak for this opcode? (wgmma.mma_async.sp, barrier.sync, sm_100 TMA modes ... do not.)"""
+    """Does check() speak for this opcode? (barrier.sync, sm_100 TMA modes ... do not.)"""
     toks = _tokens(opcode)
     if toks[0] == "prefetch":             # the tensor-map form only; plain prefetch is lint's core table's
         return ".tensormap" in toks
     if toks[0] not in _COVERED or any(t in _UNMODELLED for t in toks):
-        return False
-    also = _UNMODELLED_OF.get(toks[0])
-    if also is not None and any(t in also for t in toks):
         return False
     second = _COVERED[toks[0]]
     # (anywhere: ptxas takes mma's .sync after its other modifiers too)
@@ -688,16 +682,16 @@ _META = _slot("e", (REG, IMM, VEC), _META_TYPES, exact=True, float_bits=True, co
 _META_FP8_TYPES = tuple(get_type(n) for n in ("b32", "u32", "s32", "f16x2"))
 
 
-def _meta_cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
-    """No integer literal in e, nor a vector of literals with an integer among them (ptxas 13.0: "Arguments
-    mismatch"; a 0f literal is taken)."""
-    k = where.get("e")
+def _meta_cross(ops: Sequence[OperandInfo], where: Dict[str, int], name: str = "e") -> List[Tuple[str, str]]:
+    """No integer literal in the metadata (mma.sp's e, wgmma.mma_async.sp's sp-meta), nor a vector of literals with
+    an integer among them (ptxas 13.0: "Arguments mismatch"; a 0f literal is taken)."""
+    k = where.get(name)
     if k is None:
         return []
     o = ops[k]
     if (o.kind == IMM and not o.floating) or (o.kind == VEC and o.lits and all(o.lits) and "i" in o.lits):
         what = "an integer literal" if o.kind == IMM else "a vector of literals"
-        return [(CODE_OPERANDS, f"operand {k + 1} (e) is {what}; the sparsity metadata is a 32-bit register "
+        return [(CODE_OPERANDS, f"operand {k + 1} ({name}) is {what}; the sparsity metadata is a 32-bit register "
                                 "(or its bits as a 0f literal)")]
     return []
 
@@ -788,13 +782,33 @@ def _stmatrix_operands(f: Form) -> List[Signature]:
 _WGMMA_A = {"f16": f16x2, "bf16": bf16x2, "tf32": tf32}  # e4m3/e5m2, integer, .b1: .b32
 _SCALE = (-1, 1)
 _BIT = (0, 1)
+# wgmma.mma_async.sp's sparsity metadata: what mma.sp's e takes at sm_90a (a .b32, .u32, .s32, .f32, .f16x2 or
+# .pred register, the bits of a 0f literal, no integer literal), also in a vector, which ptxas 13.0 takes of any
+# length from 1 to 128 (it crashes on 129 to 255 registers)
+_SP_META = replace(_META, name="sp-meta", counts=tuple(range(1, 129)))
+
+
+def _sp_meta_cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
+    return _meta_cross(ops, where, "sp-meta")
+
+
+def wgmma_sparsity_selectors(f: Form) -> Sequence[int]:
+    """The values wgmma.mma_async.sp's sparsity selector takes, as ptxas 13.0 checks them in the literal's low 32
+    bits ("unexpected value '2', expected to be 0 or 1"; 4294967297 reads as 1): 0 or 1 with .f16, .bf16 and
+    .tf32 inputs, 0 with .e4m3/.e5m2 and .s8/.u8 ones."""
+    return _Low32((0, 1) if f.fields["atype"] in (".f16", ".bf16", ".tf32") else (0,))
 
 
 def _wgmma_operands(f: Form) -> List[Signature]:
+    """d, a-desc|{a}, b-desc{, sp-meta, sp-sel}, scale-d, then the immediates of the input type (the sparse form,
+    wgmma.mma_async.sp, has the same d, A and B registers as the dense one at the same N: its A holds half of the
+    elements of twice the K)."""
     _, n, _ = _mnk(f.fields["shape"])
     dt, at = f.fields["dtype"][1:], f.fields["atype"][1:]
     d = _frag("d", n // 4 if dt == "f16" else n // 2, _CD_REG[dt], "dst", wgmma=True)
     scale_d = _slot("scale-d", (REG, IMM), pred, values=_BIT)
+    sparse = (_SP_META, _imm("sp-sel", wgmma_sparsity_selectors(f))) if "sparsity" in f.fields else ()
+    cross = _sp_meta_cross if sparse else None
     desc = dict(name="A in shared memory (a descriptor)")
     regs = dict(name="A in registers")
     # a descriptor is any 64-bit value: a register, or an immediate (ptxas 13.0 takes both)
@@ -808,8 +822,8 @@ def _wgmma_operands(f: Form) -> List[Signature]:
         tail_d = tail_r = (_imm("imm-scale-a", _SCALE), _imm("imm-scale-b", _SCALE))
     else:
         tail_d = tail_r = ()
-    return (_sig(d, a_desc, b_desc, scale_d, *tail_d, **desc)
-            + _sig(d, a_regs, b_desc, scale_d, *tail_r, **regs))
+    return (_sig(d, a_desc, b_desc, *sparse, scale_d, *tail_d, cross=cross, **desc)
+            + _sig(d, a_regs, b_desc, *sparse, scale_d, *tail_r, cross=cross, **regs))
 
 
 def _cp_async_cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
@@ -1274,6 +1288,15 @@ FORMS: Dict[str, FormRule] = {
     "wgmma_int": _form(".s8/.u8 wgmma", "sm_90a", "8.0", _wgmma_operands),
     "wgmma_int_mixed": _form(".s8/.u8 wgmma with mixed signedness", "sm_90a", "8.4", _wgmma_operands),
     "wgmma_b1": _form(".b1 wgmma", "sm_90a", "8.0", _wgmma_operands),
+    # ---- wgmma.mma_async.sp (ptxas 13.0: "Feature 'Sparse WGMMA with floating point types' requires PTX ISA
+    # .version 8.2 or later", "... with mixed integer types' requires ... 8.4"; sm_90a only)
+    "wgmma_sp_f16": _form(".f16 wgmma.mma_async.sp", "sm_90a", "8.2", _wgmma_operands),
+    "wgmma_sp_bf16": _form(".bf16 wgmma.mma_async.sp", "sm_90a", "8.2", _wgmma_operands),
+    "wgmma_sp_tf32": _form(".tf32 wgmma.mma_async.sp", "sm_90a", "8.2", _wgmma_operands),
+    "wgmma_sp_fp8": _form(".e4m3/.e5m2 wgmma.mma_async.sp", "sm_90a", "8.2", _wgmma_operands),
+    "wgmma_sp_int": _form(".s8/.u8 wgmma.mma_async.sp", "sm_90a", "8.2", _wgmma_operands),
+    "wgmma_sp_int_mixed": _form(".s8/.u8 wgmma.mma_async.sp with mixed signedness", "sm_90a", "8.4",
+                                _wgmma_operands),
     "wgmma_fence": _form("wgmma.fence", "sm_90a", "8.0", _no_operands),
     "wgmma_commit_group": _form("wgmma.commit_group", "sm_90a", "8.0", _no_operands),
     "wgmma_wait_group": _form("wgmma.wait_group", "sm_90a", "8.0", _wait_group_operands),
@@ -1740,6 +1763,48 @@ def _in_form_order(toks: Tuple[str, ...]) -> Tuple[str, ...]:
 
 
 def _diagnose(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
+    d = _diagnose_spelling(opcode, toks)
+    if toks[0] == "wgmma" and any(t.split("::")[0] == ".sp" for t in toks) and \
+            not any(n.startswith(("write ", "nearest legal spellings")) for n in d.notes):
+        near = _nearest_wgmma_mma_async(toks)
+        if near is not None:
+            d = replace(d, notes=tuple(d.notes) + (f"write {near}",))
+    return d
+
+
+def _nearest_wgmma_mma_async(toks: Tuple[str, ...]) -> Optional[str]:
+    """The legal wgmma.mma_async spelling nearest an illegal one, for the note of a sparse one: the fewest tokens
+    changed (in the PTX ISA's order of the modifiers), then one that keeps or drops .sp as written, then the change
+    nearest the end (the one the message names, _one_edit), then the shape with the most of M, N and K in common
+    and the nearest N, then one with .aligned. None where the words of the name are out of place or no spelling
+    is within three tokens."""
+    cat = _catalogue()
+    if misplaced_name_words(_words(toks)):
+        return None
+    ordered = _in_form_order(toks)
+    cands = [(f, 1, script[0][1]) for f, script in _one_edit_neighbours(cat, ordered)]
+    if not cands:
+        for f in cat.within(ordered, 3):
+            dist, script = _edit_script(ordered, f.tokens, 3)
+            if dist is not None:
+                cands.append((f, dist, script[0][1] if script else 0))
+    cands = [c for c in cands if c[0].has(".mma_async")]
+    if not cands:
+        return None
+    got = next((_mnk(t) for t in ordered if _SHAPE_RE.match(t)), None)
+    sp = ".sp" in ordered
+
+    def key(c):
+        f, dist, at = c
+        shape = f.fields.get("shape")
+        mnk = _mnk(shape) if got and shape else got
+        apart = sum(x != y for x, y in zip(mnk, got)) if got else 0
+        far = sum(abs(x - y) for x, y in zip(mnk, got)) if got else 0
+        return dist, f.has(".sp") != sp, -at, apart, far, not f.has(".aligned"), f.opcode
+    return min(cands, key=key)[0].opcode
+
+
+def _diagnose_spelling(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
     d = _name_out_of_place(opcode, toks)
     if d is not None:
         return d

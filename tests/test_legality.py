@@ -36,19 +36,24 @@ def test_wgmma_n_sets_per_dtype():
         return sorted({int(f.fields["shape"].split("n")[1].split("k")[0]) for f in L.forms(rule)})
 
     every8 = list(range(8, 257, 8))
-    for rule in ("wgmma_f16", "wgmma_bf16", "wgmma_tf32", "wgmma_fp8"):
+    for rule in ("wgmma_f16", "wgmma_bf16", "wgmma_tf32", "wgmma_fp8", "wgmma_sp_f16", "wgmma_sp_bf16",
+                 "wgmma_sp_tf32", "wgmma_sp_fp8"):
         assert ns(rule) == every8, rule
     int_ns = [8, 16, 24] + list(range(32, 257, 16))
-    assert ns("wgmma_int") == int_ns and ns("wgmma_b1") == int_ns and ns("wgmma_int_mixed") == int_ns
+    for rule in ("wgmma_int", "wgmma_b1", "wgmma_int_mixed", "wgmma_sp_int", "wgmma_sp_int_mixed"):
+        assert ns(rule) == int_ns, rule
 
 
 def test_wgmma_k_per_dtype_and_no_f64():
-    ks = {}
+    ks, sparse = {}, {}
     for f in L.forms(mnemonic="wgmma"):
         if "shape" in f.fields:
-            ks.setdefault(f.fields["atype"], set()).add(f.fields["shape"].split("k")[1])
+            (sparse if f.has(".sp") else ks).setdefault(f.fields["atype"], set()).add(f.fields["shape"].split("k")[1])
     assert ks == {".f16": {"16"}, ".bf16": {"16"}, ".tf32": {"8"}, ".e4m3": {"32"}, ".e5m2": {"32"},
                   ".s8": {"32"}, ".u8": {"32"}, ".b1": {"256"}}
+    # wgmma.mma_async.sp: twice the K, and no .b1 form (tests/test_lint_wgmma_sp.py)
+    assert sparse == {".f16": {"32"}, ".bf16": {"32"}, ".tf32": {"16"}, ".e4m3": {"64"}, ".e5m2": {"64"},
+                      ".s8": {"64"}, ".u8": {"64"}}
     assert L.check(f"{WG}.m64n64k4.f64.f64.f64")
 
 
@@ -216,7 +221,8 @@ def test_covers():
     assert L.covers("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32")
     assert L.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32")
     assert not L.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32")
-    assert not L.covers("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16")
+    assert L.covers("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16")
+    assert L.covers("wgmma.mma_async.sync.aligned.sp.m64n8k256.s32.b1.b1.and.popc")   # (an illegal one)
     assert not L.covers("barrier.sync")
     assert L.covers("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32") and L.covers("discard.global.L2")
     assert L.covers("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group")
@@ -226,13 +232,15 @@ def test_covers():
 
 
 def test_sync_and_satfinite_given_twice_are_flags():
-    """ptxas 13.0 takes .sync and .satfinite more than once (mma.sync, mma.sp, wgmma.mma_async);
+    """ptxas 13.0 takes .sync and .satfinite more than once (mma.sync, mma.sp, wgmma.mma_async and its .sp form);
     a modifier a form lacks is refused however often it is given."""
     for op, once in (("mma.sync.aligned.m16n8k32.row.col.satfinite.satfinite.s32.s8.s8.s32",
                       "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"),
                      ("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32.satfinite",
                       "mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"),
-                     (f"{WG}.m64n64k32.satfinite.satfinite.s32.s8.s8", f"{WG}.m64n64k32.satfinite.s32.s8.s8")):
+                     (f"{WG}.m64n64k32.satfinite.satfinite.s32.s8.s8", f"{WG}.m64n64k32.satfinite.s32.s8.s8"),
+                     ("wgmma.mma_async.sp.sync.sync.aligned.m64n64k64.satfinite.satfinite.s32.u8.u8",
+                      "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.u8.u8")):
         assert L.canonical(op) == once, op
     d = only(L.check(f"{WG}.m64n64k16.satfinite.satfinite.f32.bf16.bf16"))
     assert d.code == "PTX-E-MODIFIER" and ".satfinite" in d.message

@@ -21,13 +21,13 @@ and what it refuses (an integer literal for st.async .f32, .f64 registers in .b6
 Forms are batched into one kernel per (target, version). ptxas names the line of each error, so a batch
 is re-run with its rejected lines blanked until it assembles; a failure that names no line is bisected.
 ptxas runs with the virtual target (-arch=compute_XY): it checks the PTX without generating code, which
-keeps the ~2,000 wgmma instructions cheap. A run with real targets (PTXGEN_LEGALITY_ARCH=sm, ~5 minutes)
+keeps the ~4,300 wgmma instructions cheap. A run with real targets (PTXGEN_LEGALITY_ARCH=sm, ~5 minutes)
 gave the same verdict for every item.
 
-Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 4364 legal spellings, 6988 legal
-instructions assembled (2427 made by builder methods), 55906 near misses, all rejected by both, no
-disagreements; 11999 operand probes (3207 of them accepted by ptxas), each verdict shared by legality;
-486 ptxas runs.
+Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 5420 legal spellings, 9100 legal
+instructions assembled (3483 made by builder methods), 84994 near misses, all rejected by both, no
+disagreements; 13897 operand probes (3627 of them accepted by ptxas), each verdict shared by legality;
+553 ptxas runs.
 """
 from __future__ import annotations
 
@@ -188,6 +188,15 @@ def _build(k, pool: Pool, f: L.Form, sig_index: int, optional: bool):
         c, t = L.fragment_regs(f.opcode)["r"]
         k.stmatrix(a(), pool.vec(c, t), trans=has(".trans"), shape=_tok(f, "shape"), type=_tok(f, "type"),
                    space=_tok(f, "ss", "generic"))
+    elif r.startswith("wgmma_sp_"):
+        if not has(".aligned"):
+            return None
+        regs = L.fragment_regs(f.opcode)
+        d = pool.vec(*regs["d"])
+        am = pool.vec(*regs["a"]) if sig_index == 1 else pool.reg(u64)
+        k.wgmma_mma_async_sp(f.fields["shape"][1:], d, am, pool.reg(u64), pool.reg(get_type("b32")), 0,
+                             dtype=_tok(f, "dtype"), atype=_tok(f, "atype"), btype=_tok(f, "btype"),
+                             satfinite=has(".satfinite"), scale_d=pool.reg(pred))
     elif r.startswith("wgmma_") and f.has(".mma_async"):
         if not has(".aligned"):
             return None
