@@ -624,10 +624,11 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
 _TWICE_OK = frozenset(("sync", "sat", "satfinite", "cc", "approx", "uni", "relu", "NaN", "shiftamt"))
 # instructions of two instruction types (d's, then the sources'), which ptxas refuses with a third
 _TWO_TYPED = frozenset(("cvt", "set", "slct", "dp4a", "dp2a"))
-# ... and all that name several (the video instructions three)
+# ... and all that name several (the video instructions three; wgmma.mma_async{.sp} D's, A's and B's, where
+# ptxgen.legality leaves a spelling to ptxas: one with a modifier it does not model)
 _MANY_TYPED = _TWO_TYPED | frozenset((
-    "tex", "tld4", "suld", "sust", "sured", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
-    "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4",
+    "wgmma", "tex", "tld4", "suld", "sust", "sured", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad",
+    "vset", "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4",
     "vmin4", "vmax4", "vset4"))
 _TYPE_LIKE = re.compile(r"[a-z]+\d+(x\d+)?").fullmatch          # .u4 .s32 .e4m3 .f16x2 ...
 
