@@ -1925,6 +1925,10 @@ class _Executor:
         if mods and mods[0] in ("fence", "commit_group", "wait_group"):
             return self._noop(ins, mods)
         from .layout import fragment_map
+        if "sp" in mods:
+            raise _Unsupported(f"{ins.opcode}: the sparse form (wgmma.mma_async.sp: A's metadata and sparsity "
+                               "selector) is not modelled; the executor runs the dense m64nNk16 .f32 with .f16/.bf16 "
+                               "inputs only")
         m = _WGMMA.match(ins.opcode)
         if m is None:
             raise _Unsupported(f"{ins.opcode}: only wgmma.mma_async m64nNk16 .f32 with .f16/.bf16 inputs "
