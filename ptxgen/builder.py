@@ -889,6 +889,11 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         self._need("sm_70", (6, 0), f"{what}.{sem}")
         return f".{sem}" + self._scope(scope, f"{what}.{sem}")
 
+    def _memory_order(self, op, mods):
+        err = C.memory_order_error(op, mods.split(".")[1:])
+        if err is not None:
+            raise _err(err[0], cls=LegalityError, notes=(err[1],))
+
     def ld(self, addr, type, *, space: str = "global", vec: Optional[int] = None, cache: Optional[str] = None,
            sem: Optional[str] = None, scope: Optional[str] = None, nc: bool = False, dst=None, guard=None):
         """`ld{.sem.scope}.space{.nc}{.cop}{.vN}.T d, [a];` returns a register (or a RegArray for vec)."""
@@ -917,6 +922,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
                 raise _err(f"ld.global.nc takes the cache operators {', '.join(C.LD_NC_CACHE)}, not {cache!r}",
                            cls=LegalityError)
             mods += "." + cache
+        self._memory_order("ld", mods)
         a = self._addr(addr, space=space)
         if vec is not None:
             self._vec("ld", mty, vec, space)
@@ -950,6 +956,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
                 raise _err("cache operators cannot be combined with volatile/relaxed/release stores",
                            cls=LegalityError)
             mods += "." + cache
+        self._memory_order("st", mods)
         a = self._addr(addr, space=space)
         if space == "param" and isinstance(a.base, Reg):
             # .param stores go to a named argument or return value (call() writes them); ptxas 13.0
@@ -1008,9 +1015,16 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             m += ".sat"
         return m
 
+    def _arith_mods(self, op, ty, mods):
+        """Refuse modifiers ptxas refuses on `op` of type `ty` (isa_core.ARITH_MODS, lint's rule too)."""
+        err = C.arith_modifier_error(op, ty.name, mods.split(".")[1:])
+        if err is not None:
+            raise _err(f"{op}{mods}{ty.ptx}: {err[0]}", cls=LegalityError, notes=(err[1],))
+
     def _binary(self, op, a, b, type, dst, guard, mods="", dst_type=None, ops_type=None):
         ty = self._infer(type, a, b, dst)
         self._check_type(op, ty)
+        self._arith_mods(op, ty, mods)
         st = ops_type or ty
         sa, sb = self._src(a, st, "a"), self._src(b, st, "b")
         d = self._dst(dst, dst_type or ty)
@@ -1054,6 +1068,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         if sat and ty.is_int and not (ty is s32 and mode == "hi"):
             raise _err("integer mad.sat exists only as mad.hi.sat.s32", cls=LegalityError)
         m += ".sat" if sat and ty.is_int else self._float_mods("mad", ty, rnd, ftz, sat, rnd_required=ty.is_float)
+        self._arith_mods("mad", ty, m)
         dty = _widen(ty) if mode == "wide" else ty
         sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
         sc = self._src(c, dty, "c")
@@ -1066,6 +1081,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         ty = self._infer(type, a, b, c)
         self._check_type("fma", ty)
         m = self._float_mods("fma", ty, rnd, ftz, sat, rnd_required=True)
+        self._arith_mods("fma", ty, m)
         sa, sb, sc = self._src(a, ty, "a"), self._src(b, ty, "b"), self._src(c, ty, "c")
         d = self._dst(dst, ty)
         self._emit(f"fma{m}{ty.ptx}", (d, sa, sb, sc), guard)
@@ -1105,6 +1121,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def _unary(self, op, a, type, dst, guard, mods="", dst_type=None):
         ty = self._infer(type, a, dst)
         self._check_type(op, ty)
+        self._arith_mods(op, ty, mods)
         sa = self._src(a, ty, "a")
         d = self._dst(dst, dst_type or ty)
         self._emit(f"{op}{mods}{ty.ptx}", (d, sa), guard)
@@ -1264,8 +1281,8 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
                 raise _err(f"setp bool_op must be and/or/xor, not {bool_op!r}", cls=LegalityError)
             mods += "." + bool_op
         if ftz:
-            if ty not in (f32, f16):
-                raise _err("setp.ftz is for .f32 and .f16", cls=LegalityError)
+            if ty.name not in C.COMPARE_FTZ:
+                raise _err("setp.ftz is for .f32, .f16 and .f16x2", cls=LegalityError)
             mods += ".ftz"
         sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
         d = self._dst(dst, pred)
@@ -1299,12 +1316,13 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         """`set.CmpOp{.ftz}.dtype.stype d, a, b;` (d = all ones / 1.0 when true)."""
         ty = self._infer(type, a, b)
         dty = self._type(dtype)
-        if dty not in (u32, s32, f32):
-            raise _err("set writes .u32, .s32 or .f32", cls=LegalityError)
+        err = C.set_types_error(dty.name, ty.name)
+        if err is not None:
+            raise _err(err[0], cls=LegalityError, notes=(err[1],))
         if cmp not in C.cmp_ops_for(ty):
             raise _err(f"set.{cmp} is not a comparison for .{ty.name}", cls=LegalityError)
-        if ftz and ty is not f32:
-            raise _err("set.ftz is for .f32 sources", cls=LegalityError)
+        if ftz and ty.name not in C.COMPARE_FTZ:
+            raise _err("set.ftz is for .f32, .f16 and .f16x2 sources", cls=LegalityError)
         sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
         d = self._dst(dst, dty)
         self._emit(f"set.{cmp}{'.ftz' if ftz else ''}{dty.ptx}{ty.ptx}", (d, sa, sb), guard)
@@ -1340,9 +1358,9 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
                        cls=LegalityError, notes=("use it as .b32/.f32 directly (mov.b32)",))
         # ptxas: "Feature 'cvt with .f16.bf16' requires .target sm_90"; bf16 <-> f32 is sm_80
         if bf16 in (dty, aty) and not (dty is f32 or aty is f32):
-            if dty.bits == 8 or aty.bits == 8:
-                raise _err(f"{name} does not exist: .bf16 converts to and from 16- to 64-bit integers",
-                           cls=LegalityError)
+            err = C.cvt_form_error(dty, aty)
+            if err is not None:
+                raise _err(err[0], cls=LegalityError, notes=(err[1],))
             self._need("sm_90", (7, 8), name)
         req, allowed = C.cvt_rounding(dty, aty)
         mods = ""
@@ -1356,20 +1374,16 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         elif req:
             raise _err(f"{name} needs a rounding mode", cls=LegalityError,
                        notes=("allowed: " + ", ".join(allowed),))
+        err = C.cvt_modifier_error(dty, aty, ftz, sat)
+        if err is not None:
+            raise _err(err[0], cls=LegalityError, notes=(err[1],))
         if ftz:
-            if f32 not in (dty, aty):
-                raise _err("cvt.ftz needs an .f32 source or destination", cls=LegalityError)
             if aty is bf16:
                 self._need("sm_90", (7, 8), f"cvt.ftz{dty.ptx}.bf16")
             mods += ".ftz"
         if sat:
-            if bf16 in (dty, aty):
-                raise _err(f"{name}: .sat does not apply to .bf16 conversions", cls=LegalityError)
             if satfinite:
                 raise _err("cvt: .sat and .satfinite cannot be combined", cls=LegalityError)
-            if dty.is_int and aty.is_int and _int_range_fits(aty, dty):
-                raise _err(f"{name}: .sat needs a destination that cannot hold every .{aty.name} value",
-                           cls=LegalityError)
             mods += ".sat"
         if relu:
             # .tf32 takes .relu with .rn/.rz only ("'.relu' cannot be combined with modifier '.rna'")
@@ -1650,13 +1664,6 @@ class _CallList:
 
     def __str__(self):
         return "(" + ", ".join(self.names) + ")"
-
-
-def _int_range_fits(src: Type, dst: Type) -> bool:
-    """Does every value of integer type `src` fit in `dst`? (then ptxas calls cvt.sat illegal)"""
-    if src.kind == dst.kind:
-        return dst.bits >= src.bits
-    return src.kind == "u" and dst.kind == "s" and dst.bits > src.bits
 
 
 def _widen(ty: Type) -> Type:

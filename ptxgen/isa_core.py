@@ -46,7 +46,7 @@ TYPES = {
     "popc": (b32, b64),
     "clz": (b32, b64),
     "brev": (b32, b64),
-    "setp": BITS + INT + FLOAT + (f16, bf16),
+    "setp": BITS + INT + FLOAT + HALF,
     "selp": BITS + INT + FLOAT,
     "mov": (pred,) + BITS + INT + FLOAT,  # no mov.f16 in ptxas: halves move as .b16
     "rcp": FLOAT,
@@ -191,6 +191,36 @@ def cvt_rounding(dst, src) -> tuple:
     return False, ()
 
 
+def int_range_fits(src, dst) -> bool:
+    """Does every value of integer type `src` fit in integer type `dst`?"""
+    if src.kind == dst.kind:
+        return dst.bits >= src.bits
+    return src.kind == "u" and dst.kind == "s" and dst.bits > src.bits
+
+
+def cvt_form_error(dst, src) -> Optional[Tuple[str, str]]:
+    """(message, note) where scalar cvt.dtype.atype does not exist in ptxas 13.0 for these reasons, else None: .bf16
+    converts to and from 16- to 64-bit integers and the floats, not 8-bit integers (tests/test_lint_cvt_modifiers.py)."""
+    if bf16 in (dst, src) and 8 in (dst.bits, src.bits):
+        return (f"cvt.{dst.name}.{src.name} does not exist: .bf16 converts to and from 16- to 64-bit integers",
+                "convert through .s16/.u16")
+    return None
+
+
+def cvt_modifier_error(dst, src, ftz: bool, sat: bool) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses scalar cvt.dtype.atype's .ftz or .sat, else None: .ftz needs an
+    .f32 source or destination; .sat takes no .bf16 side, and between integers a destination that cannot hold every
+    source value (tests/test_lint_cvt_modifiers.py)."""
+    name = f"cvt.{dst.name}.{src.name}"
+    if ftz and f32 not in (dst, src):
+        return f"{name} takes no .ftz: .ftz needs an .f32 source or destination", "drop .ftz"
+    if sat and bf16 in (dst, src):
+        return f"{name} takes no .sat: .sat does not apply to .bf16 conversions", "drop .sat"
+    if sat and dst.is_int and src.is_int and int_range_fits(src, dst):
+        return (f"{name} takes no .sat: every .{src.name} value fits .{dst.name}", "drop .sat")
+    return None
+
+
 # Immediates whose value ptxas 13.0 checks, as their literal reads (64 bits; ptxgen.legality's literal rules):
 # a barrier's number (bar, barrier: the first source) is 0..15 in its low 32 bits ("Barrier number '16' out of
 # range", 4294967311 is 15); its thread count (the next operand where the instruction has one) a multiple of the
@@ -217,6 +247,201 @@ def ex2_modifier_error(type_name: str, approx: bool, ftz: bool):
                 right)
     if not ftz and bf:
         return f"ex2.{type_name} needs .ftz", right
+    return None
+
+
+# ------------------------------------------------------------------------------------ arithmetic modifiers
+# The modifiers each arithmetic instruction takes, per instruction type, as ptxas 13.0 takes them
+# (tests/test_lint_arith_modifiers.py runs every subset of the words below, and each word ptxas refuses, through
+# ptxas). A spec is space-separated: a group of words of which at most one is written ("rn|rz|rm|rp"), required
+# unless it ends in "?"; "a:b|c" says .a needs .b or .c; "!a,b" says .a and .b cannot be combined. "R" is the
+# group of the four float roundings. An instruction type an instruction has no entry for is the type rules'.
+# Where ptxas and the manual differ the table follows ptxas: fma.bf16 takes every rounding, min/max.xorsign.abs
+# .f32 assembles, rcp.f64 takes .ftz.
+_FLOAT_ARITH = {"f32": "R? ftz? sat?", "f16 f16x2": "rn? ftz? sat?", "f64": "R?", "bf16 bf16x2": "rn?"}
+_MINMAX = {"f32 f16 f16x2": "ftz? NaN? xorsign? abs? xorsign:abs abs:xorsign",
+           "bf16 bf16x2": "NaN? xorsign? abs? xorsign:abs abs:xorsign", "s32": "relu?",
+           "u16 s16 u32 u64 s64 f64": ""}
+_ARITH_SPECS = {
+    "add sub": {**_FLOAT_ARITH, "s32": "cc|sat?", "u32 u64 s64": "cc?", "u16 s16": ""},
+    "addc subc": {"s32": "cc|sat?", "u32 u64 s64": "cc?", "u16 s16": ""},
+    "mul": {**_FLOAT_ARITH, "u16 s16 u32 s32": "lo|hi|wide", "u64 s64": "lo|hi"},
+    "mad": {"f32": "R ftz? sat?", "f64": "R", "u16 s16": "lo|hi|wide", "u32": "lo|hi|wide cc? cc:lo|hi",
+            "s32": "lo|hi|wide cc|sat? cc:lo|hi sat:hi", "u64 s64": "lo|hi cc?"},
+    "madc": {"u16 s16": "lo|hi", "u32 u64 s64": "lo|hi cc?", "s32": "lo|hi cc|sat? sat:hi"},
+    "fma": {"f32": "R ftz? sat?", "f64": "R", "f16 f16x2": "rn ftz? sat|relu? oob? !ftz,oob",
+            "bf16 bf16x2": "R relu? oob?"},
+    "min max": _MINMAX,
+    "abs neg": {"f32 f16 f16x2": "ftz?", "bf16 bf16x2 f64 s16 s32 s64": ""},
+    "div": {"f32": "approx|full|R ftz?", "f64": "R", "u16 s16 u32 s32 u64 s64": ""},
+    "rcp": {"f32": "approx|R ftz?", "f64": "approx|R ftz? approx:ftz"},
+    "sqrt": {"f32": "approx|R ftz?", "f64": "R"},
+    "rsqrt": {"f32 f64": "approx ftz?"},
+    "sin cos lg2": {"f32": "approx ftz?"},
+    "tanh": {"f32 f16 f16x2 bf16 bf16x2": "approx"},
+    "mul24": {"u32 s32": "lo|hi"},
+    "mad24": {"u32": "lo|hi", "s32": "lo|hi sat? sat:hi"},
+}
+
+
+class _ModSpec:
+    """One instruction type's modifier groups and the constraints between them (see _ARITH_SPECS)."""
+
+    def __init__(self, spec: str):
+        self.groups: Tuple[Tuple[Tuple[str, ...], bool], ...] = ()
+        self.needs: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+        self.excl: Tuple[Tuple[str, str], ...] = ()
+        for tok in spec.split():
+            if tok.startswith("!"):
+                a, b = tok[1:].split(",")
+                self.excl += ((a, b),)
+            elif ":" in tok:
+                a, b = tok.split(":")
+                self.needs += ((a, tuple(b.split("|"))),)
+            else:
+                opt = tok.endswith("?")
+                words = tuple(w for x in tok.rstrip("?").split("|") for w in (ROUND_F if x == "R" else (x,)))
+                self.groups += ((words, not opt),)
+        self.words = frozenset(w for g, _ in self.groups for w in g)
+
+    def takes(self) -> str:
+        """The modifiers in words, for a note."""
+        if not self.groups:
+            return "no modifiers"
+        return ", ".join(("" if req else "optionally ") + _alternatives(words) for words, req in self.groups)
+
+
+def _alternatives(words: Sequence[str]) -> str:
+    return "." + words[0] if len(words) == 1 else \
+        "one of " + " or ".join(", ".join("." + w for w in words).rsplit(", ", 1))
+
+
+ARITH_MODS: Dict[str, Dict[str, _ModSpec]] = {}
+for _ops, _by_type in _ARITH_SPECS.items():
+    for _op in _ops.split():
+        ARITH_MODS[_op] = {t: _ModSpec(spec) for types, spec in _by_type.items() for t in types.split()}
+del _ops, _by_type, _op
+
+
+def _words(ws) -> str:
+    return " and ".join("." + w for w in ws)
+
+
+def arith_modifier_error(op: str, type_name: str, words: Sequence[str]) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses the modifier `words` (the opcode's words but its name and types)
+    on the arithmetic instruction `op` of instruction type `type_name`, else None (also where ARITH_MODS has no
+    rule for the pair). The builder and the linter both ask this."""
+    spec = ARITH_MODS.get(op, {}).get(type_name)
+    if spec is None:
+        return None
+    name = f"{op}.{type_name}"
+    note = f"{name} takes {spec.takes()}"
+    present = list(dict.fromkeys(w for w in words if w not in TYPE_WORDS))
+    for w in present:
+        if w not in spec.words:
+            return f"{name} takes no .{w}", note
+    for group, required in spec.groups:
+        have = [w for w in present if w in group]
+        if len(have) > 1:
+            return f"{name} takes {_alternatives(group)}, not {_words(have)}", note
+        if required and not have:
+            return f"{name} needs {_alternatives(group)}", note
+    for a, alts in spec.needs:
+        if a in present and not any(b in present for b in alts):
+            return f"{name}: .{a} needs {' or '.join('.' + b for b in alts)}", note
+    for a, b in spec.excl:
+        if a in present and b in present:
+            return f"{name}: .{a} cannot be combined with .{b}", note
+    return None
+
+
+# ------------------------------------------------------------------------------ comparisons and selections
+# (ptxas 13.0, tests/test_lint_compare_types.py.) set.CmpOp.dtype.stype: the source types each destination type
+# takes; .ftz on setp and set only with .f32, .f16 or .f16x2 sources, on slct only with an .f32 selector.
+_INT_BITS = ("u16", "s16", "u32", "s32", "u64", "s64", "b16", "b32", "b64")
+SET_TYPES: Dict[str, Tuple[str, ...]] = {
+    "u32": _INT_BITS + ("f16", "f16x2", "bf16", "bf16x2", "f32", "f64"),
+    "s32": _INT_BITS + ("f16", "f16x2", "bf16", "bf16x2", "f32", "f64"),
+    "u16": ("f16", "bf16"), "s16": ("f16", "bf16"),
+    "f16": _INT_BITS + ("f16", "f32", "f64"),
+    "bf16": _INT_BITS + ("f16", "bf16", "f32", "f64"),
+    "f16x2": ("f16x2",), "bf16x2": ("bf16x2",),
+    "f32": _INT_BITS + ("f32", "f64"),
+}
+SLCT_TYPES = (_INT_BITS + ("f32", "f64"), ("s32", "f32"))      # (d, a and b's types; c's)
+COMPARE_FTZ = ("f32", "f16", "f16x2")
+# a .pred beside the instruction type, which ptxas 13.0 takes and ignores on these (on mul without .lo/.hi/.wide),
+# and refuses on the others ("Unexpected instruction types specified")
+PRED_IGNORED = frozenset(("add", "sub", "mul", "fma", "abs", "neg", "min", "max", "setp", "set", "rcp", "sqrt",
+                          "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "cvt", "atom", "red"))
+
+
+def set_types_error(dtype: str, stype: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas refuses set's destination type `dtype` with source type `stype`, else None."""
+    srcs = SET_TYPES.get(dtype)
+    if srcs is None:
+        return (f"set has no .{dtype} destination",
+                "set writes " + ", ".join("." + t for t in SET_TYPES))
+    if stype not in srcs:
+        return (f"set.{dtype} cannot compare .{stype} sources",
+                f"set.{dtype} compares " + ", ".join("." + t for t in srcs))
+    return None
+
+
+def slct_types_error(dtype: str, ctype: str) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas refuses slct.dtype.ctype, else None."""
+    if dtype not in SLCT_TYPES[0]:
+        return f"slct has no .{dtype} form", "slct selects " + ", ".join("." + t for t in SLCT_TYPES[0])
+    if ctype not in SLCT_TYPES[1]:
+        return f"slct's selector c cannot be .{ctype}", "c is .s32 or .f32: slct.dtype.s32 or slct.dtype.f32"
+    return None
+
+
+# ------------------------------------------------------------------------------ ld and st memory orders
+# (ptxas 13.0, tests/test_lint_memory_order.py.) One of .weak .volatile .relaxed .acquire (ld) .release (st); a scope
+# only with .relaxed/.acquire/.release (which need one); those and .volatile not on .local, .param or .const memory;
+# .mmio only as .mmio.relaxed.sys on global or generic memory; .nc only on .global and with no memory order; a
+# cache operator with none of them but .weak; an eviction priority on global or generic memory, not .volatile or .mmio.
+_ORDERS = ("weak", "volatile", "relaxed", "acquire", "release", "acq_rel")
+
+
+def memory_order_error(op: str, words: Sequence[str]) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas refuses ld's or st's memory order, scope, state space, .nc or cache operator
+    words together, else None. The builder and the linter both ask this."""
+    w = set(words)
+    orders = list(dict.fromkeys(x for x in words if x in _ORDERS))
+    if len(orders) > 1:
+        return (f"{op} takes one memory order, not {_words(orders)}",
+                "one of .weak, .volatile, .relaxed, " + (".acquire" if op == "ld" else ".release"))
+    order = orders[0] if orders else None
+    scope = next((x for x in words if x in SCOPES), None)
+    space = next((x for x in words if x.split("::")[0] in ("global", "shared", "local", "param", "const")), None)
+    sp = space.split("::")[0] if space else None
+    if "mmio" in w:
+        if order != "relaxed" or scope not in (None, "sys") or sp not in (None, "global"):
+            return f"{op}.mmio is {op}.mmio.relaxed.sys on global or generic memory", f"write {op}.mmio.relaxed.sys.global"
+    if scope is not None and order in (None, "weak", "volatile"):
+        strong = ".relaxed or ." + ("acquire" if op == "ld" else "release")
+        return ((f"{op}.{scope} needs a memory order ({strong})", f"write {op}.relaxed.{scope}") if order is None else
+                (f"{op}.{order} cannot be combined with a scope (.{scope})", f"drop .{scope}, or write {strong}"))
+    if order not in (None, "weak") and sp in ("local", "param", "const"):
+        return (f"{op}.{order} cannot be applied to .{space} memory",
+                f".{order} is for global, shared and generic addresses")
+    if "nc" in w:
+        if sp != "global":
+            return "ld.nc is for .global memory only", "write ld.global.nc"
+        if order is not None:
+            return f"ld.{order} cannot be combined with .nc", "drop one of them"
+    cache = next((x for x in words if x in LD_CACHE or x in ST_CACHE), None)
+    if cache is not None and order not in (None, "weak"):
+        return f"{op}.{order} takes no cache operator (.{cache})", f"drop .{cache}"
+    evict = next((x for x in words if x.startswith(("L1::", "L2::evict"))), None)
+    if evict is not None:
+        if sp not in (None, "global"):
+            return f"{op}.{evict} cannot be applied to .{space} memory", "eviction priorities are for global memory"
+        if order == "volatile" or "mmio" in w:
+            return (f"{op}.{evict} cannot be combined with .{'mmio' if 'mmio' in w else order}",
+                    f"drop .{evict}")
     return None
 
 

@@ -30,8 +30,8 @@ from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, P
                     loc_numbers, parse, parse_target_list, undeclarable_type)
 from .target import (LATEST_PTX, REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      read_version, version_error, version_str)
-from .types import (VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, f64, get_type, pred, s32, u32,
-                    u64)
+from .types import (VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, get_type, pred, s32, tf32,
+                    u32, u64)
 
 __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
 
@@ -259,10 +259,10 @@ def _mods(ops: Iterable[str], words: Iterable[str]):
 
 
 _mods(("add", "sub"), _ROUND | {"ftz", "sat", "cc", "relu", "oob"})
-_mods(("addc", "subc"), {"cc"})
+_mods(("addc", "subc"), {"cc", "sat"})
 _mods(("mul",), _ROUND | {"ftz", "sat", "lo", "hi", "wide", "relu"})
 _mods(("mad",), _ROUND | {"ftz", "sat", "lo", "hi", "wide", "cc"})
-_mods(("madc",), {"lo", "hi", "cc"})
+_mods(("madc",), {"lo", "hi", "cc", "sat"})
 _mods(("mul24", "mad24"), {"lo", "hi", "sat"})
 _mods(("fma",), _ROUND | {"ftz", "sat", "relu", "oob"})
 _mods(("div",), _ROUND | {"ftz", "approx", "full"})
@@ -337,10 +337,10 @@ _mods(("wmma",), {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned",
 
 _BIT_TYPES = {n: get_type(f"b{n}") for n in (8, 16, 32, 64, 128)}
 _STORAGE = ("b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f32", "f64")
+_INT_TYPES = ("u16", "s16", "u32", "s32", "u64", "s64")   # (addc.u16, madc.hi.u16: ptxas 13.0 takes 16 bits too)
 # the instruction types each op takes when isa_core.TYPES has no row for it
 _EXTRA_TYPES: Dict[str, Tuple[str, ...]] = {
-    "addc": ("u32", "s32", "u64", "s64"), "subc": ("u32", "s32", "u64", "s64"),
-    "madc": ("u32", "s32", "u64", "s64"),
+    "addc": _INT_TYPES, "subc": _INT_TYPES, "madc": _INT_TYPES,
     "mul24": ("u32", "s32"), "mad24": ("u32", "s32"), "sad": ("u16", "u32", "u64", "s16", "s32", "s64"),
     "cnot": ("b16", "b32", "b64"), "rsqrt": ("f32", "f64"), "tanh": ("f32", "f16", "f16x2", "bf16", "bf16x2"),
     "copysign": ("f32", "f64"), "bfind": ("u32", "u64", "s32", "s64"), "testp": ("f32", "f64"),
@@ -556,8 +556,17 @@ def _gate_key(toks: Sequence[str]) -> Optional[str]:
     return None
 
 
+def _pred_ignored(toks: List[str]) -> bool:
+    """A .pred that ptxas ignores beside another instruction type (isa_core.PRED_IGNORED; not on mul.lo/hi/wide)."""
+    need = 2 if toks[0] in ("set", "cvt") else 1      # the instruction's own types besides it
+    return (sum(1 for w in toks[1:] if w in _TYPE_WORDS and w != "pred") >= need
+            and not (toks[0] == "mul" and toks[1] in C.MUL_MODES))
+
+
 def _analyze(ctx: _Ctx, opcode: str) -> _Op:
     toks = opcode.split(".")
+    if "pred" in toks and toks[0] in C.PRED_IGNORED and _pred_ignored(toks):
+        toks = [w for w in toks if w != "pred"]     # add.pred.f32: ptxas takes the .pred and ignores it
     base, mods = toks[0], tuple(toks[1:])
     diags: List[Tuple[str, str, Tuple[str, ...]]] = []
     key = _gate_key(toks)
@@ -917,6 +926,46 @@ def _cache_rules(base: str, op: _Op, ty: Type, m: set, diags):
                       ("drop it, or give the access an L2 cache policy with .L2::cache_hint and createpolicy",)))
 
 
+_TYPE_NOTE = {"vote": ("vote.sync.ballot.b32, or .pred for .all, .any and .uni",), "shfl": ("shfl.sync moves .b32",),
+              "redux": ("redux.sync.add.u32, for one",)}
+# (ptxas 13.0, tests/test_lint_word_groups.py) modifier groups of which an instruction takes exactly one
+_ONE_OF = {"membar": ("cta", "gl", "sys", "proxy"), "shf": ("clamp", "wrap"), "redux": ("add", "min", "max", "and",
+           "or", "xor"), "vote": C.VOTE_MODES, "shfl": C.SHFL_MODES}
+
+
+def _word_groups(op: _Op, types: List[Type], m: set):
+    """The words ptxas needs exactly one of (membar's level, shf's .clamp/.wrap, redux's operation, vote's and shfl's
+    mode), and the instructions that take no instruction type (bar, barrier but bar.red.popc.u32 and bar.red's
+    .and/.or.pred) or exactly one (atom and red: a .pred beside it is ignored)."""
+    base, diags = op.base, op.diags
+    group = _ONE_OF.get(base)
+    if group is not None and len(m & set(group)) != 1 and (base not in ("vote", "shfl") or "sync" in m):
+        have = [w for w in op.mods if w in group]
+        what = "one of " + ", ".join("." + w for w in group)
+        diags.append(("PTX-E-MODIFIER", f"{base} needs exactly {what}" if not have else
+                      f"{base} takes exactly {what}, not " + " and ".join("." + w for w in have), ()))
+    if base == "shf" and len(m & {"l", "r"}) != 1:
+        diags.append(("PTX-E-MODIFIER", "shf needs one direction: shf.l or shf.r", ("write shf.l.clamp.b32 or "
+                                                                                     "shf.r.wrap.b32 ...",)))
+    if base == "vote" and "sync" in m and types and len(types) == 1:
+        want = "b32" if "ballot" in m else "pred"
+        if types[0].name != want:
+            diags.append(("PTX-E-TYPE", f"vote{'.ballot' if want == 'b32' else ''} has no .{types[0].name} form",
+                          (f"write .{want}",)))
+    if base in ("bar", "barrier") and "red" in m and not types:
+        diags.append(("PTX-E-TYPE", f"{base}.red needs its type: .popc.u32, .and.pred or .or.pred", ()))
+    if base in ("bar", "barrier") and types:
+        red = "red" in m
+        ok = red and ("popc" in m and [t.name for t in types] == ["u32"] or
+                      m & {"and", "or"} and [t.name for t in types] == ["pred"])
+        if not ok:
+            diags.append(("PTX-E-TYPE", f"{base} takes no instruction type" if not red else
+                          f"{base}.red takes .popc.u32, .and.pred or .or.pred", ()))
+    if base in ("atom", "red", "vote", "shfl", "redux") and len(types) > 1:
+        diags.append(("PTX-E-TYPE", f"{base} takes one instruction type, not " +
+                      " and ".join("." + t.name for t in types), ()))
+
+
 def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     base, diags = op.base, op.diags
     ty = types[-1] if types else None
@@ -933,41 +982,21 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     if base == "wmma":
         _wmma_rules(op, m, diags, ctx.version)
         return
+    _word_groups(op, types, m)
     if ty is None:
-        if base in ("ld", "st", "cvt", "cvta", "atom", "red", "ldu", "setp", "set", "selp", "mov"):
-            diags.append(("PTX-E-TYPE", f"{base} needs an instruction type", ()))
+        if base in ("ld", "st", "cvt", "cvta", "atom", "red", "ldu", "setp", "set", "selp", "mov", "vote", "shfl",
+                    "redux"):
+            diags.append(("PTX-E-TYPE", f"{base} needs an instruction type", _TYPE_NOTE.get(base, ())))
         return
-    if base in ("mul", "mad") and ty.is_int:
-        modes = m & set(C.MUL_MODES)
-        if len(modes) != 1:
-            diags.append(("PTX-E-MODIFIER", f"integer {base} needs exactly one of .lo, .hi, .wide", ()))
-        elif "wide" in modes and ty.bits == 64:
-            diags.append(("PTX-E-MODIFIER", f"{base}.wide is for 16- and 32-bit integers", ()))
-    if base in ("mul", "mad") and not ty.is_int and m & set(C.MUL_MODES):
-        diags.append(("PTX-E-MODIFIER", f"{base}.{sorted(m & set(C.MUL_MODES))[0]} is for integer types", ()))
-    rnd = m & _ROUND
-    if base in ("mad", "fma") and ty.kind == "f" and ty.bits >= 32 and not rnd:
-        diags.append(("PTX-E-MODIFIER", f"{base}.{ty.name} needs a rounding modifier",
-                      ("add one of .rn, .rz, .rm, .rp",)))
-    if base in ("add", "sub", "mul", "abs", "neg", "min", "max") and ty.is_int and (rnd or "ftz" in m):
-        diags.append(("PTX-E-MODIFIER", f"integer {base} takes no rounding or .ftz", ()))
-    elif base in ("abs", "neg") and "ftz" in m and ty.name not in ("f32", "f16", "f16x2"):
-        diags.append(("PTX-E-MODIFIER", f"{base}.{ty.name} takes no .ftz (ptxas: \"Illegal modifier '.ftz' for "
-                                        f"instruction '{base}'\")", (f"{base}.ftz is for .f32, .f16 and .f16x2",)))
+    if base in C.ARITH_MODS and not any(d[0] == "PTX-E-MODIFIER" for d in diags):
+        err = C.arith_modifier_error(base, ty.name, op.mods)
+        if err is not None:
+            diags.append(("PTX-E-MODIFIER", err[0], (err[1],)))
+            return
     if base == "ex2" and ty.kind in ("f", "packed"):
         err = C.ex2_modifier_error(ty.name, "approx" in m, "ftz" in m)
         if err is not None:
             diags.append(("PTX-E-MODIFIER", err[0], (f"write {err[1]}",)))
-    if base == "div":
-        if ty.is_int and (rnd or m & {"approx", "full", "ftz"}):
-            diags.append(("PTX-E-MODIFIER", "integer div takes no rounding, .approx, .full or .ftz", ()))
-        elif ty is f64 and not rnd:
-            diags.append(("PTX-E-MODIFIER", "div.f64 needs a rounding modifier", ("add one of .rn, .rz, .rm, .rp",)))
-        elif ty is f32 and len(rnd) + len(m & {"approx", "full"}) != 1:
-            diags.append(("PTX-E-MODIFIER", "div.f32 needs exactly one of .approx, .full or a rounding modifier",
-                          ()))
-    if base in ("rcp", "sqrt") and ty.kind == "f" and len(rnd) + ("approx" in m) != 1:
-        diags.append(("PTX-E-MODIFIER", f"{base}.{ty.name} needs exactly one of .approx or a rounding modifier", ()))
     if base in ("setp", "set"):
         cmp = [x for x in op.mods if x in set(C.CMP_FLOAT) | set(C.CMP_INT)]
         if len(cmp) != 1:
@@ -978,13 +1007,42 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
                           ("legal: " + ", ".join(C.cmp_ops_for(ty)),)))
         if len(m & set(C.BOOL_OPS)) > 1:
             diags.append(("PTX-E-MODIFIER", f"{base} takes at most one of .and, .or, .xor", ()))
+        if "ftz" in m and ty.name not in C.COMPARE_FTZ:
+            diags.append(("PTX-E-MODIFIER", f"{base} takes no .ftz with .{ty.name} sources",
+                          (f"{base}.ftz is for .f32, .f16 and .f16x2 sources",)))
+        elif "ftz" in m and base == "set" and len(types) == 2 and types[0].name == "bf16":
+            diags.append(("PTX-E-MODIFIER", "set.bf16 takes no .ftz", ("drop .ftz",)))
+        if base == "set" and len(types) != 2:
+            diags.append(("PTX-E-TYPE", "set needs a destination and a source type", ("write set.CmpOp.dtype.stype",)))
+        elif base == "set" and not diags:
+            err = C.set_types_error(types[-2].name, ty.name)
+            if err is not None:
+                diags.append(("PTX-E-TYPE", err[0], (err[1],)))
+    if base == "slct" and len(types) != 2:
+        diags.append(("PTX-E-TYPE", "slct needs the type of d, a and b and the type of c",
+                      ("write slct.dtype.s32 or slct.dtype.f32",)))
+    elif base == "slct":
+        err = C.slct_types_error(types[0].name, ty.name)
+        if err is not None:
+            diags.append(("PTX-E-TYPE", err[0], (err[1],)))
+        elif "ftz" in m and ty.name != "f32":
+            diags.append(("PTX-E-MODIFIER", "slct takes .ftz only with an .f32 selector c",
+                          ("drop .ftz, or select on an .f32 c: slct.ftz.dtype.f32",)))
     bad = C.cvt_bit_type(types[-2], types[-1]) if base == "cvt" and len(types) >= 2 else None
     if bad is not None:
         diags.append(("PTX-E-TYPE", f"cvt has no .{bad.name} form: it converts numbers, and a bit type is none",
                       (f"write .u{bad.bits} or .s{bad.bits}" + (f" (or .f{bad.bits})" if bad.bits >= 16 else ""),)))
     elif base == "cvt" and len(types) >= 2:
         dt, at = types[-2], types[-1]
-        if dt.kind != "packed" and dt.kind != "fp8" and at.kind != "packed" and at.kind != "fp8":
+        err = None
+        if dt.kind not in ("packed", "fp8") and at.kind not in ("packed", "fp8") and tf32 not in (dt, at):
+            err = C.cvt_form_error(dt, at)
+            code = "PTX-E-TYPE"
+            if err is None:
+                err, code = C.cvt_modifier_error(dt, at, "ftz" in m, "sat" in m), "PTX-E-MODIFIER"
+            if err is not None:
+                diags.append((code, err[0], (err[1],)))
+        if err is None and dt.kind != "packed" and dt.kind != "fp8" and at.kind != "packed" and at.kind != "fp8":
             req, allowed = C.cvt_rounding(dt, at)
             rounding = [x for x in op.mods if x in _ROUND or x in _ROUND_I or x == "rna"]
             if len(rounding) > 1:
@@ -1002,6 +1060,9 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         if len(ops) != 1:
             diags.append(("PTX-E-MODIFIER", f"{base} needs exactly one operation",
                           ("one of " + ", ".join("." + o for o in C.ATOM_OPS),)))
+        elif base == "red" and ops[0] in ("exch", "cas"):
+            diags.append(("PTX-E-MODIFIER", f"red has no .{ops[0]}: it returns nothing to exchange or compare",
+                          (f"write atom.{ops[0]}",)))
         elif not m & _VEC and ty not in C.ATOM_OPS[ops[0]]:
             diags.append(("PTX-E-TYPE", f"{base}.{ops[0]} has no .{ty.name} form",
                           (f"{base}.{ops[0]} takes " + ", ".join("." + t.name for t in C.ATOM_OPS[ops[0]]),)))
@@ -1030,6 +1091,7 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         if m & {"relaxed", "acquire", "release", "acq_rel"} and not m & _SCOPES and base in ("ld", "st"):
             diags.append(("PTX-E-MODIFIER", f"{base} with a memory semantic needs a scope",
                           ("add one of " + ", ".join("." + s for s in C.SCOPES),)))
+
         if len(m & _VEC) > 1:
             diags.append(("PTX-E-MODIFIER", f"{base} takes one vector size", ()))
         if base in ("ld", "st"):
@@ -1042,6 +1104,10 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
             for kind, message, hint in problems:
                 if kind != "crash" or not diags:        # ptxas reports an error first where there is one
                     diags.append(("PTX-E-MODIFIER", message, (hint,)))
+        if base in ("ld", "st") and not diags:
+            err = C.memory_order_error(base, op.mods)
+            if err is not None:
+                diags.append(("PTX-E-MODIFIER", err[0], (err[1],)))
     if base == "redux" and ty is f32:
         if ctx.target is not None and not ctx.target.satisfies("sm_100a"):
             diags.append(("PTX-E-TARGET", f"redux.sync on .f32 needs target sm_100a (module target is {ctx.target})",
@@ -1060,10 +1126,6 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     if base == "shfl" and ty is not None and ty is not b32:
         # ptxas 13.0: "Unexpected instruction types specified for 'shfl'"
         diags.append(("PTX-E-TYPE", f"shfl has no .{ty.name} form", ("shfl moves .b32 values",)))
-    if base == "shfl" and len(m & set(C.SHFL_MODES)) != 1:
-        diags.append(("PTX-E-MODIFIER", "shfl needs exactly one mode", ("one of " + ", ".join(C.SHFL_MODES),)))
-    if base == "vote" and len(m & set(C.VOTE_MODES)) != 1:
-        diags.append(("PTX-E-MODIFIER", "vote needs exactly one mode", ("one of " + ", ".join(C.VOTE_MODES),)))
 
 
 _TEXTURE_OPS = frozenset(("tex", "tld4", "suld", "sust", "sured"))
@@ -1806,6 +1868,11 @@ class _FnCheck:
         if kind in (_P, _PD):
             r = o.reg if t is Guard else o
             if (t is PredPair or hasattr(o, "a") and hasattr(o, "b")) and kind == _PD:
+                if op.base == "setp" and op.ty is not None and op.ty.name in ("f16", "bf16"):
+                    ctx.add("PTX-E-OPERANDS", f"setp.{op.ty.name} writes one predicate, not a pair (ptxas: "
+                            "\"Predicate output not allowed for instruction 'setp'\")", _tok_loc(ctx, loc, k),
+                            ("compare .f16x2/.bf16x2 pairs for two predicates, or drop |q",))
+                    return
                 for e in (o.a, o.b):
                     if type(e) is Reg and e.type is not None and e.type is not pred:
                         ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}; {op.base} writes a .pred here",

@@ -1,0 +1,93 @@
+"""cvt's .ftz and .sat, and the .bf16 conversions with 8-bit integers, as ptxas 13.0 takes them
+(isa_core.cvt_modifier_error and cvt_form_error, which the builder asked in its own copy before and lint not at all).
+
+What ptxas 13.0 showed (375 of the 2,160 spellings below lint took and ptxas refuses): .ftz needs an .f32 source or
+destination (cvt.ftz.u64.u32, cvt.rni.ftz.s32.f64, cvt.rni.ftz.f64.f64 are refused); .sat takes no .bf16 side, and
+between integers it needs a destination that cannot hold every source value (cvt.sat.u64.u32 and cvt.sat.s32.u16 are
+refused, cvt.sat.u32.s8 and cvt.sat.s16.u16 assemble); .bf16 has no conversion to or from .u8 and .s8.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+import ptxgen as pg
+from ptxgen import lint as L
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _ptxas_lines import ptxas_rejected  # noqa: E402
+from test_lint_vector_probes import needs_ptxas  # noqa: E402
+
+TYPES = ("u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64", "f16", "bf16", "f32", "f64")
+REG = {"u8": "%h", "s8": "%h", "u16": "%h", "s16": "%h", "bf16": "%h", "u32": "%r", "s32": "%r", "u64": "%rd",
+       "s64": "%rd", "f16": "%hf", "f32": "%f", "f64": "%fd"}
+MODS = ("", "rn", "rni", "rz", "ftz", "sat", "rn.ftz", "rni.ftz", "rn.sat", "rni.sat", "ftz.sat", "rn.ftz.sat",
+        "rni.ftz.sat", "rzi.ftz", "rz.ftz.sat")
+
+
+def module(lines):
+    return (".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+            "\t.reg .b16 %h<5>;\n\t.reg .f16 %hf<5>;\n\t.reg .b32 %r<5>;\n\t.reg .f32 %f<5>;\n\t.reg .b64 %rd<5>;\n"
+            "\t.reg .f64 %fd<5>;\n" + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+
+
+def matrix():
+    return [f"cvt{'.' + m if m else ''}.{d}.{a} {REG[d]}1, {REG[a]}2;" for d in TYPES for a in TYPES for m in MODS]
+
+
+def lint_errors(text):
+    return {d.loc.line: d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}
+
+
+LINES = [
+    ("cvt.ftz.u64.u32 %rd1, %r1;", False), ("cvt.rni.ftz.s32.f64 %r1, %fd1;", False),
+    ("cvt.rni.ftz.s32.f32 %r1, %f1;", True), ("cvt.rn.ftz.f32.s32 %f1, %r1;", True),
+    ("cvt.rni.ftz.f64.f64 %fd1, %fd2;", False), ("cvt.sat.u64.u32 %rd1, %r1;", False),
+    ("cvt.sat.s32.u16 %r1, %h1;", False), ("cvt.sat.s16.u16 %h1, %h2;", True), ("cvt.sat.u32.s8 %r1, %h1;", True),
+    ("cvt.rni.sat.u16.bf16 %h1, %h2;", False), ("cvt.rn.f16.bf16 %hf1, %h2;", True),
+    ("cvt.rn.bf16.u8 %h1, %h2;", False), ("cvt.ftz.sat.f32.f16 %f1, %hf1;", True),
+]
+
+
+@pytest.mark.parametrize("text,ok", LINES, ids=[ln for ln, _ in LINES])
+def test_lint_verdict(text, ok):
+    errs = lint_errors(module([text]))
+    assert (not errs) == ok, [str(d) for d in errs.values()]
+
+
+def test_lint_and_the_builder_say_the_same():
+    (d,) = lint_errors(module(["cvt.sat.u64.u32 %rd1, %r1;"])).values()
+    assert (d.code, d.message) == ("PTX-E-MODIFIER", "cvt.u64.u32 takes no .sat: every .u32 value fits .u64")
+    k = pg.Module("sm_90a").entry("k")
+    with pytest.raises(pg.LegalityError, match=r"cvt.u64.u32 takes no \.sat: every \.u32 value fits \.u64"):
+        k.cvt(k.reg(pg.u32), pg.u64, sat=True)
+    (d,) = lint_errors(module(["cvt.ftz.u64.u32 %rd1, %r1;"])).values()
+    assert d.message == "cvt.u64.u32 takes no .ftz: .ftz needs an .f32 source or destination"
+    with pytest.raises(pg.LegalityError, match=r"\.ftz needs an \.f32 source or destination"):
+        k.cvt(k.reg(pg.u32), pg.u64, ftz=True)
+    (d,) = lint_errors(module(["cvt.rn.bf16.u8 %h1, %h2;"])).values()
+    assert d.code == "PTX-E-TYPE" and "does not exist" in d.message
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_recorded_verdicts_are_ptxas_verdicts():
+    lines = [ln for ln, _ in LINES]
+    text = module(lines)
+    first = text.split("\n").index("\t" + lines[0]) + 1
+    assert {lines[i - first] for i in ptxas_rejected(text, "sm_90a")} == {ln for ln, ok in LINES if not ok}
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_every_conversion_lints_as_ptxas_assembles_it():
+    lines = matrix()
+    text = module(lines)
+    first = text.split("\n").index("\t" + lines[0]) + 1
+    by_ptxas, by_lint = ptxas_rejected(text, "sm_90a"), lint_errors(text)
+    wrong = [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  ({by_ptxas.get(i) or by_lint[i].message})"
+             for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]
+    assert len(lines) == 2160 and not wrong, f"{len(wrong)} of {len(lines)}:\n" + "\n".join(wrong[:40])

@@ -1,0 +1,124 @@
+"""Modifier groups of which an instruction takes exactly one, and instructions that take no type or exactly one, as
+ptxas 13.0 takes them (lint's _word_groups).
+
+What ptxas 13.0 showed, where lint took what it refuses: membar needs one level ("Membar level required"), shf one
+direction (.l or .r) and one of .clamp/.wrap, redux.sync one operation, vote.sync and shfl.sync one mode and their
+type (.pred for vote's .all/.any/.uni, .b32 for .ballot and shfl; lint checked neither without a type), bar and
+barrier take no type but bar.red's (.popc.u32, .and.pred, .or.pred), and atom and red one type (atom.add.u32.s32).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+
+import pytest
+
+from ptxgen import lint as L
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _ptxas_lines import ptxas_rejected  # noqa: E402
+from test_lint_vector_probes import needs_ptxas  # noqa: E402
+
+TYPES = ("b32", "u32", "s32", "pred", "f32", "u64", "b64", "f16")
+
+
+def module(lines):
+    return (".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+            "\t.reg .pred %p<5>;\n\t.reg .b32 %r<5>;\n\t.reg .f32 %f<5>;\n\t.reg .b64 %rd<5>;\n"
+            + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+
+
+def _typed():
+    """No type, each type alone, and some pairs."""
+    return [()] + [(t,) for t in TYPES] + [("u32", "pred"), ("pred", "pred"), ("b32", "b32"), ("u64", "b32"),
+                                           ("u32", "s32")]
+
+
+def _w(*words):
+    return "".join("." + w for w in words if w)
+
+
+def matrix():
+    out = []
+    for mode, ts in itertools.product(("", "all", "any", "uni", "ballot", "all.any"), _typed()):
+        out.append(f"vote.sync{_w(mode, *ts)} {'%r1' if 'ballot' in mode else '%p1'}, %p2, 0xffffffff;")
+    for mode, ts in itertools.product(("", "bfly", "up", "down", "idx", "bfly.up"), _typed()):
+        out.append(f"shfl.sync{_w(mode, *ts)} %r1|%p1, %r2, 1, 31, 0xffffffff;")
+    for op, ts in itertools.product(("", "add", "min", "max", "and", "or", "xor", "add.max", "and.or"), _typed()):
+        r = "%f" if ts[-1:] == ("f32",) else "%r"
+        out.append(f"redux.sync{_w(op, *ts)} {r}1, {r}2, 0xffffffff;")
+    for ts in ((), ("pred",), ("u32",), ("b32",), ("f16",)):
+        out += [f"bar.sync{_w(*ts)} 0;", f"bar.arrive{_w(*ts)} 0, 64;", f"barrier.sync{_w(*ts)} 0;",
+                f"barrier.sync.aligned{_w(*ts)} 0;", f"bar.warp.sync{_w(*ts)} 0xffffffff;",
+                f"bar.red.popc{_w(*ts)} %r1, 0, %p1;", f"bar.red.popc.u32{_w(*ts)} %r1, 0, %p1;",
+                f"bar.red.and{_w(*ts)} %p3, 0, %p1;", f"bar.red.or.pred{_w(*ts)} %p3, 0, %p1;",
+                f"barrier.red.popc{_w(*ts)} %r1, 0, %p1;", f"barrier.red.and.pred{_w(*ts)} %p3, 0, %p1;"]
+    for lv in ("", "cta", "gl", "sys", "cta.gl", "gl.sys", "proxy.alias"):
+        out.append(f"membar{_w(lv)};")
+    for d, m, t in itertools.product(("", "l", "r", "l.r"), ("", "clamp", "wrap", "clamp.wrap"), ("b32", "u32", "")):
+        out.append(f"shf{_w(d, m, t)} %r1, %r2, %r3, %r4;")
+    for op, ts in itertools.product(("add", "exch", "cas", "max"), _typed()):
+        if not ts or "f16" in ts:
+            continue
+        r = "%rd" if ts[-1] in ("u64", "b64") else "%f" if ts[-1] == "f32" else "%p" if ts[-1] == "pred" else "%r"
+        if op == "cas":
+            out.append(f"atom.global.cas{_w(*ts)} {r}1, [%rd1], {r}2, {r}3;")
+        else:
+            out.append(f"atom.global.{op}{_w(*ts)} {r}1, [%rd1], {r}2;")
+            out.append(f"red.global.{op}{_w(*ts)} [%rd1], {r}2;")
+    return list(dict.fromkeys(out))
+
+
+def lint_errors(text):
+    return {d.loc.line: d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}
+
+
+LINES = [
+    ("membar;", False), ("membar.gl;", True), ("membar.cta.gl;", False), ("shf.l.b32 %r1, %r2, %r3, %r4;", False),
+    ("shf.l.wrap.b32 %r1, %r2, %r3, %r4;", True), ("shf.wrap.b32 %r1, %r2, %r3, %r4;", False),
+    ("redux.sync.s32 %r1, %r2, 0xffffffff;", False), ("redux.sync.add.max.s32 %r1, %r2, 0xffffffff;", False),
+    ("vote.sync.ballot %r1, %p1, 0xffffffff;", False), ("vote.sync.ballot.b32 %r1, %p1, 0xffffffff;", True),
+    ("vote.sync.all %p1, %p2, 0xffffffff;", False), ("vote.sync.all.u32.pred %p1, %p2, 0xffffffff;", False),
+    ("shfl.sync.bfly %r1|%p1, %r2, 1, 31, 0xffffffff;", False), ("bar.sync.pred 0;", False),
+    ("bar.red.popc %r1, 0, %p1;", False), ("bar.red.popc.u32 %r1, 0, %p1;", True),
+    ("atom.global.add.u32.s32 %r1, [%rd1], %r2;", False), ("atom.global.add.pred.u32 %r1, [%rd1], %r2;", True),
+]
+
+
+@pytest.mark.parametrize("text,ok", LINES, ids=[ln for ln, _ in LINES])
+def test_lint_verdict(text, ok):
+    errs = lint_errors(module([text]))
+    assert (not errs) == ok, [str(d) for d in errs.values()]
+
+
+def test_messages():
+    (d,) = lint_errors(module(["membar;"])).values()
+    assert (d.code, d.message) == ("PTX-E-MODIFIER", "membar needs exactly one of .cta, .gl, .sys, .proxy")
+    (d,) = lint_errors(module(["redux.sync.add.max.s32 %r1, %r2, 0xffffffff;"])).values()
+    assert d.message == "redux takes exactly one of .add, .min, .max, .and, .or, .xor, not .add and .max"
+    (d,) = lint_errors(module(["vote.sync.ballot %r1, %p1, 0xffffffff;"])).values()
+    assert (d.code, d.message) == ("PTX-E-TYPE", "vote needs an instruction type")
+    assert d.notes == ("vote.sync.ballot.b32, or .pred for .all, .any and .uni",)
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_recorded_verdicts_are_ptxas_verdicts():
+    lines = [ln for ln, _ in LINES]
+    text = module(lines)
+    first = text.split("\n").index("\t" + lines[0]) + 1
+    assert {lines[i - first] for i in ptxas_rejected(text, "sm_90a")} == {ln for ln, ok in LINES if not ok}
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_every_spelling_lints_as_ptxas_assembles_it():
+    lines = matrix()
+    text = module(lines)
+    first = text.split("\n").index("\t" + lines[0]) + 1
+    by_ptxas, by_lint = ptxas_rejected(text, "sm_90a"), lint_errors(text)
+    wrong = [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  ({by_ptxas.get(i) or by_lint[i].message})"
+             for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]
+    assert len(lines) > 300 and not wrong, f"{len(wrong)} of {len(lines)}:\n" + "\n".join(wrong[:40])
