@@ -445,6 +445,23 @@ def memory_order_error(op: str, words: Sequence[str]) -> Optional[Tuple[str, str
     return None
 
 
+# vector atom/red (sm_90): .add only, on global or generic memory, of these types and sizes (ptxas 13.0: "Vector
+# qualifier is not allowed for instruction 'atom'" for the rest; tests/test_lint_word_groups.py)
+ATOM_VECTORS = {"f32": (2, 4), "f16": (2, 4, 8), "bf16": (2, 4, 8), "f16x2": (2, 4), "bf16x2": (2, 4)}
+ATOM_VECTORS_NEED = ("sm_90", (8, 1))
+
+
+def atom_vector_error(base: str, op: str, type_name: str, vec: int, space: Optional[str]) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses atom/red.op.vN.type on `space` (None: generic), else None."""
+    sizes = ATOM_VECTORS.get(type_name, ())
+    takes = "vectors are for .add of " + ", ".join(f".v{'/.v'.join(map(str, v))}.{t}" for t, v in ATOM_VECTORS.items())
+    if op != "add" or vec not in sizes:
+        return f"{base}.{op}.v{vec}.{type_name} does not exist", takes
+    if space not in (None, "global"):
+        return f"{base} on vectors is for global memory, not .{space}", f"write {base}.global.add.v{vec}.{type_name}"
+    return None
+
+
 def imm_value_error(base: str, mods, k: int, n: int, value: int):
     """(message, note) where ptxas 13.0 refuses the integer immediate `value` as operand k (of n) of an instruction
     `base` (bar, barrier, bfe, bfi) with the modifiers `mods`, else None."""

@@ -464,6 +464,10 @@ def _signature(base: str, mods: Sequence[str], types: List[Type]):
         return [d, _slot(_A), s]
     if base == "red" and not m & _VEC:
         return [_slot(_A), s]
+    if base in ("atom", "red") and m & _VEC:
+        n = next(int(x[1:]) for x in mods if x in _VEC)
+        vec = [_slot(_A), _slot(_SV, T, True, n)]
+        return [_slot(_DV, T, True, n)] + vec if base == "atom" else vec
     if base == "shfl" and "sync" in m:
         return [_slot(_D, b32), _slot(_S, b32), _slot(_S, b32), _slot(_S, b32), _MEMBERMASK]
     if base == "vote" and "sync" in m:
@@ -583,7 +587,8 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
         _gate(ctx, diags, key, need_t, need_v)
         for mod in mods:
             n = MODIFIER_NEEDS.get(mod)
-            if n is not None and not (mod == "v8" and base in _VECTOR_OPS):   # theirs: C.vector_access
+            # (ld/st/ldu: C.vector_access; atom/red: C.atom_vector_error)
+            if n is not None and not (mod == "v8" and base in _VECTOR_OPS + ("atom", "red")):
                 _gate(ctx, diags, f"{base} with .{mod}", n[0], n[1])
         if base in _OP_MODIFIER_NEEDS:
             _gate_op_modifiers(ctx, diags, base, mods)
@@ -939,6 +944,9 @@ def _word_groups(op: _Op, types: List[Type], m: set):
     .and/.or.pred) or exactly one (atom and red: a .pred beside it is ignored)."""
     base, diags = op.base, op.diags
     group = _ONE_OF.get(base)
+    if base in ("bar", "match") and ("warp" in m or base == "match") and "sync" not in m:
+        diags.append(("PTX-E-MODIFIER", f"{base}{'.warp' if base == 'bar' else ''} needs .sync",
+                      (f"write {'bar.warp.sync' if base == 'bar' else 'match.any.sync / match.all.sync'}",)))
     if group is not None and len(m & set(group)) != 1 and (base not in ("vote", "shfl") or "sync" in m):
         have = [w for w in op.mods if w in group]
         what = "one of " + ", ".join("." + w for w in group)
@@ -1066,6 +1074,14 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         elif not m & _VEC and ty not in C.ATOM_OPS[ops[0]]:
             diags.append(("PTX-E-TYPE", f"{base}.{ops[0]} has no .{ty.name} form",
                           (f"{base}.{ops[0]} takes " + ", ".join("." + t.name for t in C.ATOM_OPS[ops[0]]),)))
+        elif m & _VEC:
+            vec = int(next(x for x in op.mods if x in _VEC)[1:])
+            space = next((x for x in op.mods if x in _SPACES and x != "generic"), None)
+            err = C.atom_vector_error(base, ops[0], ty.name, vec, space)
+            if err is not None:
+                diags.append(("PTX-E-TYPE", err[0], (err[1],)))
+            else:
+                _gate(ctx, diags, f"{base} on vectors", *C.ATOM_VECTORS_NEED)
         if base == "red" and m & {"acquire", "acq_rel"}:
             diags.append(("PTX-E-MODIFIER", f"red cannot be .{sorted(m & {'acquire', 'acq_rel'})[0]}",
                           ("use .relaxed or .release",)))

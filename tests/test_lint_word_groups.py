@@ -4,7 +4,10 @@ ptxas 13.0 takes them (lint's _word_groups).
 What ptxas 13.0 showed, where lint took what it refuses: membar needs one level ("Membar level required"), shf one
 direction (.l or .r) and one of .clamp/.wrap, redux.sync one operation, vote.sync and shfl.sync one mode and their
 type (.pred for vote's .all/.any/.uni, .b32 for .ballot and shfl; lint checked neither without a type), bar and
-barrier take no type but bar.red's (.popc.u32, .and.pred, .or.pred), and atom and red one type (atom.add.u32.s32).
+barrier take no type but bar.red's (.popc.u32, .and.pred, .or.pred), atom and red one type (atom.add.u32.s32) and
+red no .exch or .cas, bar.warp and match need .sync; vector atom/red (sm_90, PTX ISA 8.1) is .add only, of .v2/.v4
+.f32, .v2/.v4/.v8 .f16 and .bf16 and .v2/.v4 .f16x2 and .bf16x2, on global or generic memory, with vector operands
+(lint took every vector atom, and asked sm_100 for .v8).
 """
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ TYPES = ("b32", "u32", "s32", "pred", "f32", "u64", "b64", "f16")
 
 def module(lines):
     return (".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
-            "\t.reg .pred %p<5>;\n\t.reg .b32 %r<5>;\n\t.reg .f32 %f<5>;\n\t.reg .b64 %rd<5>;\n"
+            "\t.reg .pred %p<5>;\n\t.reg .b32 %r<9>;\n\t.reg .f32 %f<9>;\n\t.reg .b64 %rd<9>;\n"
+            "\t.reg .b16 %h<9>;\n\t.reg .f16 %hf<9>;\n\t.reg .f64 %fd<9>;\n\t.shared .b32 sh[64];\n"
             + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
 
 
@@ -68,6 +72,16 @@ def matrix():
         else:
             out.append(f"atom.global.{op}{_w(*ts)} {r}1, [%rd1], {r}2;")
             out.append(f"red.global.{op}{_w(*ts)} [%rd1], {r}2;")
+    vreg = {"u32": "%r", "f32": "%f", "f64": "%fd", "f16": "%hf", "bf16": "%h", "f16x2": "%r", "bf16x2": "%r"}
+    for base, op, t, v, sp in itertools.product(("atom", "red"), ("add", "max", "exch"), vreg, (2, 4, 8),
+                                                ("global", "", "shared")):
+        a = "{" + ", ".join(f"{vreg[t]}{i}" for i in range(v)) + "}"
+        b = "{" + ", ".join(f"{vreg[t]}{i + 1}" for i in range(v)) + "}"
+        words = _w(sp, op, "noftz" if op == "add" and t in ("f16", "bf16", "f16x2", "bf16x2") else "", f"v{v}", t)
+        addr = "[sh]" if sp == "shared" else "[%rd1]"
+        out.append(f"atom{words} {a}, {addr}, {b};" if base == "atom" else f"red{words} {addr}, {b};")
+    out += ["atom.global.v2.f32.add %f1, [%rd1], %f2;", "bar.warp %r1;", "bar.warp.sync %r1;",
+            "match.any.b32 %r1, %r2, %r3;", "match.any.sync.b32 %r1, %r2, %r3;", "match.all.b32 %r1|%p1, %r2, %r3;"]
     return list(dict.fromkeys(out))
 
 
@@ -84,6 +98,10 @@ LINES = [
     ("shfl.sync.bfly %r1|%p1, %r2, 1, 31, 0xffffffff;", False), ("bar.sync.pred 0;", False),
     ("bar.red.popc %r1, 0, %p1;", False), ("bar.red.popc.u32 %r1, 0, %p1;", True),
     ("atom.global.add.u32.s32 %r1, [%rd1], %r2;", False), ("atom.global.add.pred.u32 %r1, [%rd1], %r2;", True),
+    ("atom.global.add.v2.u32 {%r1, %r2}, [%rd1], {%r3, %r4};", False), ("bar.warp %r1;", False),
+    ("atom.global.add.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1], {%f5, %f6, %f7, %f8};", True),
+    ("red.global.add.noftz.v8.bf16 [%rd1], {%h1, %h2, %h3, %h4, %h5, %h6, %h7, %h8};", True),
+    ("atom.shared.add.v2.f32 {%f1, %f2}, [sh], {%f3, %f4};", False), ("match.any.b32 %r1, %r2, %r3;", False),
 ]
 
 
