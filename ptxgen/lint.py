@@ -296,7 +296,7 @@ _mods(("atom", "red"), _SPACES | _SEMS | _SCOPES | set(C.ATOM_OPS) | {"noftz", "
 _mods(("bra", "ret", "call"), {"uni"})
 _mods(("brx",), {"idx", "uni"})
 _mods(("exit", "trap", "brkpt"), ())
-_mods(("bar",), {"sync", "arrive", "red", "popc", "and", "or", "cta", "warp"})
+_mods(("bar",), {"sync", "arrive", "red", "popc", "and", "or", "cta", "warp", "all", "any"})
 _mods(("barrier",), {"sync", "arrive", "red", "popc", "and", "or", "aligned", "cta"})
 _mods(("membar",), {"cta", "gl", "sys", "proxy", "alias"})
 _mods(("vote",), set(C.VOTE_MODES) | {"sync"})
@@ -597,8 +597,9 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
     spaces = [x for x in mods if x.split("::")[0] in _SPACE_WORDS]
     # generic addresses of the async families (mbarrier.init [a] without .shared) are 64-bit too; ldmatrix
     # and stmatrix without a space still address shared memory
+    # (cp.async.mbarrier.arrive without .shared: ptxas 13.0 takes a 32-bit register too, tests/test_lint_word_groups.py)
     op.wide_addr = (base in _MEMORY_OPS and (not spaces or spaces == ["global"])) or (
-        family and not spaces and base in ("mbarrier", "cp", "multimem"))
+        family and not spaces and base in ("mbarrier", "cp", "multimem") and "mbarrier" not in mods)
     op.space = spaces[0].split("::")[0] if len(spaces) == 1 else None if not spaces else "?"
     if family:
         return op
@@ -935,7 +936,7 @@ _TYPE_NOTE = {"vote": ("vote.sync.ballot.b32, or .pred for .all, .any and .uni",
               "redux": ("redux.sync.add.u32, for one",)}
 # (ptxas 13.0, tests/test_lint_word_groups.py) modifier groups of which an instruction takes exactly one
 _ONE_OF = {"membar": ("cta", "gl", "sys", "proxy"), "shf": ("clamp", "wrap"), "redux": ("add", "min", "max", "and",
-           "or", "xor"), "vote": C.VOTE_MODES, "shfl": C.SHFL_MODES}
+           "or", "xor"), "vote": C.VOTE_MODES, "shfl": C.SHFL_MODES, "match": ("any", "all")}
 
 
 def _word_groups(op: _Op, types: List[Type], m: set):
@@ -944,9 +945,13 @@ def _word_groups(op: _Op, types: List[Type], m: set):
     .and/.or.pred) or exactly one (atom and red: a .pred beside it is ignored)."""
     base, diags = op.base, op.diags
     group = _ONE_OF.get(base)
-    if base in ("bar", "match") and ("warp" in m or base == "match") and "sync" not in m:
+    if base in ("bar", "match", "redux") and ("warp" in m or base != "bar") and "sync" not in m:
         diags.append(("PTX-E-MODIFIER", f"{base}{'.warp' if base == 'bar' else ''} needs .sync",
-                      (f"write {'bar.warp.sync' if base == 'bar' else 'match.any.sync / match.all.sync'}",)))
+                      (f"write {'bar.warp.sync' if base == 'bar' else base + '.sync'}",)))
+    if base == "bar" and m & {"all", "any"} and (m & {"arrive", "red", "warp"} or "sync" not in m or
+                                                 len(m & {"all", "any"}) > 1):
+        diags.append(("PTX-E-MODIFIER", f"bar takes .{sorted(m & {'all', 'any'})[0]} only as bar.sync.all or "
+                                        "bar.sync.any", ()))
     if group is not None and len(m & set(group)) != 1 and (base not in ("vote", "shfl") or "sync" in m):
         have = [w for w in op.mods if w in group]
         what = "one of " + ", ".join("." + w for w in group)

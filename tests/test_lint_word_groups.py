@@ -5,7 +5,8 @@ What ptxas 13.0 showed, where lint took what it refuses: membar needs one level 
 direction (.l or .r) and one of .clamp/.wrap, redux.sync one operation, vote.sync and shfl.sync one mode and their
 type (.pred for vote's .all/.any/.uni, .b32 for .ballot and shfl; lint checked neither without a type), bar and
 barrier take no type but bar.red's (.popc.u32, .and.pred, .or.pred), atom and red one type (atom.add.u32.s32) and
-red no .exch or .cas, bar.warp and match need .sync; vector atom/red (sm_90, PTX ISA 8.1) is .add only, of .v2/.v4
+red no .exch or .cas, bar.warp, match and redux need .sync, match one of .any/.all; ptxas takes bar.sync.all and
+bar.sync.any (lint refused them) and a 32-bit register as cp.async.mbarrier.arrive's generic address; vector atom/red (sm_90, PTX ISA 8.1) is .add only, of .v2/.v4
 .f32, .v2/.v4/.v8 .f16 and .bf16 and .v2/.v4 .f16x2 and .bf16x2, on global or generic memory, with vector operands
 (lint took every vector atom, and asked sm_100 for .v8).
 """
@@ -81,7 +82,14 @@ def matrix():
         addr = "[sh]" if sp == "shared" else "[%rd1]"
         out.append(f"atom{words} {a}, {addr}, {b};" if base == "atom" else f"red{words} {addr}, {b};")
     out += ["atom.global.v2.f32.add %f1, [%rd1], %f2;", "bar.warp %r1;", "bar.warp.sync %r1;",
-            "match.any.b32 %r1, %r2, %r3;", "match.any.sync.b32 %r1, %r2, %r3;", "match.all.b32 %r1|%p1, %r2, %r3;"]
+            "match.any.b32 %r1, %r2, %r3;", "match.any.sync.b32 %r1, %r2, %r3;", "match.all.b32 %r1|%p1, %r2, %r3;",
+            "match.sync.b32 %r1, %r2, %r3;", "match.all.any.sync.b32 %r1, %r2, %r3;", "redux.max.s32 %r1, %r2, -1;",
+            "cp.async.mbarrier.arrive.b64 [%r1];", "cp.async.mbarrier.arrive.noinc.b64 [%r1];",
+            "cp.async.mbarrier.arrive.b64 [%rd1];"]
+    for words in ("sync.all", "sync.any", "sync.all.any", "arrive.all", "red.all.pred", "warp.sync.all"):
+        out.append(f"bar.{words} 0{', 64' if 'arrive' in words else ''};" if "red" not in words else
+                   f"bar.{words} %p1, 0, %p2;")
+        out.append(f"barrier.{words} 0;")
     return list(dict.fromkeys(out))
 
 
