@@ -1443,6 +1443,9 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
                 raise _err(f"cvt{dty.ptx}{aty.ptx} takes no .satfinite", cls=LegalityError)
             self._need("sm_80", (8, 1), f"cvt.satfinite{dty.ptx}.f32")
         mods = f".{rnd}" + (".relu" if relu else "") + (".satfinite" if satfinite else "")
+        err = C.packed_cvt_error(dty.name, aty.name, mods.split(".")[1:])
+        if err is not None:
+            raise _err(err[0], cls=LegalityError, notes=(err[1],))
         if aty is f32:
             ops = (self._src(a, f32, "a"), self._src(b, f32, "b"))
         else:

@@ -332,9 +332,11 @@ def arith_modifier_error(op: str, type_name: str, words: Sequence[str]) -> Optio
     on the arithmetic instruction `op` of instruction type `type_name`, else None (also where ARITH_MODS has no
     rule for the pair). The builder and the linter both ask this."""
     spec = ARITH_MODS.get(op, {}).get(type_name)
-    if spec is None:
-        return None
-    name = f"{op}.{type_name}"
+    return None if spec is None else _spec_error(f"{op}.{type_name}", spec, words)
+
+
+def _spec_error(name: str, spec: "_ModSpec", words: Sequence[str]) -> Optional[Tuple[str, str]]:
+    """(message, note) where the modifier `words` break `spec`, the rule of the instruction form `name`."""
     note = f"{name} takes {spec.takes()}"
     present = list(dict.fromkeys(w for w in words if w not in TYPE_WORDS))
     for w in present:
@@ -353,6 +355,24 @@ def arith_modifier_error(op: str, type_name: str, words: Sequence[str]) -> Optio
         if a in present and b in present:
             return f"{name}: .{a} cannot be combined with .{b}", note
     return None
+
+
+# cvt between packed types (ptxas 13.0, tests/test_lint_cvt_modifiers.py): (d, a) -> (sources, modifiers)
+PACKED_CVT = {("f16x2", "f32"): (2, "rn|rz relu? satfinite?"), ("bf16x2", "f32"): (2, "rn|rz relu? satfinite?"),
+              ("f16x2", "e4m3x2"): (1, "rn relu?"), ("f16x2", "e5m2x2"): (1, "rn relu?"),
+              ("e4m3x2", "f32"): (2, "rn satfinite relu?"), ("e5m2x2", "f32"): (2, "rn satfinite relu?"),
+              ("e4m3x2", "f16x2"): (1, "rn satfinite relu?"), ("e5m2x2", "f16x2"): (1, "rn satfinite relu?")}
+_PACKED_SPECS = {k: _ModSpec(v[1]) for k, v in PACKED_CVT.items()}
+
+
+def packed_cvt_error(dtype: str, atype: str, words: Sequence[str]) -> Optional[Tuple[str, str]]:
+    """(message, note) where ptxas 13.0 refuses cvt.dtype.atype between the packed types of PACKED_CVT (and .f32)
+    with the modifier `words`, else None; a pair outside the table is "no such conversion"."""
+    spec = _PACKED_SPECS.get((dtype, atype))
+    if spec is None:
+        return (f"cvt.{dtype}.{atype} does not exist", "the packed conversions: " +
+                ", ".join(f"cvt.{d}.{a}" for d, a in PACKED_CVT))
+    return _spec_error(f"cvt.{dtype}.{atype}", spec, words)
 
 
 # ------------------------------------------------------------------------------ comparisons and selections

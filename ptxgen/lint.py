@@ -687,6 +687,8 @@ def _repeated_word(op: _Op):
         return
     seen = set()
     for w in op.mods:
+        if op.base == "createpolicy" and w.startswith("L2::evict_"):
+            continue        # the primary and the secondary priority: createpolicy's rules above
         if w in seen and w not in _TWICE_OK and not (op.base in _MANY_TYPED and _TYPE_LIKE(w)):
             op.diags.append(("PTX-E-MODIFIER", f"{op.base}: .{w} is written twice (ptxas: \"Duplicate .{w} modifier\" "
                                                "or \"Multiple ... modifiers specified\")", (f"write .{w} once",)))
@@ -797,8 +799,6 @@ def _core_rules(ctx: _Ctx, op: _Op, types: List[Type]):
             op.plain = op.fast
         n = len(op.sig)
         op.counts = (n, n)
-        if base == "cvt" and len(op.sig) == 3:
-            op.counts = (2, 3)
 
 
 def _wmma_rules(op: _Op, m: set, diags, version: Optional[PtxVersion] = None):
@@ -933,7 +933,7 @@ def _cache_rules(base: str, op: _Op, ty: Type, m: set, diags):
 
 
 _TYPE_NOTE = {"vote": ("vote.sync.ballot.b32, or .pred for .all, .any and .uni",), "shfl": ("shfl.sync moves .b32",),
-              "redux": ("redux.sync.add.u32, for one",)}
+              "redux": ("redux.sync.add.u32, for one",), "createpolicy": ("a cache policy is .b64",)}
 # (ptxas 13.0, tests/test_lint_word_groups.py) modifier groups of which an instruction takes exactly one
 _ONE_OF = {"membar": ("cta", "gl", "sys", "proxy"), "shf": ("clamp", "wrap"), "redux": ("add", "min", "max", "and",
            "or", "xor"), "vote": C.VOTE_MODES, "shfl": C.SHFL_MODES, "match": ("any", "all")}
@@ -984,6 +984,19 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     ty = types[-1] if types else None
     if base == "createpolicy":
         prio = [x for x in op.mods if x.startswith("L2::evict_")]
+        kind = [x for x in op.mods if x in ("fractional", "range", "cvt")]
+        if len(kind) != 1:
+            diags.append(("PTX-E-MODIFIER", "createpolicy needs one of .fractional, .range, .cvt (ptxas: \"Not a name "
+                                            "of any known instruction: 'createpolicy'\")",
+                          ("write createpolicy.fractional.L2::evict_last.b64 ...",)))
+        elif kind[0] != "cvt" and not prio:
+            diags.append(("PTX-E-MODIFIER", f"createpolicy.{kind[0]} needs an eviction priority",
+                          ("e.g. .L2::evict_last or .L2::evict_first",)))
+        if ty is not None and ty.name != "b64":
+            diags.append(("PTX-E-TYPE", f"createpolicy has no .{ty.name} form", ("a cache policy is .b64",)))
+        if len(prio) > 2:
+            diags.append(("PTX-E-MODIFIER", f"createpolicy takes a primary and a secondary priority, not {len(prio)}",
+                          ()))
         if len(prio) == 2 and prio[1] not in ("L2::evict_first", "L2::evict_unchanged"):
             # the order of the two says which is which (isa_core.ORDERED_WORDS)
             diags.append(("PTX-E-MODIFIER", f"createpolicy's secondary priority (the second) cannot be .{prio[1]} "
@@ -998,7 +1011,7 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     _word_groups(op, types, m)
     if ty is None:
         if base in ("ld", "st", "cvt", "cvta", "atom", "red", "ldu", "setp", "set", "selp", "mov", "vote", "shfl",
-                    "redux"):
+                    "redux", "createpolicy"):
             diags.append(("PTX-E-TYPE", f"{base} needs an instruction type", _TYPE_NOTE.get(base, ())))
         return
     if base in C.ARITH_MODS and not any(d[0] == "PTX-E-MODIFIER" for d in diags):
@@ -1055,6 +1068,10 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
                 err, code = C.cvt_modifier_error(dt, at, "ftz" in m, "sat" in m), "PTX-E-MODIFIER"
             if err is not None:
                 diags.append((code, err[0], (err[1],)))
+        if "packed" in (dt.kind, at.kind) and "fp8" not in (dt.kind, at.kind):
+            err = C.packed_cvt_error(dt.name, at.name, op.mods)
+            if err is not None:
+                diags.append(("PTX-E-TYPE" if "does not exist" in err[0] else "PTX-E-MODIFIER", err[0], (err[1],)))
         if err is None and dt.kind != "packed" and dt.kind != "fp8" and at.kind != "packed" and at.kind != "fp8":
             req, allowed = C.cvt_rounding(dt, at)
             rounding = [x for x in op.mods if x in _ROUND or x in _ROUND_I or x == "rna"]

@@ -6,7 +6,9 @@ direction (.l or .r) and one of .clamp/.wrap, redux.sync one operation, vote.syn
 type (.pred for vote's .all/.any/.uni, .b32 for .ballot and shfl; lint checked neither without a type), bar and
 barrier take no type but bar.red's (.popc.u32, .and.pred, .or.pred), atom and red one type (atom.add.u32.s32) and
 red no .exch or .cas, bar.warp, match and redux need .sync, match one of .any/.all; ptxas takes bar.sync.all and
-bar.sync.any (lint refused them) and a 32-bit register as cp.async.mbarrier.arrive's generic address; vector atom/red (sm_90, PTX ISA 8.1) is .add only, of .v2/.v4
+bar.sync.any (lint refused them) and a 32-bit register as cp.async.mbarrier.arrive's generic address;
+createpolicy needs one of .fractional/.range/.cvt, an eviction priority (but .cvt), at most two of them (the same
+twice is taken: primary and secondary) and .b64; vector atom/red (sm_90, PTX ISA 8.1) is .add only, of .v2/.v4
 .f32, .v2/.v4/.v8 .f16 and .bf16 and .v2/.v4 .f16x2 and .bf16x2, on global or generic memory, with vector operands
 (lint took every vector atom, and asked sm_100 for .v8).
 """
@@ -86,6 +88,13 @@ def matrix():
             "match.sync.b32 %r1, %r2, %r3;", "match.all.any.sync.b32 %r1, %r2, %r3;", "redux.max.s32 %r1, %r2, -1;",
             "cp.async.mbarrier.arrive.b64 [%r1];", "cp.async.mbarrier.arrive.noinc.b64 [%r1];",
             "cp.async.mbarrier.arrive.b64 [%rd1];"]
+    for kind, prio, t in itertools.product(("", "fractional", "range", "fractional.range"),
+                                           ("", "L2::evict_first", "L2::evict_last", "L2::evict_first.L2::evict_first",
+                                            "L2::evict_first.L2::evict_last", "L2::evict_last.L2::evict_unchanged",
+                                            "L2::evict_first.L2::evict_first.L2::evict_first"), ("b64", "b32", "")):
+        ops = "%rd1, [%rd2], 64, 128" if kind == "range" else "%rd1, 0.5" if t == "b64" else "%rd1"
+        out.append(f"createpolicy{_w(kind, prio, t)} {ops};")
+    out += ["createpolicy.cvt.L2.b64 %rd1, %rd2;", "createpolicy.cvt.L2.b32 %r1, %rd2;"]
     for words in ("sync.all", "sync.any", "sync.all.any", "arrive.all", "red.all.pred", "warp.sync.all"):
         out.append(f"bar.{words} 0{', 64' if 'arrive' in words else ''};" if "red" not in words else
                    f"bar.{words} %p1, 0, %p2;")
