@@ -513,9 +513,10 @@ def imm_value_error(base: str, mods, k: int, n: int, value: int):
 # with their modifiers reordered): the instruction's name is the longest run of its leading words that is one of
 # its names (INSTRUCTION_NAMES, or the mnemonic alone), and the modifiers after it are taken in any order, except
 # that the words of one ORDERED_WORDS group keep their order, which says which is which: the types (cvt.f32.s32 is
-# not cvt.s32.f32; mma's D, A, B and C types), the state spaces (cp.async.bulk's destination, then its source),
-# the layouts (mma's A, then B), a bit operation before .popc, and createpolicy's primary priority before its
-# secondary one. So `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32`, `ld.u32.global` and
+# not cvt.s32.f32; mma's D, A, B and C types, and the scale type after them in the block-scaled forms), the state
+# spaces (cp.async.bulk's destination, then its source), the layouts (mma's A, then B), a bit operation before
+# .popc, and createpolicy's primary priority before its secondary one. So
+# `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32`, `ld.u32.global` and
 # `mma.sync.aligned.row.col.m16n8k16.f32.f16.f16.f32` assemble; a word of a name anywhere but right after the
 # words before it in that name does not: `mul.u32.wide`, `cvta.global.to.u64`, `mbarrier.release.arrive.b64`
 # ("Unknown modifier '.wide'").
@@ -551,8 +552,8 @@ del _name, _w
 
 TYPE_WORDS = frozenset((
     "pred", "b1", "b8", "b16", "b32", "b64", "b128", "u4", "u8", "u16", "u32", "u64", "s4", "s8", "s16", "s32", "s64",
-    "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2",
-    "e3m2x2", "ue8m0x2", "b8x16", "b6x16_p32", "b4x16_p64"))
+    "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "ue8m0", "ue4m3",
+    "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "b8x16", "b6x16_p32", "b4x16_p64"))
 SPACE_WORDS = frozenset(("global", "shared", "shared::cta", "shared::cluster", "local", "const", "param"))
 # the groups whose words keep their order; a word in none of them goes anywhere after the name
 ORDERED_WORDS = (TYPE_WORDS, SPACE_WORDS, frozenset(("row", "col")), frozenset(("and", "xor", "popc")),

@@ -357,11 +357,12 @@ def _matrix_table(num: int, trans: bool) -> np.ndarray:
 
 def _legal_mma() -> Dict[Tuple[int, int, int], Dict[str, set]]:
     """(m, n, k) -> {'ab': input types, 'cd': accumulator types} of the legal mma.sync spellings (not mma.sp's,
-    whose A is compressed and which this module does not map)."""
+    whose A is compressed, nor those with a .kind, whose FP6/FP4 elements and block scales this module does not
+    map)."""
     from . import legality
     out: Dict[Tuple[int, int, int], Dict[str, set]] = {}
     for f in legality.forms(mnemonic="mma"):
-        if f.rule == "mma_m8n8k4_f16" or "sparsity" in f.fields:
+        if f.rule == "mma_m8n8k4_f16" or "sparsity" in f.fields or "kind" in f.fields:
             continue
         m, n, k = (int(x) for x in _SHAPE.match(f.fields["shape"][1:]).groups())
         d = out.setdefault((m, n, k), {"ab": set(), "cd": set()})

@@ -16,7 +16,7 @@ in other orders too, but for the words whose order says which is which (types, s
 isa_core.order_key), and so does parse(): `cp.reduce.async.bulk.global.shared::cta.add.bulk_group.u32` is the form
 `...bulk_group.add.u32`, and the diagnostics speak of that spelling.
 
-Each family's language is finite (5420 spellings, 2282 of them textures' and surfaces'), so the grammar
+Each family's language is finite (5708 spellings, 2282 of them textures' and surfaces'), so the grammar
 is enumerated once into a table keyed by the opcode string: looking an opcode up is a dict access (~0.2 us;
 check() with operands ~2 us), and the diagnosis of an illegal one (cached per distinct string) compares it
 with the nearest legal spellings. Building the grammar and the table takes ~0.3 s on first use. The
@@ -96,6 +96,8 @@ _FIELDS = {
     "query": ("query", CODE_MODIFIER), "clamp": ("clamp mode", CODE_MODIFIER),
     "noftz": (".noftz", CODE_MODIFIER), "priority": ("eviction priority", CODE_MODIFIER),
     "level": ("cache level", CODE_MODIFIER), "sparsity": ("sparsity", CODE_MODIFIER),
+    "kind": ("kind", CODE_MODIFIER), "block_scale": (".block_scale", CODE_MODIFIER),
+    "scale_vec": ("scale vector size", CODE_MODIFIER), "stype": ("scale type", CODE_TYPE),
 }
 
 
@@ -365,13 +367,12 @@ _COVERED = {
 }
 
 
-# Modifiers of later (mostly sm_100/sm_120) variants that the grammar does not model yet; an opcode with
-# one of them is left to ptxas rather than reported as illegal. (mma.sp and mma.sp::ordered_metadata are
-# modelled, but for their .kind::f8f6f4 and .block_scale forms; wgmma.mma_async.sp is.)
+# Modifiers of later (mostly sm_100) variants that the grammar does not model yet; an opcode with one of them is
+# left to ptxas rather than reported as illegal. (mma's .kind, .block_scale and .scale_vec forms are modelled,
+# dense and sparse, and so is wgmma.mma_async.sp.)
 _UNMODELLED = frozenset({
-    ".kind::f8f6f4", ".kind::mxf8f6f4", ".kind::mxf4", ".kind::mxf4nvf4",
-    ".block_scale", ".scale_vec::1X", ".scale_vec::2X", ".scale_vec::4X", ".tile::gather4", ".tile::scatter4",
-    ".im2col::w", ".im2col::w::128", ".cta_group::1", ".cta_group::2", ".multicast::cluster::all",
+    ".tile::gather4", ".tile::scatter4", ".im2col::w", ".im2col::w::128", ".cta_group::1", ".cta_group::2",
+    ".multicast::cluster::all",
 })
 
 
@@ -427,6 +428,8 @@ def _targets_text(ts: Tuple[str, ...]) -> str:
 
 # the arch-specific/family targets of the later-generation forms (ldmatrix .m16n16 .b8, setmaxnreg ...)
 _FAMILIES_100 = ("sm_100f", "sm_110f", "sm_120f")
+# ... and their arch-specific targets alone, as ptxas 13.0 knows them
+_ARCH_100 = ("sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")
 
 VEC, REG, IMM, ADDR, TENSOR, SYM, SINK = "vec", "reg", "imm", "addr", "tensor", "sym", "sink"
 _KIND_TEXT = {VEC: "a vector {r0, r1, ...}", REG: "a register", IMM: "an immediate", ADDR: "an address [a]",
@@ -514,6 +517,8 @@ class OperandInfo:
                                      # coordinates (`[tex, smp, {x, y}]`: ('texref', 'samplerref')); None
                                      # for an item that is neither a register nor a typed variable
     bare: bool = False               # 'tensor': one coordinate written without braces (`[tex, %r1]`)
+    vals: Tuple[Optional[int], ...] = ()  # 'vec': per element, an integer literal's value (None for a register or
+                                     # a float literal; empty where there are no integer literals, or not known)
 
 
 def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False,
@@ -528,10 +533,10 @@ def _vec(name, count, ty, role="src"):
     return _slot(name, (VEC,), ty, count, role)
 
 
-def _frag(name, count, ty, role="src", *, wgmma=False, shape="", fp8=False, sparse=False):
+def _frag(name, count, ty, role="src", *, wgmma=False, shape="", fp8=False, sparse=False, kind=""):
     """A tensor-core fragment of `count` registers of type `ty` (the one the builder allocates), with
     the register types ptxas 13.0 takes in it (`fragment_reg_types`)."""
-    return _slot(name, (VEC,), fragment_reg_types(ty, wgmma, shape, fp8, sparse), count, role, exact=True)
+    return _slot(name, (VEC,), fragment_reg_types(ty, wgmma, shape, fp8, sparse, kind), count, role, exact=True)
 
 
 def _reg(name, ty, role="src", **kw):
@@ -609,15 +614,23 @@ _FRAGMENT_REGS_M8N8K16 = ("b32", "u32", "s32")
 _ANY32 = ("b32", "u32", "s32", "f32", "f16x2")
 _FRAGMENT_REGS_SPARSE = {"bf16x2": ("bf16x2",) + _ANY32, "tf32": ("tf32",) + _ANY32,
                          "f32": ("f32", "b32", "u32", "s32", "f16x2")}
+# the forms with a .kind (dense and sparse): A and B of those without a block scale (.kind::f8f6f4) take any 32-bit
+# register and .pred ones too (not with .e4m3/.e5m2 inputs below sm_120: _kind_fp8_gate), those of the block-scaled
+# forms .b32 only; D and C take what mma.sync's take (tests/test_lint_mma_kind.py)
+_FRAGMENT_REGS_KIND_AB = {"f8f6f4": _ANY32 + ("pred",), "block_scale": ("b32",)}
 
 
 def fragment_reg_types(ty: Type, wgmma: bool = False, shape: str = "", fp8: bool = False,
-                       sparse: bool = False) -> Tuple[Type, ...]:
+                       sparse: bool = False, kind: str = "") -> Tuple[Type, ...]:
     """The register types a fragment of type `ty` takes, its own first (FRAGMENT_REGS): `wgmma` for
     wgmma.mma_async's (`fp8`: A of .e4m3/.e5m2), `shape` mma.sync's shape (m16n8k16), `sparse` for
-    mma.sp's (`fp8`: of a form with .e4m3/.e5m2 inputs)."""
+    mma.sp's (`fp8`: of a form with .e4m3/.e5m2 inputs), `kind` for a form with a .kind, dense or sparse:
+    'block_scale' for a block-scaled one, 'f8f6f4' for another."""
     names = FRAGMENT_REGS[ty.name]
-    if wgmma:
+    if kind:
+        if ty.name == "b32":
+            names = _FRAGMENT_REGS_KIND_AB[kind]
+    elif wgmma:
         names = _FRAGMENT_REGS_WGMMA_FP8 if fp8 else _FRAGMENT_REGS_WGMMA_A.get(ty.name, names)
     elif sparse:
         if not (fp8 and ty.name == "f32"):
@@ -667,7 +680,7 @@ def sparsity_selectors(f: Form) -> Sequence[int]:
     The whole 64-bit value is checked (18446744073709551616 reads as 0), but with .e4m3/.e5m2 inputs only its
     low 32 bits ("Argument 5 of instruction 'mma': unexpected value '1', expected to be 0")."""
     at, k = f.fields["atype"][1:], _mnk(f.fields["shape"])[2]
-    if at in _FP8:
+    if at in _FP8 or "kind" in f.fields:       # (the .kind forms: 0, in the low 32 bits too)
         return _Low32((0,))
     if at in ("s8", "u8", "s4", "u4"):
         return (0, 1) if k == (32 if at in ("s8", "u8") else 64) else (0,)
@@ -682,16 +695,18 @@ _META = _slot("e", (REG, IMM, VEC), _META_TYPES, exact=True, float_bits=True, co
 _META_FP8_TYPES = tuple(get_type(n) for n in ("b32", "u32", "s32", "f16x2"))
 
 
-def _meta_cross(ops: Sequence[OperandInfo], where: Dict[str, int], name: str = "e") -> List[Tuple[str, str]]:
-    """No integer literal in the metadata (mma.sp's e, wgmma.mma_async.sp's sp-meta), nor a vector of literals with
-    an integer among them (ptxas 13.0: "Arguments mismatch"; a 0f literal is taken)."""
+def _meta_cross(ops: Sequence[OperandInfo], where: Dict[str, int], name: str = "e",
+                what: str = "the sparsity metadata") -> List[Tuple[str, str]]:
+    """No integer literal in the metadata (mma.sp's e, wgmma.mma_async.sp's sp-meta) or in the block-scaled mma
+    forms' scale data, nor a vector of literals with an integer among them (ptxas 13.0: "Arguments mismatch"; a
+    0f literal is taken)."""
     k = where.get(name)
     if k is None:
         return []
     o = ops[k]
     if (o.kind == IMM and not o.floating) or (o.kind == VEC and o.lits and all(o.lits) and "i" in o.lits):
-        what = "an integer literal" if o.kind == IMM else "a vector of literals"
-        return [(CODE_OPERANDS, f"operand {k + 1} ({name}) is {what}; the sparsity metadata is a 32-bit register "
+        lit = "an integer literal" if o.kind == IMM else "a vector of literals"
+        return [(CODE_OPERANDS, f"operand {k + 1} ({name}) is {lit}; {what} is a 32-bit register "
                                 "(or its bits as a 0f literal)")]
     return []
 
@@ -765,6 +780,147 @@ def _mma_sp_operands(f: Form) -> List[Signature]:
     return _sig(_frag("d", d[0], d[1], "dst", **kw), _frag("a", a[0], a[1], **kw), _frag("b", b[0], b[1], **kw),
                 _frag("c", c[0], c[1], **kw), _META, _imm("f", sparsity_selectors(f)), cross=_meta_cross,
                 gate=_meta_gate(f))
+
+
+# ---- the forms with a .kind (PTX ISA 9.0, "mma" with .kind and "Block scaling for mma.sync"), as ptxas 13.0 takes
+# them (tests/test_lint_mma_kind.py)
+# the byte of scale-a-data/scale-b-data that a thread-id selects, by the scale vector size (none written:
+# .kind::mxf8f6f4's is 1X, .kind::mxf4's 2X); thread-id-a picks one of two threads, thread-id-b one of four
+BYTE_IDS = {".scale_vec::1X": (0, 1, 2, 3), ".scale_vec::2X": (0, 2), ".scale_vec::4X": (0,)}
+_DEFAULT_SCALE_VEC = {"mxf8f6f4": ".scale_vec::1X", "mxf4": ".scale_vec::2X"}
+THREAD_IDS = {"a": (0, 1), "b": (0, 1, 2, 3)}
+# the scale data: what mma.sp's e takes (a 32-bit or .pred register, the bits of a 0f literal, a vector of 1, 2, 4
+# or 8 of them; no integer literal)
+_SCALE_DATA = replace(_META, name="scale-a-data")
+
+
+def scale_ids_name(m: str) -> str:
+    """The name of the {byte-id, thread-id} operand of matrix `m` ('a' or 'b')."""
+    return f"{{byte-id-{m}, thread-id-{m}}}"
+
+
+_SCALE_ID_NAMES = (scale_ids_name("a"), scale_ids_name("b"))
+# {byte-id, thread-id}: two integer constants, checked in all 64 bits; ptxas 13.0 also takes registers, typing the
+# pair by its first element: after a constant, any integer or bit register of 8 to 64 bits; a 16-bit register first,
+# then 16-bit ones (.b16, .u16, .s16, and .f16 beside a .b16) or a constant (_scale_ids_cross)
+_ID_REGS = tuple(get_type(n) for n in ("b16", "u16", "s16", "f16", "b8", "u8", "s8", "b32", "u32", "s32", "b64",
+                                       "u64", "s64"))
+
+
+def kind_of(f: Form) -> str:
+    """The .kind of an mma form (f8f6f4, mxf8f6f4, mxf4, mxf4nvf4), '' for one without."""
+    k = f.fields.get("kind")
+    return k[len(".kind::"):] if k else ""
+
+
+def scale_ids(f: Form) -> Tuple[Sequence[int], Sequence[int], Sequence[int]]:
+    """(byte-id values, thread-id-a values, thread-id-b values) of a block-scaled mma form (one with
+    .block_scale)."""
+    sv = f.fields.get("scale_vec") or _DEFAULT_SCALE_VEC[kind_of(f)]
+    return BYTE_IDS[sv], THREAD_IDS["a"], THREAD_IDS["b"]
+
+
+def _scale_ids_cross(byte_ids: Sequence[int]):
+    def cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
+        out = []
+        for m in ("a", "b"):
+            name = scale_ids_name(m)
+            k = where.get(name)
+            if k is None or ops[k].kind != VEC or ops[k].count != 2:
+                continue
+            o = ops[k]
+            pos = f"operand {k + 1} ({name})"
+            lits = o.lits or (None, None)
+            if "f" in lits:
+                out.append((CODE_TYPE, f"{pos} holds a floating-point literal; byte-id-{m} and thread-id-{m} are "
+                                       "integer constants"))
+                continue
+            regs = [t for t in (o.decl or o.elems) if t is not None]
+            if lits[0] is None and (any(t.bits != 16 for t in regs) or all(t.kind == "f" for t in regs)):
+                out.append((CODE_TYPE, f"{pos}: with a register first, ptxas 13.0 types the pair by it and takes "
+                                       "16-bit integer registers (.b16, .u16, .s16) here (\"Arguments mismatch\")"))
+                continue
+            for v, legal, what in zip(o.vals or (None, None), (byte_ids, THREAD_IDS[m]),
+                                      (f"byte-id-{m}", f"thread-id-{m}")):
+                if v is not None and v not in legal:
+                    out.append((CODE_OPERANDS, f"{pos}: {what} must be {describe_ints(legal)}, not {v}"))
+                    break
+        return out
+    return cross
+
+
+# the registers (by declared type) and literals an add of ptxas's own takes in D and C, by accumulator type
+_ACC_ADD = {".f32": (frozenset(("f32", "b32")), ("f",)), ".f16": (frozenset(("f16x2", "b32")), ())}
+
+
+def _kind_fp8_gate(acc: str):
+    """.kind::f8f6f4 with .e4m3/.e5m2 inputs below sm_120 (the sm_100f and sm_110f families): ptxas 13.0 moves A and
+    B with a mov of its own, which takes no .pred register ("Arguments mismatch for instruction 'mov'"), adds the
+    accumulator with an add of its own, which takes only registers declared as the accumulator's own fragment types in
+    D and C (.f32 or .b32; .f16x2 or .b32), and no literal but a 0f one with .f32 ("Arguments mismatch for
+    instruction 'add'"; from sm_120 on they are vectors as any other), and moves the sparse form's e as mma.sp's
+    .e4m3/.e5m2 (_meta_gate_fp8)."""
+    regs, lits = _ACC_ADD[acc]
+    def gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
+        if not 90 <= target.sm < 120:
+            return []
+        out = []
+        for name in ("a", "b"):
+            k = where.get(name)
+            if k is not None and ops[k].kind == VEC and any(t is not None and t.kind == "pred"
+                                                           for t in (ops[k].decl or ops[k].elems)):
+                out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds .pred registers; with .e4m3/.e5m2 inputs "
+                                       f"ptxas 13.0 takes those from sm_120 on, not for {target} (\"Arguments mismatch "
+                                       "for instruction 'mov'\", its own code)"))
+        for name in ("d", "c"):
+            k = where.get(name)
+            o = ops[k] if k is not None else None
+            if o is not None and o.kind == VEC and (any(x and x not in lits for x in o.lits) or any(
+                    t is not None and t.name not in regs for t in (o.decl or o.elems))):
+                want = "/".join("." + t for t in sorted(regs))
+                out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds a register declared other than {want} or "
+                                       f"{'an integer' if lits else 'a'} literal; for {target} ptxas 13.0 adds the "
+                                       f"{acc} accumulator with an add of its own, which takes those only "
+                                       "(\"Arguments mismatch for instruction 'add'\")"))
+        return out + _meta_gate_fp8(ops, where, target)
+    return gate
+
+
+_KIND_FP8_GATES = {acc: _kind_fp8_gate(acc) for acc in _ACC_ADD}
+
+
+def _kind_operands(f: Form) -> List[Signature]:
+    """d, a, b, c{, e, f}{, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b, thread-id-b}} of the
+    forms with a .kind: each A and B element a byte (FP6 and FP4 too) but with .kind::mxf4.block_scale and
+    .kind::mxf4nvf4.block_scale, two .e2m1 a byte; the sparse A half of the dense one at the same shape; D and C
+    mma.sync's."""
+    m, n, k = _mnk(f.fields["shape"])
+    kind, block = kind_of(f), "block_scale" in f.fields
+    bits = 4 if block and kind in ("mxf4", "mxf4nvf4") else 8
+    sparse = "sparsity" in f.fields
+    a = m * k // (64 if sparse else 32) * bits // 32
+    b = k * n // 32 * bits // 32
+    d, c = _acc_regs(m * n // 32, f.fields["dtype"][1:]), _acc_regs(m * n // 32, f.fields["ctype"][1:])
+    regs = "block_scale" if block else "f8f6f4"
+    b_slot = _frag("b", b, b32, kind=regs)
+    if k == 16:     # .e4m3/.e5m2 at .m16n8k16: ptxas 13.0 takes B of 1, 2, 4 or 8 registers (mma_fp8's too)
+        b_slot = replace(b_slot, counts=(1, 2, 4, 8))
+    slots = [_frag("d", d[0], d[1], "dst", kind=regs), _frag("a", a, b32, kind=regs), b_slot,
+             _frag("c", c[0], c[1], kind=regs)]
+    crosses = []
+    if sparse:
+        slots += [_META, _imm("f", sparsity_selectors(f))]
+        crosses.append(_meta_cross)
+    if block:
+        byte_ids = scale_ids(f)[0]
+        ids = [_slot(scale_ids_name(x), (VEC,), _ID_REGS, 2, exact=True) for x in "ab"]
+        slots += [_SCALE_DATA, ids[0], replace(_SCALE_DATA, name="scale-b-data"), ids[1]]
+        crosses += [lambda ops, where: (_meta_cross(ops, where, "scale-a-data", "the scale data")
+                                        + _meta_cross(ops, where, "scale-b-data", "the scale data")),
+                    _scale_ids_cross(byte_ids)]
+    fp8 = f.fields["atype"][1:] in _FP8 and f.fields["btype"][1:] in _FP8
+    return _sig(*slots, cross=(lambda ops, where: [x for c in crosses for x in c(ops, where)]) if crosses else None,
+                gate=_KIND_FP8_GATES[f.fields["dtype"]] if not block and fp8 else None)
 
 
 def _ldmatrix_operands(f: Form) -> List[Signature]:
@@ -1274,6 +1430,27 @@ FORMS: Dict[str, FormRule] = {
                             _mma_sp_operands),
     "mma_sp_i8": _form("mma.sp with .s8/.u8 inputs", "sm_80", "7.1", _mma_sp_operands, _ORDERED_METADATA),
     "mma_sp_i4": _form("mma.sp with .s4/.u4 inputs", "sm_80", "7.1", _mma_sp_operands, _ORDERED_METADATA),
+    # ---- mma with a .kind (ptxas 13.0: "Feature '.kind::f8f6f4' requires PTX ISA .version 8.6", "... 'mma with
+    # with FP6/FP4 floating point type' requires ... 8.7", "... 'mma with block scale' requires ... 8.7"; with
+    # .e4m3/.e5m2 inputs at the sm_100f, sm_110f and sm_120f families (.m16n8k16 and an .f16 accumulator from 8.7,
+    # as mma_fp8's), with an FP6/FP4 input or a block scale at the sm_120f family, the sparse .kind::mxf4 and
+    # .kind::mxf4nvf4 at sm_120a and sm_121a only: "Instruction 'Sparse mma with block scale' not supported on
+    # .target 'sm_120f'"; "Feature '.kind::mxf4nvf4' requires PTX ISA .version 8.7" of that kind without a block
+    # scale, and "Feature '.kind::mxf4 with .sp modifier' not supported on .target 'sm_100f'": the 'a' targets only)
+    "mma_kind_fp8": _form("mma.sync .kind::f8f6f4 with .e4m3/.e5m2 inputs", _FAMILIES_100, "8.6", _kind_operands,
+                          {".m16n8k16": (_FAMILIES_100, "8.7"), ".f16": (_FAMILIES_100, "8.7"),
+                           ".kind::mxf4nvf4": (_FAMILIES_100, "8.7")}),
+    "mma_kind_f6f4": _form("mma.sync .kind::f8f6f4 with FP6/FP4 inputs", "sm_120f", "8.7", _kind_operands),
+    "mma_mxf8f6f4": _form("mma.sync .kind::mxf8f6f4.block_scale", "sm_120f", "8.7", _kind_operands),
+    "mma_mxf4": _form("mma.sync .kind::mxf4.block_scale", "sm_120f", "8.7", _kind_operands),
+    "mma_mxf4nvf4": _form("mma.sync .kind::mxf4nvf4.block_scale", "sm_120f", "8.7", _kind_operands),
+    "mma_sp_kind_fp8": _form("mma.sp .kind::f8f6f4 with .e4m3/.e5m2 inputs", _FAMILIES_100, "8.6", _kind_operands,
+                             {".f16": ("sm_120f", "8.7"), ".kind::mxf4": (_ARCH_100, "8.6"),
+                              ".kind::mxf4nvf4": (_ARCH_100, "8.7")}),
+    "mma_sp_kind_f6f4": _form("mma.sp .kind::f8f6f4 with FP6/FP4 inputs", "sm_120f", "8.7", _kind_operands),
+    "mma_sp_mxf8f6f4": _form("mma.sp .kind::mxf8f6f4.block_scale", "sm_120f", "8.7", _kind_operands),
+    "mma_sp_mxf4": _form("mma.sp .kind::mxf4.block_scale", ("sm_120a", "sm_121a"), "8.7", _kind_operands),
+    "mma_sp_mxf4nvf4": _form("mma.sp .kind::mxf4nvf4.block_scale", ("sm_120a", "sm_121a"), "8.7", _kind_operands),
     # ---- ldmatrix / stmatrix
     "ldmatrix_m8n8": _form("ldmatrix .m8n8", "sm_75", "6.5", _ldmatrix_operands, {".shared::cta": ("sm_75", "7.8")}),
     "ldmatrix_m16n16": _form("ldmatrix .m16n16", _FAMILIES_100, "8.6", _ldmatrix_operands),
@@ -1559,12 +1736,14 @@ _SPARSITY = (".sp", ".sp::ordered_metadata")
 @functools.lru_cache(maxsize=1)
 def _mma_table() -> Tuple[Tuple[Form, Tuple[str, ...]], ...]:
     """Each legal mma.sync and mma.sp spelling with its fields (shape, alayout, blayout, satfinite, dtype,
-    atype, btype, ctype, bit operation, sparsity), '' for an absent one: the grammar's forms, read once."""
+    atype, btype, ctype, bit operation, sparsity, kind, .block_scale, scale vector size, scale type), '' for an
+    absent one: the grammar's forms, read once."""
     out = []
     for f in _catalogue().by_mnemonic.get("mma", ()):
         g = f.fields
         out.append((f, (g["shape"], g["alayout"], g["blayout"], g.get("satfinite", ""), g["dtype"], g["atype"],
-                        g["btype"], g["ctype"], g.get("bitop", "") + g.get("popc", ""), g.get("sparsity", ""))))
+                        g["btype"], g["ctype"], g.get("bitop", "") + g.get("popc", ""), g.get("sparsity", ""),
+                        g.get("kind", ""), g.get("block_scale", ""), g.get("scale_vec", ""), g.get("stype", ""))))
     return tuple(out)
 
 
@@ -1579,16 +1758,26 @@ def _mma_fields(toks: Tuple[str, ...]) -> Optional[Tuple[str, ...]]:
     if toks[4] not in (".row", ".col") or toks[5] not in (".row", ".col"):
         return None
     i = 6
-    sat = ""
-    if toks[i] == ".satfinite":
+    kind = bs = sv = sat = ""
+    if toks[i].startswith(".kind::"):
+        kind, i = toks[i], i + 1
+    if i < len(toks) and toks[i] == ".block_scale":
+        bs, i = toks[i], i + 1
+    if i < len(toks) and toks[i].startswith(".scale_vec::"):
+        sv, i = toks[i], i + 1
+    if i < len(toks) and toks[i] == ".satfinite":
         sat, i = ".satfinite", i + 1
     types, tail = toks[i:i + 4], toks[i + 4:]
     vocab = _catalogue().vocab
     if len(types) != 4 or any(t not in vocab and _type_or_none(t[1:]) is None for t in types):
         return None
+    st = ""
+    if tail and tail[0][1:] in TYPE_WORDS:
+        st, tail = tail[0], tail[1:]
     if any(t not in _MMA_BITOPS for t in tail):
         return None
-    return (toks[3], toks[4], toks[5], sat, types[0], types[1], types[2], types[3], "".join(tail), sp)
+    return (toks[3], toks[4], toks[5], sat, types[0], types[1], types[2], types[3], "".join(tail), sp, kind, bs, sv,
+            st)
 
 
 def _type_or_none(name: str) -> Optional[Type]:
@@ -1616,7 +1805,7 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
     got = _mma_fields(toks)
     if got is None:
         return None
-    shape, al, bl, sat, d, a, b, c, bitop, sp = got
+    shape, al, bl, sat, d, a, b, c, bitop, sp, kind, bs, sv, st = got
     table = [e for e in _mma_table() if bool(e[1][9]) == bool(sp)]
     name = "mma.sp" if sp else "mma.sync"
     mnk = _mnk(shape)
@@ -1627,6 +1816,28 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
         near = min(rows, key=lambda e: (sum(x != y for x, y in zip(e[1], got)),
                                         sum(x != y for x, y in zip(_mnk(e[1][0]), mnk))))[0].opcode
         return _diag(code, message, tuple(notes) + (f"the nearest legal spelling: {near}",))
+
+    # the kind: the spellings of that kind (or of none) are the ones to compare with
+    kinds = [x for x in dict.fromkeys(e[1][10] for e in table) if x]
+    if kind and kind not in kinds:
+        return diag(CODE_MODIFIER, f"{kind} is not a kind of {name}; the kind must be {_tokens_text(kinds)}",
+                    [e for e in table if e[1][10]])
+    if not kind:
+        extra = bs or sv or st
+        if extra:
+            takers = [x for x in dict.fromkeys(e[1][10] for e in table if e[1][11]) if x]
+            return diag(CODE_MODIFIER, f"{extra} belongs to the block-scaled {name} forms, which need a kind: "
+                                       f"{_join_or(takers)}", [e for e in table if e[1][11]])
+        if not any(e[1][5] == a and e[1][6] == b for e in table if not e[1][10]):
+            takers = [x for x in dict.fromkeys(e[1][10] for e in table if e[1][5] == a and e[1][6] == b) if x]
+            if takers:
+                what = f"{a} inputs" if a == b else f"{a} A and {b} B"
+                return diag(CODE_MODIFIER, f"{name} with {what} needs a kind: {_join_or(takers)} (ptxas: "
+                                           f"\"{takers[0]} modifier required\")",
+                            [e for e in table if e[1][10] in takers])
+    table = [e for e in table if e[1][10] == kind]
+    if kind:
+        name = f"{name} {kind}"
 
     # the input types
     rows = [e for e in table if e[1][5] == a and e[1][6] == b]
@@ -1672,6 +1883,8 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
     rows, here = here, [e for e in here if e[1][3] == sat]
     if not here:
         takers = list(dict.fromkeys(e[1][5] for e in table if e[1][3]))
+        if not takers:
+            return diag(CODE_MODIFIER, f".satfinite is not legal for {title}; {name} takes none", rows)
         return diag(CODE_MODIFIER, f".satfinite is not legal for {title}; only {name} with "
                                    f"{'/'.join(takers)} inputs takes it", rows)
     # the bit operation
@@ -1692,6 +1905,34 @@ def _diagnose_mma(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
     if not here:
         legal = list(dict.fromkeys(e[1][9] for e in rows))
         return diag(CODE_MODIFIER, f"{title} needs {_join_or(legal)}, not {sp}", rows)
+    # .block_scale, then the scale vector size with the scale type (.kind::mxf4nvf4 pairs them)
+    rows, here = here, [e for e in here if e[1][11] == bs]
+    if not here:
+        return diag(CODE_MODIFIER, f"{title} needs .block_scale" if not bs else f"{title} takes no .block_scale",
+                    rows)
+    rows, here = here, [e for e in here if e[1][12] == sv and e[1][13] == st]
+    if not here:
+        svs = list(dict.fromkeys(e[1][12] for e in rows))
+        sts = list(dict.fromkeys(e[1][13] for e in rows))
+        pairs = _join_or(list(dict.fromkeys(f"{e[1][12] or 'no scale vector size'} with {e[1][13]}"
+                                            for e in rows)))
+        if st not in sts:
+            if not st:
+                return diag(CODE_TYPE, f"{title} needs a scale type after the C type: {_tokens_text(sts)}", rows)
+            if sts == [""]:
+                return diag(CODE_TYPE, f"{title} takes no scale type ({st})", rows)
+            return diag(CODE_TYPE, f"{st} is not a legal scale type for {title}; the scale type must be "
+                                   f"{_tokens_text(sts)}", rows)
+        if sv not in svs:
+            if svs == [""]:
+                return diag(CODE_MODIFIER, f"{title} takes no scale vector size ({sv})", rows)
+            if not sv:
+                return diag(CODE_MODIFIER, f"{title} needs a scale vector size: {pairs} (ptxas: \".scale_vec_size "
+                                           "modifier required\")", rows)
+            legal = [x or "none" for x in svs]
+            return diag(CODE_MODIFIER, f"{sv} is not a legal scale vector size for {title}; the scale vector size "
+                                       f"must be {_join_or(legal)}", rows)
+        return diag(CODE_TYPE, f"{sv} does not go with the scale type {st} in {title}; it takes {pairs}", rows)
     return None
 
 
@@ -1808,6 +2049,12 @@ def _diagnose_spelling(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
     d = _name_out_of_place(opcode, toks)
     if d is not None:
         return d
+    if toks[0] == "mma" and any(t.startswith(".kind::") for t in toks):
+        # an mma with a kind in the PTX ISA's order: its fields as written (a kind no form has would otherwise
+        # stand in for a missing word of the nearest form)
+        d = _diagnose_mma(toks)
+        if d is not None:
+            return d
     if not misplaced_name_words(_words(toks)):
         ordered = _in_form_order(toks)
         if ordered != toks:
@@ -2361,8 +2608,9 @@ def fragment_regs(opcode: str) -> Dict[str, Tuple[int, Type]]:
     out: Dict[str, Tuple[int, Type]] = {}
     for sig in signatures(opcode):
         for s in sig.slots:
-            # (vectors only: not mma.sp's metadata e, a register that ptxas also takes in braces)
-            if s.kinds == _VEC_ONLY and s.name not in out:
+            # (vectors only: not mma.sp's metadata e, a register that ptxas also takes in braces, nor the
+            # block-scaled forms' {byte-id, thread-id} pairs)
+            if s.kinds == _VEC_ONLY and s.name not in out and s.name not in _SCALE_ID_NAMES:
                 out[s.name] = (s.count, s.types[0])
     return out
 

@@ -76,7 +76,7 @@ def test_every_legal_spelling_through_the_builder():
     """Each of the grammar's 92 mma.sp spellings, built at its minimum target and version, lints clean
     (plain .sp with ptxas's advisory note)."""
     for f in LG.forms(mnemonic="mma"):
-        if "sparsity" not in f.fields:
+        if "sparsity" not in f.fields or "kind" in f.fields:     # (the .kind forms: tests/test_lint_mma_kind.py)
             continue
         needs, _ = LG.requirement(f.opcode)
         target = "sm_120a" if any("sm_120f" in n.targets for n in needs) else \
@@ -251,7 +251,7 @@ def test_lint_takes_the_orders_ptxas_takes():
 
 def test_covers_and_fragments():
     assert LG.covers(F16) and LG.covers("mma.sp.aligned.m16n8k16.row.col.f32.f16.f16.f32")
-    assert not LG.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32")
+    assert LG.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32")
     assert LG.covers("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16")
     assert LG.fragment_regs("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32") == {
         "d": (4, s32), "a": (4, b32), "b": (4, b32), "c": (4, s32)}

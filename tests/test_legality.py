@@ -220,7 +220,9 @@ def test_covers():
     assert L.covers("mbarrier.init.shared.b64") and L.covers("barrier.cluster.wait")
     assert L.covers("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32")
     assert L.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32")
-    assert not L.covers("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32")
+    # (the .kind forms are modelled: tests/test_lint_mma_kind.py)
+    kind = "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32"
+    assert L.covers(kind) and L.parse(kind) is not None
     assert L.covers("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16")
     assert L.covers("wgmma.mma_async.sync.aligned.sp.m64n8k256.s32.b1.b1.and.popc")   # (an illegal one)
     assert not L.covers("barrier.sync")

@@ -44,8 +44,15 @@ def _vec_info(o) -> OperandInfo:
                  for e in o.elems)
     elems = tuple(_elem_type(e) for e in o.elems)
     decl = tuple(_decl_type(e) for e in o.elems)
+    vals = tuple(_int_value(e) if lit == "i" else None for e, lit in zip(o.elems, lits)) if "i" in lits else ()
     return OperandInfo("vec", count=len(o.elems), elems=elems, lits=lits if any(lits) else (),
-                       decl=decl if decl != elems else ())
+                       decl=decl if decl != elems else (), vals=vals)
+
+
+def _int_value(e) -> Optional[int]:
+    """The value of an integer literal element of a vector (an Imm or a Python int)."""
+    v = e.value if isinstance(e, Imm) else e
+    return int(v) if isinstance(v, int) else None
 
 
 def _decl_type(e) -> Union[Type, None]:
