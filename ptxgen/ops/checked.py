@@ -24,8 +24,9 @@ def shape_token(shape) -> str:
                cls=LegalityError)
 
 
-# element types that exist only inside tensor-core opcodes (no registers, so not in ptxgen.types)
-_OPCODE_ONLY_TYPES = ("s4", "u4", "b1")
+# element types that exist only inside tensor-core opcodes (no registers, so not in ptxgen.types): the 4- and 1-bit
+# integers, the FP6/FP4 inputs and the block scales' types
+_OPCODE_ONLY_TYPES = ("s4", "u4", "b1", "e3m2", "e2m3", "e2m1", "ue8m0", "ue4m3")
 
 
 def _type_name(t) -> str:
