@@ -2184,6 +2184,13 @@ class _Executor:
     def _op_mma(self, ins, mods):
         from .errors import LayoutError
         from .layout import fragment_map
+        kind = next((w for w in mods if w.startswith("kind::")), None)
+        if kind is not None:
+            what = (f"the block-scaled form (.{kind}.block_scale: A and B scaled by scale-a-data and scale-b-data)"
+                    if "block_scale" in mods else f"the .{kind} form (.e4m3, .e5m2, .e3m2, .e2m3, .e2m1 inputs)")
+            raise _Unsupported(f"{ins.opcode}: {what}{' of mma.sp' if mods[0].startswith('sp') else ''} is not "
+                               "modelled; the executor runs mma.sync .row.col with .f16, .bf16, .tf32, .f64, .s8 and "
+                               ".u8 inputs")
         m = self._MMA.match(ins.opcode)
         if m is None:
             raise _Unsupported(f"{ins.opcode}: only mma.sync.aligned .row.col forms are modelled")
