@@ -934,6 +934,8 @@ def _cache_rules(base: str, op: _Op, ty: Type, m: set, diags):
 
 _TYPE_NOTE = {"vote": ("vote.sync.ballot.b32, or .pred for .all, .any and .uni",), "shfl": ("shfl.sync moves .b32",),
               "redux": ("redux.sync.add.u32, for one",), "createpolicy": ("a cache policy is .b64",)}
+# core instructions that take no instruction type (ptxas 13.0, tests/test_lint_word_groups.py)
+_UNTYPED = frozenset(("membar", "trap", "exit", "brkpt", "pmevent", "prefetch", "prefetchu", "bra", "brx", "ret"))
 # (ptxas 13.0, tests/test_lint_word_groups.py) modifier groups of which an instruction takes exactly one
 _ONE_OF = {"membar": ("cta", "gl", "sys", "proxy"), "shf": ("clamp", "wrap"), "redux": ("add", "min", "max", "and",
            "or", "xor"), "vote": C.VOTE_MODES, "shfl": C.SHFL_MODES, "match": ("any", "all")}
@@ -974,6 +976,9 @@ def _word_groups(op: _Op, types: List[Type], m: set):
         if not ok:
             diags.append(("PTX-E-TYPE", f"{base} takes no instruction type" if not red else
                           f"{base}.red takes .popc.u32, .and.pred or .or.pred", ()))
+    if base in _UNTYPED and types:
+        diags.append(("PTX-E-TYPE", f"{base} takes no instruction type (ptxas: \"Unexpected instruction types "
+                                    f"specified for '{base}'\")", (f"drop .{types[0].name}",)))
     if base in ("atom", "red", "vote", "shfl", "redux") and len(types) > 1:
         diags.append(("PTX-E-TYPE", f"{base} takes one instruction type, not " +
                       " and ".join("." + t.name for t in types), ()))
@@ -1312,6 +1317,8 @@ class _FnCheck:
         self.calltargets: Dict[str, List[str]] = {}  # `$L: .calltargets f, g;`: '$L' -> ['f', 'g']
         self.protos_seen: set = set()  # labels of the .callprototype statements read so far
         self.call_labels: List[tuple] = []  # (label, block, loc, operand index, callee): a call's last operand
+        self.branch_lists: Dict[str, SourceLoc] = {}  # `$L: .branchtargets ...`: '$L' -> where, those read so far
+        self.brx_later: List[tuple] = []  # (label, loc, operand index): brx.idx lists not declared before it
         # texmode_independent: tex and tld4 name their sampler ([tex, sampler, coordinates])
         self.independent = res is not None and any(n == "texmode_independent" for n, _ in res.targets)
 
@@ -1360,6 +1367,8 @@ class _FnCheck:
                 elif t.startswith((".branchtargets", ".calltargets")):
                     tl = self.target_list(st)
                     if tl is not None:
+                        if tl.kind == "branchtargets" and tl.label is not None:
+                            self.branch_lists[tl.label] = st.loc
                         for name, at in tl.names:
                             if tl.kind == "branchtargets":
                                 self.uses.append((name, self.stack[-1], at, None))
@@ -1577,6 +1586,11 @@ class _FnCheck:
                 ctx.add("PTX-E-LABEL", f"branch to undefined label '{name}'", loc,
                         (f"did you mean '{near[0]}'?",) if near else (), len(name))
         self.defined = [(name, loc) for d in self.labels for name, loc in d.items()]
+        for name, sloc, k in self.brx_later:
+            if name in self.branch_lists:
+                ctx.add("PTX-E-LABEL", f"the .branchtargets list {name} is declared after this brx.idx (ptxas: \"Label "
+                                       f"expected for forward reference of '{name}'\")", _tok_loc(ctx, sloc, k),
+                        (f"declare `{name}: .branchtargets ...;` before the brx.idx",), len(name))
         for name, blk, sloc, k, callee in self.call_labels:
             if not self.visible(name, blk):
                 continue  # reported above
@@ -1678,6 +1692,8 @@ class _FnCheck:
                     self.slot(o, sig[k], op, loc, k)
             elif t is Label:
                 self.uses.append((o.name, self.stack[-1], loc, k))
+                if op.base == "brx" and k == 1 and o.name not in self.branch_lists:
+                    self.brx_later.append((o.name, loc, k))
             else:
                 self.nested(o, loc, k, ins, op)
                 if sig is not None:

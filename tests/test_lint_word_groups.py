@@ -8,7 +8,8 @@ barrier take no type but bar.red's (.popc.u32, .and.pred, .or.pred), atom and re
 red no .exch or .cas, bar.warp, match and redux need .sync, match one of .any/.all; ptxas takes bar.sync.all and
 bar.sync.any (lint refused them) and a 32-bit register as cp.async.mbarrier.arrive's generic address;
 createpolicy needs one of .fractional/.range/.cvt, an eviction priority (but .cvt), at most two of them (the same
-twice is taken: primary and secondary) and .b64; vector atom/red (sm_90, PTX ISA 8.1) is .add only, of .v2/.v4
+twice is taken: primary and secondary) and .b64; membar, trap, exit, brkpt, pmevent, prefetch(u), bra, brx and ret
+take no type; a brx.idx's .branchtargets list is declared before it ("Label expected for forward reference"); vector atom/red (sm_90, PTX ISA 8.1) is .add only, of .v2/.v4
 .f32, .v2/.v4/.v8 .f16 and .bf16 and .v2/.v4 .f16x2 and .bf16x2, on global or generic memory, with vector operands
 (lint took every vector atom, and asked sm_100 for .v8).
 """
@@ -34,7 +35,7 @@ def module(lines):
     return (".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
             "\t.reg .pred %p<5>;\n\t.reg .b32 %r<9>;\n\t.reg .f32 %f<9>;\n\t.reg .b64 %rd<9>;\n"
             "\t.reg .b16 %h<9>;\n\t.reg .f16 %hf<9>;\n\t.reg .f64 %fd<9>;\n\t.shared .b32 sh[64];\n"
-            + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+            "T: .branchtargets L;\n" + "".join(f"\t{ln}\n" for ln in lines) + "L:\n\tret;\n}\n")
 
 
 def _typed():
@@ -95,6 +96,10 @@ def matrix():
         ops = "%rd1, [%rd2], 64, 128" if kind == "range" else "%rd1, 0.5" if t == "b64" else "%rd1"
         out.append(f"createpolicy{_w(kind, prio, t)} {ops};")
     out += ["createpolicy.cvt.L2.b64 %rd1, %rd2;", "createpolicy.cvt.L2.b32 %r1, %rd2;"]
+    for t in ("", ".u32", ".f64", ".b32"):
+        out += [f"membar.gl{t};", f"membar.proxy.alias{t};", f"trap{t};", f"brkpt{t};", f"pmevent{t} 1;",
+                f"prefetch.global.L2{t} [%rd1];", f"prefetchu.L1{t} [%rd1];", f"bra{t} L;", f"bra.uni{t} L;",
+                f"brx.idx{t} %r1, T;", f"nanosleep{t} 100;"]
     for words in ("sync.all", "sync.any", "sync.all.any", "arrive.all", "red.all.pred", "warp.sync.all"):
         out.append(f"bar.{words} 0{', 64' if 'arrive' in words else ''};" if "red" not in words else
                    f"bar.{words} %p1, 0, %p2;")
@@ -136,6 +141,25 @@ def test_messages():
     (d,) = lint_errors(module(["vote.sync.ballot %r1, %p1, 0xffffffff;"])).values()
     assert (d.code, d.message) == ("PTX-E-TYPE", "vote needs an instruction type")
     assert d.notes == ("vote.sync.ballot.b32, or .pred for .all, .any and .uni",)
+
+
+BRX = ".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{{\n\t.reg .b32 %r<2>;\n{}\tret;\n}}\n"
+BRX_BEFORE = BRX.format("\tmov.u32 %r1, 0;\nT: .branchtargets L;\n\tbrx.idx %r1, T;\nL:\n")
+BRX_AFTER = BRX.format("\tmov.u32 %r1, 0;\n\tbrx.idx %r1, T;\nL:\nT: .branchtargets L;\n")
+
+
+def test_a_branch_target_list_is_declared_before_its_brx():
+    assert not lint_errors(BRX_BEFORE)
+    (d,) = lint_errors(BRX_AFTER).values()
+    assert (d.code, d.loc.line, d.loc.col) == ("PTX-E-LABEL", 8, 15)
+    assert d.message.startswith("the .branchtargets list T is declared after this brx.idx")
+
+
+@pytest.mark.ptxas
+@needs_ptxas
+def test_branch_target_lists_as_ptxas_has_them():
+    assert ptxas_rejected(BRX_BEFORE, "sm_90a") == {}
+    assert set(ptxas_rejected(BRX_AFTER, "sm_90a")) == {8}
 
 
 @pytest.mark.ptxas
