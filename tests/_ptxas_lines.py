@@ -21,7 +21,8 @@ def ptxas_rejected(text: str, arch: str) -> Dict[int, str]:
             p = subprocess.run(["ptxas", f"-arch={arch}", path, "-o", os.path.join(d, "k.cubin")],
                                capture_output=True, text=True, timeout=600)
             hit = {}
-            for m in re.finditer(r"line (\d+); (?:error|fatal)\s*:\s*(.*)", p.stdout + p.stderr):
+            # the text's own lines only: ptxas reports errors inside its macros as "<macro util>, line 9"
+            for m in re.finditer(re.escape(path) + r", line (\d+); (?:error|fatal)\s*:\s*(.*)", p.stdout + p.stderr):
                 hit.setdefault(int(m.group(1)), m.group(2))
             hit = {k: v for k, v in hit.items() if k not in bad and 0 < k <= len(lines)}
             if not hit:
