@@ -604,3 +604,24 @@ if __name__ == "__main__":     # counts and disagreements: python3 tests/test_li
     for t, v, text, p, li, b in rows:
         if (p is None) != (li is None) or (b[0] and (p is None) != (b[1] is None)):
             print(t, v, _short(text), "| ptxas:", p, "| lint:", li, "| builder:", b)
+
+
+# plain (kind-less) fp8 mma.sync at m16n8k16 takes B of 1, 2, 4 or 8 registers too, as ptxas 13.0 has it (lint
+# refused all but 1)
+FP8_B = [f"mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32 {vec('f32', 4)}, {vec('b32', 2)}, "
+         f"{vec('b32', n, 8)}, {vec('f32', 4, 4)};" for n in (1, 2, 3, 4, 5, 8)]
+
+
+def test_plain_fp8_mma_takes_b_of_1_2_4_or_8_registers():
+    text = module(FP8_B, "sm_90a", "8.7")
+    first = text.split("\n").index("\t" + FP8_B[0]) + 1
+    errs = {d.loc.line - first for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}
+    assert errs == {2, 4}         # 3 and 5 registers
+
+
+@needs_ptxas
+@pytest.mark.ptxas
+def test_plain_fp8_mma_b_counts_as_ptxas_has_them():
+    text = module(FP8_B, "sm_90a", "8.7")
+    first = text.split("\n").index("\t" + FP8_B[0]) + 1
+    assert {k - first for k in ptxas_rejected(text, "sm_90a")} == {2, 4}
