@@ -43,3 +43,37 @@ def ptxas_verdict(text: str, arch: str = "sm_90a", compile_only: bool = False) -
         p = subprocess.run(["ptxas", *(["-c"] if compile_only else []), f"-arch={arch}", path, "-o", os.devnull],
                            capture_output=True, text=True, timeout=600)
     return "error" if p.returncode else "warning" if "warning" in p.stdout + p.stderr else "ok"
+
+
+def lint_errors(text: str) -> dict:
+    """{line: diagnostic} of the errors `ptxgen lint` reports on `text` (the last on each line)."""
+    from ptxgen import lint
+    return {d.loc.line: d for d in lint.lint_ptx(text, "t.ptx") if d.severity == "error"}
+
+
+def _first_line(text: str, lines) -> int:
+    return text.split("\n").index("\t" + lines[0]) + 1
+
+
+def agree_with_ptxas(cases, make, arch: str = "sm_90a") -> None:
+    """The lines of `cases` ((line, ptxas takes it)) that ptxas rejects in one module `make(lines)`, whose body holds
+    them in order, one a line, are exactly those recorded as not taken, and ptxas rejects no other line."""
+    lines = [ln for ln, _ in cases]
+    text = make(lines)
+    first = _first_line(text, lines)
+    bad = ptxas_rejected(text, arch)
+    assert all(first <= i < first + len(lines) for i in bad), {i: m for i, m in bad.items()
+                                                               if not first <= i < first + len(lines)}
+    rejected = {lines[i - first] for i in bad}
+    want = {ln for ln, ok in cases if not ok}
+    assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
+
+
+def lint_disagrees_with_ptxas(lines, make, arch: str = "sm_90a") -> list:
+    """The lines of one module `make(lines)` (its body holds them in order, one a line) on which lint's verdict is
+    not ptxas's, each with the side that rejects it and why."""
+    text = make(lines)
+    first = _first_line(text, lines)
+    by_ptxas, by_lint = ptxas_rejected(text, arch), lint_errors(text)
+    return [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  ({by_ptxas.get(i) or by_lint[i].message})"
+            for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]

@@ -26,7 +26,7 @@ from ptxgen import lint as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import ptxas_rejected  # noqa: E402
+from _ptxas_lines import agree_with_ptxas, lint_disagrees_with_ptxas, lint_errors  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 REG = {"u16": "%h", "s16": "%h", "b16": "%h", "bf16": "%h", "f16": "%hf", "u32": "%r", "s32": "%r", "b32": "%r",
@@ -61,9 +61,6 @@ def matrix():
                 out += [line(op, combo, t) for combo in itertools.combinations(words, n)]
     return list(dict.fromkeys(out))
 
-
-def lint_errors(text):
-    return {d.loc.line: d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}
 
 
 # (line, ptxas 13.0 takes it): a few of each kind, checked without ptxas too
@@ -124,10 +121,7 @@ def test_one_diagnostic_for_an_unknown_word():
 @pytest.mark.ptxas
 @needs_ptxas
 def test_recorded_verdicts_are_ptxas_verdicts():
-    lines = [ln for ln, _ in LINES]
-    bad = ptxas_rejected(module(lines), "sm_90a")
-    first = module(lines).split("\n").index("\t" + lines[0]) + 1
-    assert {lines[i - first] for i in bad} == {ln for ln, ok in LINES if not ok}
+    agree_with_ptxas(LINES, module)
 
 
 @pytest.mark.ptxas
@@ -135,13 +129,7 @@ def test_recorded_verdicts_are_ptxas_verdicts():
 def test_every_subset_of_words_lints_as_ptxas_assembles_it():
     lines = matrix()
     assert len(lines) > 20000
-    text = module(lines)
-    first = text.split("\n").index("\t" + lines[0]) + 1
-    by_ptxas = ptxas_rejected(text, "sm_90a")
-    by_lint = lint_errors(text)
-    wrong = [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  "
-             f"({by_ptxas.get(i) or by_lint[i].message})"
-             for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]
+    wrong = lint_disagrees_with_ptxas(lines, module)
     assert not wrong, f"{len(wrong)} of {len(lines)}:\n" + "\n".join(wrong[:40])
 
 

@@ -18,11 +18,10 @@ import sys
 import pytest
 
 import ptxgen as pg
-from ptxgen import lint as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import ptxas_rejected  # noqa: E402
+from _ptxas_lines import agree_with_ptxas, lint_disagrees_with_ptxas, lint_errors  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 TYPES = ("u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64", "f16", "bf16", "f32", "f64")
@@ -50,9 +49,6 @@ def matrix():
         out.append(f"cvt{'.' + m if m else ''}.{d}.{a} {PACKED[d]}1, {srcs};")
     return out
 
-
-def lint_errors(text):
-    return {d.loc.line: d for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}
 
 
 LINES = [
@@ -91,19 +87,12 @@ def test_lint_and_the_builder_say_the_same():
 @pytest.mark.ptxas
 @needs_ptxas
 def test_recorded_verdicts_are_ptxas_verdicts():
-    lines = [ln for ln, _ in LINES]
-    text = module(lines)
-    first = text.split("\n").index("\t" + lines[0]) + 1
-    assert {lines[i - first] for i in ptxas_rejected(text, "sm_90a")} == {ln for ln, ok in LINES if not ok}
+    agree_with_ptxas(LINES, module)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
 def test_every_conversion_lints_as_ptxas_assembles_it():
     lines = matrix()
-    text = module(lines)
-    first = text.split("\n").index("\t" + lines[0]) + 1
-    by_ptxas, by_lint = ptxas_rejected(text, "sm_90a"), lint_errors(text)
-    wrong = [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  ({by_ptxas.get(i) or by_lint[i].message})"
-             for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]
+    wrong = lint_disagrees_with_ptxas(lines, module)
     assert len(lines) == 2160 + 960 and not wrong, f"{len(wrong)} of {len(lines)}:\n" + "\n".join(wrong[:40])
