@@ -56,13 +56,13 @@ import pytest
 
 import ptxgen as pg
 from ptxgen import legality as LG
-from ptxgen import lint as L
 from ptxgen.errors import BuildError
 from ptxgen.target import Target, version_str
 from ptxgen.types import get_type
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import _three_way as three_way  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 REG_TYPES = ("pred", "b16", "u16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "f64")
@@ -269,12 +269,7 @@ def operand_lines(target: str) -> List[str]:
 def lint_verdicts(lines: Sequence[str], target: str, version: str) -> List[Optional[str]]:
     """Per line, lint's first error (code and message), or None where lint takes it."""
     text = module(lines, target, version)
-    first = _first(text)
-    out: Dict[int, str] = {}
-    for d in L.lint_ptx(text, "t.ptx"):
-        if d.severity == "error":
-            out.setdefault(d.loc.line, f"{d.code}: {d.message}")
-    return [out.get(first + i) for i in range(len(lines))]
+    return three_way.lint_first_errors(text, _first(text), len(lines))
 
 
 def _run_ptxas(text: str, target: str) -> Tuple[int, str]:
@@ -399,36 +394,22 @@ def cases() -> Dict[Tuple[str, str], List[str]]:
     return out
 
 
-def _verdicts():
-    rows = []
-    for (target, version), lines in sorted(cases().items()):
-        lines = list(dict.fromkeys(lines))
-        for text, by_ptxas, by_lint in zip(lines, ptxas_verdicts(lines, target, version),
-                                           lint_verdicts(lines, target, version)):
-            rows.append((target, version, text, by_ptxas, by_lint, builder_verdict(text, target, version)))
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts():
-    return _verdicts()
+    return three_way.collect(cases(), ptxas_verdicts, lint_verdicts, builder_verdict)
 
 
 @pytest.mark.ptxas
 @needs_ptxas
 def test_lint_agrees_with_ptxas(verdicts):
-    bad = [f"{t} {v}: {text}: ptxas {'takes it' if p is None else 'refuses it (' + p + ')'}, lint "
-           f"{'takes it' if li is None else 'refuses it (' + li + ')'}"
-           for t, v, text, p, li, _ in verdicts if (p is None) != (li is None)]
+    bad = three_way.lint_misses(verdicts)
     assert not bad, f"{len(bad)} of {len(verdicts)} lines:\n" + "\n".join(bad[:40])
 
 
 @pytest.mark.ptxas
 @needs_ptxas
 def test_builder_agrees_with_ptxas(verdicts):
-    bad = [f"{t} {v}: {text}: ptxas {'takes it' if p is None else 'refuses it (' + p + ')'}, the builder "
-           f"{'writes it' if b[1] is None else 'refuses it (' + b[1] + ')'}"
-           for t, v, text, p, _, b in verdicts if b[0] and (p is None) != (b[1] is None)]
+    bad = three_way.builder_misses(verdicts)
     assert not bad, f"{len(bad)} lines:\n" + "\n".join(bad[:40])
     assert sum(1 for *_, b in verdicts if b[0]) > 0.8 * len(verdicts)
 
@@ -442,7 +423,7 @@ def test_every_legal_spelling_is_taken_somewhere(verdicts):
 
 
 if __name__ == "__main__":     # counts: python3 tests/test_lint_mma_sp.py
-    rows = _verdicts()
+    rows = three_way.collect(cases(), ptxas_verdicts, lint_verdicts, builder_verdict)
     print(len(rows), "lines;", sum(1 for r in rows if r[3] is None), "taken by ptxas;",
           sum(1 for r in rows if r[5][0]), "written by the builder")
     for t, v, text, p, li, b in rows:

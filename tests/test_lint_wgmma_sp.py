@@ -51,6 +51,7 @@ from ptxgen.types import get_type
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _ptxas_lines import ptxas_rejected  # noqa: E402
+import _three_way as three_way  # noqa: E402
 
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (CUDA toolkit) on PATH")
 
@@ -223,11 +224,7 @@ def cases() -> Dict[Tuple[str, str], List[str]]:
 # ---------------------------------------------------------------------------------------------- the verdicts
 def lint_verdicts(lines: Sequence[str], target: str, version: str) -> List[Optional[str]]:
     """Per line, lint's first error (code and message), or None where lint takes it."""
-    out: Dict[int, str] = {}
-    for d in L.lint_ptx(module(lines, target, version), "t.ptx"):
-        if d.severity == "error":
-            out.setdefault(d.loc.line, f"{d.code}: {d.message}")
-    return [out.get(FIRST + i) for i in range(len(lines))]
+    return three_way.lint_first_errors(module(lines, target, version), FIRST, len(lines))
 
 
 def ptxas_verdicts(lines: Sequence[str], target: str, version: str) -> List[Optional[str]]:
@@ -301,19 +298,9 @@ def builder_verdict(text: str, target: str, version: str) -> Tuple[bool, Optiona
     return True, None
 
 
-def _verdicts():
-    rows = []
-    for (target, version), lines in sorted(cases().items()):
-        lines = list(dict.fromkeys(lines))
-        for text, by_ptxas, by_lint in zip(lines, ptxas_verdicts(lines, target, version),
-                                           lint_verdicts(lines, target, version)):
-            rows.append((target, version, text, by_ptxas, by_lint, builder_verdict(text, target, version)))
-    return rows
-
-
 @pytest.fixture(scope="module")
 def verdicts():
-    return _verdicts()
+    return three_way.collect(cases(), ptxas_verdicts, lint_verdicts, builder_verdict)
 
 
 def _short(text: str) -> str:
@@ -324,9 +311,7 @@ def _short(text: str) -> str:
 @pytest.mark.ptxas
 @needs_ptxas
 def test_lint_agrees_with_ptxas(verdicts):
-    bad = [f"{t} {v}: {_short(text)}: ptxas {'takes it' if p is None else 'refuses it (' + p + ')'}, lint "
-           f"{'takes it' if li is None else 'refuses it (' + li + ')'}"
-           for t, v, text, p, li, _ in verdicts if (p is None) != (li is None)]
+    bad = three_way.lint_misses(verdicts, _short)
     assert not bad, f"{len(bad)} of {len(verdicts)} lines:\n" + "\n".join(bad[:40])
     # the sample holds legal and illegal lines of every kind
     taken = sum(1 for *_, p, _li, _b in verdicts if p is None)
@@ -336,9 +321,7 @@ def test_lint_agrees_with_ptxas(verdicts):
 @pytest.mark.ptxas
 @needs_ptxas
 def test_builder_agrees_with_ptxas(verdicts):
-    bad = [f"{t} {v}: {_short(text)}: ptxas {'takes it' if p is None else 'refuses it (' + p + ')'}, the builder "
-           f"{'writes it' if b[1] is None else 'refuses it (' + b[1] + ')'}"
-           for t, v, text, p, _, b in verdicts if b[0] and (p is None) != (b[1] is None)]
+    bad = three_way.builder_misses(verdicts, _short)
     assert not bad, f"{len(bad)} lines:\n" + "\n".join(bad[:40])
     assert sum(1 for *_, b in verdicts if b[0]) > 0.5 * len(verdicts)
 
@@ -445,7 +428,7 @@ def test_lint_messages():
 
 
 if __name__ == "__main__":     # counts and disagreements: python3 tests/test_lint_wgmma_sp.py
-    rows = _verdicts()
+    rows = three_way.collect(cases(), ptxas_verdicts, lint_verdicts, builder_verdict)
     print(len(rows), "lines;", sum(1 for r in rows if r[3] is None), "taken by ptxas;",
           sum(1 for r in rows if r[5][0]), "written by the builder")
     for t, v, text, p, li, b in rows:
