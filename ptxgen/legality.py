@@ -640,6 +640,19 @@ def fragment_reg_types(ty: Type, wgmma: bool = False, shape: str = "", fp8: bool
     return tuple(get_type(n) for n in names)
 
 
+# A and B of the 8-bit integer forms of mma.sync at m16n8k16/k32 and of mma.sp, and those of .b1 with .and.popc,
+# take .pred registers as well (ptxas 13.0; not m8n8k16's, .xor.popc's, nor the 4-bit or fp8 forms':
+# tests/test_lint_mma_pred_operands.py)
+_PRED_AB = ("s8", "u8")
+
+
+def _pred_ab(slot: Slot, f: Form, t: str) -> Slot:
+    """`slot` (A or B of input type `t` in form `f`) with .pred registers taken too where ptxas takes them."""
+    if (t in _PRED_AB and not f.has(".m8n8k16")) or (t == "b1" and f.has(".and")):
+        return replace(slot, types=slot.types + (get_type("pred"),))
+    return slot
+
+
 def _elems_to_regs(elems: int, t: str) -> Tuple[int, Type]:
     if t == "f64":
         return elems, f64
@@ -665,10 +678,10 @@ def _mma_operands(f: Form) -> List[Signature]:
         c = _acc_regs(m * n // 32, ct)
         d = _acc_regs(m * n // 32, dt)
     sh = f.fields["shape"][1:]
-    b_slot = _frag("b", b[0], b[1], shape=sh)
+    b_slot = _pred_ab(_frag("b", b[0], b[1], shape=sh), f, bt)
     if at in _FP8 and k == 16:      # ptxas 13.0 takes B of 1, 2, 4 or 8 registers here (tests/test_lint_mma_kind.py)
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
-    return _sig(_frag("d", d[0], d[1], "dst", shape=sh), _frag("a", a[0], a[1], shape=sh),
+    return _sig(_frag("d", d[0], d[1], "dst", shape=sh), _pred_ab(_frag("a", a[0], a[1], shape=sh), f, at),
                 b_slot, _frag("c", c[0], c[1], shape=sh))
 
 
@@ -780,7 +793,8 @@ def _mma_sp_operands(f: Form) -> List[Signature]:
     c = _acc_regs(m * n // 32, ct)
     d = _acc_regs(m * n // 32, dt)
     kw = dict(sparse=True, fp8=fp8)
-    return _sig(_frag("d", d[0], d[1], "dst", **kw), _frag("a", a[0], a[1], **kw), _frag("b", b[0], b[1], **kw),
+    return _sig(_frag("d", d[0], d[1], "dst", **kw), _pred_ab(_frag("a", a[0], a[1], **kw), f, at),
+                _pred_ab(_frag("b", b[0], b[1], **kw), f, bt),
                 _frag("c", c[0], c[1], **kw), _META, _imm("f", sparsity_selectors(f)), cross=_meta_cross,
                 gate=_meta_gate(f))
 
