@@ -640,17 +640,73 @@ def fragment_reg_types(ty: Type, wgmma: bool = False, shape: str = "", fp8: bool
     return tuple(get_type(n) for n in names)
 
 
-# A and B of the 8-bit integer forms of mma.sync at m16n8k16/k32 and of mma.sp, and those of .b1 with .and.popc,
-# take .pred registers as well (ptxas 13.0; not m8n8k16's, .xor.popc's, nor the 4-bit or fp8 forms':
-# tests/test_lint_mma_pred_operands.py)
-_PRED_AB = ("s8", "u8")
+# .pred registers in a tensor-core fragment, as ptxas 13.0 takes them (tests/test_lint_fragment_pred.py runs every
+# fragment of every mma, mma.sp, ldmatrix, stmatrix and wgmma form with .pred registers at ten targets): where the
+# fragment takes any 32-bit register and the target runs the instruction itself, a .pred register passes too; where
+# ptxas expands the instruction into code of its own (the 4-bit forms and .b1 from sm_90 on, .b1 .xor.popc on sm_90,
+# .e4m3/.e5m2 mma on sm_90 to sm_110) that code's operands refuse it. By form: the .s8/.u8 mma.sync A and B (not at
+# m8n8k16, whose B takes them from sm_100 on), mma.sp's .s8/.u8 A and B, its .bf16 and .tf32 fragments and the .f32
+# accumulator of its .f16 forms at every target; the .s4/.u4 A and B below sm_90; .b1's below sm_90, and with .and on
+# sm_90; the .e4m3/.e5m2 ones on sm_89 and from sm_120 on. ldmatrix's and stmatrix's registers and wgmma's integer
+# and .b1 register A take them too (_vec, fragment_reg_types).
+_PRED = get_type("pred")
+_ALWAYS = (0, 1 << 30)
 
 
-def _pred_ab(slot: Slot, f: Form, t: str) -> Slot:
-    """`slot` (A or B of input type `t` in form `f`) with .pred registers taken too where ptxas takes them."""
-    if (t in _PRED_AB and not f.has(".m8n8k16")) or (t == "b1" and f.has(".and")):
-        return replace(slot, types=slot.types + (get_type("pred"),))
-    return slot
+def _pred_targets(f: Form, name: str, t: str) -> Sequence[Tuple[int, int]]:
+    """The sm ranges [lo, hi) at which ptxas takes .pred registers in fragment `name` (of type `t`) of mma.sync or
+    mma.sp form `f`; () where it never does."""
+    sparse = f.rule.startswith("mma_sp")
+    if name in ("c", "d"):
+        return _ALWAYS if sparse and t in ("f32",) and f.fields["atype"][1:] in ("f16", "bf16", "tf32") else ()
+    if t in ("s8", "u8"):
+        return _ALWAYS if sparse or not f.has(".m8n8k16") else (((100, 1 << 30),) if name == "b" else ())
+    if t in ("bf16", "tf32"):
+        return _ALWAYS if sparse else ()
+    if t in ("s4", "u4"):
+        return ((0, 90),)
+    if t == "b1":
+        return ((0, 100),) if f.has(".and") else ((0, 90),)
+    if t in _FP8:
+        return ((89, 90), (120, 1 << 30))
+    return ()
+
+
+def _with_pred(slot: Slot, ranges) -> Slot:
+    """`slot` taking .pred registers as well, where `ranges` (from _pred_targets) is not empty."""
+    if ranges == _ALWAYS:
+        ranges = (_ALWAYS,)
+    return replace(slot, types=slot.types + (_PRED,)) if ranges else slot
+
+
+def _pred_gate(f: Form, slots: Dict[str, Sequence[Tuple[int, int]]], then=None):
+    """A gate refusing .pred registers in the fragments of `slots` ({name: sm ranges that take them}) at the targets
+    outside their ranges; `then`, another gate, runs after it."""
+    limited = {n: (r if r != _ALWAYS else (r,)) for n, r in slots.items() if r and r != _ALWAYS}
+    if not limited:
+        return then
+
+    def gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
+        out = []
+        for name, ranges in limited.items():
+            k = where.get(name)
+            if k is None or ops[k].kind != VEC or any(lo <= target.sm < hi for lo, hi in ranges):
+                continue
+            if any(x is not None and x.kind == "pred" for x in (ops[k].decl or ops[k].elems)):
+                at = " and ".join(_sm_range_text(lo, hi) for lo, hi in ranges)
+                out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds .pred registers; ptxas 13.0 takes them here "
+                                       f"{at}, not for {target}, where it expands the instruction into code of its "
+                                       "own that refuses them"))
+        return out + (then(ops, where, target) if then is not None else [])
+    return gate
+
+
+def _sm_range_text(lo: int, hi: int) -> str:
+    if hi >= 1 << 30:
+        return f"from sm_{lo} on"
+    if lo == 0:
+        return f"below sm_{hi}"
+    return f"on sm_{lo}" if hi == lo + 1 else f"from sm_{lo} to below sm_{hi}"
 
 
 def _elems_to_regs(elems: int, t: str) -> Tuple[int, Type]:
@@ -678,11 +734,12 @@ def _mma_operands(f: Form) -> List[Signature]:
         c = _acc_regs(m * n // 32, ct)
         d = _acc_regs(m * n // 32, dt)
     sh = f.fields["shape"][1:]
-    b_slot = _pred_ab(_frag("b", b[0], b[1], shape=sh), f, bt)
+    preds = {"a": _pred_targets(f, "a", at), "b": _pred_targets(f, "b", bt)}
+    b_slot = _with_pred(_frag("b", b[0], b[1], shape=sh), preds["b"])
     if at in _FP8 and k == 16:      # ptxas 13.0 takes B of 1, 2, 4 or 8 registers here (tests/test_lint_mma_kind.py)
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
-    return _sig(_frag("d", d[0], d[1], "dst", shape=sh), _pred_ab(_frag("a", a[0], a[1], shape=sh), f, at),
-                b_slot, _frag("c", c[0], c[1], shape=sh))
+    return _sig(_frag("d", d[0], d[1], "dst", shape=sh), _with_pred(_frag("a", a[0], a[1], shape=sh), preds["a"]),
+                b_slot, _frag("c", c[0], c[1], shape=sh), gate=_pred_gate(f, preds))
 
 
 _FP8 = ("e4m3", "e5m2")
@@ -793,10 +850,12 @@ def _mma_sp_operands(f: Form) -> List[Signature]:
     c = _acc_regs(m * n // 32, ct)
     d = _acc_regs(m * n // 32, dt)
     kw = dict(sparse=True, fp8=fp8)
-    return _sig(_frag("d", d[0], d[1], "dst", **kw), _pred_ab(_frag("a", a[0], a[1], **kw), f, at),
-                _pred_ab(_frag("b", b[0], b[1], **kw), f, bt),
-                _frag("c", c[0], c[1], **kw), _META, _imm("f", sparsity_selectors(f)), cross=_meta_cross,
-                gate=_meta_gate(f))
+    preds = {"d": _pred_targets(f, "d", dt), "a": _pred_targets(f, "a", at), "b": _pred_targets(f, "b", bt),
+             "c": _pred_targets(f, "c", ct)}
+    return _sig(_with_pred(_frag("d", d[0], d[1], "dst", **kw), preds["d"]),
+                _with_pred(_frag("a", a[0], a[1], **kw), preds["a"]), _with_pred(_frag("b", b[0], b[1], **kw), preds["b"]),
+                _with_pred(_frag("c", c[0], c[1], **kw), preds["c"]), _META, _imm("f", sparsity_selectors(f)),
+                cross=_meta_cross, gate=_pred_gate(f, preds, _meta_gate(f)))
 
 
 # ---- the forms with a .kind (PTX ISA 9.0, "mma" with .kind and "Block scaling for mma.sync"), as ptxas 13.0 takes
@@ -944,12 +1003,12 @@ def _ldmatrix_operands(f: Form) -> List[Signature]:
     n = int(f.fields["num"][2:])
     if f.fields["shape"] == ".m16n16":
         n *= 2
-    return _sig(_vec("d", n, b32, "dst"), _addr("addr"))
+    return _sig(_vec("d", n, (b32, _PRED), "dst"), _addr("addr"))
 
 
 def _stmatrix_operands(f: Form) -> List[Signature]:
     n = int(f.fields["num"][2:])
-    return _sig(_addr("addr"), _vec("r", n, b32))
+    return _sig(_addr("addr"), _vec("r", n, (b32, _PRED)))
 
 
 _WGMMA_A = {"f16": f16x2, "bf16": bf16x2, "tf32": tf32}  # e4m3/e5m2, integer, .b1: .b32
@@ -987,6 +1046,8 @@ def _wgmma_operands(f: Form) -> List[Signature]:
     # a descriptor is any 64-bit value: a register, or an immediate (ptxas 13.0 takes both)
     a_desc, b_desc = _reg_imm("a-desc", u64), _reg_imm("b-desc", u64)
     a_regs = _frag("a", 4, _WGMMA_A.get(at, b32), wgmma=True, fp8=at in ("e4m3", "e5m2"))
+    if at in ("s8", "u8", "b1"):       # .pred registers too (ptxas 13.0; _pred_targets)
+        a_regs = _with_pred(a_regs, _ALWAYS)
     if at in ("f16", "bf16"):
         tail_d = (_imm("imm-scale-a", _SCALE), _imm("imm-scale-b", _SCALE), _imm("imm-trans-a", _BIT),
                   _imm("imm-trans-b", _BIT))

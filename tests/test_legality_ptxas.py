@@ -654,7 +654,7 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
                                                    decl=decl[:-1] + (get_type(t),)),
                                      f"a .{t} register last in the vector"))
         for t in PROBE_TYPES:
-            if t == "pred" or (inf.elems and inf.elems[0] is not None and inf.elems[0].name == t):
+            if inf.elems and inf.elems[0] is not None and inf.elems[0].name == t:
                 continue
             regs = ", ".join(f"%q_{t}_{i}" for i in range(inf.count))
             alts.append(("{" + regs + "}", L.OperandInfo("vec", count=inf.count, elems=(get_type(t),) * inf.count),

@@ -1,9 +1,13 @@
-""".pred registers in the fragments of the integer and fp8 forms of mma.sync and mma.sp, as ptxas 13.0 takes them.
+""".pred registers in tensor-core fragments (mma, mma.sp, ldmatrix, stmatrix, wgmma), as ptxas 13.0 takes them
+(legality._pred_targets).
 
-What ptxas 13.0 showed, where lint disagreed: A and B of the 8-bit integer forms (.s8/.u8, mixed too) of mma.sync at
-m16n8k16 and m16n8k32 and of mma.sp, and of the .b1 forms with .and.popc, take .pred registers (lint refused them as
-"holds .pred registers"); m8n8k16's A and B do not, nor those of .xor.popc, the 4-bit and the fp8 forms, nor any
-form's C and D.
+What ptxas 13.0 showed, where lint refused every one ("holds .pred registers"): a fragment that takes any 32-bit
+register takes .pred ones too where the target runs the instruction itself, and refuses them where ptxas expands it
+into code of its own. So the .s8/.u8 mma.sync A and B at m16n8k16/k32 (m8n8k16's B from sm_100 on), mma.sp's .s8/.u8 A
+and B, its .bf16/.tf32 fragments and the .f32 accumulator of its .f16 forms, at every target; the .s4/.u4 A and B below
+sm_90; .b1's below sm_90 and, with .and, on sm_90; the .e4m3/.e5m2 A and B on sm_89 and from sm_120 on; ldmatrix's and
+stmatrix's registers; wgmma's integer and .b1 register A. 1,680 of 14,152 such lines (every fragment of every form at
+ten targets) disagreed before; test_every_fragment_form_agrees_with_ptxas keeps a sample of them.
 """
 from __future__ import annotations
 
@@ -17,9 +21,12 @@ import ptxgen as pg
 from ptxgen import LegalityError
 from ptxgen.types import b32, pred, s32
 
+from ptxgen import legality as L
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import agree_with_ptxas, lint_disagrees_with_ptxas, ptxas_verdict  # noqa: E402
+from _ptxas_lines import (agree_with_ptxas, lint_disagrees_with_ptxas, lint_errors, ptxas_rejected,  # noqa: E402
+                          ptxas_verdict)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 # (opcode tail after mma / mma.sp::ordered_metadata, registers of A, B, C/D, whether sparse, whether A/B take .pred)
@@ -128,3 +135,94 @@ def test_the_builder_takes_pred_in_b1_and_popc_only():
         assert ptxas_verdict(text) == "ok"
     with pytest.raises(LegalityError, match=r"operand 2 \(a\) holds \.pred registers"):
         k.mma_sync("m16n8k128", c, a, b, c, atype="b1", ctype="s32", bitop="xor")
+
+
+# ---- every fragment of every form: each rule's forms sampled evenly, at ten targets
+
+TARGETS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_103a", "sm_110a", "sm_120a")
+PER_RULE = 3          # forms a rule and target
+RULES = tuple(r for r in sorted({f.rule for f in L.forms()}) if ("mma" in r or "matrix" in r)
+              and r not in ("wgmma_fence", "wgmma_commit_group", "wgmma_wait_group"))
+
+
+class _Regs:
+    """Registers named and counted by declared type (.bf16x2 and .tf32 ones are declared .b32, as the builder does)."""
+
+    def __init__(self):
+        self.n = {}
+
+    def __call__(self, t: str) -> str:
+        t = {"bf16x2": "b32", "tf32": "b32"}.get(t, t)
+        self.n[t] = self.n.get(t, 0) + 1
+        return f"%v_{t}_{self.n[t]}"
+
+    def decls(self) -> str:
+        return "".join(f"\t.reg .{t} %v_{t}_<{n + 1}>;\n" for t, n in self.n.items())
+
+
+def _fragment(slot) -> bool:
+    return "vec" in slot.kinds and "reg" not in slot.kinds and not slot.optional
+
+
+def _operands(sig, regs, pred_at=None):
+    out = []
+    for j, s in enumerate(sig.slots):
+        if s.optional:
+            continue
+        t = s.types[0].name if s.types else "b32"
+        if _fragment(s):
+            out.append("{" + ",".join(regs("pred" if j == pred_at else t) for _ in range(s.count)) + "}")
+        elif "reg" in s.kinds:
+            out.append(regs(t))
+        elif "imm" in s.kinds:
+            out.append(str(next(iter(getattr(s.values, "values", s.values)))) if s.values is not None else "1")
+        else:
+            out.append("[sm]")
+    return out
+
+
+def fragment_matrix():
+    """{target: [(line, rule, fragment name or '' for the form's own operands)]}."""
+    regs, out = _Regs(), {t: [] for t in TARGETS}
+    for rule in RULES:
+        fs = sorted(L.forms(rule), key=lambda f: f.opcode)
+        for tg in TARGETS:
+            legal = [f for f in fs if not L.check(f.opcode, None, tg, (9, 0))]
+            for f in legal[::max(1, -(-len(legal) // PER_RULE))]:
+                for sig in L.signatures(f.opcode):
+                    out[tg].append((f"{f.opcode} {', '.join(_operands(sig, regs))};", rule, ""))
+                    for j, s in enumerate(sig.slots):
+                        if _fragment(s):
+                            out[tg].append((f"{f.opcode} {', '.join(_operands(sig, regs, j))};", rule, s.name))
+    return regs, out
+
+
+def _matrix_module(regs, tg, lines):
+    return (f".version 9.0\n.target {tg}\n.address_size 64\n.visible .entry k()\n{{\n{regs.decls()}"
+            "\t.shared .align 16 .b8 sm[1024];\n" + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+
+
+@needs_ptxas
+def test_every_fragment_form_agrees_with_ptxas():
+    regs, matrix = fragment_matrix()
+    bad, taken, refused = [], set(), set()
+    for tg, items in matrix.items():
+        lines = [ln for ln, _, _ in items]
+        text = _matrix_module(regs, tg, lines)
+        first = text.split("\n").index("\t" + lines[0]) + 1
+        by_ptxas, by_lint = ptxas_rejected(text, tg), lint_errors(text)
+        for i, (ln, rule, frag) in enumerate(items, first):
+            if not frag:
+                assert i not in by_ptxas, (tg, ln, by_ptxas[i])     # the form's own operands assemble
+                continue
+            (refused if i in by_ptxas else taken).add((rule, frag, tg))
+            if (i in by_ptxas) != (i in by_lint):
+                bad.append(f"{tg}: {'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln[:140]}  "
+                           f"({by_ptxas.get(i) or by_lint[i].message})")
+    assert not bad, f"{len(bad)} lines:\n" + "\n".join(bad[:40])
+    # both sides of the rule are in the sample: taken at one target and refused at another, per form family
+    for rule, frag, yes, no in (("mma_i4", "a", "sm_89", "sm_90a"), ("mma_fp8", "b", "sm_120a", "sm_100a"),
+                                ("mma_b1", "a", "sm_80", "sm_100a"), ("mma_sp_i4", "b", "sm_86", "sm_90")):
+        assert (rule, frag, yes) in taken and (rule, frag, no) in refused, (rule, frag)
+    assert ("ldmatrix_m8n8", "d", "sm_75") in taken and ("wgmma_int", "a", "sm_90a") in taken
+    assert ("wgmma_f16", "a", "sm_90a") in refused and ("mma_tf32", "a", "sm_80") in refused
