@@ -650,7 +650,8 @@ def fragment_reg_types(ty: Type, wgmma: bool = False, shape: str = "", fp8: bool
 # sm_90; the .e4m3/.e5m2 ones on sm_89 and from sm_120 on. ldmatrix's and stmatrix's registers and wgmma's integer
 # and .b1 register A take them too (_vec, fragment_reg_types).
 _PRED = get_type("pred")
-_ALWAYS = (0, 1 << 30)
+_INF = 1 << 30
+_ALWAYS = ((0, _INF),)
 
 
 def _pred_targets(f: Form, name: str, t: str) -> Sequence[Tuple[int, int]]:
@@ -660,7 +661,7 @@ def _pred_targets(f: Form, name: str, t: str) -> Sequence[Tuple[int, int]]:
     if name in ("c", "d"):
         return _ALWAYS if sparse and t in ("f32",) and f.fields["atype"][1:] in ("f16", "bf16", "tf32") else ()
     if t in ("s8", "u8"):
-        return _ALWAYS if sparse or not f.has(".m8n8k16") else (((100, 1 << 30),) if name == "b" else ())
+        return _ALWAYS if sparse or not f.has(".m8n8k16") else (((100, _INF),) if name == "b" else ())
     if t in ("bf16", "tf32"):
         return _ALWAYS if sparse else ()
     if t in ("s4", "u4"):
@@ -668,41 +669,66 @@ def _pred_targets(f: Form, name: str, t: str) -> Sequence[Tuple[int, int]]:
     if t == "b1":
         return ((0, 100),) if f.has(".and") else ((0, 90),)
     if t in _FP8:
-        return ((89, 90), (120, 1 << 30))
+        return ((89, 90), (120, _INF))
     return ()
 
 
-def _with_pred(slot: Slot, ranges) -> Slot:
-    """`slot` taking .pred registers as well, where `ranges` (from _pred_targets) is not empty."""
-    if ranges == _ALWAYS:
-        ranges = (_ALWAYS,)
-    return replace(slot, types=slot.types + (_PRED,)) if ranges else slot
+def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequence[Tuple[int, int]]]]:
+    """The register types that fragment `name` (of type `t`) of mma.sync or mma.sp form `f` takes at some targets
+    only: [(type names, the sm ranges [lo, hi) that take them)]. Besides .pred (_pred_targets): m8n8k16's .s8/.u8 B
+    takes any 32-bit register from sm_100 on, and the .f64 D of m16n8k4/k8/k16 .u64 and .s64 ones below sm_100 (where
+    ptxas moves it with a mov of its own: "Arguments mismatch for instruction 'mov'")."""
+    out = []
+    pr = _pred_targets(f, name, t)
+    if pr and pr != _ALWAYS:
+        out.append((("pred",), pr))
+    if name == "b" and t in ("s8", "u8") and f.has(".m8n8k16"):
+        out.append((("f32", "f16x2"), ((100, _INF),)))
+    if name == "d" and t == "f64" and not f.has(".m8n8k4"):
+        out.append((("u64", "s64"), ((0, 100),)))
+    return out
 
 
-def _pred_gate(f: Form, slots: Dict[str, Sequence[Tuple[int, int]]], then=None):
-    """A gate refusing .pred registers in the fragments of `slots` ({name: sm ranges that take them}) at the targets
-    outside their ranges; `then`, another gate, runs after it."""
-    limited = {n: (r if r != _ALWAYS else (r,)) for n, r in slots.items() if r and r != _ALWAYS}
+def _widen(slot: Slot, f: Form, t: str) -> Slot:
+    """Fragment `slot` (of type `t` in form `f`) taking every register type it takes at some target: .pred where
+    _pred_targets says so, and _target_regs's."""
+    names = [x.name for x in slot.types]
+    if _pred_targets(f, slot.name, t):
+        names.append("pred")
+    for extra, _ in _target_regs(f, slot.name, t):
+        names += [n for n in extra if n not in names]
+    return replace(slot, types=tuple(get_type(n) for n in dict.fromkeys(names)))
+
+
+def _regs_gate(f: Form, types: Dict[str, str], then=None):
+    """A gate refusing the register types _target_regs limits to some targets, in the fragments named in `types`
+    ({fragment name: its element type}), at the targets outside their ranges; `then`, another gate, runs after it."""
+    limited = {n: lim for n, t in types.items() for lim in [_target_regs(f, n, t)] if lim}
     if not limited:
         return then
 
     def gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
         out = []
-        for name, ranges in limited.items():
+        for name, lims in limited.items():
             k = where.get(name)
-            if k is None or ops[k].kind != VEC or any(lo <= target.sm < hi for lo, hi in ranges):
+            if k is None or ops[k].kind != VEC:
                 continue
-            if any(x is not None and x.kind == "pred" for x in (ops[k].decl or ops[k].elems)):
-                at = " and ".join(_sm_range_text(lo, hi) for lo, hi in ranges)
-                out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds .pred registers; ptxas 13.0 takes them here "
-                                       f"{at}, not for {target}, where it expands the instruction into code of its "
-                                       "own that refuses them"))
+            held = {x.name for x in (ops[k].decl or ops[k].elems) if x is not None}
+            for names, ranges in lims:
+                bad = sorted(held & set(names))
+                if bad and not any(lo <= target.sm < hi for lo, hi in ranges):
+                    at = " and ".join(_sm_range_text(lo, hi) for lo, hi in ranges)
+                    regs = "/".join("." + n for n in bad)
+                    out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds {regs} registers; ptxas 13.0 takes them "
+                                           f"here {at}, not for {target}, where it expands the instruction into code "
+                                           "of its own that refuses them"))
+                    break
         return out + (then(ops, where, target) if then is not None else [])
     return gate
 
 
 def _sm_range_text(lo: int, hi: int) -> str:
-    if hi >= 1 << 30:
+    if hi >= _INF:
         return f"from sm_{lo} on"
     if lo == 0:
         return f"below sm_{hi}"
@@ -734,12 +760,11 @@ def _mma_operands(f: Form) -> List[Signature]:
         c = _acc_regs(m * n // 32, ct)
         d = _acc_regs(m * n // 32, dt)
     sh = f.fields["shape"][1:]
-    preds = {"a": _pred_targets(f, "a", at), "b": _pred_targets(f, "b", bt)}
-    b_slot = _with_pred(_frag("b", b[0], b[1], shape=sh), preds["b"])
+    b_slot = _widen(_frag("b", b[0], b[1], shape=sh), f, bt)
     if at in _FP8 and k == 16:      # ptxas 13.0 takes B of 1, 2, 4 or 8 registers here (tests/test_lint_mma_kind.py)
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
-    return _sig(_frag("d", d[0], d[1], "dst", shape=sh), _with_pred(_frag("a", a[0], a[1], shape=sh), preds["a"]),
-                b_slot, _frag("c", c[0], c[1], shape=sh), gate=_pred_gate(f, preds))
+    return _sig(_widen(_frag("d", d[0], d[1], "dst", shape=sh), f, dt), _widen(_frag("a", a[0], a[1], shape=sh), f, at),
+                b_slot, _frag("c", c[0], c[1], shape=sh), gate=_regs_gate(f, {"d": dt, "a": at, "b": bt}))
 
 
 _FP8 = ("e4m3", "e5m2")
@@ -850,12 +875,11 @@ def _mma_sp_operands(f: Form) -> List[Signature]:
     c = _acc_regs(m * n // 32, ct)
     d = _acc_regs(m * n // 32, dt)
     kw = dict(sparse=True, fp8=fp8)
-    preds = {"d": _pred_targets(f, "d", dt), "a": _pred_targets(f, "a", at), "b": _pred_targets(f, "b", bt),
-             "c": _pred_targets(f, "c", ct)}
-    return _sig(_with_pred(_frag("d", d[0], d[1], "dst", **kw), preds["d"]),
-                _with_pred(_frag("a", a[0], a[1], **kw), preds["a"]), _with_pred(_frag("b", b[0], b[1], **kw), preds["b"]),
-                _with_pred(_frag("c", c[0], c[1], **kw), preds["c"]), _META, _imm("f", sparsity_selectors(f)),
-                cross=_meta_cross, gate=_pred_gate(f, preds, _meta_gate(f)))
+    types = {"d": dt, "a": at, "b": bt, "c": ct}
+    d_, a_, b_, c_ = (_widen(_frag(n, r[0], r[1], "dst" if n == "d" else "src", **kw), f, types[n])
+                      for n, r in (("d", d), ("a", a), ("b", b), ("c", c)))
+    return _sig(d_, a_, b_, c_, _META, _imm("f", sparsity_selectors(f)), cross=_meta_cross,
+                gate=_regs_gate(f, types, _meta_gate(f)))
 
 
 # ---- the forms with a .kind (PTX ISA 9.0, "mma" with .kind and "Block scaling for mma.sync"), as ptxas 13.0 takes
@@ -1047,7 +1071,7 @@ def _wgmma_operands(f: Form) -> List[Signature]:
     a_desc, b_desc = _reg_imm("a-desc", u64), _reg_imm("b-desc", u64)
     a_regs = _frag("a", 4, _WGMMA_A.get(at, b32), wgmma=True, fp8=at in ("e4m3", "e5m2"))
     if at in ("s8", "u8", "b1"):       # .pred registers too (ptxas 13.0; _pred_targets)
-        a_regs = _with_pred(a_regs, _ALWAYS)
+        a_regs = replace(a_regs, types=a_regs.types + (_PRED,))
     if at in ("f16", "bf16"):
         tail_d = (_imm("imm-scale-a", _SCALE), _imm("imm-scale-b", _SCALE), _imm("imm-trans-a", _BIT),
                   _imm("imm-trans-b", _BIT))

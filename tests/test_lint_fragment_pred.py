@@ -164,14 +164,14 @@ def _fragment(slot) -> bool:
     return "vec" in slot.kinds and "reg" not in slot.kinds and not slot.optional
 
 
-def _operands(sig, regs, pred_at=None):
+def _operands(sig, regs, alt_at=None, alt="pred"):
     out = []
     for j, s in enumerate(sig.slots):
         if s.optional:
             continue
         t = s.types[0].name if s.types else "b32"
         if _fragment(s):
-            out.append("{" + ",".join(regs("pred" if j == pred_at else t) for _ in range(s.count)) + "}")
+            out.append("{" + ",".join(regs(alt if j == alt_at else t) for _ in range(s.count)) + "}")
         elif "reg" in s.kinds:
             out.append(regs(t))
         elif "imm" in s.kinds:
@@ -181,19 +181,22 @@ def _operands(sig, regs, pred_at=None):
     return out
 
 
-def fragment_matrix():
-    """{target: [(line, rule, fragment name or '' for the form's own operands)]}."""
+def fragment_matrix(alts=("pred",), per_rule=PER_RULE):
+    """{target: [(line, rule, fragment name:register type, or '' for the form's own operands)]}: each fragment of
+    `per_rule` forms a rule and target holding registers of each type of `alts` in turn."""
     regs, out = _Regs(), {t: [] for t in TARGETS}
     for rule in RULES:
         fs = sorted(L.forms(rule), key=lambda f: f.opcode)
         for tg in TARGETS:
             legal = [f for f in fs if not L.check(f.opcode, None, tg, (9, 0))]
-            for f in legal[::max(1, -(-len(legal) // PER_RULE))]:
+            for f in legal[::max(1, -(-len(legal) // per_rule))]:
                 for sig in L.signatures(f.opcode):
                     out[tg].append((f"{f.opcode} {', '.join(_operands(sig, regs))};", rule, ""))
                     for j, s in enumerate(sig.slots):
-                        if _fragment(s):
-                            out[tg].append((f"{f.opcode} {', '.join(_operands(sig, regs, j))};", rule, s.name))
+                        for alt in alts:
+                            if _fragment(s) and alt != s.types[0].name:
+                                out[tg].append((f"{f.opcode} {', '.join(_operands(sig, regs, j, alt))};", rule,
+                                                f"{s.name}:{alt}"))
     return regs, out
 
 
@@ -202,9 +205,9 @@ def _matrix_module(regs, tg, lines):
             "\t.shared .align 16 .b8 sm[1024];\n" + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
 
 
-@needs_ptxas
-def test_every_fragment_form_agrees_with_ptxas():
-    regs, matrix = fragment_matrix()
+def _lint_against_ptxas(regs, matrix):
+    """The matrix's lines where lint and ptxas disagree, and the (rule, fragment:type, target) triples ptxas takes
+    and refuses."""
     bad, taken, refused = [], set(), set()
     for tg, items in matrix.items():
         lines = [ln for ln, _, _ in items]
@@ -219,10 +222,55 @@ def test_every_fragment_form_agrees_with_ptxas():
             if (i in by_ptxas) != (i in by_lint):
                 bad.append(f"{tg}: {'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln[:140]}  "
                            f"({by_ptxas.get(i) or by_lint[i].message})")
+    return bad, taken, refused
+
+
+@needs_ptxas
+def test_every_fragment_form_agrees_with_ptxas_on_pred_registers():
+    bad, taken, refused = _lint_against_ptxas(*fragment_matrix())
     assert not bad, f"{len(bad)} lines:\n" + "\n".join(bad[:40])
     # both sides of the rule are in the sample: taken at one target and refused at another, per form family
     for rule, frag, yes, no in (("mma_i4", "a", "sm_89", "sm_90a"), ("mma_fp8", "b", "sm_120a", "sm_100a"),
                                 ("mma_b1", "a", "sm_80", "sm_100a"), ("mma_sp_i4", "b", "sm_86", "sm_90")):
-        assert (rule, frag, yes) in taken and (rule, frag, no) in refused, (rule, frag)
-    assert ("ldmatrix_m8n8", "d", "sm_75") in taken and ("wgmma_int", "a", "sm_90a") in taken
-    assert ("wgmma_f16", "a", "sm_90a") in refused and ("mma_tf32", "a", "sm_80") in refused
+        assert (rule, frag + ":pred", yes) in taken and (rule, frag + ":pred", no) in refused, (rule, frag)
+    assert ("ldmatrix_m8n8", "d:pred", "sm_75") in taken and ("wgmma_int", "a:pred", "sm_90a") in taken
+    assert ("wgmma_f16", "a:pred", "sm_90a") in refused and ("mma_tf32", "a:pred", "sm_80") in refused
+
+
+OTHER_TYPES = ("b32", "u32", "s32", "f32", "f16x2", "b16", "f16", "b64", "u64", "s64", "f64")
+
+
+@needs_ptxas
+def test_every_fragment_form_agrees_with_ptxas_on_other_register_types():
+    """Each fragment holding registers of another declared type: where ptxas expands an instruction into code of its
+    own, that code takes fewer (the .f64 D of m16n8k4/k8/k16 .u64 and .s64 only below sm_100) or more (m8n8k16's .s8/.u8
+    B any 32-bit register from sm_100 on)."""
+    bad, taken, refused = _lint_against_ptxas(*fragment_matrix(OTHER_TYPES, per_rule=1))
+    assert not bad, f"{len(bad)} lines:\n" + "\n".join(bad[:40])
+    assert ("mma_f16", "a:f32", "sm_80") in refused and ("ldmatrix_m8n8", "d:u32", "sm_80") in taken
+
+
+def _by_target_module(target):
+    def make(lines):
+        return (f".version 9.0\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n"
+                "\t.reg .b32 %r<20>;\n\t.reg .f32 %f<20>;\n\t.reg .f16x2 %h<20>;\n\t.reg .s32 %s<20>;\n"
+                "\t.reg .f64 %fd<20>;\n\t.reg .u64 %ud<20>;\n\t.reg .s64 %sd<20>;\n\t.reg .b64 %bd<20>;\n"
+                + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return make
+
+
+@needs_ptxas
+@pytest.mark.parametrize("target,new", [("sm_90a", False), ("sm_100a", True), ("sm_120a", True)])
+def test_the_registers_that_change_at_sm_100(target, new):
+    i8 = "mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32 {%s1,%s2}, {%r1}, "
+    f64 = "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 "
+    cases = [(i8 + "{%r2}, {%s1,%s2};", True), (i8 + "{%f2}, {%s1,%s2};", new), (i8 + "{%h2}, {%s1,%s2};", new),
+             ("mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32 {%s1,%s2}, {%f1}, {%r2}, {%s1,%s2};", False),
+             (f64 + "{%fd1,%fd2,%fd3,%fd4}, {%fd5,%fd6,%fd7,%fd8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", True),
+             (f64 + "{%bd1,%bd2,%bd3,%bd4}, {%fd5,%fd6,%fd7,%fd8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", True),
+             (f64 + "{%ud1,%ud2,%ud3,%ud4}, {%fd5,%fd6,%fd7,%fd8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", not new),
+             (f64 + "{%sd1,%sd2,%sd3,%sd4}, {%fd5,%fd6,%fd7,%fd8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", not new),
+             (f64 + "{%fd1,%fd2,%fd3,%fd4}, {%ud5,%ud6,%ud7,%ud8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", True),
+             ("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%ud1,%ud2}, {%fd5}, {%fd6}, {%fd1,%fd2};", True)]
+    agree_with_ptxas(cases, _by_target_module(target), target)
+    assert lint_disagrees_with_ptxas([ln for ln, _ in cases], _by_target_module(target), target) == []
