@@ -460,6 +460,8 @@ class Slot:
     counts: Optional[Tuple[int, ...]] = None  # a vector or tensor that takes several lengths (`count` the first)
     loose: bool = False          # ptxas takes any literal here, and a vector of registers of mixed kinds
                                  # (tex's scalar operands and result vector)
+    fragment: bool = False       # a tensor-core fragment (mma, mma.sp, wgmma, stmatrix): a vector of literals only
+                                 # is typed by its literals (_literal_fragment_problem)
 
     @property
     def type(self) -> Optional[Type]:
@@ -536,7 +538,8 @@ def _vec(name, count, ty, role="src"):
 def _frag(name, count, ty, role="src", *, wgmma=False, shape="", fp8=False, sparse=False, kind=""):
     """A tensor-core fragment of `count` registers of type `ty` (the one the builder allocates), with
     the register types ptxas 13.0 takes in it (`fragment_reg_types`)."""
-    return _slot(name, (VEC,), fragment_reg_types(ty, wgmma, shape, fp8, sparse, kind), count, role, exact=True)
+    return replace(_slot(name, (VEC,), fragment_reg_types(ty, wgmma, shape, fp8, sparse, kind), count, role,
+                         exact=True), fragment=True)
 
 
 def _reg(name, ty, role="src", **kw):
@@ -714,6 +717,8 @@ def _regs_gate(f: Form, types: Dict[str, str], then=None):
             if k is None or ops[k].kind != VEC:
                 continue
             held = {x.name for x in (ops[k].decl or ops[k].elems) if x is not None}
+            if ops[k].lits and all(x == "f" for x in ops[k].lits):
+                held.add("f32")       # float literals only: typed .f32 (_literal_fragment_problem)
             for names, ranges in lims:
                 bad = sorted(held & set(names))
                 if bad and not any(lo <= target.sm < hi for lo, hi in ranges):
@@ -1032,7 +1037,7 @@ def _ldmatrix_operands(f: Form) -> List[Signature]:
 
 def _stmatrix_operands(f: Form) -> List[Signature]:
     n = int(f.fields["num"][2:])
-    return _sig(_addr("addr"), _vec("r", n, (b32, _PRED)))
+    return _sig(_addr("addr"), replace(_vec("r", n, (b32, _PRED)), fragment=True))
 
 
 _WGMMA_A = {"f16": f16x2, "bf16": bf16x2, "tf32": tf32}  # e4m3/e5m2, integer, .b1: .b32
@@ -2497,6 +2502,22 @@ def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
     return out
 
 
+def _literal_fragment_problem(o: OperandInfo, s: Slot) -> str:
+    """What is wrong with a tensor-core fragment written as literals only ('' where ptxas 13.0 takes it). ptxas
+    types such a vector by its literals ("Arguments mismatch", tests/test_lint_fragment_pred.py): integer literals
+    pass where the fragment's own type is .s32 or .f64, float literals where it takes an .f32 register or is .f64.
+    (0d literals are refused in more places than 0f ones, and taken in the .f32 accumulators of some forms only;
+    lint does not tell the two apart here.)"""
+    own = s.types[0].name if s.types else ""
+    if "i" in o.lits and own not in ("s32", "f64"):
+        return (f"is written as integer literals only; ptxas 13.0 takes those in .s32 and .f64 fragments, not in "
+                f"this .{own} one")
+    if "f" in o.lits and own != "f64" and not _type_ok(get_type("f32"), s):
+        return (f"is written as floating-point literals only; ptxas 13.0 takes those where the fragment takes .f32 "
+                f"registers, not in this .{own} one")
+    return ""
+
+
 def _type_ok(have: Optional[Type], slot: Slot) -> bool:
     if have is None or not slot.types:
         return True
@@ -2596,6 +2617,11 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                         out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
                                                     f".{'/.'.join(t.name for t in s.types)} expected"))
                         break
+            if o.kind == VEC and s.fragment and s.role != "dst" and o.lits and all(o.lits):
+                bad = _literal_fragment_problem(o, s)
+                if bad:
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
+                    continue
             if o.kind == VEC and any(o.lits):
                 # ptxas 13.0: "Result register required" for a literal in a written vector; in a read one,
                 # "Vector with elements of different types" for an integer literal next to a floating-point

@@ -160,6 +160,11 @@ class _Regs:
         return "".join(f"\t.reg .{t} %v_{t}_<{n + 1}>;\n" for t, n in self.n.items())
 
 
+# literal elements: (the literal, whether only the first element is one)
+LITERALS = {"int": ("0", False), "0f": ("0f3F800000", False), "0d": ("0d3FF0000000000000", False),
+            "int first": ("1", True), "0f first": ("0f3F800000", True)}
+
+
 def _fragment(slot) -> bool:
     return "vec" in slot.kinds and "reg" not in slot.kinds and not slot.optional
 
@@ -170,7 +175,10 @@ def _operands(sig, regs, alt_at=None, alt="pred"):
         if s.optional:
             continue
         t = s.types[0].name if s.types else "b32"
-        if _fragment(s):
+        if _fragment(s) and j == alt_at and alt in LITERALS:
+            lit, first_only = LITERALS[alt]
+            out.append("{" + ",".join(lit if i == 0 or not first_only else regs(t) for i in range(s.count)) + "}")
+        elif _fragment(s):
             out.append("{" + ",".join(regs(alt if j == alt_at else t) for _ in range(s.count)) + "}")
         elif "reg" in s.kinds:
             out.append(regs(t))
@@ -194,7 +202,7 @@ def fragment_matrix(alts=("pred",), per_rule=PER_RULE):
                     out[tg].append((f"{f.opcode} {', '.join(_operands(sig, regs))};", rule, ""))
                     for j, s in enumerate(sig.slots):
                         for alt in alts:
-                            if _fragment(s) and alt != s.types[0].name:
+                            if _fragment(s) and alt != s.types[0].name and (alt not in LITERALS or s.fragment):
                                 out[tg].append((f"{f.opcode} {', '.join(_operands(sig, regs, j, alt))};", rule,
                                                 f"{s.name}:{alt}"))
     return regs, out
@@ -274,3 +282,24 @@ def test_the_registers_that_change_at_sm_100(target, new):
              ("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%ud1,%ud2}, {%fd5}, {%fd6}, {%fd1,%fd2};", True)]
     agree_with_ptxas(cases, _by_target_module(target), target)
     assert lint_disagrees_with_ptxas([ln for ln, _ in cases], _by_target_module(target), target) == []
+
+
+@needs_ptxas
+def test_fragments_of_literals_only_agree_with_ptxas():
+    """A fragment written as integer or 0f literals only: ptxas types the vector by its literals (integers pass in
+    .s32 and .f64 fragments, 0f literals where an .f32 register passes), as legality._literal_fragment_problem has it;
+    lint took them all before."""
+    bad, taken, refused = _lint_against_ptxas(*fragment_matrix(("int", "0f"), per_rule=2))
+    assert not bad, f"{len(bad)} lines:\n" + "\n".join(bad[:40])
+    assert ("mma_i8", "c:int", "sm_80") in taken and ("mma_bf16", "c:int", "sm_80") in refused
+    assert ("mma_bf16", "c:0f", "sm_80") in taken and ("mma_bf16", "a:0f", "sm_80") in refused
+    assert ("mma_f64", "a:int", "sm_90a") in taken and ("stmatrix_m8n8", "r:0f", "sm_90a") in taken
+
+
+@needs_ptxas
+def test_other_literal_fragments_are_never_refused_where_ptxas_takes_them():
+    """0d literals and a literal first before registers: lint refuses fewer than ptxas (0d literals pass in the .f32
+    accumulators of some forms only, and lint reads 0f and 0d alike), never more."""
+    bad, _, _ = _lint_against_ptxas(*fragment_matrix(("0d", "int first", "0f first"), per_rule=2))
+    wrong = [b for b in bad if ": ptxas takes: " in b]
+    assert not wrong, f"{len(wrong)} lines:\n" + "\n".join(wrong[:40])
