@@ -680,7 +680,9 @@ def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequ
     """The register types that fragment `name` (of type `t`) of mma.sync or mma.sp form `f` takes at some targets
     only: [(type names, the sm ranges [lo, hi) that take them)]. Besides .pred (_pred_targets): m8n8k16's .s8/.u8 B
     takes any 32-bit register from sm_100 on, and the .f64 D of m16n8k4/k8/k16 .u64 and .s64 ones below sm_100 (where
-    ptxas moves it with a mov of its own: "Arguments mismatch for instruction 'mov'")."""
+    ptxas moves it with a mov of its own: "Arguments mismatch for instruction 'mov'"). Entries of _MIXED_ONLY are
+    registers taken beside the fragment's own ones (a vector of mixed types), and literals, not a whole vector of
+    them (_widen leaves them out)."""
     out = []
     pr = _pred_targets(f, name, t)
     if pr and pr != _ALWAYS:
@@ -689,7 +691,22 @@ def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequ
         out.append((("f32", "f16x2"), ((100, _INF),)))
     if name == "d" and t == "f64" and not f.has(".m8n8k4"):
         out.append((("u64", "s64"), ((0, 100),)))
+    if f.rule.startswith("mma_sp"):
+        return out
+    at = f.fields["atype"][1:]
+    if name == "c" and at in ("s8", "u8") and f.has(".m8n8k16"):
+        # a register of another type beside the .s32 ones, or a float literal, below sm_100 only (from sm_100 on
+        # "Vector with elements of different types are not allowed")
+        out.append(((_MIXED_ONLY, "f32", "f16x2", _FLOAT_LITERALS), ((0, 100),)))
+    if name in ("c", "d") and at in _FP8 and t == "f16":
+        # the .f16 accumulator of fp8 mma on sm_90 to sm_110, where ptxas adds it with an add of its own: no
+        # register of another type beside the .f16x2 ones, and no literal ("Arguments mismatch for instruction 'add'")
+        out.append(((_MIXED_ONLY, "s32", "u32", "f32", _INT_LITERALS, _FLOAT_LITERALS), ((89, 90), (120, _INF))))
     return out
+
+
+_INT_LITERALS, _FLOAT_LITERALS = "integer literals", "floating-point literals"   # (in _target_regs: not types)
+_MIXED_ONLY = "mixed only"
 
 
 def _widen(slot: Slot, f: Form, t: str) -> Slot:
@@ -699,7 +716,8 @@ def _widen(slot: Slot, f: Form, t: str) -> Slot:
     if _pred_targets(f, slot.name, t):
         names.append("pred")
     for extra, _ in _target_regs(f, slot.name, t):
-        names += [n for n in extra if n not in names]
+        if _MIXED_ONLY not in extra:
+            names += [n for n in extra if n not in names]
     return replace(slot, types=tuple(get_type(n) for n in dict.fromkeys(names)))
 
 
@@ -717,16 +735,19 @@ def _regs_gate(f: Form, types: Dict[str, str], then=None):
             if k is None or ops[k].kind != VEC:
                 continue
             held = {x.name for x in (ops[k].decl or ops[k].elems) if x is not None}
-            if ops[k].lits and all(x == "f" for x in ops[k].lits):
+            lits = [x for x in ops[k].lits if x]
+            if lits and len(lits) == ops[k].count and all(x == "f" for x in lits):
                 held.add("f32")       # float literals only: typed .f32 (_literal_fragment_problem)
+            held |= {_INT_LITERALS if x == "i" else _FLOAT_LITERALS for x in lits}
             for names, ranges in lims:
                 bad = sorted(held & set(names))
                 if bad and not any(lo <= target.sm < hi for lo, hi in ranges):
                     at = " and ".join(_sm_range_text(lo, hi) for lo, hi in ranges)
-                    regs = "/".join("." + n for n in bad)
-                    out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds {regs} registers; ptxas 13.0 takes them "
-                                           f"here {at}, not for {target}, where it expands the instruction into code "
-                                           "of its own that refuses them"))
+                    what = " and ".join([f"{'/'.join('.' + n for n in bad if ' ' not in n)} registers"]
+                                        * any(" " not in n for n in bad) + [n for n in bad if " " in n])
+                    out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds {what}; ptxas 13.0 takes them here {at}, "
+                                           f"not for {target}, where it expands the instruction into code of its own "
+                                           "that refuses them"))
                     break
         return out + (then(ops, where, target) if then is not None else [])
     return gate
@@ -769,7 +790,7 @@ def _mma_operands(f: Form) -> List[Signature]:
     if at in _FP8 and k == 16:      # ptxas 13.0 takes B of 1, 2, 4 or 8 registers here (tests/test_lint_mma_kind.py)
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
     return _sig(_widen(_frag("d", d[0], d[1], "dst", shape=sh), f, dt), _widen(_frag("a", a[0], a[1], shape=sh), f, at),
-                b_slot, _frag("c", c[0], c[1], shape=sh), gate=_regs_gate(f, {"d": dt, "a": at, "b": bt}))
+                b_slot, _frag("c", c[0], c[1], shape=sh), gate=_regs_gate(f, {"d": dt, "a": at, "b": bt, "c": ct}))
 
 
 _FP8 = ("e4m3", "e5m2")

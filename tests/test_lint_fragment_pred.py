@@ -279,7 +279,18 @@ def test_the_registers_that_change_at_sm_100(target, new):
              (f64 + "{%ud1,%ud2,%ud3,%ud4}, {%fd5,%fd6,%fd7,%fd8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", not new),
              (f64 + "{%sd1,%sd2,%sd3,%sd4}, {%fd5,%fd6,%fd7,%fd8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", not new),
              (f64 + "{%fd1,%fd2,%fd3,%fd4}, {%ud5,%ud6,%ud7,%ud8}, {%fd9,%fd10}, {%fd1,%fd2,%fd3,%fd4};", True),
-             ("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%ud1,%ud2}, {%fd5}, {%fd6}, {%fd1,%fd2};", True)]
+             ("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%ud1,%ud2}, {%fd5}, {%fd6}, {%fd1,%fd2};", True),
+             # m8n8k16's C: a .b32 register beside another type, or a float literal, below sm_100 only
+             (i8 + "{%r2}, {%r3,%f2};", not new), (i8 + "{%r2}, {%r3,%h2};", not new),
+             (i8 + "{%r2}, {0f3F800000,%r3};", not new), (i8 + "{%r2}, {0,%r3};", True)]
+    # the .f16 accumulator of fp8 mma: ptxas adds it with code of its own on sm_90 to sm_110, which takes no register
+    # of another type beside the .b32 ones, and no literal
+    fp8, native = "mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16 ", target == "sm_120a"
+    cases += [(fp8 + "{%r1,%s2}, {%r5,%r6}, {%r7}, {%h1,%h2};", native),
+              (fp8 + "{%h1,%h2}, {%r5,%r6}, {%r7}, {%r1,%f2};", native),
+              (fp8 + "{%h1,%h2}, {%r5,%r6}, {%r7}, {1,%r2};", native),
+              (fp8 + "{%h1,%h2}, {%r5,%r6}, {%r7}, {0f3F800000,%r2};", native),
+              (fp8 + "{%h1,%h2}, {%r5,%r6}, {%r7}, {%r1,%r2};", True)]
     agree_with_ptxas(cases, _by_target_module(target), target)
     assert lint_disagrees_with_ptxas([ln for ln, _ in cases], _by_target_module(target), target) == []
 
