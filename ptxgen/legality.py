@@ -1239,7 +1239,26 @@ def _tensor_operands(f: Form) -> List[Signature]:
         mc = _slot("ctaMask", (REG, IMM), _INT16 + _INT64, exact=True)
     else:
         mc = _mask16("ctaMask")
-    return _sig(_tensor_smem("dst"), _tensor_ref(f), _tensor_smem("mbar"), offs, mc, hint)
+    gate = _im2col_sm120_gate if f.rule == "cp_async_bulk_tensor_g2s_im2col" else None
+    return _sig(_tensor_smem("dst"), _tensor_ref(f), _tensor_smem("mbar"), offs, mc, hint, gate=gate)
+
+
+def _im2col_sm120_gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
+    """The im2col loads into shared::cluster from sm_120 on, where ptxas 13.0 moves their operands with code of its
+    own ("Arguments mismatch for instruction 'mov'"): no 64-bit ctaMask register, and no float literal first among the
+    im2col offsets (both of which it takes on sm_90 and sm_100)."""
+    if target.sm < 120:
+        return []
+    out = []
+    k = where.get("ctaMask")
+    if k is not None and ops[k].kind == REG and ops[k].type is not None and ops[k].type.bits == 64:
+        out.append((CODE_TYPE, f"operand {k + 1} (ctaMask) is a 64-bit register; for {target} ptxas 13.0 takes a "
+                               "16-bit one here (a 64-bit one below sm_120)"))
+    k = where.get("im2colOffsets")
+    if k is not None and ops[k].kind == VEC and ops[k].lits and ops[k].lits[0] == "f":
+        out.append((CODE_TYPE, f"operand {k + 1} (im2colOffsets) starts with a floating-point literal; for {target} "
+                               "ptxas 13.0 takes 16-bit registers or integer literals here"))
+    return out
 
 
 # an mbarrier state: a 64-bit integer register (ptxas 13.0 refuses .f64 ones, which .b64 would admit)

@@ -891,14 +891,35 @@ def _later_probe_disagreements(res: Outcome, target: str) -> List[str]:
 
 @pytest.mark.parametrize("target", LATER_TARGETS)
 def test_operand_probes_agree_with_ptxas_at_later_targets(outcome, target):
-    """The probes again at a later target than their form's minimum (.version 9.0). A known gap: on sm_120a ptxas
-    13.0 moves cp.async.bulk.tensor .im2col's operands with code of its own, which refuses a 64-bit ctaMask register
-    and a float literal among the coordinates; legality takes them as on sm_90."""
+    """The probes again at a later target than their form's minimum (.version 9.0)."""
     bad = _later_probe_disagreements(outcome, target)
-    gap = [b for b in bad if target == "sm_120a" and b.startswith("ptxas rejects")
-           and "cp.async.bulk.tensor" in b and ".im2col" in b]
-    rest = [b for b in bad if b not in gap]
-    assert not rest, f"{len(rest)} probes where legality and ptxas disagree:\n" + "\n".join(rest[:60])
+    assert not bad, f"{len(bad)} probes where legality and ptxas disagree:\n" + "\n".join(bad[:60])
+
+
+def _im2col_module(target):
+    def make(lines):
+        return (f".version 9.0\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n"
+                "\t.reg .b64 %rd<8>;\n\t.reg .b32 %r<8>;\n\t.reg .b16 %h<8>;\n"
+                "\t.shared .align 128 .b8 buf[1024];\n\t.shared .align 8 .b64 bar;\n"
+                + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return make
+
+
+@pytest.mark.parametrize("target", ["sm_90a", "sm_100a", "sm_120a"])
+def test_im2col_loads_from_sm_120(target):
+    """From sm_120 on ptxas 13.0 refuses a 64-bit ctaMask register and a float literal first among the im2col offsets
+    of cp.async.bulk.tensor .im2col into shared::cluster, both of which it takes on sm_90 and sm_100."""
+    from _ptxas_lines import agree_with_ptxas, lint_disagrees_with_ptxas
+    old = target != "sm_120a"
+    mc = "cp.async.bulk.tensor.{d}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster "
+    ld = "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
+    cases = [(mc.format(d=3) + "[buf], [%rd1, {%r1, %r2, %r3}], [bar], {%h1}, %h2;", True),
+             (mc.format(d=3) + "[buf], [%rd1, {%r1, %r2, %r3}], [bar], {%h1}, %rd2;", old),
+             (ld + "[buf], [%rd1, {%r1, %r2, %r3, %r4}], [bar], {%h1, %h2};", True),
+             (ld + "[buf], [%rd1, {%r1, %r2, %r3, %r4}], [bar], {0, %h2};", True),
+             (ld + "[buf], [%rd1, {%r1, %r2, %r3, %r4}], [bar], {0f3F800000, %h2};", old)]
+    agree_with_ptxas(cases, _im2col_module(target), target)
+    assert lint_disagrees_with_ptxas([ln for ln, _ in cases], _im2col_module(target), target) == []
 
 
 def test_counts(outcome, capsys):
