@@ -573,22 +573,27 @@ def run_differential() -> Outcome:
         k.ret()
         res.ptxas_rejected.update(_assemble(m, tgt, runs))
     for (tgt, ver), idxs in sorted(_probes(res, built).items(), key=lambda kv: (TARGETS.index(kv[0][0]), kv[0][1])):
-        m = pg.Module(tgt, version=version_str(ver))
-        m.global_var("q_global", "b8", 1024, align=128)
-        m.global_var("q_const", "b8", 1024, align=128, space="const")
-        k = m.entry("probe")
-        pname = k.param_bytes("q_param", 128).name      # (the builder prefixes the kernel's name)
-        for t in PROBE_TYPES:
-            k.fn.body.append(Raw(f".reg .{t} %q_{t}_<{PROBE_VEC}>;", None))
-        for sp in ("shared", "local"):
-            k.fn.body.append(Raw(f".{sp} .align 128 .b8 q_{sp}[1024];", None))
-        _declare_all(Pool(k))
-        for i in idxs:
-            k.fn.body.append(Raw(res.probes[i].text.replace("[q_param", "[" + pname) + f"  // item {i}", None))
-        k.ret()
-        res.probes_rejected.update(_assemble(m, tgt, runs))
+        res.probes_rejected.update(_assemble(_probe_module(res, idxs, tgt, version_str(ver)), tgt, runs))
     res.runs = runs[0]
     return res
+
+
+def _probe_module(res: "Outcome", idxs: List[int], target: str, version: str):
+    """One kernel holding the probes `idxs` of res, with the registers, variables and param they name."""
+    m = pg.Module(target, version=version)
+    m.global_var("q_global", "b8", 1024, align=128)
+    m.global_var("q_const", "b8", 1024, align=128, space="const")
+    k = m.entry("probe")
+    pname = k.param_bytes("q_param", 128).name      # (the builder prefixes the kernel's name)
+    for t in PROBE_TYPES:
+        k.fn.body.append(Raw(f".reg .{t} %q_{t}_<{PROBE_VEC}>;", None))
+    for sp in ("shared", "local"):
+        k.fn.body.append(Raw(f".{sp} .align 128 .b8 q_{sp}[1024];", None))
+    _declare_all(Pool(k))
+    for i in idxs:
+        k.fn.body.append(Raw(res.probes[i].text.replace("[q_param", "[" + pname) + f"  // item {i}", None))
+    k.ret()
+    return m
 
 
 # ---------------------------------------------------------------------------------------- probes
@@ -861,20 +866,7 @@ LATER_TARGETS = ("sm_90a", "sm_100a", "sm_120a")
 def _later_probe_disagreements(res: Outcome, target: str) -> List[str]:
     idxs = [i for i, it in enumerate(res.probes)
             if it.target != target and not L.check(it.opcode, None, target, (9, 0))]
-    m = pg.Module(target, version="9.0")
-    m.global_var("q_global", "b8", 1024, align=128)
-    m.global_var("q_const", "b8", 1024, align=128, space="const")
-    k = m.entry("probe")
-    pname = k.param_bytes("q_param", 128).name
-    for t in PROBE_TYPES:
-        k.fn.body.append(Raw(f".reg .{t} %q_{t}_<{PROBE_VEC}>;", None))
-    for sp in ("shared", "local"):
-        k.fn.body.append(Raw(f".{sp} .align 128 .b8 q_{sp}[1024];", None))
-    _declare_all(Pool(k))
-    for i in idxs:
-        k.fn.body.append(Raw(res.probes[i].text.replace("[q_param", "[" + pname) + f"  // item {i}", None))
-    k.ret()
-    rejected = _assemble(m, target, [0])
+    rejected = _assemble(_probe_module(res, idxs, target, "9.0"), target, [0])
     bad = []
     for i in idxs:
         it = res.probes[i]
