@@ -618,7 +618,7 @@ _ANY32 = ("b32", "u32", "s32", "f32", "f16x2")
 _FRAGMENT_REGS_SPARSE = {"bf16x2": ("bf16x2",) + _ANY32, "tf32": ("tf32",) + _ANY32,
                          "f32": ("f32", "b32", "u32", "s32", "f16x2")}
 # the forms with a .kind (dense and sparse): A and B of those without a block scale (.kind::f8f6f4) take any 32-bit
-# register and .pred ones too (not with .e4m3/.e5m2 inputs below sm_120: _kind_fp8_gate), those of the block-scaled
+# register and .pred ones too (not with .e4m3/.e5m2 inputs on sm_90 to sm_110: _fp8_gate), those of the block-scaled
 # forms .b32 only; D and C take what mma.sync's take (tests/test_lint_mma_kind.py)
 _FRAGMENT_REGS_KIND_AB = {"f8f6f4": _ANY32 + ("pred",), "block_scale": ("b32",)}
 
@@ -672,7 +672,7 @@ def _pred_targets(f: Form, name: str, t: str) -> Sequence[Tuple[int, int]]:
     if t == "b1":
         return ((0, 100),) if f.has(".and") else ((0, 90),)
     if t in _FP8:
-        return ((89, 90), (120, _INF))
+        return _ALWAYS       # refused on sm_90 to sm_110 by _fp8_gate, as the .kind::f8f6f4 forms'
     return ()
 
 
@@ -698,10 +698,6 @@ def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequ
         # a register of another type beside the .s32 ones, or a float literal, below sm_100 only (from sm_100 on
         # "Vector with elements of different types are not allowed")
         out.append(((_MIXED_ONLY, "f32", "f16x2", _FLOAT_LITERALS), ((0, 100),)))
-    if name in ("c", "d") and at in _FP8 and t == "f16":
-        # the .f16 accumulator of fp8 mma on sm_90 to sm_110, where ptxas adds it with an add of its own: no
-        # register of another type beside the .f16x2 ones, and no literal ("Arguments mismatch for instruction 'add'")
-        out.append(((_MIXED_ONLY, "s32", "u32", "f32", _INT_LITERALS, _FLOAT_LITERALS), ((89, 90), (120, _INF))))
     return out
 
 
@@ -790,7 +786,8 @@ def _mma_operands(f: Form) -> List[Signature]:
     if at in _FP8 and k == 16:      # ptxas 13.0 takes B of 1, 2, 4 or 8 registers here (tests/test_lint_mma_kind.py)
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
     return _sig(_widen(_frag("d", d[0], d[1], "dst", shape=sh), f, dt), _widen(_frag("a", a[0], a[1], shape=sh), f, at),
-                b_slot, _frag("c", c[0], c[1], shape=sh), gate=_regs_gate(f, {"d": dt, "a": at, "b": bt, "c": ct}))
+                b_slot, _frag("c", c[0], c[1], shape=sh),
+                gate=_regs_gate(f, {"d": dt, "a": at, "b": bt, "c": ct}, _FP8_GATES[dt] if at in _FP8 else None))
 
 
 _FP8 = ("e4m3", "e5m2")
@@ -875,10 +872,11 @@ def _meta_gate_fp8(ops: Sequence[OperandInfo], where: Dict[str, int], target: Ta
 def _meta_gate(f: Form):
     """The target-dependent check of e (None: e is the same at every target). ptxas 13.0 compiles .s4/.u4 from
     sm_90 on, and plain .sp of .f16 and of .s8/.u8 from sm_100 on, through a function of its own
-    (_meta_gate_builtin); .e4m3/.e5m2 has _meta_gate_fp8; .bf16, .tf32 and the rest take e alike everywhere."""
+    (_meta_gate_builtin); .e4m3/.e5m2 has _fp8_gate (with _meta_gate_fp8); .bf16, .tf32 and the rest take e alike
+    everywhere."""
     at = f.fields["atype"][1:]
     if at in _FP8:
-        return _meta_gate_fp8
+        return _FP8_GATES[f.fields["dtype"][1:]]
     if at in ("s4", "u4"):
         return _META_GATE_90
     if at in ("f16", "s8", "u8") and f.fields["sparsity"] == ".sp":
@@ -976,16 +974,17 @@ def _scale_ids_cross(byte_ids: Sequence[int]):
 
 
 # the registers (by declared type) and literals an add of ptxas's own takes in D and C, by accumulator type
-_ACC_ADD = {".f32": (frozenset(("f32", "b32")), ("f",)), ".f16": (frozenset(("f16x2", "b32")), ())}
+_ACC_ADD = {"f32": (frozenset(("f32", "b32")), ("f",)), "f16": (frozenset(("f16x2", "b32")), ())}
 
 
-def _kind_fp8_gate(acc: str):
-    """.kind::f8f6f4 with .e4m3/.e5m2 inputs below sm_120 (the sm_100f and sm_110f families): ptxas 13.0 moves A and
-    B with a mov of its own, which takes no .pred register ("Arguments mismatch for instruction 'mov'"), adds the
-    accumulator with an add of its own, which takes only registers declared as the accumulator's own fragment types in
-    D and C (.f32 or .b32; .f16x2 or .b32), and no literal but a 0f one with .f32 ("Arguments mismatch for
-    instruction 'add'"; from sm_120 on they are vectors as any other), and moves the sparse form's e as mma.sp's
-    .e4m3/.e5m2 (_meta_gate_fp8)."""
+def _fp8_gate(acc: str):
+    """mma with .e4m3/.e5m2 inputs (mma.sync, mma.sp and the .kind::f8f6f4 forms, dense and sparse) on sm_90 to the
+    sm_110 family, where ptxas 13.0 runs it through code of its own: that code moves A and B with a mov, which takes
+    no .pred register ("Arguments mismatch for instruction 'mov'"), adds the `acc` accumulator with an add, which
+    takes only registers declared as the accumulator's own fragment types in D and C (.f32 or .b32; .f16x2 or .b32)
+    and no literal but a 0f one with .f32 ("Arguments mismatch for instruction 'add'"), and moves a sparse form's e
+    as _meta_gate_fp8 says. sm_89 and the sm_120 family run the instruction itself and take what the other forms
+    take (tests/test_lint_mma_kind.py, tests/test_lint_fragment_pred.py)."""
     regs, lits = _ACC_ADD[acc]
     def gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
         if not 90 <= target.sm < 120:
@@ -996,23 +995,27 @@ def _kind_fp8_gate(acc: str):
             if k is not None and ops[k].kind == VEC and any(t is not None and t.kind == "pred"
                                                            for t in (ops[k].decl or ops[k].elems)):
                 out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds .pred registers; with .e4m3/.e5m2 inputs "
-                                       f"ptxas 13.0 takes those from sm_120 on, not for {target} (\"Arguments mismatch "
-                                       "for instruction 'mov'\", its own code)"))
+                                       f"ptxas 13.0 takes those on sm_89 and from sm_120 on, not for {target} "
+                                       "(\"Arguments mismatch for instruction 'mov'\", its own code)"))
         for name in ("d", "c"):
             k = where.get(name)
             o = ops[k] if k is not None else None
-            if o is not None and o.kind == VEC and (any(x and x not in lits for x in o.lits) or any(
-                    t is not None and t.name not in regs for t in (o.decl or o.elems))):
-                want = "/".join("." + t for t in sorted(regs))
-                out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds a register declared other than {want} or "
-                                       f"{'an integer' if lits else 'a'} literal; for {target} ptxas 13.0 adds the "
-                                       f"{acc} accumulator with an add of its own, which takes those only "
+            if o is None or o.kind != VEC:
+                continue
+            bad = sorted({"." + t.name for t in (o.decl or o.elems) if t is not None and t.name not in regs})
+            bad = [f"{'/'.join(bad)} registers"] if bad else []
+            if any(x and x not in lits for x in o.lits):
+                bad.append("an integer literal" if lits else "a literal")
+            if bad:
+                want = "/".join("." + t for t in sorted(regs)) + " registers" + (" and 0f literals" if lits else "")
+                out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds {' and '.join(bad)}; for {target} ptxas 13.0 "
+                                       f"adds the .{acc} accumulator with an add of its own, which takes {want} only "
                                        "(\"Arguments mismatch for instruction 'add'\")"))
         return out + _meta_gate_fp8(ops, where, target)
     return gate
 
 
-_KIND_FP8_GATES = {acc: _kind_fp8_gate(acc) for acc in _ACC_ADD}
+_FP8_GATES = {acc: _fp8_gate(acc) for acc in _ACC_ADD}
 
 
 def _kind_operands(f: Form) -> List[Signature]:
@@ -1046,7 +1049,7 @@ def _kind_operands(f: Form) -> List[Signature]:
                     _scale_ids_cross(byte_ids)]
     fp8 = f.fields["atype"][1:] in _FP8 and f.fields["btype"][1:] in _FP8
     return _sig(*slots, cross=(lambda ops, where: [x for c in crosses for x in c(ops, where)]) if crosses else None,
-                gate=_KIND_FP8_GATES[f.fields["dtype"]] if not block and fp8 else None)
+                gate=_FP8_GATES[f.fields["dtype"][1:]] if not block and fp8 else None)
 
 
 def _ldmatrix_operands(f: Form) -> List[Signature]:

@@ -40,7 +40,8 @@ What ptxas 13.0 showed:
   below sm_120: "Arguments mismatch for instruction 'mov'"), those of the block-scaled kinds .b32 only. With
   .e4m3/.e5m2 inputs below sm_120 ptxas adds the accumulator with an add of its own, so D and C take only registers
   declared as their own fragment types and no literal but a 0f one with .f32 ("Arguments mismatch for instruction
-  'add'"); and at .m16n8k16, B of 1, 2, 4 or 8 registers.
+  'add'"); and at .m16n8k16, B of 1, 2, 4 or 8 registers. The kind-less fp8 mma.sync and mma.sp follow the same
+  .pred and accumulator rules (PLAIN_FP8).
 - scale-a-data and scale-b-data: what mma.sp's e takes (a .b32, .u32, .s32, .f32, .f16x2 or .pred register, the
   bits of a 0f literal, a vector of 1, 2, 4 or 8 of them; no integer literal, no 16- or 64-bit register).
 - {byte-id, thread-id}: two integer constants (constant expressions too), checked in all 64 bits: byte-id 0 to 3
@@ -269,6 +270,9 @@ def operand_lines() -> List[str]:
     return out
 
 
+# the kind-less fp8 forms, which follow the .kind::f8f6f4 forms' .pred and accumulator rules (legality._fp8_gate)
+PLAIN_FP8 = [f"{S}.m16n8k32.row.col.f32.e4m3.e5m2.f32", f"{S}.m16n8k16.row.col.f16.e5m2.e4m3.f16",
+             f"{SP}.m16n8k64.row.col.f32.e4m3.e4m3.f32", f"{SP}.m16n8k64.row.col.f16.e5m2.e5m2.f16"]
 # (target, version) -> lines: everything at sm_120a and PTX ISA 8.8; REPS (and a few fragments) at the targets around
 # each form's and the versions around each minimum
 TARGETS = (("sm_90a", "8.8"), ("sm_100", "8.8"), ("sm_100a", "8.6"), ("sm_100a", "8.7"), ("sm_100f", "8.8"),
@@ -283,7 +287,7 @@ def cases() -> Dict[Tuple[str, str], List[str]]:
         # the other kinds without a block scale, on .e4m3/.e5m2 (.kind::mxf4nvf4 from PTX ISA 8.7)
         lines += [line(op.replace("kind::f8f6f4", k)) for op in (REPS[0], REPS[10])
                   for k in ("kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4")]
-        for op in REPS[:2] + REPS[10:12]:
+        for op in REPS[:2] + REPS[10:12] + PLAIN_FP8:
             lines += [line(op, areg="pred"), line(op, breg="f32"), line(op, areg="f16x2")]
             if op.startswith(SP):
                 lines += [line(op, e=x) for x in ("%f32_30", "%pred_30", "{%b32_30}", "%u32_30")]
