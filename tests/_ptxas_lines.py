@@ -8,6 +8,19 @@ import tempfile
 from typing import Dict
 
 
+def kernel(lines, target: str = "sm_90a", version: str = "8.8", decls: str = "", end: str = "") -> str:
+    """A module of one kernel k() whose body holds `decls` (declaration lines, each with its tab and newline), then
+    `lines`, one a line after a tab, then `end` (such as a label line) and ret. Tests that count lines count from
+    here: the body starts on line 6."""
+    return (f".version {version}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n{decls}"
+            + "".join(f"\t{ln}\n" for ln in lines) + f"{end}\tret;\n}}\n")
+
+
+def reg_decls(*regs) -> str:
+    """Declaration lines of (type, name, count) register ranges: `.reg .b32 %r<8>;`."""
+    return "".join(f"\t.reg .{t} %{name}<{n}>;\n" for t, name, n in regs)
+
+
 def ptxas_rejected(text: str, arch: str) -> Dict[int, str]:
     """{line: ptxas's first message} of the lines ptxas rejects: each rejected line is blanked and the
     text assembled again until it assembles."""

@@ -889,12 +889,10 @@ def test_operand_probes_agree_with_ptxas_at_later_targets(outcome, target):
 
 
 def _im2col_module(target):
-    def make(lines):
-        return (f".version 9.0\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n"
-                "\t.reg .b64 %rd<8>;\n\t.reg .b32 %r<8>;\n\t.reg .b16 %h<8>;\n"
-                "\t.shared .align 128 .b8 buf[1024];\n\t.shared .align 8 .b64 bar;\n"
-                + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
-    return make
+    from _ptxas_lines import kernel, reg_decls
+    decls = (reg_decls(("b64", "rd", 8), ("b32", "r", 8), ("b16", "h", 8))
+             + "\t.shared .align 128 .b8 buf[1024];\n\t.shared .align 8 .b64 bar;\n")
+    return lambda lines: kernel(lines, target, "9.0", decls)
 
 
 @pytest.mark.parametrize("target", ["sm_90a", "sm_100a", "sm_120a"])

@@ -19,7 +19,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import agree_with_ptxas, lint_disagrees_with_ptxas, lint_errors  # noqa: E402
+from _ptxas_lines import agree_with_ptxas, kernel, lint_disagrees_with_ptxas, lint_errors, reg_decls  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 TYPES = ("u16", "s16", "u32", "s32", "u64", "s64", "b16", "b32", "b64", "f16", "f16x2", "bf16", "bf16x2", "f32",
@@ -30,9 +30,8 @@ REG = {"u16": "%h", "s16": "%h", "b16": "%h", "bf16": "%h", "b8": "%h", "u8": "%
 
 
 def module(lines):
-    return (".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
-            "\t.reg .pred %p<5>;\n\t.reg .b16 %h<5>;\n\t.reg .f16 %hf<5>;\n\t.reg .b32 %r<5>;\n\t.reg .f32 %f<5>;\n"
-            "\t.reg .b64 %rd<5>;\n\t.reg .f64 %fd<5>;\n" + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return kernel(lines, decls=reg_decls(*((t, n, 5) for t, n in (("pred", "p"), ("b16", "h"), ("f16", "hf"), ("b32", "r"),
+                                                               ("f32", "f"), ("b64", "rd"), ("f64", "fd")))))
 
 
 def matrix():

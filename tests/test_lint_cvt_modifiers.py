@@ -21,7 +21,7 @@ import ptxgen as pg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import agree_with_ptxas, lint_disagrees_with_ptxas, lint_errors  # noqa: E402
+from _ptxas_lines import agree_with_ptxas, kernel, lint_disagrees_with_ptxas, lint_errors, reg_decls  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 TYPES = ("u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64", "f16", "bf16", "f32", "f64")
@@ -32,9 +32,8 @@ MODS = ("", "rn", "rni", "rz", "ftz", "sat", "rn.ftz", "rni.ftz", "rn.sat", "rni
 
 
 def module(lines):
-    return (".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
-            "\t.reg .b16 %h<5>;\n\t.reg .f16 %hf<5>;\n\t.reg .b32 %r<5>;\n\t.reg .f32 %f<5>;\n\t.reg .b64 %rd<5>;\n"
-            "\t.reg .f64 %fd<5>;\n" + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return kernel(lines, decls=reg_decls(*((t, n, 5) for t, n in (("b16", "h"), ("f16", "hf"), ("b32", "r"), ("f32", "f"),
+                                                               ("b64", "rd"), ("f64", "fd")))))
 
 
 PACKED = {"f16x2": "%r", "bf16x2": "%r", "e4m3x2": "%h", "e5m2x2": "%h", "f32": "%f"}

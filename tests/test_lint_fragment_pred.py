@@ -25,8 +25,8 @@ from ptxgen import legality as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import (agree_with_ptxas, lint_disagrees_with_ptxas, lint_errors, ptxas_rejected,  # noqa: E402
-                          ptxas_verdict)
+from _ptxas_lines import (agree_with_ptxas, kernel, lint_disagrees_with_ptxas, lint_errors,  # noqa: E402
+                          ptxas_rejected, ptxas_verdict, reg_decls)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 # (opcode tail after mma / mma.sp::ordered_metadata, registers of A, B, C/D, whether sparse, whether A/B take .pred)
@@ -74,9 +74,7 @@ def lines_and_verdicts():
 
 
 def module(lines):
-    return (".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
-            "\t.reg .pred %p<40>;\n\t.reg .b32 %r<40>;\n\t.reg .f32 %f<8>;\n"
-            + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return kernel(lines, "sm_90a", "8.7", reg_decls(("pred", "p", 40), ("b32", "r", 40), ("f32", "f", 8)))
 
 
 @needs_ptxas
@@ -209,8 +207,7 @@ def fragment_matrix(alts=("pred",), per_rule=PER_RULE):
 
 
 def _matrix_module(regs, tg, lines):
-    return (f".version 9.0\n.target {tg}\n.address_size 64\n.visible .entry k()\n{{\n{regs.decls()}"
-            "\t.shared .align 16 .b8 sm[1024];\n" + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return kernel(lines, tg, "9.0", regs.decls() + "\t.shared .align 16 .b8 sm[1024];\n")
 
 
 def _lint_against_ptxas(regs, matrix):
@@ -259,12 +256,9 @@ def test_every_fragment_form_agrees_with_ptxas_on_other_register_types():
 
 
 def _by_target_module(target):
-    def make(lines):
-        return (f".version 9.0\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n"
-                "\t.reg .b32 %r<20>;\n\t.reg .f32 %f<20>;\n\t.reg .f16x2 %h<20>;\n\t.reg .s32 %s<20>;\n"
-                "\t.reg .f64 %fd<20>;\n\t.reg .u64 %ud<20>;\n\t.reg .s64 %sd<20>;\n\t.reg .b64 %bd<20>;\n"
-                + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
-    return make
+    decls = reg_decls(*((t, n, 20) for t, n in (("b32", "r"), ("f32", "f"), ("f16x2", "h"), ("s32", "s"),
+                                                 ("f64", "fd"), ("u64", "ud"), ("s64", "sd"), ("b64", "bd"))))
+    return lambda lines: kernel(lines, target, "9.0", decls)
 
 
 @needs_ptxas

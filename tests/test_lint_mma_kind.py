@@ -71,7 +71,7 @@ from ptxgen.ops.mma import mma_sp_opcode, mma_sync_opcode
 from ptxgen.types import get_type
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ptxas_lines import ptxas_rejected  # noqa: E402
+from _ptxas_lines import kernel, ptxas_rejected, reg_decls  # noqa: E402
 import _three_way as three_way  # noqa: E402
 
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (CUDA toolkit) on PATH")
@@ -87,9 +87,7 @@ KIND_RULES = ("mma_kind_fp8", "mma_kind_f6f4", "mma_mxf8f6f4", "mma_mxf4", "mma_
 
 def module(lines: Sequence[str], target: str, version: str) -> str:
     """A kernel with `lines` in its body, after registers %<type>_<0..39> of each type."""
-    regs = "".join(f"\t.reg .{t} %{t}_<{NREGS}>;\n" for t in REG_TYPES)
-    return (f".version {version}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n{regs}"
-            + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return kernel(lines, target, version, reg_decls(*((t, t + "_", NREGS) for t in REG_TYPES)))
 
 
 FIRST = 6 + len(REG_TYPES)          # the line of the first body line

@@ -63,6 +63,7 @@ from ptxgen.types import get_type
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import _three_way as three_way  # noqa: E402
+from _ptxas_lines import kernel, reg_decls  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 REG_TYPES = ("pred", "b16", "u16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "f64")
@@ -75,9 +76,7 @@ TARGETS = {"sm_80": "8.5", "sm_89": "8.5", "sm_90a": "8.5", "sm_100a": "8.8", "s
 
 def module(lines: Sequence[str], target: str, version: str) -> str:
     """A kernel with `lines` in its body, after registers %<type>_<0..19> of each type."""
-    regs = "".join(f"\t.reg .{t} %{t}_<20>;\n" for t in REG_TYPES)
-    return (f".version {version}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n{regs}"
-            + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return kernel(lines, target, version, reg_decls(*((t, t + "_", 20) for t in REG_TYPES)))
 
 
 def _first(text: str) -> int:

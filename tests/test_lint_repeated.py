@@ -23,7 +23,7 @@ from ptxgen import lint as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import agree_with_ptxas  # noqa: E402
+from _ptxas_lines import agree_with_ptxas, kernel, reg_decls  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 # (line, ptxas 13.0 takes it)
@@ -283,9 +283,7 @@ PACK_LINES = _pack_lines()
 
 
 def pack_module(lines):
-    return (".version 8.6\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
-            + "".join(f"\t.reg .{t} {r}<4>;\n" for t, r in PACK_REGS.items())
-            + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n")
+    return kernel(lines, "sm_90a", "8.6", reg_decls(*((t, r.lstrip("%"), 4) for t, r in PACK_REGS.items())))
 
 
 def test_cvt_pack_operand_registers():

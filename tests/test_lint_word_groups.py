@@ -24,18 +24,17 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import (agree_with_ptxas, lint_disagrees_with_ptxas, lint_errors,  # noqa: E402
-                          ptxas_rejected)
+from _ptxas_lines import (agree_with_ptxas, kernel, lint_disagrees_with_ptxas, lint_errors,  # noqa: E402
+                          ptxas_rejected, reg_decls)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 TYPES = ("b32", "u32", "s32", "pred", "f32", "u64", "b64", "f16")
 
 
 def module(lines):
-    return (".version 8.8\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
-            "\t.reg .pred %p<5>;\n\t.reg .b32 %r<9>;\n\t.reg .f32 %f<9>;\n\t.reg .b64 %rd<9>;\n"
-            "\t.reg .b16 %h<9>;\n\t.reg .f16 %hf<9>;\n\t.reg .f64 %fd<9>;\n\t.shared .b32 sh[64];\n"
-            "T: .branchtargets L;\n" + "".join(f"\t{ln}\n" for ln in lines) + "L:\n\tret;\n}\n")
+    decls = reg_decls(("pred", "p", 5), *((t, n, 9) for t, n in (("b32", "r"), ("f32", "f"), ("b64", "rd"), ("b16", "h"),
+                                                                ("f16", "hf"), ("f64", "fd"))))
+    return kernel(lines, decls=decls + "\t.shared .b32 sh[64];\nT: .branchtargets L;\n", end="L:\n")
 
 
 def _typed():
