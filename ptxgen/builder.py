@@ -987,39 +987,28 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         return d
 
     # ------------------------------------------------------------------ arithmetic
-    def _float_mods(self, op, ty, rnd, ftz, sat, *, rnd_required=False, rnd_allowed=C.ROUND_F):
-        m = ""
-        if rnd is not None:
-            if ty.kind not in ("f", "packed"):
-                raise _err(f"{op}.{rnd}: rounding modes are for floating-point types", cls=LegalityError)
-            if rnd not in rnd_allowed:
-                raise _err(f"{op} rounding must be one of {', '.join(rnd_allowed)}, not {rnd!r}", cls=LegalityError)
-            # ptxas takes every float rounding on fma.bf16/.bf16x2 but only .rn on the other half forms
-            if ty in (f16, f16x2, bf16, bf16x2) and rnd != "rn" and not (op == "fma" and ty in (bf16, bf16x2)):
-                raise _err(f"{op}{ty.ptx} only takes .rn", cls=LegalityError)
-            m += "." + rnd
-        elif rnd_required:
-            raise _err(f"{op}{ty.ptx} needs a rounding mode (rn, rz, rm or rp)", cls=LegalityError,
-                       notes=("write e.g. rnd='rn'",))
-        if ftz:
-            # rcp.f64 is the one .f64 instruction with .ftz (rcp.rn.ftz.f64, rcp.approx.ftz.f64)
-            if ty not in (f32, f16, f16x2) and not (ty is f64 and op == "rcp"):
-                raise _err(f"{op}: .ftz applies to .f32 (and .f16) only", cls=LegalityError)
-            m += ".ftz"
-        if sat:
-            # integer saturation exists only as add.sat.s32 / sub.sat.s32 (ptxas: "Illegal modifier
-            # '.sat' for instruction 'mul.lo'"); mad.hi.sat.s32 is handled by mad
-            if ty not in (f32, f16, f16x2) and not (ty is s32 and op in ("add", "sub")):
-                raise _err(f"{op}{ty.ptx} has no .sat; it applies to .f32, .f16, .f16x2 (and .s32 for add/sub)",
-                           cls=LegalityError)
-            m += ".sat"
-        return m
+    def _float_mods(self, op, rnd, ftz, sat):
+        """The modifier words of the rnd=, ftz= and sat= arguments. Which of them `op` takes with which type is the
+        shared rule's to say (isa_core.ARITH_MODS, through _arith_mods); here only the rounding value is checked."""
+        if rnd is not None and rnd not in C.ROUND_F:
+            raise _err(f"{op} rounding must be one of {', '.join(C.ROUND_F)}, not {rnd!r}", cls=LegalityError)
+        return ("." + rnd if rnd else "") + (".ftz" if ftz else "") + (".sat" if sat else "")
 
     def _arith_mods(self, op, ty, mods):
-        """Refuse modifiers ptxas refuses on `op` of type `ty` (isa_core.ARITH_MODS, lint's rule too)."""
+        """Refuse modifiers ptxas refuses on `op` of type `ty` (isa_core.ARITH_MODS, lint's rule too), naming the
+        builder argument that wrote or would write the word."""
         err = C.arith_modifier_error(op, ty.name, mods.split(".")[1:])
-        if err is not None:
-            raise _err(f"{op}{mods}{ty.ptx}: {err[0]}", cls=LegalityError, notes=(err[1],))
+        if err is None:
+            return
+        message = err[0] if not mods else f"{op}{mods}{ty.ptx}: {err[0]}"
+        words = [w[1:] for w in re.findall(r"\.\w+", err[0].split(" takes ", 1)[-1].split(" needs ", 1)[-1])]
+        args = [_ARITH_ARGS.get(w, "") for w in words]
+        hint = ()
+        if " takes no " in err[0] and args and args[0]:
+            hint = (f"drop {args[0]}",)
+        elif " needs " in err[0] and args and all(a.startswith("rnd=") for a in args):
+            hint = (f"pass e.g. {args[0]}",)
+        raise _err(message, cls=LegalityError, notes=(err[1],) + hint)
 
     def _binary(self, op, a, b, type, dst, guard, mods="", dst_type=None, ops_type=None):
         ty = self._infer(type, a, b, dst)
@@ -1034,12 +1023,12 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def add(self, a, b, *, type=None, rnd=None, ftz=False, sat=False, dst=None, guard=None) -> Reg:
         """`add{.rnd}{.ftz}{.sat}.T d, a, b;`"""
         ty = self._infer(type, a, b, dst)
-        return self._binary("add", a, b, ty, dst, guard, self._float_mods("add", ty, rnd, ftz, sat))
+        return self._binary("add", a, b, ty, dst, guard, self._float_mods("add", rnd, ftz, sat))
 
     def sub(self, a, b, *, type=None, rnd=None, ftz=False, sat=False, dst=None, guard=None) -> Reg:
         """`sub{.rnd}{.ftz}{.sat}.T d, a, b;`"""
         ty = self._infer(type, a, b, dst)
-        return self._binary("sub", a, b, ty, dst, guard, self._float_mods("sub", ty, rnd, ftz, sat))
+        return self._binary("sub", a, b, ty, dst, guard, self._float_mods("sub", rnd, ftz, sat))
 
     def _int_mode(self, op, ty, mode):
         if ty.is_int:
@@ -1056,7 +1045,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         """`mul{.lo|.hi|.wide}.T d, a, b;` (floats: `mul{.rnd}{.ftz}{.sat}`)."""
         ty = self._infer(type, a, b)
         self._check_type("mul", ty)
-        m = self._int_mode("mul", ty, mode) + self._float_mods("mul", ty, rnd, ftz, sat)
+        m = self._int_mode("mul", ty, mode) + self._float_mods("mul", rnd, ftz, sat)
         dty = _widen(ty) if mode == "wide" else ty
         return self._binary("mul", a, b, ty, dst, guard, m, dst_type=dty)
 
@@ -1067,7 +1056,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         m = self._int_mode("mad", ty, mode)
         if sat and ty.is_int and not (ty is s32 and mode == "hi"):
             raise _err("integer mad.sat exists only as mad.hi.sat.s32", cls=LegalityError)
-        m += ".sat" if sat and ty.is_int else self._float_mods("mad", ty, rnd, ftz, sat, rnd_required=ty.is_float)
+        m += ".sat" if sat and ty.is_int else self._float_mods("mad", rnd, ftz, sat)
         self._arith_mods("mad", ty, m)
         dty = _widen(ty) if mode == "wide" else ty
         sa, sb = self._src(a, ty, "a"), self._src(b, ty, "b")
@@ -1080,7 +1069,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         """`fma.rnd{.ftz}{.sat}.T d, a, b, c;`"""
         ty = self._infer(type, a, b, c)
         self._check_type("fma", ty)
-        m = self._float_mods("fma", ty, rnd, ftz, sat, rnd_required=True)
+        m = self._float_mods("fma", rnd, ftz, sat)
         self._arith_mods("fma", ty, m)
         sa, sb, sc = self._src(a, ty, "a"), self._src(b, ty, "b"), self._src(c, ty, "c")
         d = self._dst(dst, ty)
@@ -1099,7 +1088,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             if (approx or full) and ty is not f32:
                 raise _err("div.approx/div.full are .f32 only", cls=LegalityError)
             m = ".approx" if approx else ".full" if full else ""
-            m += self._float_mods("div", ty, rnd, ftz, False)
+            m += self._float_mods("div", rnd, ftz, False)
         elif rnd or approx or full or ftz:
             raise _err("integer div takes no rounding/approx/ftz", cls=LegalityError)
         return self._binary("div", a, b, ty, dst, guard, m)
@@ -1111,12 +1100,12 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def min(self, a, b, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
         """`min{.ftz}.T d, a, b;`"""
         ty = self._infer(type, a, b)
-        return self._binary("min", a, b, ty, dst, guard, self._float_mods("min", ty, None, ftz, False))
+        return self._binary("min", a, b, ty, dst, guard, self._float_mods("min", None, ftz, False))
 
     def max(self, a, b, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
         """`max{.ftz}.T d, a, b;`"""
         ty = self._infer(type, a, b)
-        return self._binary("max", a, b, ty, dst, guard, self._float_mods("max", ty, None, ftz, False))
+        return self._binary("max", a, b, ty, dst, guard, self._float_mods("max", None, ftz, False))
 
     def _unary(self, op, a, type, dst, guard, mods="", dst_type=None):
         ty = self._infer(type, a, dst)
@@ -1130,12 +1119,12 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
     def abs(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
         """`abs{.ftz}.T d, a;`"""
         ty = self._infer(type, a)
-        return self._unary("abs", a, ty, dst, guard, self._float_mods("abs", ty, None, ftz, False))
+        return self._unary("abs", a, ty, dst, guard, self._float_mods("abs", None, ftz, False))
 
     def neg(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
         """`neg{.ftz}.T d, a;`"""
         ty = self._infer(type, a)
-        return self._unary("neg", a, ty, dst, guard, self._float_mods("neg", ty, None, ftz, False))
+        return self._unary("neg", a, ty, dst, guard, self._float_mods("neg", None, ftz, False))
 
     def rcp(self, a, *, type=None, rnd=None, approx=False, ftz=False, dst=None, guard=None) -> Reg:
         """`rcp.approx{.ftz}.f32` or `rcp.rnd.f32/.f64`."""
@@ -1146,7 +1135,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             raise _err("rcp.approx.f64 exists only as rcp.approx.ftz.f64", cls=LegalityError,
                        notes=("pass ftz=True",))
         m = ".approx" if approx else ""
-        return self._unary("rcp", a, ty, dst, guard, m + self._float_mods("rcp", ty, rnd, ftz, False))
+        return self._unary("rcp", a, ty, dst, guard, m + self._float_mods("rcp", rnd, ftz, False))
 
     def sqrt(self, a, *, type=None, rnd=None, approx=False, ftz=False, dst=None, guard=None) -> Reg:
         """`sqrt.approx{.ftz}.f32` or `sqrt.rnd.f32/.f64`."""
@@ -1156,7 +1145,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         if approx and ty is not f32:
             raise _err(f"sqrt.approx is .f32 only; use a rounding mode for {ty.ptx}", cls=LegalityError)
         m = ".approx" if approx else ""
-        return self._unary("sqrt", a, ty, dst, guard, m + self._float_mods("sqrt", ty, rnd, ftz, False))
+        return self._unary("sqrt", a, ty, dst, guard, m + self._float_mods("sqrt", rnd, ftz, False))
 
     def ex2(self, a, *, type=None, ftz=False, dst=None, guard=None) -> Reg:
         """`ex2.approx{.ftz}.T d, a;`"""
@@ -1667,6 +1656,11 @@ class _CallList:
 
     def __str__(self):
         return "(" + ", ".join(self.names) + ")"
+
+
+# the builder arguments that write the arithmetic modifier words
+_ARITH_ARGS = {**{r: f"rnd={r!r}" for r in C.ROUND_F}, "ftz": "ftz=True", "sat": "sat=True", "approx": "approx=True",
+               "full": "full=True"}
 
 
 def _widen(ty: Type) -> Type:

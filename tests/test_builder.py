@@ -424,7 +424,7 @@ def test_mma_sync_with_wrong_register_type_and_count():
 @pytest.mark.parametrize("case", [
     ("mul without a mode", "PTX-E-FORM", "integer mul.s32 needs mode='lo', 'hi' or 'wide'",
      lambda k: k.mul(k.reg(s32), 2)),
-    ("float mad without rounding", "PTX-E-FORM", "mad.f32 needs a rounding mode (rn, rz, rm or rp)",
+    ("float mad without rounding", "PTX-E-FORM", "mad.f32 needs one of .rn, .rz, .rm or .rp",
      lambda k: k.mad(k.reg(f32), 2.0, 1.0)),
     ("cvt.rzi.f32.s32", "PTX-E-FORM", "cvt.f32.s32: rounding 'rzi' not allowed",
      lambda k: k.cvt(k.reg(s32), f32, rnd="rzi")),
@@ -438,7 +438,7 @@ def test_mma_sync_with_wrong_register_type_and_count():
      lambda k: k.setp("lo", k.reg(f32), 1.0)),
     ("setp.lo on s32", "PTX-E-FORM", "setp.lo is not a comparison for .s32",
      lambda k: k.setp("lo", k.reg(s32), 1)),
-    (".sat on add.u32", "PTX-E-FORM", "add.u32 has no .sat; it applies to .f32, .f16, .f16x2 (and .s32 for add/sub)",
+    (".sat on add.u32", "PTX-E-FORM", "add.sat.u32: add.u32 takes no .sat",
      lambda k: k.add(k.reg(u32), 1, sat=True)),
     ("sqrt.approx.f64", "PTX-E-FORM", "sqrt.approx is .f32 only; use a rounding mode for .f64",
      lambda k: k.sqrt(k.reg(f64), approx=True)),
