@@ -46,7 +46,7 @@ from .ir import Imm
 from .errors import InternalError, TargetError, UsageError
 from .target import PtxVersion, Target, parse_version, version_str
 from .types import (VECTOR_KIND, Type, b16, b32, b64, bf16x2, clashing_neighbour, compatible, f16, f16x2, f32, f64,
-                    get_type, pred, s16, s32, s64, tf32, u16, u32, u64)
+                    get_type, pred, s16, s32, s64, tf32, u16, u32, u64, vector_bits)
 
 __all__ = [
     "Form", "Slot", "Signature", "OperandInfo", "Need", "FormRule", "FORMS",
@@ -513,6 +513,7 @@ class OperandInfo:
                                            # literal, None for a register (empty where there are none)
     decl: Tuple[Optional[Type], ...] = ()  # 'vec': per element, the type its register is declared with
                                            # where that is not its type (empty: the same)
+    lits64: Tuple[int, ...] = ()           # 'vec': the elements that are 64-bit float literals (0d, decimal)
     space: Optional[str] = None      # 'addr', 'tensor': the state space of the variable the address
                                      # names ('shared', 'global', ...); None: a register, or not known
     handles: Tuple[Optional[str], ...] = ()  # 'addr', 'tensor': the type names of the items before the
@@ -694,11 +695,56 @@ def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequ
     if f.rule.startswith("mma_sp"):
         return out
     at = f.fields["atype"][1:]
-    if name == "c" and at in ("s8", "u8") and f.has(".m8n8k16"):
-        # a register of another type beside the .s32 ones, or a float literal, below sm_100 only (from sm_100 on
-        # "Vector with elements of different types are not allowed")
-        out.append(((_MIXED_ONLY, "f32", "f16x2", _FLOAT_LITERALS), ((0, 100),)))
+    if name == "c" and at in ("s4", "u4", "b1"):
+        # a .pred element of C (beside .b32 ones: a vector typed by its elements) where A refuses them ("Type of
+        # argument does not match formal parameter 'c0'", its own code)
+        out.append(((_MIXED_ONLY, "pred"), _pred_targets(f, "a", at)))
+    if f.rule == "mma_m8n8k4_f16" and name != "d":
+        # from sm_80 on ptxas runs m8n8k4 through code of its own, whose A, B and C take no .pred element
+        out.append(((_MIXED_ONLY, "pred"), ((0, 80),)))
     return out
+
+
+def _m8n8k4_d_gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
+    """mma.m8n8k4 with an .f32 D from sm_80 on: ptxas 13.0 writes D in halves of four registers through code of its
+    own, which refuses a half of .pred registers only ({%r0, %r1, %r2, %r3, %p4, %p5, %p6, %p7}: "Arguments mismatch
+    for instruction 'ld'")."""
+    k = where.get("d")
+    if k is None or target.sm < 80 or ops[k].kind != VEC or ops[k].count != 8:
+        return []
+    decl = ops[k].decl or ops[k].elems
+    for h in (0, 4):
+        if all(t is not None and t.kind == "pred" for t in decl[h:h + 4]) and \
+                not all(t is not None and t.kind == "pred" for t in decl):
+            return [(CODE_TYPE, f"operand {k + 1} (d) has four .pred registers in its {'first' if h == 0 else 'second'} "
+                                f"half; for {target} ptxas 13.0 writes D in halves of four through code of its own, "
+                                "which takes no half of .pred registers (\"Arguments mismatch for instruction 'ld'\")")]
+    return []
+
+
+def _m8n8k16_c_gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
+    """mma.m8n8k16 (.s8/.u8) from sm_100 on: ptxas 13.0 runs it through code of its own, where C's second element
+    is an integer or bit register or an integer literal ({%r0, %f1}, {%r0, %p1}, {%r0, 0f3F800000} are "Vector with
+    elements of different types"), and its first is no 0f literal ("Arguments mismatch for instruction 'mma'"); below
+    sm_100, and in the first element beside a .b32 one (an .f32, .f16x2 or .pred register, a 0d literal), C is any
+    vector as the other fragments are."""
+    k = where.get("c")
+    if k is None or target.sm < 100 or ops[k].kind != VEC:
+        return []
+    o = ops[k]
+    decl = o.decl or o.elems
+    lits = o.lits or (None,) * o.count
+    for i in range(1, o.count):
+        t = decl[i]
+        if t is not None and t.kind in ("f", "packed", "pred") or lits[i] == "f":
+            what = f"a .{t.name} register" if t is not None else "a floating-point literal"
+            return [(CODE_TYPE, f"operand {k + 1} (c) has {what} after its first element; for {target} ptxas 13.0 "
+                                "runs mma.m8n8k16 through code of its own, which takes integer and bit registers and "
+                                "integer literals there (\"Vector with elements of different types\")")]
+    if o.count and lits[0] == "f" and 0 not in o.lits64:
+        return [(CODE_TYPE, f"operand {k + 1} (c) starts with a 0f literal; for {target} ptxas 13.0 runs "
+                            "mma.m8n8k16 through code of its own, which refuses it (\"Arguments mismatch\")")]
+    return []
 
 
 _INT_LITERALS, _FLOAT_LITERALS = "integer literals", "floating-point literals"   # (in _target_regs: not types)
@@ -787,7 +833,9 @@ def _mma_operands(f: Form) -> List[Signature]:
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
     return _sig(_widen(_frag("d", d[0], d[1], "dst", shape=sh), f, dt), _widen(_frag("a", a[0], a[1], shape=sh), f, at),
                 b_slot, _frag("c", c[0], c[1], shape=sh),
-                gate=_regs_gate(f, {"d": dt, "a": at, "b": bt, "c": ct}, _FP8_GATES[dt] if at in _FP8 else None))
+                gate=_regs_gate(f, {"d": dt, "a": at, "b": bt, "c": ct},
+                                _FP8_GATES[dt] if at in _FP8 else _m8n8k4_d_gate if f.rule == "mma_m8n8k4_f16" and
+                                dt == "f32" else _m8n8k16_c_gate if f.has(".m8n8k16") else None))
 
 
 _FP8 = ("e4m3", "e5m2")
@@ -997,6 +1045,11 @@ def _fp8_gate(acc: str):
                 out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds .pred registers; with .e4m3/.e5m2 inputs "
                                        f"ptxas 13.0 takes those on sm_89 and from sm_120 on, not for {target} "
                                        "(\"Arguments mismatch for instruction 'mov'\", its own code)"))
+            elif k is not None and ops[k].kind == VEC and ops[k].lits64:
+                out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds a 0d literal; with .e4m3/.e5m2 inputs ptxas "
+                                       f"13.0 moves A and B with a mov.b32 of its own for {target}, which refuses it "
+                                       "(\"Arguments mismatch for instruction 'mov'\"); write the bits as a 0f or "
+                                       "integer literal"))
         for name in ("d", "c"):
             k = where.get(name)
             o = ops[k] if k is not None else None
@@ -2605,6 +2658,22 @@ def _handles_problem(s: Slot, o: OperandInfo, pos: str, title: str) -> Optional[
     return None
 
 
+def _uniform(o: OperandInfo, decl: Sequence[Optional[Type]]) -> bool:
+    """Whether ptxas 13.0 types vector `o` by the form (each register against the operand's types): its registers are
+    all declared alike and it holds no literal, or .f32 registers with 0f literals only, or .f64 ones with 0d
+    literals only; a vector of literals only is typed by its literals (_literal_fragment_problem). Any other vector
+    is typed by its elements (tests/test_lint_vector_mix.py)."""
+    names = {e.name for e in decl if e is not None}
+    if len(names) > 1:
+        return False
+    if not names or not any(o.lits):
+        return True
+    if "i" in o.lits:
+        return False
+    wide = len(o.lits64) == sum(1 for x in o.lits if x)
+    return names == {"f32"} and not o.lits64 or names == {"f64"} and wide
+
+
 def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List[Diagnostic], List[Slot]]:
     slots = _assign(sig, len(ops))
     if slots is None:
@@ -2642,18 +2711,24 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                         out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
                                                     f".{'/.'.join(t.name for t in s.types)} expected"))
                         break
-            elif o.kind == VEC and len({e.name for e in decl if e is not None}) > 1:
-                # registers declared with several types: ptxas 13.0 types such a vector by its elements, as
-                # it types ld/st vectors (types.clashing_neighbour), not each element by the form
+            elif o.kind == VEC and not _uniform(o, decl):
+                # registers declared with several types, or registers and literals but for .f32 ones with 0f
+                # literals and .f64 ones with 0d literals: ptxas 13.0 types such a vector by its elements, as it
+                # types ld/st vectors, not each element by the form; it takes any whose registers have one width
+                # (a .pred one counts as 32 bits) and whose neighbours do not mix kinds (types.clashing_neighbour)
                 kinds = [VECTOR_KIND.get(e.kind) if e is not None else lit or None
                          for e, lit in zip(decl, o.lits or (None,) * o.count)]
-                bits = {t.bits for t in s.types}
-                if bits and any(e is not None and e.bits not in bits for e in decl):
+                bits = {vector_bits(t) for t in s.types}
+                j = clashing_neighbour(kinds)
+                if bits and any(e is not None and vector_bits(e) not in bits for e in decl):
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} holds registers of another width; "
                                                 f"{'/'.join(str(b) for b in sorted(bits))}-bit expected"))
-                elif clashing_neighbour(kinds) is not None:
-                    out.append(_diag(CODE_TYPE, f"{title}: {pos} mixes integer, floating-point or packed "
-                                                "registers side by side", ("a .bN register stands next to any",)))
+                elif j is not None:
+                    what = [f".{decl[i].name} register" if decl[i] is not None else
+                            f"{'an integer' if o.lits[i] == 'i' else 'a floating-point'} literal" for i in (j - 1, j)]
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} has {what[1]} next to {what[0]}; ptxas takes no "
+                                                "vector whose neighbours mix integer, floating-point, packed and .pred "
+                                                "elements", ("a .bN register stands next to any",)))
             else:
                 for e in o.elems:
                     if not _type_ok(e, s):
@@ -2665,18 +2740,11 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                 if bad:
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
                     continue
-            if o.kind == VEC and any(o.lits):
-                # ptxas 13.0: "Result register required" for a literal in a written vector; in a read one,
-                # "Vector with elements of different types" for an integer literal next to a floating-point
-                # register (not next to a packed or integer one; a float literal stands anywhere)
-                if s.role == "dst":
-                    out.append(_diag(CODE_OPERANDS, f"{title}: {pos} is written; each element must be a register, "
-                                                    "not a literal"))
-                elif any(lit == "i" and any(0 <= j < o.count and decl[j] is not None and decl[j].kind == "f"
-                                            for j in (i - 1, i + 1))
-                         for i, lit in enumerate(o.lits)):
-                    out.append(_diag(CODE_TYPE, f"{title}: {pos} has an integer literal next to a floating-point "
-                                                "register", ("write it as a float literal (0f...)",)))
+            if o.kind == VEC and any(o.lits) and s.role == "dst":
+                # ptxas 13.0: "Result register required" for a literal in a written vector (in a read one the
+                # literals' neighbours are checked above)
+                out.append(_diag(CODE_OPERANDS, f"{title}: {pos} is written; each element must be a register, "
+                                                "not a literal"))
         if (o.kind == ADDR or o.kind == TENSOR) and o.space is not None and s.spaces is not None \
                 and o.space not in s.spaces:
             want = "/".join("." + x for x in sorted(s.spaces))

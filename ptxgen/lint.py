@@ -31,7 +31,7 @@ from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, P
 from .target import (LATEST_PTX, REGISTER_RULE_MIN_SM, PtxVersion, Target, cta_register_limit, max_regs_for_threads,
                      read_version, version_error, version_str)
 from .types import (VECTOR_KIND, Type, b32, clashing_neighbour, compatible, f16x2, f32, get_type, pred, s32, tf32,
-                    u32, u64)
+                    u32, u64, vector_bits)
 
 __all__ = ["lint_ptx", "lint_file", "lint_module", "lint_result", "read_ptx", "CODES", "legality_check"]
 
@@ -509,6 +509,15 @@ def _untyped_signature(base: str, mods: Sequence[str]):
     if base == "activemask":
         return [_slot(_D, b32)], 1
     return None, 0
+
+
+def _uniform_vector(v: Vec) -> bool:
+    """Whether ptxas 13.0 types vector `v` as a whole, as legality._uniform has it: literals only, or registers of one
+    declared type and no literal, or .f32 registers with 0f literals only, or .f64 ones with 0d literals only."""
+    regs = {e.type.name for e in v.elems if type(e) is Reg and e.type is not None}
+    lits = [e for e in v.elems if type(e) in (Imm, FloatImm)]
+    return not regs or len(regs) == 1 and (not lits or all(type(e) is FloatImm and e.type is not None and (
+        e.type.bits == 32 and regs == {"f32"} or e.type.bits == 64 and regs == {"f64"}) for e in lits))
 
 
 def _widen(t: Type) -> Type:
@@ -1815,8 +1824,9 @@ class _FnCheck:
                     if e.type is None:
                         self.undeclared(e, loc, k)
                     elif width is None:
-                        width = e.type.bits
-                    elif e.type.bits != width and not mixed:      # one report a vector: its first odd register
+                        width = vector_bits(e.type)
+                    elif vector_bits(e.type) != width and not mixed:    # one report a vector: its first odd one
+                        # (a .pred register counts as 32 bits in a vector: ptxas 13.0 takes {%r1, %p2})
                         self.ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}, but the vector's first register is "
                                                    f"{width}-bit; the elements of a vector have one width",
                                      _tok_loc(self.ctx, loc, k), (), 1)
@@ -1970,14 +1980,28 @@ class _FnCheck:
                 # ptxas 13.0 types a vector by its registers, not each one by the instruction: a register
                 # of any kind of the width (each checked as .bN), then `vector_kinds`
                 bits_ty = _BIT_TYPES.get(ty.bits, ty)
+                # a .pred register beside others is a 32-bit element ({%r1, %p2}: types.vector_bits); an .f32
+                # access takes no wider register in a vector but a .bN one ("Arguments mismatch" for ld.v2.f32
+                # {%rd1, %rd2} with .u64 or .f64 registers)
+                preds = sum(1 for e in o.elems if type(e) is Reg and e.type is not None and e.type.kind == "pred")
+                uniform = _uniform_vector(o)
                 for e in o.elems:
-                    if type(e) is Reg and e.type is not None:
-                        self.reg_type(e, bits_ty, wide, op, loc, k, strict=True)
+                    vwide = wide and (ty is not f32 or not uniform or type(e) is Reg and e.type is not None
+                                      and e.type.kind == "b")
+                    if type(e) is Reg and e.type is not None and e.type.kind == "pred" and preds < len(o.elems):
+                        if not compatible(b32, bits_ty, wider_ok=vwide):
+                            self.ctx.add("PTX-E-TYPE", f"{e.name} is a .pred register, a 32-bit element in a vector; "
+                                                       f"{op.base} needs .{bits_ty.name} here",
+                                         _tok_loc(self.ctx, loc, k), (), len(e.name))
+                    elif type(e) is Reg and e.type is not None:
+                        self.reg_type(e, bits_ty, vwide, op, loc, k, strict=True)
                     elif kind == _DV and type(e) in (Imm, FloatImm):
                         ctx.add("PTX-E-OPERANDS", f"{op.base} cannot write to an immediate", _tok_loc(ctx, loc, k))
-                    elif type(e) is Imm:
+                    elif type(e) is Imm or type(e) is FloatImm and ty.kind == "b" and not any(
+                            type(x) is Reg for x in o.elems):
                         self.imm_type(e, ty, op, loc, k)
-                    # (a float literal in a vector: ptxas 13.0 takes one of any width; `vector_kinds`)
+                    # (a float literal beside registers: ptxas 13.0 takes one of any width; `vector_kinds`; in a
+                    # vector of literals only, a .bN access takes those of its width: {0f3F800000, 0f3F800000})
                 self.vector_kinds(o, ty, op, loc, k)
                 return
             if t is Vec:
@@ -2034,7 +2058,9 @@ class _FnCheck:
                                        f"vector whose neighbours mix integer, floating-point and packed values",
                          _tok_loc(self.ctx, loc, k), ("a .bN register stands next to any kind",), 1)
             return
-        if whole and None not in kinds and len(set(kinds)) == 1:
+        # (a vector of one register type and literals but .f32 ones with 0f literals is typed by its elements,
+        # not as a whole: st.v4.u32 takes {%f1, %f2, %f3, 0d3FF0000000000000})
+        if whole and _uniform_vector(v) and None not in kinds and len(set(kinds)) == 1:
             kind = kinds[0]
             if kind == "f" and ty.kind in ("u", "s") or kind == "h" and ty.kind == "f":
                 what = "floating-point" if kind == "f" else "packed"
@@ -2203,8 +2229,10 @@ class _FnCheck:
         if n not in (2, 4, 8) or part < 8 or part * n != ty.bits:
             self.ctx.add("PTX-E-OPERANDS", f"mov.{ty.name} cannot split into {n} parts", _tok_loc(self.ctx, loc, k))
             return
+        mixed = not all(type(e) is Reg and e.type is not None and e.type.kind == "pred" for e in elems)
         for e in elems:
-            if type(e) is Reg and e.type is not None and e.type.bits != part:
+            # a .pred part beside others counts as 32 bits (mov.b64 %rd1, {%r1, %p2}; not {%p1, %p2})
+            if type(e) is Reg and e.type is not None and (vector_bits(e.type) if mixed else e.type.bits) != part:
                 self.ctx.add("PTX-E-TYPE", f"{e.name} is .{e.type.name}; each part of mov.{ty.name} {{...}} is "
                                            f"{part} bits", _tok_loc(self.ctx, loc, k), (), len(e.name))
                 return

@@ -109,13 +109,20 @@ def get_type(t) -> Type:
 
 # The kind ptxas 13.0 gives each element of a vector operand: bits (.bN, which stands next to any kind),
 # integer (.uN/.sN and integer literals), floating-point (.fN and float literals) and packed (.f16x2 ...).
-VECTOR_KIND = {"b": "b", "u": "i", "s": "i", "f": "f", "packed": "h"}
+VECTOR_KIND = {"b": "b", "u": "i", "s": "i", "f": "f", "packed": "h", "pred": "p"}
+
+
+def vector_bits(t: "Type") -> int:
+    """The width ptxas 13.0 gives a register in a vector, where all registers have one: a .pred register counts
+    as 32 bits ({%r1, %p2} is a vector of two 32-bit elements)."""
+    return 32 if t.kind == "pred" else t.bits
 
 
 def clashing_neighbour(kinds: Sequence[Optional[str]]) -> Optional[int]:
     """The index of the first element of a vector whose kind (VECTOR_KIND's; None: not known) clashes
-    with the one before it: integer, floating-point and packed elements may not stand side by side
-    ("Vector with elements of different types"); None where none does."""
+    with the one before it: integer, floating-point, packed and .pred elements (literals as integer or
+    floating-point ones) may not stand side by side ("Vector with elements of different types"), a .bN
+    register stands next to any; None where none does."""
     for j in range(1, len(kinds)):
         a, b = kinds[j - 1], kinds[j]
         if a is not None and b is not None and a != b and "b" not in (a, b):

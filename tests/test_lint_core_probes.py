@@ -3,8 +3,8 @@
 Each probe is a legal core instruction with one operand replaced by a register of another declared type
 (.b16 ... .f64, .f16x2, .pred) or by an immediate (an integer and a float literal). The whole set goes
 through ptxas 13.0 (one kernel, rejected lines blanked until it assembles) and through `lint_ptx`; the two
-verdicts must agree, but for KNOWN, where ptxas takes a .pred register in places no rule of the PTX ISA
-allows and lint keeps to the rule.
+verdicts must agree, but for KNOWN, where ptxas takes a .f16x2 register in vote.sync's predicate operands
+and lint keeps to the rule.
 
 What this found (fixed): ptxas takes a .f16x2 register for a 32-bit integer where the instruction's type
 names it (add.u32, ld.u16 ...) but not in a vector or a fixed .u32 operand (a shift amount, bfe's
@@ -12,8 +12,9 @@ position, clz's count); wider registers in ld/st/cvt of any kind for a bit type 
 float types; no ld/st of .f16; no immediate for half types; cvta's source of the instruction's size;
 immediates in mov's pack but not in its unpack. Vectors of ld/st whose registers mix kinds: ptxas
 types the vector by its registers (integer, floating-point and packed ones not side by side, .bN ones
-next to any) rather than each register by the instruction's type. Instruction types: cvt takes no .bN
-type, shfl only .b32, a mov that packs or unpacks a vector only a .bN type.
+next to any) rather than each register by the instruction's type; a .pred register among others is a
+32-bit element there (ld/st.v2.b32 and mov.b64's pack and unpack take {%r1, %p2}; tests/test_lint_vector_mix.py).
+Instruction types: cvt takes no .bN type, shfl only .b32, a mov that packs or unpacks a vector only a .bN type.
 """
 from __future__ import annotations
 
@@ -192,10 +193,7 @@ def _type_probes():
 # ptxas 13.0 takes a .pred register here (or a .f16x2 one for a .pred), which no rule of the PTX ISA
 # allows; lint refuses it
 KNOWN = {
-    "ld.global.v2.b32: operand 1 a .pred register", "ld.global.v2.b32: operand 2 a .pred register",
-    "st.global.v2.b32: operand 1 a .pred register", "st.global.v2.b32: operand 2 a .pred register",
     "vote.sync.any.pred: operand 1 a .f16x2 register", "vote.sync.any.pred: operand 2 a .f16x2 register",
-    "mov.b64: operand 1 a .pred register", "mov.b64: operand 2 a .pred register",
 }
 
 
