@@ -462,6 +462,8 @@ class Slot:
                                  # (tex's scalar operands and result vector)
     fragment: bool = False       # a tensor-core fragment (mma, mma.sp, wgmma, stmatrix): a vector of literals only
                                  # is typed by its literals (_literal_fragment_problem)
+    f64_literals: bool = False   # a fragment that takes literals typed .f64 too (the .f32 C of the 8-, 6- and 4-bit
+                                 # float inputs without a block scale)
 
     @property
     def type(self) -> Optional[Type]:
@@ -832,7 +834,7 @@ def _mma_operands(f: Form) -> List[Signature]:
     if at in _FP8 and k == 16:      # ptxas 13.0 takes B of 1, 2, 4 or 8 registers here (tests/test_lint_mma_kind.py)
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
     return _sig(_widen(_frag("d", d[0], d[1], "dst", shape=sh), f, dt), _widen(_frag("a", a[0], a[1], shape=sh), f, at),
-                b_slot, _frag("c", c[0], c[1], shape=sh),
+                b_slot, replace(_frag("c", c[0], c[1], shape=sh), f64_literals=at in _FP8 and ct == "f32"),
                 gate=_regs_gate(f, {"d": dt, "a": at, "b": bt, "c": ct},
                                 _FP8_GATES[dt] if at in _FP8 else _m8n8k4_d_gate if f.rule == "mma_m8n8k4_f16" and
                                 dt == "f32" else _m8n8k16_c_gate if f.has(".m8n8k16") else None))
@@ -950,6 +952,7 @@ def _mma_sp_operands(f: Form) -> List[Signature]:
     types = {"d": dt, "a": at, "b": bt, "c": ct}
     d_, a_, b_, c_ = (_widen(_frag(n, r[0], r[1], "dst" if n == "d" else "src", **kw), f, types[n])
                       for n, r in (("d", d), ("a", a), ("b", b), ("c", c)))
+    c_ = replace(c_, f64_literals=fp8 and ct == "f32")
     return _sig(d_, a_, b_, c_, _META, _imm("f", sparsity_selectors(f)), cross=_meta_cross,
                 gate=_regs_gate(f, types, _meta_gate(f)))
 
@@ -1088,7 +1091,7 @@ def _kind_operands(f: Form) -> List[Signature]:
     if k == 16:     # .e4m3/.e5m2 at .m16n8k16: ptxas 13.0 takes B of 1, 2, 4 or 8 registers (mma_fp8's too)
         b_slot = replace(b_slot, counts=(1, 2, 4, 8))
     slots = [_frag("d", d[0], d[1], "dst", kind=regs), _frag("a", a, b32, kind=regs), b_slot,
-             _frag("c", c[0], c[1], kind=regs)]
+             replace(_frag("c", c[0], c[1], kind=regs), f64_literals=not block and c[1] is f32)]
     crosses = []
     if sparse:
         slots += [_META, _imm("f", sparsity_selectors(f))]
@@ -2600,17 +2603,26 @@ def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
 
 def _literal_fragment_problem(o: OperandInfo, s: Slot) -> str:
     """What is wrong with a tensor-core fragment written as literals only ('' where ptxas 13.0 takes it). ptxas
-    types such a vector by its literals ("Arguments mismatch", tests/test_lint_fragment_pred.py): integer literals
-    pass where the fragment's own type is .s32 or .f64, float literals where it takes an .f32 register or is .f64.
-    (0d literals are refused in more places than 0f ones, and taken in the .f32 accumulators of some forms only;
-    lint does not tell the two apart here.)"""
+    types such a vector by its literals ("Arguments mismatch", tests/test_lint_fragment_pred.py,
+    tests/test_lint_vector_mix.py): integer literals pass where the fragment's own type is .s32 or .f64; 0f literals
+    only are an .f32 value, which passes where the fragment takes .f32 registers or is .f64; 0d literals only, or 0f
+    ones with a 0d after the first, an .f64 value, which passes in .f64 fragments; a 0d literal first with 0f ones
+    after it is typed by its elements and taken anywhere; integer and float literals side by side, nowhere. The .f32
+    C of the 8-, 6- and 4-bit float inputs without a block scale takes an .f64 value too (Slot.f64_literals)."""
     own = s.types[0].name if s.types else ""
+    if "i" in o.lits and "f" in o.lits:
+        return ("mixes integer and floating-point literals; ptxas 13.0 takes no vector whose neighbours mix integer "
+                "and floating-point elements")
     if "i" in o.lits and own not in ("s32", "f64"):
         return (f"is written as integer literals only; ptxas 13.0 takes those in .s32 and .f64 fragments, not in "
                 f"this .{own} one")
-    if "f" in o.lits and own != "f64" and not _type_ok(get_type("f32"), s):
+    if "f" in o.lits and not o.lits64 and own != "f64" and not _type_ok(get_type("f32"), s):
         return (f"is written as floating-point literals only; ptxas 13.0 takes those where the fragment takes .f32 "
                 f"registers, not in this .{own} one")
+    if o.lits64 and not (o.lits64[0] == 0 and len(o.lits64) < o.count) and own != "f64" \
+            and not _type_ok(get_type("f64"), s) and not s.f64_literals:
+        return (f"is written as 0d literals (or 0f ones with a 0d after the first), which ptxas 13.0 types as an .f64 "
+                f"value: taken in .f64 fragments, not in this .{own} one; write 0f literals")
     return ""
 
 
@@ -2724,11 +2736,11 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} holds registers of another width; "
                                                 f"{'/'.join(str(b) for b in sorted(bits))}-bit expected"))
                 elif j is not None:
-                    what = [f".{decl[i].name} register" if decl[i] is not None else
+                    what = [f"a .{decl[i].name} register" if decl[i] is not None else
                             f"{'an integer' if o.lits[i] == 'i' else 'a floating-point'} literal" for i in (j - 1, j)]
-                    out.append(_diag(CODE_TYPE, f"{title}: {pos} has {what[1]} next to {what[0]}; ptxas takes no "
-                                                "vector whose neighbours mix integer, floating-point, packed and .pred "
-                                                "elements", ("a .bN register stands next to any",)))
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} has {what[0]} and {what[1]} side by side; ptxas 13.0 "
+                                                "takes no vector whose neighbours mix integer, floating-point, packed "
+                                                "and .pred elements", ("a .bN register stands next to any",)))
             else:
                 for e in o.elems:
                     if not _type_ok(e, s):

@@ -406,8 +406,8 @@ def test_literals_in_fragments():
     a, b = v(4, b32), v(2, b32)
     assert L.check(op, [v(4, f32), a, b, lit(4, f32, "f")]) == []
     assert L.check(op, [v(4, f32), lit(4, b32, "i"), b, v(4, f32)]) == []
-    assert "integer literal next to a floating-point register" in only(L.check(op, [v(4, f32), a, b,
-                                                                                    lit(4, f32, "i")])).message
+    assert "an integer literal and a .f32 register side by side" in only(L.check(op, [v(4, f32), a, b,
+                                                                                     lit(4, f32, "i")])).message
     d = only(L.check(op, [lit(4, f32, "f"), a, b, v(4, f32)]))
     assert d.code == "PTX-E-OPERANDS" and "operand 1 (d) is written" in d.message
 

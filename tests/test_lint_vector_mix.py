@@ -16,6 +16,10 @@ mma family with literals or registers of other types in each position):
   sm_100 on; a half of .pred registers in m8n8k4's .f32 D from sm_80 on; 0d literals in fp8 mma's A and B on sm_90 to
   sm_110; m8n8k16's C from sm_100 on takes only integer or bit registers and integer literals after its first
   element, and no 0f literal first.
+- a vector of literals only is typed by its literals: integer ones are an .s32 value, 0f ones only an .f32 one, 0d
+  ones only (or 0f ones with a 0d after the first) an .f64 one, which the .f32 C of the 8-, 6- and 4-bit float
+  inputs without a block scale takes as well; a 0d literal first with 0f ones after it is taken anywhere; integer
+  and float literals side by side nowhere.
 - ld/st vectors and mov.b64's pack and unpack take a .pred register among others as a 32-bit element; an .f32 access
   takes no .u64/.s64/.f64 register in a uniform vector (.b64 ones, wider bit registers, it takes); a .bN access takes
   float literals of its width in a vector of literals only. st.v2.f32 with an integer literal among registers, and
@@ -78,6 +82,10 @@ FORMS = [
 WGMMA = ("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", [("d", 4, "f32"), ("a", 4, "f16x2")],
          ", %rl39, 1, 1, 1, 1")
 BASE = {"d": 0, "a": 10, "b": 20, "c": 30}
+_KIND_FRAGS = [("d", 4, "f32"), ("a", 4, "b32"), ("b", 2, "b32"), ("c", 4, "f32")]
+KIND_FORMS = [("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32", _KIND_FRAGS, ""),
+              ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0", _KIND_FRAGS,
+               ", %rb36, {0, 0}, %rb37, {0, 0}")]
 
 
 def _sm(target):
@@ -116,9 +124,17 @@ def lines_for(target):
                 if name == "d" and not all(x.startswith("%") for x in v):
                     continue              # (a written vector takes no literal: checked elsewhere)
                 out.append(form_line(op, frags, tail, {name: v}))
+            if name != "d":       # literals only: integer, 0f and 0d ones, in each order of the first two
+                for a in LITS.values():
+                    for b in LITS.values():
+                        out.append(form_line(op, frags, tail, {name: [a] + [b] * (n - 1)}))
         if op.startswith("mma.sync.aligned.m8n8k4"):
             half = [reg("b32", i) for i in range(4)] + [reg("pred", i) for i in range(4, 8)]
             out.append(form_line(op, frags, tail, {"d": half}))
+    if sm >= 100:      # the .f32 C of .kind::f8f6f4 takes .f64-typed literals, that of a block-scaled form does not
+        for op, frags, tail in KIND_FORMS:
+            for c in (["0d3FF0000000000000"] * 4, ["0f3F800000"] + ["0d3FF0000000000000"] * 3):
+                out.append(form_line(op, frags, tail, {"c": c}))
     if target == "sm_90a":
         op, frags, tail = WGMMA
         for name, n, own in frags:
