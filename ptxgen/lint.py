@@ -2055,7 +2055,7 @@ class _FnCheck:
             a, b = v.elems[j - 1], v.elems[j]
             desc = lambda e: f"{e.name} (.{e.type.name})" if type(e) is Reg else f"the literal {e}"
             self.ctx.add("PTX-E-TYPE", f"{desc(b)} stands next to {desc(a)} in the vector; ptxas takes no "
-                                       f"vector whose neighbours mix integer, floating-point and packed values",
+                                       f"vector whose neighbours mix integer, floating-point, packed and .pred values",
                          _tok_loc(self.ctx, loc, k), ("a .bN register stands next to any kind",), 1)
             return
         # (a vector of one register type and literals but .f32 ones with 0f literals is typed by its elements,

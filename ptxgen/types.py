@@ -108,7 +108,7 @@ def get_type(t) -> Type:
 
 
 # The kind ptxas 13.0 gives each element of a vector operand: bits (.bN, which stands next to any kind),
-# integer (.uN/.sN and integer literals), floating-point (.fN and float literals) and packed (.f16x2 ...).
+# integer (.uN/.sN and integer literals), floating-point (.fN and float literals), packed (.f16x2 ...) and .pred.
 VECTOR_KIND = {"b": "b", "u": "i", "s": "i", "f": "f", "packed": "h", "pred": "p"}
 
 
