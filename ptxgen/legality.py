@@ -2626,6 +2626,28 @@ def _literal_fragment_problem(o: OperandInfo, s: Slot) -> str:
     return ""
 
 
+def _literal_vector_problem(o: OperandInfo, s: Slot) -> str:
+    """What is wrong with a vector of literals only in an operand that is no tensor-core fragment (st.async's value,
+    a tensor's coordinates; '' where ptxas 13.0 takes it): typed by its literals as _literal_fragment_problem says,
+    integer ones an integer value, 0f ones an .f32 one, 0d ones (or 0f ones with a 0d after the first) an .f64 one,
+    a 0d first with 0f ones after it any; integer and float literals side by side, nowhere
+    (tests/test_lint_vector_mix.py)."""
+    if "i" in o.lits and "f" in o.lits:
+        return ("mixes integer and floating-point literals; ptxas 13.0 takes no vector whose neighbours mix integer "
+                "and floating-point elements")
+    own = s.types[0]          # (the operand's own type: st.async .f32's value takes .u32 registers, no integer literal)
+    if "i" in o.lits:
+        if own.kind not in ("b", "u", "s"):
+            return f"is written as integer literals only, an integer value; .{own.name} expected"
+        return ""
+    if own.kind == "f" or o.lits64 and o.lits64[0] == 0 and len(o.lits64) < o.count:
+        return ""
+    t = get_type("f64" if o.lits64 else "f32")
+    if not compatible(t, own, f16x2_as_int=False):
+        return f"is written as {'0d' if o.lits64 else '0f'} literals only, an .{t.name} value; .{own.name} expected"
+    return ""
+
+
 def _type_ok(have: Optional[Type], slot: Slot) -> bool:
     if have is None or not slot.types:
         return True
@@ -2723,7 +2745,7 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                         out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
                                                     f".{'/.'.join(t.name for t in s.types)} expected"))
                         break
-            elif o.kind == VEC and not _uniform(o, decl):
+            elif (o.kind == VEC or o.kind == TENSOR and not s.loose) and not _uniform(o, decl):
                 # registers declared with several types, or registers and literals but for .f32 ones with 0f
                 # literals and .f64 ones with 0d literals: ptxas 13.0 types such a vector by its elements, as it
                 # types ld/st vectors, not each element by the form; it takes any whose registers have one width
@@ -2749,6 +2771,12 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                         break
             if o.kind == VEC and s.fragment and s.role != "dst" and o.lits and all(o.lits):
                 bad = _literal_fragment_problem(o, s)
+                if bad:
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
+                    continue
+            elif (o.kind == VEC or o.kind == TENSOR) and not s.loose and s.types and s.role != "dst" and o.lits \
+                    and all(o.lits):
+                bad = _literal_vector_problem(o, s)
                 if bad:
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
                     continue

@@ -1279,9 +1279,10 @@ def _addr_list_info(o: AddrList) -> OperandInfo:
     anything else (`[tex, sampler, ...]`) an address (legality_check reads texture references itself)."""
     items = o.items
     if len(items) == 2 and type(items[1]) is Vec:
-        coords = operand_info(items[1])                  # the vector's count and element types
+        coords = operand_info(items[1])                  # the vector's count, element types and literals
         base = items[0].base if type(items[0]) is Addr else None
-        return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base))
+        return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base), lits=coords.lits,
+                           decl=coords.decl, lits64=coords.lits64)
     return OperandInfo("addr")
 
 

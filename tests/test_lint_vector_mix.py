@@ -20,6 +20,8 @@ mma family with literals or registers of other types in each position):
   ones only (or 0f ones with a 0d after the first) an .f64 one, which the .f32 C of the 8-, 6- and 4-bit float
   inputs without a block scale takes as well; a 0d literal first with 0f ones after it is taken anywhere; integer
   and float literals side by side nowhere.
+- a tensor's coordinates (cp.async.bulk.tensor) and st.async's value follow the same rules; a vector of literals only
+  there is an integer, .f32 or .f64 value for the operand's own type (st.async .f32 takes no integer ones).
 - ld/st vectors and mov.b64's pack and unpack take a .pred register among others as a 32-bit element; an .f32 access
   takes no .u64/.s64/.f64 register in a uniform vector (.b64 ones, wider bit registers, it takes); a .bN access takes
   float literals of its width in a vector of literals only. st.v2.f32 with an integer literal among registers, and
@@ -148,6 +150,16 @@ def lines_for(target):
                 out.append(f"st.global.v{n}.{ty} [%rl38], {vec(v)};")
             if all(x.startswith("%") for x in v):
                 out.append(f"ld.global.v{n}.{ty} {vec(v)}, [%rl38];")
+    if sm >= 90:         # a tensor's coordinates and st.async's value are vectors as any other
+        kinds = ("b32", "s32", "f32", "f16x2", "pred", "b64", "int", "0f", "0d")
+        for a in kinds:
+            for b in kinds:
+                v = vec([LITS.get(a) or reg(a, 1), LITS.get(b) or reg(b, 2)])
+                out.append(f"cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rl31, {v}], [%rb30];")
+                if not (a in LITS and b == "b64"):       # (ptxas 13.0 takes {0, %rd2} in st.async.v2.b32: not modelled)
+                    for ty in ("b32", "f32", "s32"):
+                        out.append(f"st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.{ty} [%rb30], {v}, "
+                                   "[%rb32];")
     for v in ([reg("b32", 0), reg("pred", 1)], [reg("pred", 0), reg("b32", 1)], [reg("pred", 0), reg("pred", 1)]):
         out += [f"mov.b64 %rl37, {vec(v)};", f"mov.b64 {vec(v)}, %rl37;"]
     for ty in ("u32", "f32", "b32"):        # literals only, and one register beside a literal of the other width

@@ -51,6 +51,13 @@ def _vec_info(o) -> OperandInfo:
                        decl=decl if decl != elems else (), vals=vals, lits64=lits64)
 
 
+def _tensor_info(o: TensorRef) -> OperandInfo:
+    """A tensor reference: its coordinates as a vector's (types, literals), and the state space of its map."""
+    v = _vec_info(Vec(tuple(o.coords)))
+    return OperandInfo("tensor", count=v.count, elems=v.elems, space=var_space(o.base), lits=v.lits, decl=v.decl,
+                       lits64=v.lits64)
+
+
 def _int_value(e) -> Optional[int]:
     """The value of an integer literal element of a vector (an Imm or a Python int)."""
     v = e.value if isinstance(e, Imm) else e
@@ -104,8 +111,7 @@ _INFO_BY_CLASS = {
     Imm: _imm_info,
     Vec: _vec_info,
     Addr: lambda o: OperandInfo("addr", space=var_space(o.base)),
-    TensorRef: lambda o: OperandInfo("tensor", count=len(o.coords), elems=tuple(_elem_type(e) for e in o.coords),
-                                     space=var_space(o.base)),
+    TensorRef: lambda o: _tensor_info(o),
     Sym: lambda o: OperandInfo("sym"),
     Sink: lambda o: OperandInfo("sink"),
     str: _str_info,
