@@ -54,7 +54,9 @@ def test_builder_operands():
     assert operand_info(1.5) == OperandInfo("imm", f32, floating=True)          # printed as a 0f literal
     assert operand_info(Imm(1, f64)) == OperandInfo("imm", f64, floating=True)   # a 0d literal
     ref = TensorRef(Sym("tmap", "param"), (r, Imm(3, u32)))
-    assert operand_info(ref) == OperandInfo("tensor", count=2, elems=(u32, None), space="param")
+    # (the coordinates as a vector's: the literal, and the .b32 the builder declares a .u32 register with)
+    assert operand_info(ref) == OperandInfo("tensor", count=2, elems=(u32, None), space="param", lits=(None, "i"),
+                                            decl=(b32, None))
     assert operand_info(SINK) == operand_info("_") == OperandInfo("sink")
 
 
