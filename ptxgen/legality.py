@@ -55,7 +55,7 @@ __all__ = [
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
     "CODE_MODIFIER", "CODE_MISCOMPILE", "CODE_ADVISORY", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED",
     "variable_array_error", "param_array_error", "vector_error", "initializer_error", "initial_address_error", "initializer_miscompile",
-    "param_shape_error",
+    "param_shape_error", "uniform_vector",
 ]
 
 CODE_SHAPE = "PTX-E-SHAPE"
@@ -2601,6 +2601,21 @@ def _assign(sig: Signature, n: int) -> Optional[List[Slot]]:
     return out
 
 
+_MIXED_LITERALS = ("mixes integer and floating-point literals; ptxas 13.0 takes no vector whose neighbours mix integer "
+                   "and floating-point elements")
+
+
+def _literal_value(o: OperandInfo) -> str:
+    """The value ptxas 13.0 makes of a vector of literals only: 'mixed' (integer and float literals side by side,
+    taken nowhere), 'int', 'f32' (0f literals only), 'f64' (0d ones only, or 0f ones with a 0d after the first) or
+    'any' (a 0d first with 0f ones after it: typed by its elements, taken anywhere)."""
+    if "i" in o.lits:
+        return "mixed" if "f" in o.lits else "int"
+    if not o.lits64:
+        return "f32"
+    return "any" if o.lits64[0] == 0 and len(o.lits64) < o.count else "f64"
+
+
 def _literal_fragment_problem(o: OperandInfo, s: Slot) -> str:
     """What is wrong with a tensor-core fragment written as literals only ('' where ptxas 13.0 takes it). ptxas
     types such a vector by its literals ("Arguments mismatch", tests/test_lint_fragment_pred.py,
@@ -2610,17 +2625,16 @@ def _literal_fragment_problem(o: OperandInfo, s: Slot) -> str:
     after it is typed by its elements and taken anywhere; integer and float literals side by side, nowhere. The .f32
     C of the 8-, 6- and 4-bit float inputs without a block scale takes an .f64 value too (Slot.f64_literals)."""
     own = s.types[0].name if s.types else ""
-    if "i" in o.lits and "f" in o.lits:
-        return ("mixes integer and floating-point literals; ptxas 13.0 takes no vector whose neighbours mix integer "
-                "and floating-point elements")
-    if "i" in o.lits and own not in ("s32", "f64"):
+    v = _literal_value(o)
+    if v == "mixed":
+        return _MIXED_LITERALS
+    if v == "int" and own not in ("s32", "f64"):
         return (f"is written as integer literals only; ptxas 13.0 takes those in .s32 and .f64 fragments, not in "
                 f"this .{own} one")
-    if "f" in o.lits and not o.lits64 and own != "f64" and not _type_ok(get_type("f32"), s):
+    if v == "f32" and own != "f64" and not _type_ok(get_type("f32"), s):
         return (f"is written as floating-point literals only; ptxas 13.0 takes those where the fragment takes .f32 "
                 f"registers, not in this .{own} one")
-    if o.lits64 and not (o.lits64[0] == 0 and len(o.lits64) < o.count) and own != "f64" \
-            and not _type_ok(get_type("f64"), s) and not s.f64_literals:
+    if v == "f64" and own != "f64" and not _type_ok(get_type("f64"), s) and not s.f64_literals:
         return (f"is written as 0d literals (or 0f ones with a 0d after the first), which ptxas 13.0 types as an .f64 "
                 f"value: taken in .f64 fragments, not in this .{own} one; write 0f literals")
     return ""
@@ -2632,17 +2646,17 @@ def _literal_vector_problem(o: OperandInfo, s: Slot) -> str:
     integer ones an integer value, 0f ones an .f32 one, 0d ones (or 0f ones with a 0d after the first) an .f64 one,
     a 0d first with 0f ones after it any; integer and float literals side by side, nowhere
     (tests/test_lint_vector_mix.py)."""
-    if "i" in o.lits and "f" in o.lits:
-        return ("mixes integer and floating-point literals; ptxas 13.0 takes no vector whose neighbours mix integer "
-                "and floating-point elements")
     own = s.types[0]          # (the operand's own type: st.async .f32's value takes .u32 registers, no integer literal)
-    if "i" in o.lits:
+    v = _literal_value(o)
+    if v == "mixed":
+        return _MIXED_LITERALS
+    if v == "int":
         if own.kind not in ("b", "u", "s"):
             return f"is written as integer literals only, an integer value; .{own.name} expected"
         return ""
-    if own.kind == "f" or o.lits64 and o.lits64[0] == 0 and len(o.lits64) < o.count:
+    if own.kind == "f" or v == "any":
         return ""
-    t = get_type("f64" if o.lits64 else "f32")
+    t = get_type(v)
     if not compatible(t, own, f16x2_as_int=False):
         return f"is written as {'0d' if o.lits64 else '0f'} literals only, an .{t.name} value; .{own.name} expected"
     return ""
@@ -2692,12 +2706,12 @@ def _handles_problem(s: Slot, o: OperandInfo, pos: str, title: str) -> Optional[
     return None
 
 
-def _uniform(o: OperandInfo, decl: Sequence[Optional[Type]]) -> bool:
+def uniform_vector(o: OperandInfo) -> bool:
     """Whether ptxas 13.0 types vector `o` by the form (each register against the operand's types): its registers are
     all declared alike and it holds no literal, or .f32 registers with 0f literals only, or .f64 ones with 0d
     literals only; a vector of literals only is typed by its literals (_literal_fragment_problem). Any other vector
-    is typed by its elements (tests/test_lint_vector_mix.py)."""
-    names = {e.name for e in decl if e is not None}
+    is typed by its elements (tests/test_lint_vector_mix.py). The linter asks this of ld/st vectors too."""
+    names = {e.name for e in (o.decl or o.elems) if e is not None}
     if len(names) > 1:
         return False
     if not names or not any(o.lits):
@@ -2745,7 +2759,7 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                         out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
                                                     f".{'/.'.join(t.name for t in s.types)} expected"))
                         break
-            elif (o.kind == VEC or o.kind == TENSOR and not s.loose) and not _uniform(o, decl):
+            elif (o.kind == VEC or o.kind == TENSOR and not s.loose) and not uniform_vector(o):
                 # registers declared with several types, or registers and literals but for .f32 ones with 0f
                 # literals and .f64 ones with 0d literals: ptxas 13.0 types such a vector by its elements, as it
                 # types ld/st vectors, not each element by the form; it takes any whose registers have one width

@@ -511,15 +511,6 @@ def _untyped_signature(base: str, mods: Sequence[str]):
     return None, 0
 
 
-def _uniform_vector(v: Vec) -> bool:
-    """Whether ptxas 13.0 types vector `v` as a whole, as legality._uniform has it: literals only, or registers of one
-    declared type and no literal, or .f32 registers with 0f literals only, or .f64 ones with 0d literals only."""
-    regs = {e.type.name for e in v.elems if type(e) is Reg and e.type is not None}
-    lits = [e for e in v.elems if type(e) in (Imm, FloatImm)]
-    return not regs or len(regs) == 1 and (not lits or all(type(e) is FloatImm and e.type is not None and (
-        e.type.bits == 32 and regs == {"f32"} or e.type.bits == 64 and regs == {"f64"}) for e in lits))
-
-
 def _widen(t: Type) -> Type:
     name = t.name
     bits = t.bits * 2
@@ -1985,7 +1976,7 @@ class _FnCheck:
                 # access takes no wider register in a vector but a .bN one ("Arguments mismatch" for ld.v2.f32
                 # {%rd1, %rd2} with .u64 or .f64 registers)
                 preds = sum(1 for e in o.elems if type(e) is Reg and e.type is not None and e.type.kind == "pred")
-                uniform = _uniform_vector(o)
+                uniform = legality.uniform_vector(operand_info(o)) if ty is f32 and wide else None
                 for e in o.elems:
                     vwide = wide and (ty is not f32 or not uniform or type(e) is Reg and e.type is not None
                                       and e.type.kind == "b")
@@ -2003,7 +1994,7 @@ class _FnCheck:
                         self.imm_type(e, ty, op, loc, k)
                     # (a float literal beside registers: ptxas 13.0 takes one of any width; `vector_kinds`; in a
                     # vector of literals only, a .bN access takes those of its width: {0f3F800000, 0f3F800000})
-                self.vector_kinds(o, ty, op, loc, k)
+                self.vector_kinds(o, ty, op, loc, k, uniform=uniform)
                 return
             if t is Vec:
                 ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} is a vector; this form takes one value "
@@ -2040,7 +2031,7 @@ class _FnCheck:
             ctx.add("PTX-E-OPERANDS", f"operand {k + 1} of {op.base} must be a register or immediate, not the "
                                       f"symbol {o.name}", _tok_loc(ctx, loc, k), (), len(o.name))
 
-    def vector_kinds(self, v: Vec, ty: Type, op: _Op, loc, k, whole: bool = True):
+    def vector_kinds(self, v: Vec, ty: Type, op: _Op, loc, k, whole: bool = True, uniform: Optional[bool] = None):
         """ld/st/ldu vectors as ptxas 13.0 types them (probed in tests/test_lint_core_probes.py): registers
         of integer (.u/.s), floating-point and packed (.f16x2) kinds do not stand next to each other
         ("Vector with elements of different types"), a .bN register stands next to any; and a vector of
@@ -2061,7 +2052,8 @@ class _FnCheck:
             return
         # (a vector of one register type and literals but .f32 ones with 0f literals is typed by its elements,
         # not as a whole: st.v4.u32 takes {%f1, %f2, %f3, 0d3FF0000000000000})
-        if whole and _uniform_vector(v) and None not in kinds and len(set(kinds)) == 1:
+        if whole and None not in kinds and len(set(kinds)) == 1 and (
+                uniform if uniform is not None else legality.uniform_vector(operand_info(v))):
             kind = kinds[0]
             if kind == "f" and ty.kind in ("u", "s") or kind == "h" and ty.kind == "f":
                 what = "floating-point" if kind == "f" else "packed"
