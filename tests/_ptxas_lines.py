@@ -64,7 +64,8 @@ def lint_errors(text: str) -> dict:
     return {d.loc.line: d for d in lint.lint_ptx(text, "t.ptx") if d.severity == "error"}
 
 
-def _first_line(text: str, lines) -> int:
+def first_line(text: str, lines) -> int:
+    """The line number of `lines[0]`, the first of the lines a module holds in its body, one a line after a tab."""
     return text.split("\n").index("\t" + lines[0]) + 1
 
 
@@ -73,7 +74,7 @@ def agree_with_ptxas(cases, make, arch: str = "sm_90a") -> None:
     them in order, one a line, are exactly those recorded as not taken, and ptxas rejects no other line."""
     lines = [ln for ln, _ in cases]
     text = make(lines)
-    first = _first_line(text, lines)
+    first = first_line(text, lines)
     bad = ptxas_rejected(text, arch)
     assert all(first <= i < first + len(lines) for i in bad), {i: m for i, m in bad.items()
                                                                if not first <= i < first + len(lines)}
@@ -86,7 +87,7 @@ def lint_disagrees_with_ptxas(lines, make, arch: str = "sm_90a") -> list:
     """The lines of one module `make(lines)` (its body holds them in order, one a line) on which lint's verdict is
     not ptxas's, each with the side that rejects it and why."""
     text = make(lines)
-    first = _first_line(text, lines)
+    first = first_line(text, lines)
     by_ptxas, by_lint = ptxas_rejected(text, arch), lint_errors(text)
     return [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  ({by_ptxas.get(i) or by_lint[i].message})"
             for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]

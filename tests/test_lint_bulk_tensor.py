@@ -47,7 +47,7 @@ from ptxgen.errors import LegalityError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import ptxas_rejected  # noqa: E402
+from _ptxas_lines import first_line, ptxas_rejected  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 M, O, T, TY, V = "PTX-E-MODIFIER", "PTX-E-OPERANDS", "PTX-E-TARGET", "PTX-E-TYPE", "PTX-E-VERSION"
@@ -241,7 +241,7 @@ def test_every_line_agrees_with_ptxas():
     for (target, version), items in groups.items():
         lines = [ln for ln, _ in items]
         text = module(lines, target, version)
-        first = text.split("\n").index("\t" + lines[0]) + 1
+        first = first_line(text, lines)
         rejected = {lines[i - first] for i in ptxas_rejected(text, target) if first <= i < first + len(lines)}
         want = {ln for ln, code in items if code}
         assert rejected == want, (target, version, sorted(rejected - want)[:10], sorted(want - rejected)[:10])
@@ -251,7 +251,7 @@ def _only(line, target="sm_90a", version="8.0"):
     """lint's one error on `line` (in module()), and the line's number and text."""
     text = module([line], target, version)
     (d,) = _errors(text)
-    n = text.split("\n").index("\t" + line) + 1
+    n = first_line(text, [line])
     assert d.loc.line == n, str(d)
     return d
 

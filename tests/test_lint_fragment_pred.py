@@ -25,8 +25,8 @@ from ptxgen import legality as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import (agree_with_ptxas, kernel, lint_disagrees_with_ptxas, lint_errors,  # noqa: E402
-                          ptxas_rejected, ptxas_verdict, reg_decls)
+from _ptxas_lines import (agree_with_ptxas, first_line, kernel, lint_disagrees_with_ptxas,  # noqa: E402
+                          lint_errors, ptxas_rejected, ptxas_verdict, reg_decls)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 # (opcode tail after mma / mma.sp::ordered_metadata, registers of A, B, C/D, whether sparse, whether A/B take .pred)
@@ -217,7 +217,7 @@ def _lint_against_ptxas(regs, matrix):
     for tg, items in matrix.items():
         lines = [ln for ln, _, _ in items]
         text = _matrix_module(regs, tg, lines)
-        first = text.split("\n").index("\t" + lines[0]) + 1
+        first = first_line(text, lines)
         by_ptxas, by_lint = ptxas_rejected(text, tg), lint_errors(text)
         for i, (ln, rule, frag) in enumerate(items, first):
             if not frag:

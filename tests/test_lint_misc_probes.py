@@ -33,7 +33,7 @@ from ptxgen import lint as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import ptxas_rejected  # noqa: E402
+from _ptxas_lines import first_line, ptxas_rejected  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 M, O, T = "PTX-E-MODIFIER", "PTX-E-OPERANDS", "PTX-E-TARGET"
@@ -256,7 +256,7 @@ def test_the_messages_quote_ptxas_and_say_what_to_write():
 def test_every_line_agrees_with_ptxas(target):
     lines = [ln for t, ln, _ in CASES if t == target]
     text = module(lines, target)
-    first = text.split("\n").index("\t" + lines[0]) + 1
+    first = first_line(text, lines)
     rejected = {lines[i - first] for i in ptxas_rejected(text, target) if first <= i < first + len(lines)}
     want = {ln for t, ln, code in CASES if t == target and code}
     assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])

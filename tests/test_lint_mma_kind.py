@@ -71,7 +71,7 @@ from ptxgen.ops.mma import mma_sp_opcode, mma_sync_opcode
 from ptxgen.types import get_type
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ptxas_lines import kernel, ptxas_rejected, reg_decls  # noqa: E402
+from _ptxas_lines import first_line, kernel, ptxas_rejected, reg_decls  # noqa: E402
 import _three_way as three_way  # noqa: E402
 
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (CUDA toolkit) on PATH")
@@ -599,7 +599,7 @@ FP8_B = [f"mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32 {vec('f32', 4)}, 
 
 def test_plain_fp8_mma_takes_b_of_1_2_4_or_8_registers():
     text = module(FP8_B, "sm_90a", "8.7")
-    first = text.split("\n").index("\t" + FP8_B[0]) + 1
+    first = first_line(text, FP8_B)
     errs = {d.loc.line - first for d in L.lint_ptx(text, "t.ptx") if d.severity == "error"}
     assert errs == {2, 4}         # 3 and 5 registers
 
@@ -608,5 +608,5 @@ def test_plain_fp8_mma_takes_b_of_1_2_4_or_8_registers():
 @pytest.mark.ptxas
 def test_plain_fp8_mma_b_counts_as_ptxas_has_them():
     text = module(FP8_B, "sm_90a", "8.7")
-    first = text.split("\n").index("\t" + FP8_B[0]) + 1
+    first = first_line(text, FP8_B)
     assert {k - first for k in ptxas_rejected(text, "sm_90a")} == {2, 4}

@@ -1,5 +1,5 @@
 """Vectors whose elements are not all of one register type, as ptxas 13.0 types them: tensor-core fragments (mma,
-mma.sp, wgmma's register A), ld/st vectors and mov's packs (legality._uniform, types.vector_bits,
+mma.sp, wgmma's register A), ld/st vectors and mov's packs (legality.uniform_vector, types.vector_bits,
 types.clashing_neighbour).
 
 What ptxas 13.0 showed (68,752 lines at sm_80, sm_89, sm_90a, sm_100a, sm_110a and sm_120a, every fragment of every
@@ -36,7 +36,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ptxas_lines import kernel, lint_disagrees_with_ptxas, lint_errors, reg_decls  # noqa: E402
+from _ptxas_lines import first_line, kernel, lint_disagrees_with_ptxas, lint_errors, reg_decls  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 NAMES = {"b32": "rb", "s32": "rs", "u32": "ru", "f32": "rf", "f16x2": "rh", "pred": "p", "b64": "rl", "u64": "ul",
@@ -235,7 +235,7 @@ CRASHES = ["st.global.v2.f32 [%rl38], {%rb0,0};", "st.global.v4.f32 [%rl38], {%r
 
 def test_lint_refuses_what_ptxas_crashes_on():
     text = make_for("sm_90a")(CRASHES)
-    first = text.split("\n").index("\t" + CRASHES[0]) + 1
+    first = first_line(text, CRASHES)
     assert set(lint_errors(text)) == {first, first + 1}
 
 
@@ -244,7 +244,7 @@ def test_recorded_verdicts(target):
     cases = [(ln, ok) for t, ln, ok in RECORDED if t == target]
     text = make_for(target)([ln for ln, _ in cases])
     errs = lint_errors(text)
-    first = text.split("\n").index("\t" + cases[0][0]) + 1
+    first = first_line(text, [ln for ln, _ in cases])
     wrong = [f"{'takes' if ok else 'refuses'} {ln}: {errs[i].message if i in errs else 'lint takes it'}"
              for i, (ln, ok) in enumerate(cases, first) if (i not in errs) != ok]
     assert not wrong, "\n".join(wrong)
