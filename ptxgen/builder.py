@@ -1000,15 +1000,14 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         err = C.arith_modifier_error(op, ty.name, mods.split(".")[1:])
         if err is None:
             return
-        message = err[0] if not mods else f"{op}{mods}{ty.ptx}: {err[0]}"
-        words = [w[1:] for w in re.findall(r"\.\w+", err[0].split(" takes ", 1)[-1].split(" needs ", 1)[-1])]
-        args = [_ARITH_ARGS.get(w, "") for w in words]
+        message = err.message if not mods else f"{op}{mods}{ty.ptx}: {err.message}"
+        args = [_ARITH_ARGS.get(w, "") for w in err.words]
         hint = ()
-        if " takes no " in err[0] and args and args[0]:
+        if err.kind == "extra" and args[0]:
             hint = (f"drop {args[0]}",)
-        elif " needs " in err[0] and args and all(a.startswith("rnd=") for a in args):
+        elif err.kind in ("missing", "needs") and all(a.startswith("rnd=") for a in args):
             hint = (f"pass e.g. {args[0]}",)
-        raise _err(message, cls=LegalityError, notes=(err[1],) + hint)
+        raise _err(message, cls=LegalityError, notes=(err.note,) + hint)
 
     def _binary(self, op, a, b, type, dst, guard, mods="", dst_type=None, ops_type=None):
         ty = self._infer(type, a, b, dst)
@@ -1434,7 +1433,7 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
         mods = f".{rnd}" + (".relu" if relu else "") + (".satfinite" if satfinite else "")
         err = C.packed_cvt_error(dty.name, aty.name, mods.split(".")[1:])
         if err is not None:
-            raise _err(err[0], cls=LegalityError, notes=(err[1],))
+            raise _err(err.message, cls=LegalityError, notes=(err.note,))
         if aty is f32:
             ops = (self._src(a, f32, "a"), self._src(b, f32, "b"))
         else:

@@ -9,7 +9,7 @@ words whose order says which is which: order_key), which ptxgen.legality and the
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
 from .types import (b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, pred, s16, s32, s64, tf32, u16, u32,
                     u64)
@@ -327,33 +327,44 @@ def _words(ws) -> str:
     return " and ".join("." + w for w in ws)
 
 
-def arith_modifier_error(op: str, type_name: str, words: Sequence[str]) -> Optional[Tuple[str, str]]:
-    """(message, note) where ptxas 13.0 refuses the modifier `words` (the opcode's words but its name and types)
-    on the arithmetic instruction `op` of instruction type `type_name`, else None (also where ARITH_MODS has no
-    rule for the pair). The builder and the linter both ask this."""
+class ModError(NamedTuple):
+    """A modifier rule broken: `message` and `note` for a diagnostic, `kind` saying how, and `words` the modifiers
+    concerned. kind "extra": words = the one the form does not take; "choice": the several written where one is
+    allowed; "missing": the alternatives of a required group, none written; "needs": the alternatives one written
+    word needs; "exclusive": the two that cannot be combined; "form": no such instruction form (words empty)."""
+    message: str
+    note: str
+    kind: str
+    words: Tuple[str, ...] = ()
+
+
+def arith_modifier_error(op: str, type_name: str, words: Sequence[str]) -> Optional[ModError]:
+    """The ModError where ptxas 13.0 refuses the modifier `words` (the opcode's words but its name and types) on the
+    arithmetic instruction `op` of instruction type `type_name`, else None (also where ARITH_MODS has no rule for
+    the pair). The builder and the linter both ask this."""
     spec = ARITH_MODS.get(op, {}).get(type_name)
     return None if spec is None else _spec_error(f"{op}.{type_name}", spec, words)
 
 
-def _spec_error(name: str, spec: "_ModSpec", words: Sequence[str]) -> Optional[Tuple[str, str]]:
-    """(message, note) where the modifier `words` break `spec`, the rule of the instruction form `name`."""
+def _spec_error(name: str, spec: "_ModSpec", words: Sequence[str]) -> Optional[ModError]:
+    """The ModError where the modifier `words` break `spec`, the rule of the instruction form `name`."""
     note = f"{name} takes {spec.takes()}"
     present = list(dict.fromkeys(w for w in words if w not in TYPE_WORDS))
     for w in present:
         if w not in spec.words:
-            return f"{name} takes no .{w}", note
+            return ModError(f"{name} takes no .{w}", note, "extra", (w,))
     for group, required in spec.groups:
         have = [w for w in present if w in group]
         if len(have) > 1:
-            return f"{name} takes {_alternatives(group)}, not {_words(have)}", note
+            return ModError(f"{name} takes {_alternatives(group)}, not {_words(have)}", note, "choice", tuple(have))
         if required and not have:
-            return f"{name} needs {_alternatives(group)}", note
+            return ModError(f"{name} needs {_alternatives(group)}", note, "missing", tuple(group))
     for a, alts in spec.needs:
         if a in present and not any(b in present for b in alts):
-            return f"{name}: .{a} needs {' or '.join('.' + b for b in alts)}", note
+            return ModError(f"{name}: .{a} needs {' or '.join('.' + b for b in alts)}", note, "needs", tuple(alts))
     for a, b in spec.excl:
         if a in present and b in present:
-            return f"{name}: .{a} cannot be combined with .{b}", note
+            return ModError(f"{name}: .{a} cannot be combined with .{b}", note, "exclusive", (a, b))
     return None
 
 
@@ -365,13 +376,13 @@ PACKED_CVT = {("f16x2", "f32"): (2, "rn|rz relu? satfinite?"), ("bf16x2", "f32")
 _PACKED_SPECS = {k: _ModSpec(v[1]) for k, v in PACKED_CVT.items()}
 
 
-def packed_cvt_error(dtype: str, atype: str, words: Sequence[str]) -> Optional[Tuple[str, str]]:
-    """(message, note) where ptxas 13.0 refuses cvt.dtype.atype between the packed types of PACKED_CVT (and .f32)
-    with the modifier `words`, else None; a pair outside the table is "no such conversion"."""
+def packed_cvt_error(dtype: str, atype: str, words: Sequence[str]) -> Optional[ModError]:
+    """The ModError where ptxas 13.0 refuses cvt.dtype.atype between the packed types of PACKED_CVT (and .f32) with
+    the modifier `words`, else None; a pair outside the table is kind "form" (no such conversion)."""
     spec = _PACKED_SPECS.get((dtype, atype))
     if spec is None:
-        return (f"cvt.{dtype}.{atype} does not exist", "the packed conversions: " +
-                ", ".join(f"cvt.{d}.{a}" for d, a in PACKED_CVT))
+        return ModError(f"cvt.{dtype}.{atype} does not exist", "the packed conversions: " +
+                        ", ".join(f"cvt.{d}.{a}" for d, a in PACKED_CVT), "form")
     return _spec_error(f"cvt.{dtype}.{atype}", spec, words)
 
 

@@ -1022,7 +1022,7 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
     if base in C.ARITH_MODS and not any(d[0] == "PTX-E-MODIFIER" for d in diags):
         err = C.arith_modifier_error(base, ty.name, op.mods)
         if err is not None:
-            diags.append(("PTX-E-MODIFIER", err[0], (err[1],)))
+            diags.append(("PTX-E-MODIFIER", err.message, (err.note,)))
             return
     if base == "ex2" and ty.kind in ("f", "packed"):
         err = C.ex2_modifier_error(ty.name, "approx" in m, "ftz" in m)
@@ -1076,7 +1076,7 @@ def _mode_rules(ctx: _Ctx, op: _Op, types: List[Type], m: set):
         if "packed" in (dt.kind, at.kind) and "fp8" not in (dt.kind, at.kind):
             err = C.packed_cvt_error(dt.name, at.name, op.mods)
             if err is not None:
-                diags.append(("PTX-E-TYPE" if "does not exist" in err[0] else "PTX-E-MODIFIER", err[0], (err[1],)))
+                diags.append(("PTX-E-TYPE" if err.kind == "form" else "PTX-E-MODIFIER", err.message, (err.note,)))
         if err is None and dt.kind != "packed" and dt.kind != "fp8" and at.kind != "packed" and at.kind != "fp8":
             req, allowed = C.cvt_rounding(dt, at)
             rounding = [x for x in op.mods if x in _ROUND or x in _ROUND_I or x == "rna"]

@@ -105,6 +105,33 @@ def test_integer_and_float_arithmetic_text():
     ]
 
 
+@pytest.mark.parametrize("call, hint", [
+    (lambda k: k.add(k.reg(f64), k.reg(f64), ftz=True), "drop ftz=True"),          # .ftz: not on .f64
+    (lambda k: k.add(k.reg(u32), k.reg(u32), sat=True), "drop sat=True"),          # .sat: .s32 only
+    (lambda k: k.mad(k.reg(f32), k.reg(f32), k.reg(f32)), "pass e.g. rnd='rn'"),   # mad.f32 needs a rounding
+])
+def test_arith_modifier_errors_name_the_argument(call, hint):
+    """The shared modifier rule (isa_core.ModError) says which words broke it; the builder turns them into the
+    keyword argument to drop or to pass."""
+    m, k = kernel()
+    with pytest.raises(LegalityError) as ei:
+        call(k)
+    assert ei.value.notes[-1] == hint, ei.value.notes
+
+
+def test_mod_error_kinds_and_words():
+    from ptxgen import isa_core as C
+    e = C.arith_modifier_error("add", "f64", ["ftz"])
+    assert (e.kind, e.words, e.message) == ("extra", ("ftz",), "add.f64 takes no .ftz")
+    e = C.arith_modifier_error("add", "f32", ["rn", "rz"])
+    assert (e.kind, e.words) == ("choice", ("rn", "rz"))
+    e = C.arith_modifier_error("mad", "f32", [])
+    assert (e.kind, e.words) == ("missing", ("rn", "rz", "rm", "rp"))
+    assert C.arith_modifier_error("add", "f32", ["rn", "ftz", "sat"]) is None
+    e = C.packed_cvt_error("f16x2", "f64", ["rn"])
+    assert (e.kind, e.words) == ("form", ()) and "does not exist" in e.message
+
+
 def test_logic_and_bit_instructions_text():
     m, k = kernel()
     u, d, p, q = k.reg(u32), k.reg(u64), k.reg(pred), k.reg(pred)
