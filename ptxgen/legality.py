@@ -780,8 +780,8 @@ def _regs_gate(f: Form, types: Dict[str, str], then=None):
                 continue
             held = {x.name for x in (ops[k].decl or ops[k].elems) if x is not None}
             lits = [x for x in ops[k].lits if x]
-            if lits and len(lits) == ops[k].count and all(x == "f" for x in lits):
-                held.add("f32")       # float literals only: typed .f32 (_literal_fragment_problem)
+            if lits and len(lits) == ops[k].count and _literal_value(ops[k]) in ("f32", "f64"):
+                held.add(_literal_value(ops[k]))      # float literals only: an .f32 or .f64 value (_literal_value)
             held |= {_INT_LITERALS if x == "i" else _FLOAT_LITERALS for x in lits}
             for names, ranges in lims:
                 bad = sorted(held & set(names))
