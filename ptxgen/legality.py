@@ -98,6 +98,7 @@ _FIELDS = {
     "level": ("cache level", CODE_MODIFIER), "sparsity": ("sparsity", CODE_MODIFIER),
     "kind": ("kind", CODE_MODIFIER), "block_scale": (".block_scale", CODE_MODIFIER),
     "scale_vec": ("scale vector size", CODE_MODIFIER), "stype": ("scale type", CODE_TYPE),
+    "acc": ("accumulation precision", CODE_MODIFIER),
 }
 
 
@@ -363,7 +364,7 @@ _COVERED = {
     "getctarank": None, "setmaxnreg": None, "elect": None, "griddepcontrol": None,
     "st": (".async",), "red": (".async",),
     "tex": None, "tld4": None, "txq": None, "istypep": None, "suld": None, "sust": None, "sured": None, "suq": None,
-    "applypriority": None, "discard": None,
+    "applypriority": None, "discard": None, "multimem": None,
 }
 
 
@@ -1391,6 +1392,100 @@ def _async_store_operands(f: Form) -> List[Signature]:
     return _sig(_addr("a"), b, _addr("mbar", optional=not vec))
 
 
+# multimem's value (ld_reduce's d, st's and red's b), as ptxas 13.0 takes it (tests/test_lint_multimem.py): per
+# element type, the register types of a scalar or of a vector whose registers are declared alike (a vector of
+# several register types is typed by its elements: _match). The integer types as st.async's; .f16 elements in any
+# 16-bit register, the types ptxas holds as bits (.bf16, the fp8 ones, .bf16x2, .e4m3x4, .e5m2x4) in any register
+# of their width; an .f32 vector (and a vector of one) takes integer registers too, a scalar .f32 does not; .f16x2
+# only .f16x2 and .b32 registers. multimem.red types .bf16 and .bf16x2 as themselves (.b16, .b32 registers only), and
+# ld_reduce takes a .pred register for a 32-bit bit-held value (d of .bf16x2, .e4m3x4, .e5m2x4).
+_MM_REGS = {"b32": (b32,), "b64": (b64,), "u32": (u32, f16x2), "s32": (s32, f16x2), "u64": (u64,), "s64": (s64,),
+            "f16": (f16, u16), "bf16": (b16,), "f16x2": (f16x2,), "bf16x2": (b32,), "f32": (f32,), "f64": (f64,),
+            "e5m2": (get_type("b8"),), "e4m3": (get_type("b8"),), "e5m2x2": (b16,), "e4m3x2": (b16,),
+            "e5m2x4": (b32,), "e4m3x4": (b32,)}
+_MM_RED_REGS = {"bf16": (get_type("bf16"),), "bf16x2": (bf16x2,)}
+_MM_VEC_REGS = {"f32": (f32, u32), "f64": (f64, u64)}     # a vector's (and a vector of one's) besides _MM_REGS
+_MM_PRED_D = ("bf16x2", "e5m2x4", "e4m3x4")      # ld_reduce's d of these takes a .pred register too
+_MM_INTS = frozenset(("b32", "b64", "u32", "s32", "u64", "s64"))
+# the types whose value a literal first in a vector of registers may not start: .f16 takes an integer literal there
+# (none of 0f or 0d), .f16x2 no literal ("Arguments mismatch")
+_MM_FIRST_LITERALS = {"f16": "i", "f16x2": ""}
+
+
+def _multimem_cross(instr: str, ty: str, n: int):
+    """What ptxas 13.0 refuses in multimem.st's and multimem.red's value b beyond its slot (or crashes on):
+    a vector of literals only is taken where its elements are 32-bit and not .f16x2, as the value _literal_value
+    makes of it: an .f32 one, or a 0d literal first with 0f ones after it (multimem.red's .f32 takes an .f64 one too,
+    multimem.st's only a vector of one, {0d}); no integer one. A literal first in a vector of registers types it
+    (_MM_FIRST_LITERALS). multimem.st.v8 takes no four floating-point literals as elements 1 to 4 or 5 to 8.
+    multimem.red with an integer literal after the first element of its vector crashes ptxas 13.0 (a segmentation
+    fault, no message)."""
+    bits = _MM_REGS[ty][0].bits
+
+    def cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
+        k = where.get("b")
+        o = ops[k] if k is not None else None
+        if o is None or o.kind != VEC or not o.lits:
+            return []
+        pos = f"operand {k + 1} (b)"
+        if all(o.lits):
+            v = _literal_value(o)
+            if v == "int" or bits < 32 or ty == "f16x2" or v == "f64" and instr == "st" and o.count > 1:
+                what = {"int": "integer", "f32": "0f", "f64": "0d", "any": "floating-point"}.get(v, "")
+                return [(CODE_TYPE, f"{pos} is a vector of {what} literals only, which ptxas 13.0 does not take as "
+                                    f"a {'.v%d ' % n if n > 1 else ''}.{ty} value here; put the values in registers")]
+            return []
+        first = o.lits[0]
+        allowed = _MM_FIRST_LITERALS.get(ty)
+        if first is not None and allowed is not None and first not in allowed:
+            what = "an integer literal" if first == "i" else "a floating-point literal"
+            return [(CODE_TYPE, f"{pos} starts with {what}, which types the vector for ptxas 13.0: "
+                                f"{'integer literals only' if allowed else 'none'} can start a .{ty} vector of "
+                                "registers; put the literal in a register or after the first element")]
+        if instr == "st" and n == 8 and any(all(x == "f" for x in o.lits[h:h + 4]) for h in (0, 4)):
+            h = 1 if all(x == "f" for x in o.lits[:4]) else 5
+            return [(CODE_TYPE, f"{pos} has floating-point literals as elements {h} to {h + 3}; ptxas 13.0 refuses "
+                                "four of them side by side in multimem.st.v8 (\"Arguments mismatch for instruction "
+                                "'mov'\"); put one of them in a register")]
+        if instr == "red" and "i" in o.lits[1:]:
+            j = o.lits.index("i", 1)
+            val = o.vals[j] if o.vals and o.vals[j] is not None else "an integer literal"
+            return [(CODE_OPERANDS, f"{pos} has {val} as element {j + 1}; ptxas 13.0 crashes (a segmentation fault) "
+                                    "on multimem.red with an integer literal after the first element; put it in a "
+                                    "register")]
+        return []
+    return cross
+
+
+def _multimem_operands(f: Form) -> List[Signature]:
+    """multimem.ld_reduce d, [a];  multimem.st [a], b;  multimem.red [a], b  (_MM_REGS, _multimem_cross). A scalar
+    b of st and red is a register or a literal of its type (.b32/.b64: a 0f/0d literal of its width too; .f16x2 and
+    red's .bf16x2: none); a floating-point scalar of ld_reduce and st is also written as a vector of one, as ptxas
+    13.0 takes it."""
+    instr = f.tokens[1][1:]
+    ty = f.fields["type"][1:]
+    vec = f.fields.get("vec")
+    n = int(vec[2:]) if vec else 1
+    regs = (_MM_RED_REGS.get(ty) if instr == "red" else None) or _MM_REGS[ty]
+    if instr == "ld_reduce" and ty in _MM_PRED_D:
+        regs = (b32, pred)
+    vregs = _MM_VEC_REGS.get(ty, regs)
+    role, name = ("dst", "d") if instr == "ld_reduce" else ("src", "b")
+    a = _addr("a")
+    cross = _multimem_cross(instr, ty, n) if instr != "ld_reduce" else None
+    if n > 1:
+        v = _slot(name, (VEC,), vregs, n, role)
+        return _sig(v, a, cross=cross) if instr == "ld_reduce" else _sig(a, v, cross=cross)
+    imm = instr != "ld_reduce" and regs[0].kind != "packed"
+    x = _slot(name, (REG, IMM) if imm else (REG,), regs, role=role, float_bits=imm and regs[0].kind == "b")
+    sigs = _sig(x, a) if instr == "ld_reduce" else _sig(a, x, cross=cross)
+    if instr != "red" and ty not in _MM_INTS:
+        one = _slot(name, (VEC,), vregs, 1, role)
+        sigs += _sig(one, a, name="a vector of one") if instr == "ld_reduce" else \
+            _sig(a, one, name="a vector of one", cross=cross)
+    return sigs
+
+
 def _no_operands(f: Form) -> List[Signature]:
     return _sig()
 
@@ -1609,6 +1704,9 @@ def _form(title, targets, version, operands, raises=None) -> FormRule:
 # The minimums are what ptxas 13.0 accepts (tests/test_legality_ptxas.py checks each form at its
 # minimum and one step below). sm_70 forms cannot be assembled by ptxas 13.0 and follow the PTX ISA.
 _ORDERED_METADATA = {".sp::ordered_metadata": ("sm_80", "8.5")}
+_MM_FP8 = ("sm_100f", "sm_110f", "sm_120a", "sm_121a")
+_MM_RAISES = {".acc::f32": ("sm_90", "8.2"), ".acc::f16": (_MM_FP8, "8.6"),
+              **{"." + t: (_MM_FP8, "8.6") for t in ("e5m2", "e4m3", "e5m2x2", "e4m3x2", "e5m2x4", "e4m3x4")}}
 FORMS: Dict[str, FormRule] = {
     # ---- mma.sync
     "mma_m8n8k4_f16": _form("mma.sync .m8n8k4 with .f16 inputs", "sm_70", "6.4", _mma_operands),
@@ -1777,6 +1875,11 @@ FORMS: Dict[str, FormRule] = {
     # ---- asynchronous stores and reductions into another CTA's shared memory
     "st_async": _form("st.async", "sm_90", "8.1", _async_store_operands),
     "red_async": _form("red.async", "sm_90", "8.1", _async_store_operands),
+    # ---- multimem: the fp8 types (and .acc::f16, which goes with them) from sm_100a/f, sm_110a/f, sm_120a and
+    # sm_121a on (ptxas 13.0: "Feature '.e5m2' not supported on .target 'sm_120f'"); .acc::f32 from PTX ISA 8.2
+    "multimem_ld_reduce": _form("multimem.ld_reduce", "sm_90", "8.1", _multimem_operands, _MM_RAISES),
+    "multimem_st": _form("multimem.st", "sm_90", "8.1", _multimem_operands, _MM_RAISES),
+    "multimem_red": _form("multimem.red", "sm_90", "8.1", _multimem_operands),
     # ---- textures and surfaces (every supported target; .f16/.f16x2 results and tld4's other geometries
     # are older than the PTX ISA versions ptxas 13.0 reads)
     "tex": _form("tex", "sm_50", "4.0", _tex_operands),
@@ -2255,6 +2358,10 @@ def _diagnose_spelling(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
     d = _name_out_of_place(opcode, toks)
     if d is not None:
         return d
+    if toks[0] == "multimem":          # its fields, in any order
+        d = _diagnose_multimem(toks)
+        if d is not None:
+            return d
     if toks[0] == "mma" and any(t.startswith(".kind::") for t in toks):
         # an mma with a kind in the PTX ISA's order: its fields as written (a kind no form has would otherwise
         # stand in for a missing word of the nearest form)
@@ -2269,6 +2376,108 @@ def _diagnose_spelling(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:
                 "ptxas takes the modifiers after the instruction name in any order; in the PTX ISA's order this is "
                 + "".join(ordered),))
     return _diagnose_in_order(opcode, toks)
+
+
+# the pairs of multimem's fields whose values go together in some ways only, in the order _diagnose_multimem names
+# them (a field left out counts as a value of its own: .relaxed needs a scope, .f16 a vector size)
+_MM_PAIRS = (("sem", "scope"), ("scope", "sem"), ("type", "op"), ("acc", "op"), ("acc", "type"), ("type", "vec"),
+             ("op", "type"), ("vec", "type"))
+
+
+def _a(text: str) -> str:
+    return ("an " if text[0] in "aeiou" else "a ") + text
+
+
+@functools.lru_cache(maxsize=4)
+def _multimem_fields(name: str):
+    """Of the spellings of multimem instruction `name` (".st"): field -> its values (None where a spelling leaves the
+    field out), token -> its field, and per pair of _MM_PAIRS field a, value of a -> the values of field b with it."""
+    fs = [f for f in _catalogue().by_mnemonic.get("multimem", []) if f.tokens[1] == name]
+    values: Dict[str, Dict[Optional[str], None]] = {}
+    for f in fs:
+        for lb, t in f.fields.items():
+            values.setdefault(lb, {})[t] = None
+    for lb, vs in values.items():
+        if any(lb not in f.fields for f in fs):
+            vs[None] = None
+    label = {t: lb for lb, vs in values.items() for t in vs if t is not None}
+    pairs: Dict[Tuple[str, str], Dict[str, Dict[Optional[str], None]]] = {}
+    for a, b in _MM_PAIRS:
+        got = pairs[(a, b)] = {}
+        for f in fs:
+            va = f.fields.get(a)
+            if va is not None:
+                got.setdefault(va, {})[f.fields.get(b)] = None
+    return values, label, pairs, [f.fields for f in fs]
+
+
+def _diagnose_multimem(toks: Tuple[str, ...]) -> Optional[Diagnostic]:
+    """An illegal multimem spelling explained by its fields, as the grammar's spellings of its instruction have them:
+    a word that instruction has not, a field written twice, then the first pair of fields (_MM_PAIRS) that no legal
+    spelling has together. None where none of these says why (the nearest-spelling diagnosis then does)."""
+    names = (".ld_reduce", ".st", ".red")
+    if len(toks) < 2 or toks[1] not in names:
+        if any(t in names for t in toks[1:]):
+            return None                      # (a name word out of place: _name_out_of_place)
+        return _diag(CODE_MODIFIER, f"multimem needs its instruction's name after it: multimem.ld_reduce, multimem.st "
+                                   f"or multimem.red{', not ' + toks[1] if len(toks) > 1 else ''}",
+                     ("multimem.ld_reduce.add.u32 d, [a];  multimem.st.b32 [a], b;  multimem.red.add.u32 [a], b;",))
+    title = "multimem" + toks[1]
+    values, label, pairs, spellings = _multimem_fields(toks[1])
+
+    def among(vs) -> str:
+        named = [v for v in vs if v is not None]
+        return _join_or(named) + (", or none" if None in vs and named else "")
+
+    have: Dict[str, str] = {}
+    for t in toks[2:]:
+        lb = label.get(t)
+        if lb is None:
+            known = ["type"] if t[1:] in TYPE_WORDS else ["vec"] if re.fullmatch(r"\.v\d+", t) else \
+                [x for x in _catalogue().vocab.get(t, ()) if x is not None]
+            lb = next((x for x in known if _field_of(x) in values), known[0] if known else None)
+            if lb is None:
+                near = difflib.get_close_matches(t, list(label), 3, 0.6)
+                return _diag(CODE_MODIFIER, f"{title} has no modifier {t}",
+                             (f"did you mean {' or '.join(near)}?",) if near else (f"drop {t}",))
+            lb = _field_of(lb)
+            vs = values.get(lb)
+            what = _field_text(lb)
+            if not vs:
+                return _diag(_field_code(lb), f"{title} takes no {what} ({t})", (f"drop {t}",))
+            named = [v for v in vs if v is not None]
+            alt = named[0] if len(named) == 1 else "one of " + ", ".join(named)
+            return _diag(_field_code(lb), f"{title} takes no {t}: its {what} is {among(vs)}",
+                         (f"write {alt}" + (f" or drop {t}" if None in vs else " instead"),))
+        if lb in have:
+            if have[lb] == t:
+                return _diag(_field_code(lb), f"{title}: {t} is written twice", (f"write {t} once",))
+            return _diag(_field_code(lb), f"{title} takes one {_field_text(lb)}, not {have[lb]} and {t}",
+                         (f"keep one of {have[lb]} and {t}",))
+        have[lb] = t
+    for a, b in _MM_PAIRS:
+        va, vb = have.get(a), have.get(b)
+        ok = pairs[(a, b)].get(va) if va is not None else None
+        if ok is None or vb in ok:
+            continue
+        what = _field_text(b)
+        if vb is None:
+            msg, note = f"{title}: {va} needs {_a(what)}: {among(ok)}", f"write {va} with one of them"
+        elif list(ok) == [None]:
+            msg, note = f"{title}: {va} takes no {what} ({vb})", f"drop {vb}"
+        else:
+            msg, note = f"{title}: {va} does not go with {vb}; with {va} the {what} is {among(ok)}", \
+                f"write {va} with one of them, or another {_field_text(a)}"
+        return _diag(_field_code(b if vb is not None or a in ("sem", "scope") else a), msg, (note,))
+    # a field that every spelling with the fields written has, left out (multimem.red.min.f16x2: a vector size)
+    alike = [fs for fs in spellings if all(fs.get(lb) == t for lb, t in have.items())]
+    for lb in values:
+        if lb not in have and alike and all(lb in fs for fs in alike):
+            what = "".join(have[x] for x in values if x in have)
+            return _diag(_field_code(lb), f"{title}{what} needs {_a(_field_text(lb))}: "
+                                          f"{among(dict.fromkeys(fs[lb] for fs in alike))}",
+                         (f"write {title}{what} with one of them",))
+    return None
 
 
 def _diagnose_in_order(opcode: str, toks: Tuple[str, ...]) -> Diagnostic:

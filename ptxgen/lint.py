@@ -597,9 +597,12 @@ def _analyze(ctx: _Ctx, opcode: str) -> _Op:
     spaces = [x for x in mods if x.split("::")[0] in _SPACE_WORDS]
     # generic addresses of the async families (mbarrier.init [a] without .shared) are 64-bit too; ldmatrix
     # and stmatrix without a space still address shared memory
-    # (cp.async.mbarrier.arrive without .shared: ptxas 13.0 takes a 32-bit register too, tests/test_lint_word_groups.py)
-    op.wide_addr = (base in _MEMORY_OPS and (not spaces or spaces == ["global"])) or (
-        family and not spaces and base in ("mbarrier", "cp", "multimem") and "mbarrier" not in mods)
+    # (cp.async.mbarrier.arrive without .shared: ptxas 13.0 takes a 32-bit register too, tests/test_lint_word_groups.py;
+    # so do multimem.ld_reduce and multimem.st, generic or .global, where multimem.red takes a 64-bit one only:
+    # tests/test_lint_multimem.py)
+    op.wide_addr = (base in _MEMORY_OPS and (not spaces or spaces == ["global"])
+                    and (base != "multimem" or "red" in mods)) or (
+        family and not spaces and base in ("mbarrier", "cp") and "mbarrier" not in mods)
     op.space = spaces[0].split("::")[0] if len(spaces) == 1 else None if not spaces else "?"
     if family:
         return op
@@ -1623,6 +1626,34 @@ class _FnCheck:
                              _tok_loc(self.ctx, loc, k), ("name a .samplerref or a 64-bit sampler handle after the "
                                                           "texture",))
 
+    def multimem_operands(self, ins: Instr, op: _Op, loc):
+        """What ptxas 13.0 refuses in multimem's operands besides legality's slots: a special register ("Special
+        register argument not allowed"; an element of a vector may be one), a whole vector register ("Vector operand
+        is not allowed", "Argument vector size mismatch"; multimem takes {...}), and a 32-bit address register of
+        multimem.ld_reduce or multimem.st, which crashes it in a kernel of its own (a segmentation fault; it takes a
+        16- or a 64-bit one there, and multimem.red a 64-bit one only: generic_addresses)."""
+        ctx = self.ctx
+        word = next((w for w in op.mods if w in ("ld_reduce", "st", "red")), None)
+        if word is None:
+            return                              # (no multimem instruction: legality's diagnosis says so)
+        name = "multimem." + word
+        for k, o in enumerate(ins.operands):
+            t = type(o)
+            if t is SpecialReg:
+                ctx.add("PTX-E-OPERANDS", f"special register {o.name} can only be read by mov or cvt, not by {name}",
+                        _tok_loc(ctx, loc, k), ("mov.u32 it into a register first (as an element of a vector {...} "
+                                                "ptxas takes it)",), len(o.name))
+            elif t is Reg and self.vregs and "." not in o.name and self.vec_len(o.name):
+                ctx.add("PTX-E-OPERANDS", f"{o.name} is a .v{self.vec_len(o.name)} vector register; multimem takes a "
+                                          "vector operand written {r0, r1, ...}", _tok_loc(ctx, loc, k),
+                        (f"name its elements: {{{o.name}.x, {o.name}.y, ...}}",), len(o.name))
+            if t is Addr and "red" not in op.mods and ctx.address_size == 64 and type(o.base) is Reg \
+                    and o.base.type is not None and o.base.type.bits == 32:
+                ctx.add("PTX-E-OPERANDS", f"{o.base.name} is a 32-bit address register; ptxas 13.0 crashes (a "
+                                          f"segmentation fault) on {name} with one",
+                        _tok_loc(ctx, loc, k), ("give the address in a 64-bit register (cvt.u64.u32)",),
+                        len(o.base.name))
+
     def instr(self, ins: Instr, op: _Op):
         ctx = self.ctx
         loc = ins.loc
@@ -1649,6 +1680,8 @@ class _FnCheck:
                                                             f"{type(e).__name__}: {e}")), loc)
             if self.independent and op.base in ("tex", "tld4"):
                 self.sampler(ins, loc)
+            if op.base == "multimem":
+                self.multimem_operands(ins, op, loc)
         g = ins.guard
         if g is not None:
             r = g.reg

@@ -1,6 +1,6 @@
 """The order of an opcode's modifiers, linted as ptxas 13.0 takes it: each family's and core instruction's valid
 spellings with their modifiers reordered (every order of up to 4 modifiers after the mnemonic, every move of one
-modifier to another place beyond that), asked of ptxas and lint line by line: 6,546 orders of 229 spellings (132
+modifier to another place beyond that), asked of ptxas and lint line by line: 6,888 orders of 232 spellings (135
 family forms, each form rule's longest spelling of each instruction name, and 97 lines of the core instructions
 and of other family spellings), in one ptxas run per target (it names each line it refuses and goes on).
 
@@ -313,7 +313,7 @@ SURVEY: Dict[str, Tuple[int, int]] = {
     "div": (10, 6), "rcp": (5, 5), "ex2": (5, 5), "shf": (5, 1), "dp2a": (2, 0), "dp4a": (1, 1), "prmt": (1, 1),
     "bfind": (1, 1), "testp": (1, 1), "shfl": (5, 5), "vote": (5, 5), "match": (5, 5), "redux": (5, 5),
     "bar": (31, 2), "barrier": (51, 11), "membar": (1, 0), "createpolicy": (51, 5), "wmma": (294, 145),
-    "multimem": (41, 25), "tensormap": (25, 16), "cp.reduce.async.bulk.tensor": (281, 80),
+    "multimem": (151, 102), "tensormap": (25, 16), "cp.reduce.async.bulk.tensor": (281, 80),
 }
 
 
