@@ -465,6 +465,8 @@ class Slot:
                                  # is typed by its literals (_literal_fragment_problem)
     f64_literals: bool = False   # a fragment that takes literals typed .f64 too (the .f32 C of the 8-, 6- and 4-bit
                                  # float inputs without a block scale)
+    no_special: bool = False     # an address whose base may not be a special register (the mbarrier family's:
+                                 # "Illegal space for address operand '%laneid'"; txq's and suq's handle)
 
     @property
     def type(self) -> Optional[Type]:
@@ -525,6 +527,8 @@ class OperandInfo:
     bare: bool = False               # 'tensor': one coordinate written without braces (`[tex, %r1]`)
     vals: Tuple[Optional[int], ...] = ()  # 'vec': per element, an integer literal's value (None for a register or
                                      # a float literal; empty where there are no integer literals, or not known)
+    special: bool = False            # 'reg': a special register (%tid.x, %laneid, %globaltimer ...); 'vec': one
+                                     # of its elements is; 'addr': its base is
 
 
 def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False,
@@ -695,6 +699,7 @@ def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequ
         out.append((("f32", "f16x2"), ((100, _INF),)))
     if name == "d" and t == "f64" and not f.has(".m8n8k4"):
         out.append((("u64", "s64"), ((0, 100),)))
+        out.append(((_MIXED_ONLY, _SPECIAL), ((0, 100),)))
     if f.rule.startswith("mma_sp"):
         return out
     at = f.fields["atype"][1:]
@@ -702,9 +707,13 @@ def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequ
         # a .pred element of C (beside .b32 ones: a vector typed by its elements) where A refuses them ("Type of
         # argument does not match formal parameter 'c0'", its own code)
         out.append(((_MIXED_ONLY, "pred"), _pred_targets(f, "a", at)))
+    if name in ("a", "b", "c") and at in ("s4", "u4", "b1"):
+        # a special register element ("Call argument '%laneid' has illegal state space", its own code)
+        out.append(((_MIXED_ONLY, _SPECIAL), _pred_targets(f, "a", at)))
     if f.rule == "mma_m8n8k4_f16" and name != "d":
-        # from sm_80 on ptxas runs m8n8k4 through code of its own, whose A, B and C take no .pred element
-        out.append(((_MIXED_ONLY, "pred"), ((0, 80),)))
+        # from sm_80 on ptxas runs m8n8k4 through code of its own, whose A, B and C take no .pred element, nor a
+        # special register
+        out.append(((_MIXED_ONLY, "pred", _SPECIAL), ((0, 80),)))
     return out
 
 
@@ -752,6 +761,7 @@ def _m8n8k16_c_gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: T
 
 _INT_LITERALS, _FLOAT_LITERALS = "integer literals", "floating-point literals"   # (in _target_regs: not types)
 _MIXED_ONLY = "mixed only"
+_SPECIAL = "special registers"      # (in _target_regs: a vector element such as %laneid, OperandInfo.special)
 
 
 def _widen(slot: Slot, f: Form, t: str) -> Slot:
@@ -784,6 +794,8 @@ def _regs_gate(f: Form, types: Dict[str, str], then=None):
             if lits and len(lits) == ops[k].count and _literal_value(ops[k]) in ("f32", "f64"):
                 held.add(_literal_value(ops[k]))      # float literals only: an .f32 or .f64 value (_literal_value)
             held |= {_INT_LITERALS if x == "i" else _FLOAT_LITERALS for x in lits}
+            if ops[k].special:
+                held.add(_SPECIAL)
             for names, ranges in lims:
                 bad = sorted(held & set(names))
                 if bad and not any(lo <= target.sm < hi for lo, hi in ranges):
@@ -1063,6 +1075,8 @@ def _fp8_gate(acc: str):
             bad = [f"{'/'.join(bad)} registers"] if bad else []
             if any(x and x not in lits for x in o.lits):
                 bad.append("an integer literal" if lits else "a literal")
+            if o.special:
+                bad.append("a special register")
             if bad:
                 want = "/".join("." + t for t in sorted(regs)) + " registers" + (" and 0f literals" if lits else "")
                 out.append((CODE_TYPE, f"operand {k + 1} ({name}) holds {' and '.join(bad)}; for {target} ptxas 13.0 "
@@ -2774,14 +2788,20 @@ def _address_spaces(f: Form, slot: Slot) -> Slot:
     for shared::cta and shared::cluster); a generic one .global, .shared and .local variables; an
     mbarrier only .shared ones, generic or not (the mbarrier family and the [mbar] of the async copies);
     a tensor map (`[tmap, {...}]`) only .global ones (a kernel parameter's map goes through cvta.param).
-    fence.proxy.tensormap's address takes any."""
+    fence.proxy.tensormap's address takes any. The mbarrier family's address and txq's and suq's handle take no
+    special register as their base (Slot.no_special); the other families' addresses do."""
     if ADDR not in slot.kinds and TENSOR not in slot.kinds:
         return slot
+    if ADDR in slot.kinds and slot.handles is not None:
+        # txq/suq's [a] names a texture or surface: a .texref/.surfref variable or a .u64 register, no special one
+        slot = replace(slot, no_special=True)
     if f.rule.startswith("fence_proxy_tensormap"):
         return slot
     if TENSOR in slot.kinds:
         spaces = frozenset(("global",))
-    elif slot.name == "mbar" or f.rule.startswith("mbarrier"):
+    elif f.rule.startswith("mbarrier"):
+        return replace(slot, spaces=frozenset(("shared",)), no_special=True)
+    elif slot.name == "mbar":
         spaces = frozenset(("shared",))
     else:
         field_ = f.fields.get(slot.name) if slot.name in ("dst", "src") else f.fields.get("ss")
@@ -2947,6 +2967,14 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
         pos = f"operand {k + 1} ({s.name})"
         if o.kind not in s.kinds:
             out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {s.text()}, not {_KIND_TEXT.get(o.kind, o.kind)}"))
+            continue
+        if o.special and (o.kind == REG or o.kind == ADDR and s.no_special):
+            # ptxas 13.0, every instruction of these families: "Special register argument not allowed" (an element
+            # of a vector {...} may be one; tests/test_legality_ptxas.py probes both)
+            what = "is a special register" if o.kind == REG else "has a special register as its base"
+            out.append(_diag(CODE_OPERANDS, f"{title}: {pos} {what}, which ptxas 13.0 does not take here",
+                             ("mov it into a register first" + (" (an element of a vector {...} may be one)"
+                                                                 if o.kind == REG else ""),)))
             continue
         if (o.kind == TENSOR or o.kind == ADDR) and (s.handles is not None or o.kind == TENSOR):
             bad = _handles_problem(s, o, pos, title)

@@ -1627,11 +1627,11 @@ class _FnCheck:
                                                           "texture",))
 
     def multimem_operands(self, ins: Instr, op: _Op, loc):
-        """What ptxas 13.0 refuses in multimem's operands besides legality's slots: a special register ("Special
-        register argument not allowed"; an element of a vector may be one), a whole vector register ("Vector operand
-        is not allowed", "Argument vector size mismatch"; multimem takes {...}), and a 32-bit address register of
-        multimem.ld_reduce or multimem.st, which crashes it in a kernel of its own (a segmentation fault; it takes a
-        16- or a 64-bit one there, and multimem.red a 64-bit one only: generic_addresses)."""
+        """What ptxas 13.0 refuses in multimem's operands besides legality's slots (which refuse a special register):
+        a whole vector register ("Vector operand is not allowed", "Argument vector size mismatch"; multimem takes
+        {...}), and a 32-bit address register of multimem.ld_reduce or multimem.st, which crashes it in a kernel of
+        its own (a segmentation fault; it takes a 16- or a 64-bit one there, and multimem.red a 64-bit one only:
+        generic_addresses)."""
         ctx = self.ctx
         word = next((w for w in op.mods if w in ("ld_reduce", "st", "red")), None)
         if word is None:
@@ -1639,11 +1639,7 @@ class _FnCheck:
         name = "multimem." + word
         for k, o in enumerate(ins.operands):
             t = type(o)
-            if t is SpecialReg:
-                ctx.add("PTX-E-OPERANDS", f"special register {o.name} can only be read by mov or cvt, not by {name}",
-                        _tok_loc(ctx, loc, k), ("mov.u32 it into a register first (as an element of a vector {...} "
-                                                "ptxas takes it)",), len(o.name))
-            elif t is Reg and self.vregs and "." not in o.name and self.vec_len(o.name):
+            if t is Reg and self.vregs and "." not in o.name and self.vec_len(o.name):
                 ctx.add("PTX-E-OPERANDS", f"{o.name} is a .v{self.vec_len(o.name)} vector register; multimem takes a "
                                           "vector operand written {r0, r1, ...}", _tok_loc(ctx, loc, k),
                         (f"name its elements: {{{o.name}.x, {o.name}.y, ...}}",), len(o.name))
@@ -1764,12 +1760,31 @@ class _FnCheck:
             self.immediate_values(ins, op, loc)
         if op.wide_addr and ctx.address_size == 64:
             self.generic_addresses(ins, op, loc)
+        if op.base in _MEMORY_OPS and not op.family:
+            self.special_address(ins, op, loc)
+        if op.base == "isspacep" and len(ops) == 2 and type(ops[1]) is SpecialReg:
+            ctx.add("PTX-E-OPERANDS", f"special register {ops[1].name} can only be read by mov or cvt, not by "
+                                      "isspacep", _tok_loc(ctx, loc, 1), ("mov it into a register first",),
+                    len(ops[1].name))
         if op.base in _MEMORY_OPS and op.space != "?":
             self.symbol_spaces(ins, op, loc)
             if op.base == "st" and op.space == "param" and self.fn.is_entry and not op.diags:
                 self.kernel_param_store(ins, loc)
         elif op.base in ("cvta", "isspacep") and len(ops) == 2:
             self.conversion_symbol(ins, op, loc)
+
+    def special_address(self, ins: Instr, op: _Op, loc):
+        """A special register as the base of an address (`[%laneid]`), as ptxas 13.0 takes it in the core memory
+        instructions: a scalar ld or ldu reads through one, in every state space; a vector ld, st, atom, red and
+        prefetch crash ptxas (a segmentation fault, no message); prefetchu is refused ("Non-generic address")."""
+        if op.base in ("ld", "ldu") and not any(m in op.mods for m in ("v2", "v4", "v8")):
+            return
+        for k, o in enumerate(ins.operands):
+            if type(o) is Addr and type(o.base) is SpecialReg:
+                what = "refuses" if op.base == "prefetchu" else "crashes (a segmentation fault) on"
+                self.ctx.add("PTX-E-OPERANDS", f"the address's base {o.base.name} is a special register; ptxas 13.0 "
+                                               f"{what} {op.base} with one", _tok_loc(self.ctx, loc, k),
+                             (f"mov {o.base.name} into a register and address through that",), len(o.base.name) + 1)
 
     def kernel_param_store(self, ins: Instr, loc):
         """st.param through a register in a kernel: ptxas 13.0 crashes (SIGSEGV) on it from sm_90 on, however the

@@ -26,8 +26,8 @@ gave the same verdict for every item.
 
 Counts of the last run (ptxas 13.0.88; printed by test_counts with -s): 10082 legal spellings, 14242 legal
 instructions assembled (3699 made by builder methods), 138258 near misses, all rejected by both, no
-disagreements; 18269 operand probes (4709 of them accepted by ptxas), each verdict shared by legality;
-707 ptxas runs.
+disagreements; 19345 operand probes (5324 of them accepted by ptxas), each verdict shared by legality;
+719 ptxas runs.
 """
 from __future__ import annotations
 
@@ -615,13 +615,14 @@ def _probe_module(res: "Outcome", idxs: List[int], target: str, version: str):
 # whether that is legal: ptxas's verdict is compared with legality's. Registers of the probes are declared
 # with exactly their type (%q_u32<...> is .u32; the builder would declare it .b32). Kinds: an integer or
 # float (0f, 0d, decimal) literal for a register, a register or a float literal (decimal, 0f, 0d) for an
-# immediate, the sink `_` for a register, a bare register or a variable of each state space for an
-# address (for a tensor map too), a register of another type, a vector whose every register is of
-# another type or whose first element is a literal.
+# immediate, the sink `_` or a special register (%laneid, %globaltimer) for a register, a bare register or a
+# variable of each state space for an address (for a tensor map too), a register of another type, a vector whose
+# every register is of another type or whose first element is a literal or a special register.
 PROBE_TYPES = ("b16", "f16", "b32", "u32", "s32", "f32", "f16x2", "b64", "u64", "s64", "f64", "pred")
 PROBE_VEC = 128          # the longest vector operand (wgmma's m64n256 .f32 accumulator)
 VAR_SPACES = ("global", "shared", "local", "const", "param")   # variables q_<space> the probes name
 PROBES_PER_KIND = 2      # forms probed per (rule, operand, probe, operand type)
+_SPECIALS = {32: ("%laneid", u32), 64: ("%globaltimer", u64)}     # a special register of each width
 
 
 def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
@@ -632,6 +633,9 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
         alts.append(("0d3FF0000000000000", L.OperandInfo("imm", f64, floating=True), "a 0d literal"))
         alts.append(("1.5", L.OperandInfo("imm", f64, floating=True), "a decimal float literal"))
         alts.append(("_", L.OperandInfo("sink"), "the sink _"))
+        if inf.type is not None and inf.type.bits in _SPECIALS:
+            name, t = _SPECIALS[inf.type.bits]
+            alts.append((name, L.OperandInfo("reg", t, special=True), f"the special register {name}"))
         for t in PROBE_TYPES:
             if inf.type is None or t != inf.type.name:
                 alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
@@ -643,6 +647,10 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
             alts.append((f"%q_{t}_0", L.OperandInfo("reg", get_type(t)), f"a .{t} register"))
     elif inf.kind == "addr":
         alts.append(("%q_u64_0", L.OperandInfo("reg", get_type("u64")), "a bare .u64 register"))
+        base = re.fullmatch(r"\[%\w+([+-]\d+)?\]", o)
+        if base:
+            alts.append(("[%globaltimer" + (base.group(1) or "") + "]", L.OperandInfo("addr", special=True),
+                         "the special register %globaltimer as its base"))
         for sp in VAR_SPACES:
             alts.append((f"[q_{sp}]", L.OperandInfo("addr", space=sp, handles=("variable",)), f"a .{sp} variable"))
     elif inf.kind == "tensor" and o.startswith("[") and "," in o:
@@ -660,6 +668,14 @@ def _probe_alts(o: str, inf) -> List[Tuple[str, object, str]]:
                                                                   vals=(1,) + (None,) * (inf.count - 1)
                                                                   if kind == "i" else ()),
                              f"{what} first in the vector"))
+        if o.startswith("{") and inf.elems and inf.elems[0] is not None and inf.elems[0].bits in _SPECIALS:
+            name = _SPECIALS[inf.elems[0].bits][0]
+            rest = o[1:-1].split(",")[1:]
+            alts.append(("{" + ", ".join([name] + [x.strip() for x in rest]) + "}",
+                         L.OperandInfo("vec", count=inf.count, elems=(None,) + inf.elems[1:],
+                                       decl=(None,) + inf.decl[1:] if inf.decl else (), lits=inf.lits,
+                                       vals=inf.vals, lits64=inf.lits64, special=True),   # (as operand_infos has it)
+                         f"the special register {name} first in the vector"))
         if o.startswith("{"):
             if inf.count > 1 and inf.elems and inf.elems[0] is not None:
                 decl = inf.decl or inf.elems

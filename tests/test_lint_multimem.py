@@ -332,7 +332,7 @@ MESSAGES = [
      "%r5 is a 32-bit address register; ptxas 13.0 crashes (a segmentation fault) on multimem.ld_reduce with one",
      "give the address in a 64-bit register (cvt.u64.u32)"),
     ("multimem.st.b32 [%rd11], %tid.x;", 27, "PTX-E-OPERANDS",
-     "special register %tid.x can only be read by mov or cvt, not by multimem.st", None),
+     "multimem.st: operand 2 (b) is a special register, which ptxas 13.0 does not take here", None),
 ]
 
 

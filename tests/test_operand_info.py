@@ -23,8 +23,9 @@ def test_parsed_operands():
     ins = _parsed(f"mov.u32 %r1, %clock; mov.f32 %f1, 0f3F800000; setp.eq.u32 %p1|%p2, %r1, 7; "
                   f"{tma} [%r1], [%rd1, {{%r2, %r3}}], [%r4]; ld.param.u64 %rd2, [p]; "
                   f"mov.u64 %rd3, p;")
-    # a special register is a register of its type, as the builder's %clock is
-    assert operand_infos(ins["mov.u32"].operands) == [OperandInfo("reg", b32), OperandInfo("reg", u32)]
+    # a special register is a register of its type, as the builder's %clock is, marked special (the legality
+    # families take none as an operand of its own)
+    assert operand_infos(ins["mov.u32"].operands) == [OperandInfo("reg", b32), OperandInfo("reg", u32, special=True)]
     # a float literal (the parser's FloatImm, an Imm) keeps its type, has no integer value and is floating
     assert operand_infos(ins["mov.f32"].operands) == [OperandInfo("reg", f32),
                                                       OperandInfo("imm", f32, floating=True)]
@@ -45,7 +46,7 @@ def test_parsed_operands():
 
 def test_builder_operands():
     r = Reg("%r1", u32, None)
-    assert operand_info(SpecialReg("%clock64", b64)) == OperandInfo("reg", b64)
+    assert operand_info(SpecialReg("%clock64", b64)) == OperandInfo("reg", b64, special=True)
     assert operand_info(True) == OperandInfo("imm", value=1) and operand_info(5) == OperandInfo("imm", value=5)
     # floating: what the immediate prints as (an .f32 operand given 1 prints 0f3F800000; a .u32 one
     # given 2.0 prints 2)

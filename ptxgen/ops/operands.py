@@ -48,7 +48,8 @@ def _vec_info(o) -> OperandInfo:
     lits64 = tuple(i for i, e in enumerate(o.elems) if lits[i] == "f" and isinstance(e, Imm) and e.type is not None
                    and e.type.bits == 64)
     return OperandInfo("vec", count=len(o.elems), elems=elems, lits=lits if any(lits) else (),
-                       decl=decl if decl != elems else (), vals=vals, lits64=lits64)
+                       decl=decl if decl != elems else (), vals=vals, lits64=lits64,
+                       special=any(type(e) is SpecialReg for e in o.elems))
 
 
 def _tensor_info(o: TensorRef) -> OperandInfo:
@@ -103,14 +104,14 @@ def _reg_info(o) -> OperandInfo:
 # parser's float literals are Imm, its parameter names Sym), found once and then kept here
 _INFO_BY_CLASS = {
     Reg: _reg_info,
-    SpecialReg: _reg_info,
+    SpecialReg: lambda o: OperandInfo("reg", o.type, special=True),
     Guard: lambda o: OperandInfo("reg", pred),
     bool: lambda o: OperandInfo("imm", value=int(o)),
     int: lambda o: OperandInfo("imm", value=o),
     float: lambda o: OperandInfo("imm", f32, floating=True),     # printed as a 0f literal
     Imm: _imm_info,
     Vec: _vec_info,
-    Addr: lambda o: OperandInfo("addr", space=var_space(o.base)),
+    Addr: lambda o: OperandInfo("addr", space=var_space(o.base), special=type(o.base) is SpecialReg),
     TensorRef: lambda o: _tensor_info(o),
     Sym: lambda o: OperandInfo("sym"),
     Sink: lambda o: OperandInfo("sink"),
