@@ -703,13 +703,11 @@ def _target_regs(f: Form, name: str, t: str) -> List[Tuple[Tuple[str, ...], Sequ
     if f.rule.startswith("mma_sp"):
         return out
     at = f.fields["atype"][1:]
-    if name == "c" and at in ("s4", "u4", "b1"):
-        # a .pred element of C (beside .b32 ones: a vector typed by its elements) where A refuses them ("Type of
-        # argument does not match formal parameter 'c0'", its own code)
-        out.append(((_MIXED_ONLY, "pred"), _pred_targets(f, "a", at)))
     if name in ("a", "b", "c") and at in ("s4", "u4", "b1"):
-        # a special register element ("Call argument '%laneid' has illegal state space", its own code)
-        out.append(((_MIXED_ONLY, _SPECIAL), _pred_targets(f, "a", at)))
+        # a special register element where A refuses .pred ("Call argument '%laneid' has illegal state space", its
+        # own code), and a .pred element of C (beside .b32 ones: a vector typed by its elements) there ("Type of
+        # argument does not match formal parameter 'c0'")
+        out.append(((_MIXED_ONLY, _SPECIAL) + (("pred",) if name == "c" else ()), _pred_targets(f, "a", at)))
     if f.rule == "mma_m8n8k4_f16" and name != "d":
         # from sm_80 on ptxas runs m8n8k4 through code of its own, whose A, B and C take no .pred element, nor a
         # special register
@@ -791,8 +789,9 @@ def _regs_gate(f: Form, types: Dict[str, str], then=None):
                 continue
             held = {x.name for x in (ops[k].decl or ops[k].elems) if x is not None}
             lits = [x for x in ops[k].lits if x]
-            if lits and len(lits) == ops[k].count and _literal_value(ops[k]) in ("f32", "f64"):
-                held.add(_literal_value(ops[k]))      # float literals only: an .f32 or .f64 value (_literal_value)
+            value = _literal_value(ops[k]) if lits and len(lits) == ops[k].count else None
+            if value in ("f32", "f64"):
+                held.add(value)       # float literals only: an .f32 or .f64 value (_literal_value)
             held |= {_INT_LITERALS if x == "i" else _FLOAT_LITERALS for x in lits}
             if ops[k].special:
                 held.add(_SPECIAL)

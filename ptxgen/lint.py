@@ -23,7 +23,7 @@ from .asynccheck import ASYNC_CODES, check_function as _check_async
 from .diag import Diagnostic, SourceLoc
 from . import legality
 from .legality import OperandInfo
-from .ops.operands import operand_info, operand_infos, register_operand_info, var_space
+from .ops.operands import operand_info, operand_infos, register_operand_info, tensor_info, var_space
 from .errors import InternalError
 from .ir import Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Raw, Reg, SpecialReg, Sym, Vec
 from .parse import (AddrList, CallArgs, Decl, FloatImm, ParamSym, ParseResult, PredPair, SymOffset, TargetList,
@@ -1273,10 +1273,7 @@ def _addr_list_info(o: AddrList) -> OperandInfo:
     anything else (`[tex, sampler, ...]`) an address (legality_check reads texture references itself)."""
     items = o.items
     if len(items) == 2 and type(items[1]) is Vec:
-        coords = operand_info(items[1])                  # the vector's count, element types and literals
-        base = items[0].base if type(items[0]) is Addr else None
-        return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=var_space(base), lits=coords.lits,
-                           decl=coords.decl, lits64=coords.lits64)
+        return tensor_info(items[1], items[0].base if type(items[0]) is Addr else None)
     return OperandInfo("addr")
 
 

@@ -91,3 +91,30 @@ def lint_disagrees_with_ptxas(lines, make, arch: str = "sm_90a") -> list:
     by_ptxas, by_lint = ptxas_rejected(text, arch), lint_errors(text)
     return [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  ({by_ptxas.get(i) or by_lint[i].message})"
             for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]
+
+
+def lint_disagrees_with_recorded(cases, make) -> list:
+    """The cases ((line, ptxas takes it), ptxas's verdict recorded) on which lint's verdict differs, in one module
+    `make(lines)` whose body holds the lines in order, one a line: each with what lint said of it."""
+    lines = [ln for ln, _ in cases]
+    text = make(lines)
+    errs = lint_errors(text)
+    return [f"{'takes' if ok else 'refuses'} {ln}: {errs[i].message if i in errs else 'lint takes it'}"
+            for i, (ln, ok) in enumerate(cases, first_line(text, lines)) if (i not in errs) != ok]
+
+
+def ptxas_crashes(text: str, target: str, tries: int = 1) -> bool:
+    """Whether ptxas dies of a signal (a segmentation fault) on `text` in one of `tries` runs; False where it rejected
+    or took it."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.ptx")
+        with open(path, "w") as fh:
+            fh.write(text)
+        for _ in range(tries):
+            p = subprocess.run(["ptxas", f"-arch={target}", path, "-o", os.devnull], capture_output=True, text=True,
+                               timeout=120)
+            if p.returncode < 0:
+                return True
+            if p.returncode != 0:
+                return False
+    return False

@@ -43,8 +43,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ptxas_lines import (first_line, kernel, lint_disagrees_with_ptxas, lint_errors, ptxas_verdict,  # noqa: E402
-                          reg_decls)
+from _ptxas_lines import (first_line, kernel, lint_disagrees_with_ptxas, lint_disagrees_with_recorded,  # noqa: E402
+                          lint_errors, ptxas_verdict, reg_decls)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 NAMES = {"b8": "c", "u8": "uc", "b16": "w", "u16": "uw", "s16": "sw", "f16": "h", "b32": "r", "u32": "ru",
@@ -277,12 +277,7 @@ CRASHES = [("sm_90a", "multimem.red.add.v2.f32 [%rd11], {%r0,0};"),
 
 @pytest.mark.parametrize("target", sorted({t for t, _, _ in RECORDED}))
 def test_recorded_verdicts(target):
-    cases = [(ln, ok) for t, ln, ok in RECORDED if t == target]
-    text = make_for(target)([ln for ln, _ in cases])
-    errs = lint_errors(text)
-    first = first_line(text, [ln for ln, _ in cases])
-    wrong = [f"{'takes' if ok else 'refuses'} {ln}: {errs[i].message if i in errs else 'lint takes it'}"
-             for i, (ln, ok) in enumerate(cases, first) if (i not in errs) != ok]
+    wrong = lint_disagrees_with_recorded([(ln, ok) for t, ln, ok in RECORDED if t == target], make_for(target))
     assert not wrong, "\n".join(wrong)
 
 

@@ -36,7 +36,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ptxas_lines import first_line, kernel, lint_disagrees_with_ptxas, lint_errors, reg_decls  # noqa: E402
+from _ptxas_lines import (first_line, kernel, lint_disagrees_with_ptxas, lint_disagrees_with_recorded,  # noqa: E402
+                          lint_errors, reg_decls)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 NAMES = {"b32": "rb", "s32": "rs", "u32": "ru", "f32": "rf", "f16x2": "rh", "pred": "p", "b64": "rl", "u64": "ul",
@@ -241,12 +242,7 @@ def test_lint_refuses_what_ptxas_crashes_on():
 
 @pytest.mark.parametrize("target", sorted({t for t, _, _ in RECORDED}))
 def test_recorded_verdicts(target):
-    cases = [(ln, ok) for t, ln, ok in RECORDED if t == target]
-    text = make_for(target)([ln for ln, _ in cases])
-    errs = lint_errors(text)
-    first = first_line(text, [ln for ln, _ in cases])
-    wrong = [f"{'takes' if ok else 'refuses'} {ln}: {errs[i].message if i in errs else 'lint takes it'}"
-             for i, (ln, ok) in enumerate(cases, first) if (i not in errs) != ok]
+    wrong = lint_disagrees_with_recorded([(ln, ok) for t, ln, ok in RECORDED if t == target], make_for(target))
     assert not wrong, "\n".join(wrong)
 
 

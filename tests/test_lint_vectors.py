@@ -14,9 +14,7 @@ What ptxas 13.0 showed:
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import tempfile
 
 import pytest
 
@@ -25,7 +23,7 @@ from ptxgen import lint as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _ptxas_lines import ptxas_rejected  # noqa: E402
+from _ptxas_lines import ptxas_crashes, ptxas_rejected  # noqa: E402
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 TARGETS = ("sm_80", "sm_90a", "sm_100a")
@@ -130,22 +128,6 @@ def test_the_builder_and_lint_share_the_rule():
 
 
 # ------------------------------------------------------------------------------------------ against ptxas
-def _crashes(text, target, tries):
-    """Whether ptxas dies of a signal on this text in one of `tries` runs (False: it rejected or took it)."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.ptx")
-        with open(path, "w") as fh:
-            fh.write(text)
-        for _ in range(tries):
-            p = subprocess.run(["ptxas", f"-arch={target}", path, "-o", os.devnull], capture_output=True, text=True,
-                               timeout=120)
-            if p.returncode < 0:
-                return True
-            if p.returncode != 0:
-                return False
-    return False
-
-
 @pytest.mark.ptxas
 @needs_ptxas
 @pytest.mark.parametrize("target", TARGETS)
@@ -166,7 +148,7 @@ def test_every_line_agrees_with_ptxas(target):
     # .param and .const crash in some runs only
     flaky = [ln for ln, _ in crash if ".param." in ln or ".const." in ln]
     for ln, _ in crash:
-        assert _crashes(module([ln], target), target, 16 if ln in flaky else 1), ln
+        assert ptxas_crashes(module([ln], target), target, 16 if ln in flaky else 1), ln
 
 
 # ------------------------------------------------------------------------ st.param through a register
@@ -208,6 +190,6 @@ def test_st_param_through_a_register_against_ptxas():
     for target, body, func in PARAM_STORES:
         text = _param_store_module(target, body, func)
         lint_says = bool(_param_store_errors(target, body, func))
-        assert _crashes(text, target, 1) == lint_says, (target, body, func)
+        assert ptxas_crashes(text, target, 1) == lint_says, (target, body, func)
         if not lint_says:
             assert not ptxas_rejected(text, target), (target, body, func)

@@ -9,7 +9,7 @@ from ..ir import Addr, Guard, Imm, Pair, Reg, SpecialReg, Sym, Vec, imm_is_float
 from ..legality import OperandInfo
 from ..types import Type, f32, f64, get_type, pred
 
-__all__ = ["Sink", "SINK", "TensorRef", "Pair", "operand_info", "operand_infos", "register_operand_info"]
+__all__ = ["Sink", "SINK", "TensorRef", "Pair", "operand_info", "operand_infos", "register_operand_info", "tensor_info"]
 
 
 class Sink:
@@ -52,10 +52,11 @@ def _vec_info(o) -> OperandInfo:
                        special=any(type(e) is SpecialReg for e in o.elems))
 
 
-def _tensor_info(o: TensorRef) -> OperandInfo:
-    """A tensor reference: its coordinates as a vector's (types, literals), and the state space of its map."""
-    v = _vec_info(Vec(tuple(o.coords)))
-    return OperandInfo("tensor", count=v.count, elems=v.elems, space=var_space(o.base), lits=v.lits, decl=v.decl,
+def tensor_info(coords: Vec, base) -> OperandInfo:
+    """A tensor reference `[base, {coords}]`: its coordinates as a vector's (count, types, literals), and the state
+    space of the map `base` names. The builder's TensorRef and the parser's multi-part address both come here."""
+    v = _vec_info(coords)
+    return OperandInfo("tensor", count=v.count, elems=v.elems, space=var_space(base), lits=v.lits, decl=v.decl,
                        lits64=v.lits64)
 
 
@@ -112,7 +113,7 @@ _INFO_BY_CLASS = {
     Imm: _imm_info,
     Vec: _vec_info,
     Addr: lambda o: OperandInfo("addr", space=var_space(o.base), special=type(o.base) is SpecialReg),
-    TensorRef: lambda o: _tensor_info(o),
+    TensorRef: lambda o: tensor_info(Vec(tuple(o.coords)), o.base),
     Sym: lambda o: OperandInfo("sym"),
     Sink: lambda o: OperandInfo("sink"),
     str: _str_info,
