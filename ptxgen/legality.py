@@ -529,6 +529,9 @@ class OperandInfo:
                                      # a float literal; empty where there are no integer literals, or not known)
     special: bool = False            # 'reg': a special register (%tid.x, %laneid, %globaltimer ...); 'vec': one
                                      # of its elements is; 'addr': its base is
+    whole: int = 0                   # 'reg': a vector register named whole (`%v` of `.reg .v4 .b32 %v`): its length,
+                                     # with `type` its elements' type (_whole_vector says how ptxas reads it);
+                                     # 'tensor': its coordinates are one (`[tmap, %v]`)
 
 
 def _slot(name, kinds, types=(), count=1, role="src", values=None, optional=False, need=None, exact=False,
@@ -2950,7 +2953,144 @@ def uniform_vector(o: OperandInfo) -> bool:
     return names == {"f32"} and not o.lits64 or names == {"f64"} and wide
 
 
-def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List[Diagnostic], List[Slot]]:
+# A whole vector register (`.reg .v4 .b32 %v;` named `%v`) as ptxas 13.0 reads it in these families (a probe of every
+# operand of every form with .v2 and .v4 registers of twelve types, at each form's minimum target and at sm_90a,
+# sm_100a and sm_120a; tests/test_legality_ptxas.py keeps a sample). Where the operand is a vector {...} of as many
+# registers, it stands for its elements {%v.x, %v.y, ...}, but for the forms that take none (multimem: "Vector of size
+# 2 is expected"; tex's .v2 .f16x2 result) and for tensor-core instructions at targets where ptxas expands them into
+# code of its own (_whole_vector_targets). Where the operand is one register, only the operands below read it, each
+# as one register of its elements' type ("elem": %v.x), or st.async's .b32 and .b64 values as one value of the
+# vector's size ("bits"); every other scalar operand refuses it ("Vector operand is not allowed", "Arguments
+# mismatch"). A .v1 data vector of suld and sust ({%r}) takes a vector register of any length and type.
+_WHOLE_SCALAR = {
+    ("mbarrier_arrive", "count"): "elem", ("mma", "scale-a-data"): "elem", ("mma", "scale-b-data"): "elem",
+    ("mma_sp", "e"): "elem", ("wgmma_sp", "sp-meta"): "elem", ("tex", "e"): "elem", ("tex", "lod"): "elem",
+    ("tld4", "e"): "elem", ("txq_level", "lod"): "elem", ("st_async", "b"): "elem",   # (with an mbarrier)
+    ("cp_async_bulk_g2s", "ctaMask"): "elem", ("cp_async_bulk_s2g", "byteMask"): "elem",
+}
+_WHOLE_NONE = ("multimem",)          # rules whose vector operands take no whole vector register
+_ANY_LENGTH = ("suld", "sust")      # rules whose .v1 data vector takes one of any length
+
+
+def _whole_scalar_mode(f: Form, slot: Slot) -> Optional[str]:
+    for (prefix, name), mode in _WHOLE_SCALAR.items():
+        if slot.name == name and f.rule.startswith(prefix):
+            if prefix == "st_async":
+                if not f.has(".mbarrier::complete_tx::bytes"):
+                    return None            # (st.async without an mbarrier: "Vector operand is not allowed")
+                if len(slot.types) == 1 and slot.types[0].kind == "b":
+                    return "bits"
+            return mode
+    return None
+
+
+def _whole_vector(o: OperandInfo, s: Slot, f: Form, pos: str, title: str
+                  ) -> Tuple[OperandInfo, Optional[Diagnostic]]:
+    """Whole vector register `o` in slot `s`: what the slot sees of it (a vector of its elements, one register of
+    its elements' type or one value of its size), or why ptxas 13.0 refuses it there."""
+    n, t = o.whole, o.type
+    rule = f.rule
+    name = f".v{n} .{t.name if t is not None else '?'}"
+    if VEC in s.kinds:
+        if rule.startswith(_WHOLE_NONE) or (rule.startswith("tex") and s.name == "d" and s.count == 2 and
+                                           any(x.name == "f16x2" for x in s.types)):
+            return o, _diag(CODE_OPERANDS, f"{title}: {pos} is a {name} vector register; ptxas 13.0 takes none "
+                                           "here", (f"name its elements: {{%v.x, %v.y{', ...' if n > 2 else ''}}}",))
+        if n == s.count or (s.counts and n in s.counts):
+            return OperandInfo(VEC, count=n, elems=(t,) * n, whole=n), None
+        if s.count == 1 and rule.startswith(_ANY_LENGTH):
+            return OperandInfo(VEC, count=1, elems=(None,), whole=n), None      # (of any type too)
+        if REG not in s.kinds:
+            n_txt = describe_ints(s.counts) if s.counts else str(s.count)
+            return o, _diag(CODE_OPERANDS, f"{title}: {pos} is a {name} vector register; it takes a vector of "
+                                           f"{n_txt}", ("ptxas 13.0: \"Argument vector size mismatch\"",))
+    mode = _whole_scalar_mode(f, s) if REG in s.kinds else None
+    if mode == "bits" and t is not None:
+        return replace(o, type=get_type(f"b{n * t.bits}")), None
+    if mode == "elem":
+        return o, None
+    if REG in s.kinds:
+        return o, _diag(CODE_OPERANDS, f"{title}: {pos} is a {name} vector register; it takes one register",
+                        ("name one element (%v.x), or mov the vector's bits into a register of its size",))
+    return o, None
+
+
+def _whole_vector_targets(f: Form, name: str) -> Sequence[Tuple[int, int]]:
+    """The sm ranges [lo, hi) at which fragment `name` of tensor-core form `f` takes a whole vector register: all but
+    where ptxas 13.0 expands the instruction into code of its own (as for .pred registers, _pred_targets), which
+    crashes on one (a segmentation fault): .b1 from
+    sm_90 on (from sm_100 on with .and), .s4/.u4 from sm_90 on, .e4m3/.e5m2 on sm_90 to sm_110 (with .kind::f8f6f4 on
+    sm_100 to sm_110), the .f16 m8n8k4 from sm_80 on, m8n8k16's .s32 C and D and the .f64 m16n8k* fragments from
+    sm_100 on."""
+    rule = f.rule
+    if rule == "mma_b1":
+        return ((0, 100),) if f.has(".and") else ((0, 90),)
+    if rule == "mma_i4":
+        return ((0, 90),)
+    if rule == "mma_fp8":
+        return ((0, 90), (120, _INF))
+    if rule in ("mma_kind_fp8", "mma_sp_kind_fp8"):
+        return ((0, 100), (120, _INF))
+    if rule == "mma_m8n8k4_f16":
+        return ((0, 80),)
+    if rule == "mma_i8" and f.has(".m8n8k16") and name in ("c", "d"):
+        return ((0, 100),)
+    if rule == "mma_f64" and not f.has(".m8n8k4"):
+        return ((0, 100),)
+    return _ALWAYS
+
+
+def _whole_vector_gate(f: Form, ops: Sequence[OperandInfo], slots: Sequence[Slot], target: Target
+                       ) -> List[Tuple[str, str]]:
+    """A whole vector register in a tensor-core fragment at a target where ptxas 13.0 expands the instruction into
+    code of its own, where it crashes on it (_whole_vector_targets); and from sm_120 on, in cp.async.bulk's ctaMask and in
+    the coordinates and im2col offsets of cp.async.bulk.tensor into .shared::cluster (as _im2col_sm120_gate's), where
+    ptxas moves them with code of its own too ("Argument vector size mismatch for instruction 'mov'", or a crash)."""
+    if f.rule in ("cp_async_bulk_g2s", "cp_async_bulk_tensor_g2s", "cp_async_bulk_tensor_g2s_im2col") and \
+            target.sm >= 120:
+        for k, (o, s) in enumerate(zip(ops, slots)):
+            if o.whole and (s.name in ("ctaMask", "im2colOffsets") or o.kind == TENSOR):
+                return [(CODE_OPERANDS, f"operand {k + 1} ({s.name}) is a .v{o.whole} vector register; ptxas 13.0 "
+                                        f"takes one here below sm_120, not for {target}, where it moves the operand "
+                                        "with code of its own that refuses it")]
+    if not f.rule.startswith("mma"):
+        return []
+    for k, (o, s) in enumerate(zip(ops, slots)):
+        if o.whole and o.kind == VEC:
+            ranges = _whole_vector_targets(f, s.name)
+            if not any(lo <= target.sm < hi for lo, hi in ranges):
+                at = " and ".join(_sm_range_text(lo, hi) for lo, hi in ranges)
+                return [(CODE_OPERANDS, f"operand {k + 1} ({s.name}) is a .v{o.whole} vector register; ptxas 13.0 "
+                                        f"takes one here {at}, not for {target}, where it expands the instruction "
+                                        "into code of its own and crashes on it (a segmentation fault; name its "
+                                        "elements {%v.x, %v.y, ...})")]
+    return []
+
+
+def whole_vector_crash(opcode: str, operands: Sequence[OperandInfo]) -> Optional[str]:
+    """Where ptxas 13.0 takes a whole vector register (OperandInfo.whole) in its checks (-arch=compute_XY) and then
+    crashes generating code for it (a segmentation fault at -arch=sm_XY): wgmma.mma_async's D, which it reads too, and
+    tex's and tld4's gradients, offsets and depth compare. The operand's position and name, else None. The linter asks
+    this of instructions that legality.check takes."""
+    f = parse(opcode)
+    if f is None or not any(o.whole for o in operands):
+        return None
+    fam = f.rule.startswith("wgmma")
+    tex = f.rule.startswith(("tex", "tld4"))
+    bulk = not f.rule.startswith(("tex", "tld4", "su"))
+    _, slots, diags, _ = _bind(opcode, operands)
+    if diags:
+        return None
+    for k, (o, s) in enumerate(zip(operands, slots)):
+        if o.whole and (fam and s.name == "d" or tex and s.name in ("e", "dPdx", "dPdy") or bulk and o.kind == TENSOR):
+            return f"operand {k + 1} ({s.name})"
+    return None
+
+
+def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optional[Form] = None
+           ) -> Tuple[List[Diagnostic], List[Slot], List[OperandInfo]]:
+    """(problems, the slot of each operand, the operands as the slots see them: a whole vector register as a vector
+    or as one register, _whole_vector)."""
     slots = _assign(sig, len(ops))
     if slots is None:
         names = ", ".join(s.name + ("?" if s.optional else "") for s in sig.slots) or "no operands"
@@ -2958,12 +3098,19 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
         count = str(lo) if lo == hi else f"{lo} to {hi}"
         via = f" ({sig.name})" if sig.name else ""
         return [_diag(CODE_OPERANDS, f"{title}{via} takes {count} operand{'s' if hi != 1 else ''} ({names}), "
-                                     f"{len(ops)} given")], []
+                                     f"{len(ops)} given")], [], list(ops)
     out = []
     where = {}
+    ops = list(ops)
     for k, (s, o) in enumerate(zip(slots, ops)):
         where[s.name] = k
         pos = f"operand {k + 1} ({s.name})"
+        if o.whole and o.kind == REG and form is not None:
+            o, bad = _whole_vector(o, s, form, pos, title)
+            ops[k] = o
+            if bad is not None:
+                out.append(bad)
+                continue
         if o.kind not in s.kinds:
             out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {s.text()}, not {_KIND_TEXT.get(o.kind, o.kind)}"))
             continue
@@ -3071,24 +3218,30 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str) -> Tuple[List
                                  (_nearest_text(s.values, o.value),)))
     if not out and sig.cross is not None:
         out.extend(_diag(c, f"{title}: {m}") for c, m in sig.cross(ops, where))
-    return out, slots
+    return out, slots, ops
 
 
 def bind(opcode: str, operands: Sequence[OperandInfo]) -> Tuple[Optional[Signature], List[Slot], List[Diagnostic]]:
     """Match operands with the best operand list of a legal opcode: (signature, slot per operand, problems)."""
+    return _bind(opcode, operands)[:3]
+
+
+def _bind(opcode: str, operands: Sequence[OperandInfo]
+          ) -> Tuple[Optional[Signature], List[Slot], List[Diagnostic], List[OperandInfo]]:
+    """bind(), and the operands as the chosen operand list sees them (_match)."""
     f = parse(opcode)
     if f is None:
         raise UsageError(f"{opcode!r} is not a legal spelling; check() says why")
     title = FORMS[f.rule].title
     best = None
     for sig in _signatures(f):
-        diags, slots = _match(sig, operands, title)
+        diags, slots, seen = _match(sig, operands, title, f)
         key = (not slots, len(diags))
         if best is None or key < best[0]:
-            best = (key, sig, slots, diags)
+            best = (key, sig, slots, diags, seen)
         if not diags:
             break
-    _, sig, slots, diags = best
+    _, sig, slots, diags, seen = best
     if diags and len(_signatures(f)) > 1 and not slots:
         # no operand list fits by count: say what each takes
         alts = []
@@ -3097,7 +3250,7 @@ def bind(opcode: str, operands: Sequence[OperandInfo]) -> Tuple[Optional[Signatu
             names = ", ".join(x.name + ("?" if x.optional else "") for x in s.slots)
             alts.append(f"{n} ({names}) with {s.name}")
         diags = [_diag(CODE_OPERANDS, f"{title} takes {' or '.join(alts)}; {len(operands)} operands given")]
-    return sig, slots, diags
+    return sig, slots, diags, seen
 
 
 def check(opcode: str, operands: Optional[Sequence[OperandInfo]] = None, target=None, version=None
@@ -3114,13 +3267,15 @@ def check(opcode: str, operands: Optional[Sequence[OperandInfo]] = None, target=
     present: Sequence[Slot] = ()
     target = _as_target(target)
     if operands is not None:
-        sig, slots, od = bind(opcode, operands)
+        sig, slots, od, seen = _bind(opcode, operands)
         out.extend(od)
         present = [s for s in slots if s.optional or s.need is not None]
-        if not od and sig.gate is not None and target is not None:
+        if not od and target is not None:
             title = FORMS[f.rule].title
             where = {s.name: k for k, s in enumerate(slots)}
-            out.extend(_diag(c, f"{title}: {m}") for c, m in sig.gate(operands, where, target))
+            if sig.gate is not None:
+                out.extend(_diag(c, f"{title}: {m}") for c, m in sig.gate(seen, where, target))
+            out.extend(_diag(c, f"{title}: {m}") for c, m in _whole_vector_gate(f, seen, slots, target))
     # a malformed operand list first: a target message about an operand that is not there misleads
     return out + _gate(opcode, f, target, _as_version(version), present)
 

@@ -16,7 +16,7 @@ import gc
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import isa_core as C
 from .asynccheck import ASYNC_CODES, check_function as _check_async
@@ -1196,28 +1196,45 @@ _FAMILIES: Optional[frozenset] = None
 
 
 # ------------------------------------------------------------------------------------------- legality hook
-def legality_check(instr: Instr, target: Optional[Target], version: Optional[PtxVersion]) -> List[Diagnostic]:
+def legality_check(instr: Instr, target: Optional[Target], version: Optional[PtxVersion],
+                   vec_len: Optional[Callable[[str], Optional[int]]] = None) -> List[Diagnostic]:
     """The one call into ptxgen.legality for an instruction of a tensor-core/async family.
 
     Converts the IR operands into legality.OperandInfo (register types, vector lengths, immediates) with
     the builder's own translation (ops.operands.operand_infos, which also knows the parser's shapes) and
-    returns legality.check's diagnostics (without locations; the caller adds them).
+    returns legality.check's diagnostics (without locations; the caller adds them). `vec_len` gives the length of a
+    vector register (`.reg .v4 .b32 %v`) by name, None for a scalar one: an operand that names one whole goes to
+    legality as such (OperandInfo.whole).
     """
-    if instr.opcode.startswith(_HANDLE_OPS):
-        infos = []
-        for o in instr.operands:
-            t = type(o)
-            if t is AddrList:
-                infos.append(_texture_ref_info(o))
-            elif t is Addr:  # txq/suq [a]: what a names (a .texref ... variable or a handle register)
-                h = _handle_name(o.base) if o.offset == 0 else None
-                info = operand_info(o)
-                infos.append(replace(info, handles=(h,), space=None if h in _REF_TYPES else info.space))
-            else:
-                infos.extend(operand_infos((o,)))
-    else:
-        infos = operand_infos(instr.operands)
-    return legality.check(instr.opcode, infos, target, version)
+    handles = instr.opcode.startswith(_HANDLE_OPS)
+    infos = []
+    for o in instr.operands:
+        t = type(o)
+        if t is AddrList and vec_len is not None and _whole_coordinates(o, vec_len):
+            # `[tmap, %v]`, `[tex, %v]`: a whole vector register as the coordinates, as ptxas reads it: {%v.x, ...}
+            r = o.items[-1].base
+            n = vec_len(r.name)
+            info = _texture_ref_info(o) if handles else OperandInfo("tensor", space=var_space(o.items[0].base))
+            infos.append(replace(info, count=n, elems=(r.type,) * n, bare=False, whole=n))
+        elif handles and t is AddrList:
+            infos.append(_texture_ref_info(o))
+        elif handles and t is Addr:  # txq/suq [a]: what a names (a .texref ... variable or a handle register)
+            h = _handle_name(o.base) if o.offset == 0 else None
+            info = operand_info(o)
+            infos.append(replace(info, handles=(h,), space=None if h in _REF_TYPES else info.space))
+        elif t is Reg and vec_len is not None and o.type is not None and "." not in o.name and vec_len(o.name):
+            infos.append(replace(operand_info(o), whole=vec_len(o.name)))
+        else:
+            infos.extend(operand_infos((o,)))
+    out = legality.check(instr.opcode, infos, target, version)
+    if vec_len is not None and not any(d.severity == "error" for d in out):
+        where = legality.whole_vector_crash(instr.opcode, infos)
+        if where is not None:
+            out.append(Diagnostic("PTX-E-OPERANDS", "error",
+                                  f"{instr.opcode.split('.')[0]}: {where} is a whole vector register; ptxas 13.0 takes "
+                                  "it in its checks and then crashes (a segmentation fault) generating code for it",
+                                  None, ("name its elements: {%v.x, %v.y, ...}",)))
+    return out
 
 
 # the instructions whose operands name a texture, sampler or surface
@@ -1266,6 +1283,15 @@ def _texture_ref_info(o: AddrList) -> OperandInfo:
         if type(last) is Addr and last.offset == 0 and type(last.base) is Reg:
             return OperandInfo("tensor", count=1, elems=(last.base.type,), space=space, handles=handles, bare=True)
     return OperandInfo("addr")
+
+
+def _whole_coordinates(o: AddrList, vec_len: Callable[[str], Optional[int]]) -> bool:
+    """`[a, %v]` (or `[tex, smp, %v]`) whose last item is a whole vector register."""
+    items = o.items
+    last = items[-1]
+    return (len(items) >= 2 and type(last) is Addr and last.offset == 0 and type(last.base) is Reg
+            and last.base.type is not None and "." not in last.base.name and bool(vec_len(last.base.name))
+            and all(type(x) is Addr and x.offset == 0 for x in items[:-1]))
 
 
 def _addr_list_info(o: AddrList) -> OperandInfo:
@@ -1322,6 +1348,9 @@ class _FnCheck:
         self.brx_later: List[tuple] = []  # (label, loc, operand index): brx.idx lists not declared before it
         # texmode_independent: tex and tld4 name their sampler ([tex, sampler, coordinates])
         self.independent = res is not None and any(n == "texmode_independent" for n, _ in res.targets)
+        # whole vector registers named by mma and st instructions, in order (mma_whole_results): name -> [(loc,
+        # 'd' for mma's D, 'src' for another operand of an mma, 'st')]
+        self.whole_named: Dict[str, List[tuple]] = {}
 
     def run(self):
         ctx = self.ctx
@@ -1387,7 +1416,30 @@ class _FnCheck:
                             self.vector_decl(decl, st.loc)
                         elif self.vregs:
                             self.scalar_decl(decl)
+        if self.whole_named:
+            self.mma_whole_results()
         self.finish_labels()
+
+    def mma_whole_results(self):
+        """mma's D as a whole vector register %v (`mma ... %v, %a, %b, %c;`) where the function also has another mma
+        whose D is %v, a st of %v whole (before or after), or an mma that reads %v whole before this one writes it:
+        ptxas 13.0 crashes (a segmentation fault) generating code for the function (tests/test_lint_whole_vregs.py
+        records each case). An mma reading %v whole after it, ld, mov and reads of its elements (%v.x) it takes."""
+        for name, uses in self.whole_named.items():
+            for i, (loc, kind) in enumerate(uses):
+                if kind != "d":
+                    continue
+                other = next((u for j, u in enumerate(uses) if u[0] is not loc and
+                              (u[1] in ("d", "st") or u[1] == "src" and j < i)), None)
+                if other is None:
+                    continue
+                at = f"line {other[0].line}" if other[0] is not None and other[0].line else "another instruction"
+                what = {"d": "writes it whole too (an mma's D)", "st": "stores it whole",
+                        "src": "reads it whole before"}[other[1]]
+                self.ctx.add("PTX-E-OPERANDS", f"mma: D is the whole vector register {name}, and {at} {what}; "
+                                               "ptxas 13.0 crashes (a segmentation fault) generating code for this "
+                                               "function", _tok_loc(self.ctx, loc, 0),
+                             (f"name D's elements: {{{name}.x, {name}.y, ...}}",), len(name))
 
     def vector_decl(self, decl: Decl, loc: Optional[SourceLoc]):
         """`.reg .v2 .f32 %v, %w<4>;` (its parsed declaration): the names are recorded for mov.vN and vector
@@ -1624,11 +1676,10 @@ class _FnCheck:
                                                           "texture",))
 
     def multimem_operands(self, ins: Instr, op: _Op, loc):
-        """What ptxas 13.0 refuses in multimem's operands besides legality's slots (which refuse a special register):
-        a whole vector register ("Vector operand is not allowed", "Argument vector size mismatch"; multimem takes
-        {...}), and a 32-bit address register of multimem.ld_reduce or multimem.st, which crashes it in a kernel of
-        its own (a segmentation fault; it takes a 16- or a 64-bit one there, and multimem.red a 64-bit one only:
-        generic_addresses)."""
+        """What ptxas 13.0 refuses in multimem's operands besides legality's slots (which refuse a special register
+        and a whole vector register): a 32-bit address register of multimem.ld_reduce or multimem.st, which crashes
+        it in a kernel of its own (a segmentation fault; it takes a 16- or a 64-bit one there, and multimem.red a
+        64-bit one only: generic_addresses)."""
         ctx = self.ctx
         word = next((w for w in op.mods if w in ("ld_reduce", "st", "red")), None)
         if word is None:
@@ -1636,16 +1687,30 @@ class _FnCheck:
         name = "multimem." + word
         for k, o in enumerate(ins.operands):
             t = type(o)
-            if t is Reg and self.vregs and "." not in o.name and self.vec_len(o.name):
-                ctx.add("PTX-E-OPERANDS", f"{o.name} is a .v{self.vec_len(o.name)} vector register; multimem takes a "
-                                          "vector operand written {r0, r1, ...}", _tok_loc(ctx, loc, k),
-                        (f"name its elements: {{{o.name}.x, {o.name}.y, ...}}",), len(o.name))
             if t is Addr and "red" not in op.mods and ctx.address_size == 64 and type(o.base) is Reg \
                     and o.base.type is not None and o.base.type.bits == 32:
                 ctx.add("PTX-E-OPERANDS", f"{o.base.name} is a 32-bit address register; ptxas 13.0 crashes (a "
                                           f"segmentation fault) on {name} with one",
                         _tok_loc(ctx, loc, k), ("give the address in a 64-bit register (cvt.u64.u32)",),
                         len(o.base.name))
+
+    def mma_result_read(self, ins: Instr, loc):
+        """mma's D as a whole vector register that the instruction also reads (`mma ... %acc, %a, %b, %acc;`, or an
+        element of it in A, B or C): ptxas 13.0 takes it in its checks and then crashes (a segmentation fault)
+        generating code for it. Another vector register as C, or D written {%acc.x, ...}, it assembles."""
+        ops = ins.operands
+        d = ops[0] if ops else None
+        if type(d) is not Reg or d.type is None or "." in d.name or not self.vec_len(d.name):
+            return
+        for k, o in enumerate(ops[1:], 1):
+            for e in (o.elems if type(o) is Vec else (o,)):
+                if type(e) is Reg and (e.name == d.name or e.name.rsplit(".", 1)[0] == d.name):
+                    self.ctx.add("PTX-E-OPERANDS", f"mma: D is the whole vector register {d.name}, which operand {k + 1} "
+                                                   "reads too; ptxas 13.0 crashes (a segmentation fault) generating "
+                                                   "code for it", _tok_loc(self.ctx, loc, 0),
+                                 (f"name D's elements: {{{d.name}.x, {d.name}.y, ...}}, or accumulate in another "
+                                  "vector register",), len(d.name))
+                    return
 
     def instr(self, ins: Instr, op: _Op):
         ctx = self.ctx
@@ -1660,8 +1725,9 @@ class _FnCheck:
                 ctx.add("PTX-E-OPERANDS", f"{ins.opcode} writes d|p: join the destination and the predicate with "
                                           f"'|', not ','", _tok_loc(ctx, loc, 0), (f"{ins.opcode} {ops[0]}|{ops[1]}, "
                                                                                    f"{ops[2]};",))
+            had = len(ctx.out)
             try:
-                for d in legality_check(ins, ctx.target, ctx.version):
+                for d in legality_check(ins, ctx.target, ctx.version, self.vec_len if self.vregs else None):
                     # point at the operand when the message names one ("operand 4 (c) takes ...")
                     m = _OPERAND_N.search(d.message)
                     k = int(m.group(1)) - 1 if m else OPCODE
@@ -1675,6 +1741,13 @@ class _FnCheck:
                 self.sampler(ins, loc)
             if op.base == "multimem":
                 self.multimem_operands(ins, op, loc)
+            if op.base == "mma" and self.vregs and len(ctx.out) == had:
+                self.mma_result_read(ins, loc)
+        if self.vregs and (op.base == "st" or op.base == "mma" and op.family and len(ctx.out) == had):
+            for k, o in enumerate(ins.operands):
+                if type(o) is Reg and o.type is not None and "." not in o.name and self.vec_len(o.name):
+                    self.whole_named.setdefault(o.name, []).append(
+                        (loc, "st" if op.base == "st" else "d" if k == 0 else "src"))
         g = ins.guard
         if g is not None:
             r = g.reg
