@@ -3023,10 +3023,8 @@ def _whole_vector_targets(f: Form, name: str) -> Sequence[Tuple[int, int]]:
     sm_100 to sm_110), the .f16 m8n8k4 from sm_80 on, m8n8k16's .s32 C and D and the .f64 m16n8k* fragments from
     sm_100 on."""
     rule = f.rule
-    if rule == "mma_b1":
-        return ((0, 100),) if f.has(".and") else ((0, 90),)
-    if rule == "mma_i4":
-        return ((0, 90),)
+    if rule in ("mma_b1", "mma_i4"):
+        return _pred_targets(f, "a", f.fields["atype"][1:])    # (the same expansion refuses .pred there)
     if rule == "mma_fp8":
         return ((0, 90), (120, _INF))
     if rule in ("mma_kind_fp8", "mma_sp_kind_fp8"):
@@ -3088,7 +3086,7 @@ def whole_vector_crash(opcode: str, operands: Sequence[OperandInfo]) -> Optional
 
 
 def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optional[Form] = None
-           ) -> Tuple[List[Diagnostic], List[Slot], List[OperandInfo]]:
+           ) -> Tuple[List[Diagnostic], List[Slot], Sequence[OperandInfo]]:
     """(problems, the slot of each operand, the operands as the slots see them: a whole vector register as a vector
     or as one register, _whole_vector)."""
     slots = _assign(sig, len(ops))
@@ -3098,16 +3096,18 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
         count = str(lo) if lo == hi else f"{lo} to {hi}"
         via = f" ({sig.name})" if sig.name else ""
         return [_diag(CODE_OPERANDS, f"{title}{via} takes {count} operand{'s' if hi != 1 else ''} ({names}), "
-                                     f"{len(ops)} given")], [], list(ops)
+                                     f"{len(ops)} given")], [], ops
     out = []
     where = {}
-    ops = list(ops)
+    seen = ops
     for k, (s, o) in enumerate(zip(slots, ops)):
         where[s.name] = k
         pos = f"operand {k + 1} ({s.name})"
         if o.whole and o.kind == REG and form is not None:
             o, bad = _whole_vector(o, s, form, pos, title)
-            ops[k] = o
+            if seen is ops:
+                seen = list(ops)              # (copied only for a whole vector register)
+            seen[k] = o
             if bad is not None:
                 out.append(bad)
                 continue
@@ -3217,8 +3217,8 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                 out.append(_diag(CODE_OPERANDS, f"{title}: {pos} must be {describe_ints(s.values)}, not {o.value}",
                                  (_nearest_text(s.values, o.value),)))
     if not out and sig.cross is not None:
-        out.extend(_diag(c, f"{title}: {m}") for c, m in sig.cross(ops, where))
-    return out, slots, ops
+        out.extend(_diag(c, f"{title}: {m}") for c, m in sig.cross(seen, where))
+    return out, slots, seen
 
 
 def bind(opcode: str, operands: Sequence[OperandInfo]) -> Tuple[Optional[Signature], List[Slot], List[Diagnostic]]:
@@ -3227,7 +3227,7 @@ def bind(opcode: str, operands: Sequence[OperandInfo]) -> Tuple[Optional[Signatu
 
 
 def _bind(opcode: str, operands: Sequence[OperandInfo]
-          ) -> Tuple[Optional[Signature], List[Slot], List[Diagnostic], List[OperandInfo]]:
+          ) -> Tuple[Optional[Signature], List[Slot], List[Diagnostic], Sequence[OperandInfo]]:
     """bind(), and the operands as the chosen operand list sees them (_match)."""
     f = parse(opcode)
     if f is None:

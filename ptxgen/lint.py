@@ -1210,20 +1210,19 @@ def legality_check(instr: Instr, target: Optional[Target], version: Optional[Ptx
     infos = []
     for o in instr.operands:
         t = type(o)
-        if t is AddrList and vec_len is not None and _whole_coordinates(o, vec_len):
+        n = _whole_coordinates(o, vec_len) if t is AddrList and vec_len is not None else 0
+        if n:
             # `[tmap, %v]`, `[tex, %v]`: a whole vector register as the coordinates, as ptxas reads it: {%v.x, ...}
-            r = o.items[-1].base
-            n = vec_len(r.name)
             info = _texture_ref_info(o) if handles else OperandInfo("tensor", space=var_space(o.items[0].base))
-            infos.append(replace(info, count=n, elems=(r.type,) * n, bare=False, whole=n))
+            infos.append(replace(info, count=n, elems=(o.items[-1].base.type,) * n, bare=False, whole=n))
         elif handles and t is AddrList:
             infos.append(_texture_ref_info(o))
         elif handles and t is Addr:  # txq/suq [a]: what a names (a .texref ... variable or a handle register)
             h = _handle_name(o.base) if o.offset == 0 else None
             info = operand_info(o)
             infos.append(replace(info, handles=(h,), space=None if h in _REF_TYPES else info.space))
-        elif t is Reg and vec_len is not None and o.type is not None and "." not in o.name and vec_len(o.name):
-            infos.append(replace(operand_info(o), whole=vec_len(o.name)))
+        elif t is Reg and vec_len is not None and _whole_len(o, vec_len):
+            infos.append(replace(operand_info(o), whole=_whole_len(o, vec_len)))
         else:
             infos.extend(operand_infos((o,)))
     out = legality.check(instr.opcode, infos, target, version)
@@ -1285,13 +1284,21 @@ def _texture_ref_info(o: AddrList) -> OperandInfo:
     return OperandInfo("addr")
 
 
-def _whole_coordinates(o: AddrList, vec_len: Callable[[str], Optional[int]]) -> bool:
-    """`[a, %v]` (or `[tex, smp, %v]`) whose last item is a whole vector register."""
+def _whole_len(o, vec_len: Callable[[str], Optional[int]]) -> int:
+    """The length of the vector register operand `o` names whole (`%v`, not `%v.x`); 0: it names none."""
+    if type(o) is not Reg or o.type is None or "." in o.name:
+        return 0
+    return vec_len(o.name) or 0
+
+
+def _whole_coordinates(o: AddrList, vec_len: Callable[[str], Optional[int]]) -> int:
+    """The length of the whole vector register that is the last item of `[a, %v]` (or `[tex, smp, %v]`); 0: none."""
     items = o.items
     last = items[-1]
-    return (len(items) >= 2 and type(last) is Addr and last.offset == 0 and type(last.base) is Reg
-            and last.base.type is not None and "." not in last.base.name and bool(vec_len(last.base.name))
-            and all(type(x) is Addr and x.offset == 0 for x in items[:-1]))
+    if len(items) < 2 or type(last) is not Addr or last.offset != 0 or \
+            not all(type(x) is Addr and x.offset == 0 for x in items[:-1]):
+        return 0
+    return _whole_len(last.base, vec_len)
 
 
 def _addr_list_info(o: AddrList) -> OperandInfo:
@@ -1694,13 +1701,19 @@ class _FnCheck:
                         _tok_loc(ctx, loc, k), ("give the address in a 64-bit register (cvt.u64.u32)",),
                         len(o.base.name))
 
+    def note_whole(self, ins: Instr, loc, st: bool):
+        """Record the whole vector registers an mma (taken by legality) or a st names, for mma_whole_results."""
+        for k, o in enumerate(ins.operands):
+            if _whole_len(o, self.vec_len):
+                self.whole_named.setdefault(o.name, []).append((loc, "st" if st else "d" if k == 0 else "src"))
+
     def mma_result_read(self, ins: Instr, loc):
         """mma's D as a whole vector register that the instruction also reads (`mma ... %acc, %a, %b, %acc;`, or an
         element of it in A, B or C): ptxas 13.0 takes it in its checks and then crashes (a segmentation fault)
         generating code for it. Another vector register as C, or D written {%acc.x, ...}, it assembles."""
         ops = ins.operands
         d = ops[0] if ops else None
-        if type(d) is not Reg or d.type is None or "." in d.name or not self.vec_len(d.name):
+        if not _whole_len(d, self.vec_len):
             return
         for k, o in enumerate(ops[1:], 1):
             for e in (o.elems if type(o) is Vec else (o,)):
@@ -1743,11 +1756,9 @@ class _FnCheck:
                 self.multimem_operands(ins, op, loc)
             if op.base == "mma" and self.vregs and len(ctx.out) == had:
                 self.mma_result_read(ins, loc)
-        if self.vregs and (op.base == "st" or op.base == "mma" and op.family and len(ctx.out) == had):
-            for k, o in enumerate(ins.operands):
-                if type(o) is Reg and o.type is not None and "." not in o.name and self.vec_len(o.name):
-                    self.whole_named.setdefault(o.name, []).append(
-                        (loc, "st" if op.base == "st" else "d" if k == 0 else "src"))
+                self.note_whole(ins, loc, st=False)
+        if op.base == "st" and self.vregs:
+            self.note_whole(ins, loc, st=True)
         g = ins.guard
         if g is not None:
             r = g.reg
