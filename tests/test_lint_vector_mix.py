@@ -24,7 +24,8 @@ mma family with literals or registers of other types in each position):
   there is an integer, .f32 or .f64 value for the operand's own type (st.async .f32 takes no integer ones).
 - ld/st vectors and mov.b64's pack and unpack take a .pred register among others as a 32-bit element; an .f32 access
   takes no .u64/.s64/.f64 register in a uniform vector (.b64 ones, wider bit registers, it takes); a .bN access takes
-  float literals of its width in a vector of literals only. st.v2.f32 with an integer literal among registers, and
+  float literals of its width in a vector of literals only. A decimal float literal (1.0) is a double there, as a 0d
+  one: st.v2.u32 {1.0, %fd1} holds floating-point values only ("Arguments mismatch"), st.v2.u32 {%f1, 1.0} does not. st.v2.f32 with an integer literal among registers, and
   st.v2.f64 [a], {%rd1, 0}, crash ptxas 13.0 (lint refuses them).
 Lint disagreed with ptxas on 10,716 of the lines before; on none after. The tests keep a sample of the matrix.
 """
@@ -228,6 +229,12 @@ RECORDED = [
     ("sm_90a", "ld.global.v2.f32 {%rl0,%rl1}, [%rl38];", True),
     ("sm_90a", "mov.b64 %rl37, {%p0,%rb1};", True),
     ("sm_90a", "mov.b64 %rl37, {%p0,%p1};", False),
+    # a decimal float literal is a double, as a 0d one: {1.0, %fd0} holds 64-bit floating-point values only
+    ("sm_90a", "st.global.v2.u32 [%rl38], {1.0,%fd0};", False),
+    ("sm_90a", "st.global.v2.u64 [%rl38], {%fd0,1.0};", False),
+    ("sm_90a", "st.global.v2.f32 [%rl38], {%fd0,1.0};", False),
+    ("sm_90a", "st.global.v2.u32 [%rl38], {%rf0,1.0};", True),
+    ("sm_90a", "st.global.v2.s32 [%rl38], {1.0,%rf0};", True),
 ]
 # lines ptxas 13.0 crashes on (a segmentation fault, no message); lint refuses them ("integer literal 0 where st
 # needs an .f32 value")

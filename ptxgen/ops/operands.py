@@ -45,8 +45,9 @@ def _vec_info(o) -> OperandInfo:
     elems = tuple(_elem_type(e) for e in o.elems)
     decl = tuple(_decl_type(e) for e in o.elems)
     vals = tuple(_int_value(e) if lit == "i" else None for e, lit in zip(o.elems, lits)) if "i" in lits else ()
-    lits64 = tuple(i for i, e in enumerate(o.elems) if lits[i] == "f" and isinstance(e, Imm) and e.type is not None
-                   and e.type.bits == 64)
+    # (a decimal literal, `1.0`, has no type of its own: ptxas 13.0 reads it as a double, as it reads 0d literals)
+    lits64 = tuple(i for i, e in enumerate(o.elems) if lits[i] == "f" and isinstance(e, Imm)
+                   and (e.type is None or e.type.bits == 64))
     return OperandInfo("vec", count=len(o.elems), elems=elems, lits=lits if any(lits) else (),
                        decl=decl if decl != elems else (), vals=vals, lits64=lits64,
                        special=any(type(e) is SpecialReg for e in o.elems))
