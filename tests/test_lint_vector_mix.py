@@ -24,7 +24,10 @@ mma family with literals or registers of other types in each position):
   there is an integer, .f32 or .f64 value for the operand's own type (st.async .f32 takes no integer ones).
 - ld/st vectors and mov.b64's pack and unpack take a .pred register among others as a 32-bit element; an .f32 access
   takes no .u64/.s64/.f64 register in a uniform vector (.b64 ones, wider bit registers, it takes); a .bN access takes
-  float literals of its width in a vector of literals only. A decimal float literal (1.0) is a double there, as a 0d
+  float literals of its width in a vector of literals only. A st vector that starts with a literal is typed by one
+  element instead, the last whose width is not the literal's (0f: 32 bits, 0d, decimal and integer: 64), or the
+  literal (lint.literal_first: st.v2.b32 {0f3F800000, %rd2} is refused, {%rd2, 0f3F800000} taken; 8,800 lines of
+  every access type exact). A decimal float literal (1.0) is a double there, as a 0d
   one: st.v2.u32 {1.0, %fd1} holds floating-point values only ("Arguments mismatch"), st.v2.u32 {%f1, 1.0} does not. st.v2.f32 with an integer literal among registers, and
   st.v2.f64 [a], {%rd1, 0}, crash ptxas 13.0 (lint refuses them).
 Lint disagreed with ptxas on 10,716 of the lines before; on none after. The tests keep a sample of the matrix.
@@ -258,3 +261,103 @@ def test_the_recorded_verdicts_are_ptxas_s():
     from _ptxas_lines import agree_with_ptxas
     for target in sorted({t for t, _, _ in RECORDED}):
         agree_with_ptxas([(ln, ok) for t, ln, ok in RECORDED if t == target], make_for(target), target)
+
+
+# st vectors that start with a literal (lint's `literal_first`): ptxas 13.0 types them by one element, the last whose
+# width is not the first literal's, so their verdicts depend on the order of the elements
+LIT_REGS = (("b8", "c"), ("b16", "h"), ("f16", "hf"), ("b32", "r"), ("f32", "f"), ("f16x2", "x"), ("b64", "rd"),
+            ("f64", "fd"), ("pred", "p"), ("u32", "u"), ("s64", "sd"), ("u16", "uh"), ("s8", "sc"))
+LIT_FIRST = ("0", "-1", "0f3F800000", "0d3FF0000000000000", "1.5")
+LIT_ELEMS = [f"%{n}2" for _, n in LIT_REGS] + list(LIT_FIRST)
+LIT_TYPES = ("b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s16", "s32", "s64", "f32", "f64")
+
+
+def make_lit(lines):
+    return kernel(lines, "sm_90a", "8.7", reg_decls(*((t, n, 5) for t, n in LIT_REGS)))
+
+
+def _crashes_ptxas(elems, ty):
+    """An integer literal after the first element of an .f32/.f64 vector: ptxas 13.0 takes it in its checks and crashes
+    generating code (below); lint refuses it."""
+    return ty in ("f32", "f64") and any(e.lstrip("-").isdigit() for e in elems[1:])
+
+
+def literal_first_lines():
+    import random
+    rng = random.Random(0)
+    out = []
+    for ty in LIT_TYPES:
+        for a in LIT_FIRST:
+            vs = [[a, b] for b in LIT_ELEMS]
+            if not ty.endswith("64"):             # (.v4 of 64-bit elements needs sm_100)
+                vs += [[a] + [rng.choice(LIT_ELEMS) for _ in range(3)] for _ in range(12)]
+            out += [f"st.global.v{len(v)}.{ty} [%rd1], {{{', '.join(v)}}};" for v in vs if not _crashes_ptxas(v, ty)]
+    return list(dict.fromkeys(out))
+
+
+# (line, ptxas 13.0 takes it) for the tests without ptxas
+LIT_RECORDED = [
+    ("st.global.v2.b32 [%rd1], {0f3F800000, %rd2};", False),      # typed by %rd2: 64 bits
+    ("st.global.v2.b32 [%rd1], {%rd2, 0f3F800000};", True),       # typed element by element (a .b64 takes a literal)
+    ("st.global.v2.b32 [%rd1], {0d3FF0000000000000, %rd2};", False),
+    ("st.global.v2.b32 [%rd1], {0d3FF0000000000000, %r2};", True),  # typed by %r2
+    ("st.global.v4.b8 [%rd1], {0f3F800000, %r2, %rd2, %c2};", True),  # typed by %c2, widths mixed
+    ("st.global.v4.b8 [%rd1], {0f3F800000, %c2, %rd2, %r2};", False),  # typed by %rd2
+    ("st.global.v2.b32 [%rd1], {1.5, 0f3F800000};", True),        # typed by the 0f literal
+    ("st.global.v2.b32 [%rd1], {0f3F800000, 1.5};", False),
+    ("st.global.v2.u16 [%rd1], {0f3F800000, %r2};", True),        # typed by the literal: 32 bits, not floats only
+    ("st.global.v2.u32 [%rd1], {0f3F800000, %f2};", False),       # floating-point values only
+    ("st.global.v2.u32 [%rd1], {0d3FF0000000000000, %f2};", True),
+    ("st.global.v2.u32 [%rd1], {0f3F800000, %h2};", False),       # 16 bits
+    ("st.global.v2.b32 [%rd1], {0, %h2};", True),                 # after an integer literal, any integer or bit width
+    ("st.global.v2.b64 [%rd1], {0, %c2};", True),
+    ("st.global.v2.f32 [%rd1], {0, %r2};", True),
+    ("st.global.v2.f32 [%rd1], {0, %sd2};", False),               # integer values only of 64 bits
+    ("st.global.v2.f64 [%rd1], {0, %sd2};", True),
+    ("st.global.v2.b32 [%rd1], {0, %f2};", False),                # neighbours of two kinds
+]
+# lines ptxas 13.0 crashes on (a segmentation fault generating code; -arch=compute_90a takes them): lint refuses them
+LIT_CRASHES = ["st.global.v4.f32 [%rd1], {0, %u2, 0, 0};", "st.global.v2.f64 [%rd1], {0, 0};",
+               "st.global.v4.f32 [%rd1], {0, %c2, 0, %rd2};"]
+
+
+def test_literal_first_recorded_verdicts():
+    wrong = lint_disagrees_with_recorded(LIT_RECORDED, make_lit)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_literal_first_messages():
+    text = make_lit(["st.global.v2.b32 [%rd1], {0f3F800000, %rd2};", "st.global.v2.u32 [%rd1], {0f3F800000, %f2};",
+                     "st.global.v4.f32 [%rd1], {0, %u2, 0, 0};"])
+    first = first_line(text, ["st.global.v2.b32 [%rd1], {0f3F800000, %rd2};"])
+    errs = lint_errors(text)
+    assert errs[first].message == ("ptxas 13.0 types a vector that starts with a literal by its last element of "
+                                   "another width than the literal, or by the literal: here %rd2 (.b64), 64 bits, "
+                                   "where st.b32 needs 32")
+    assert errs[first + 1].message.endswith("here the literal 0f3F800000, floating-point values only, which st.u32 "
+                                            "does not take")
+    assert "crashes" in errs[first + 2].message and errs[first + 2].code == "PTX-E-TYPE"
+    assert set(lint_errors(make_lit(LIT_CRASHES))) == {first, first + 1, first + 2}
+
+
+@needs_ptxas
+def test_literal_first_recorded_verdicts_are_ptxas_s():
+    from _ptxas_lines import agree_with_ptxas
+    agree_with_ptxas(LIT_RECORDED, make_lit)
+
+
+@needs_ptxas
+def test_literal_first_vectors_agree_with_ptxas():
+    lines = literal_first_lines()
+    assert len(lines) > 1500
+    # -arch=compute_90a: the checks without code generation, which crashes on none of these lines
+    bad = lint_disagrees_with_ptxas(lines, make_lit, "compute_90a")
+    assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
+
+
+@needs_ptxas
+def test_ptxas_crashes_on_the_refused_literal_vectors():
+    from _ptxas_lines import ptxas_crashes
+    for ln in LIT_CRASHES:
+        assert ptxas_crashes(make_lit([ln]), "sm_90a"), ln
+        assert not ptxas_crashes(make_lit([ln]), "compute_90a"), ln
