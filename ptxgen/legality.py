@@ -3085,6 +3085,48 @@ def whole_vector_crash(opcode: str, operands: Sequence[OperandInfo]) -> Optional
     return None
 
 
+def _literal_first_problem(o: OperandInfo, decl: Sequence[Optional[Type]], t: Type) -> Optional[str]:
+    """st.async's value vector that starts with a literal, as ptxas 13.0 types it (as it types a
+    st vector that does, lint.literal_first, but that a .uN/.sN value takes no wider one): by its last element whose
+    width is not the first literal's (0f: 32 bits; 0d, decimal and integer literals: 64), or by the literal where
+    none is; after a floating-point literal a .bN/.uN/.sN value takes it where that element is N bits wide and, for
+    .uN/.sN, it is not floating-point values only, an .f32/.f64 value any; after an integer literal every value
+    does, but .f32 where the vector is integer values only of 64 bits (tests/test_lint_vector_mix.py; a sample of
+    1,218 lines exact), its neighbours' kinds as any vector's. The problem, or None."""
+    widths, kinds = [], []
+    for i, e in enumerate(decl):
+        lit = o.lits[i]
+        if lit == "i":
+            widths.append(64)
+        elif lit == "f":
+            widths.append(64 if i in o.lits64 else 32)
+        elif e is not None:
+            widths.append(vector_bits(e))
+        else:
+            return None
+        kinds.append(lit or VECTOR_KIND.get(e.kind))
+    k = clashing_neighbour(kinds)
+    if k is not None:
+        what = [f"a .{decl[i].name} register" if o.lits[i] is None else
+                f"{'an integer' if o.lits[i] == 'i' else 'a floating-point'} literal" for i in (k - 1, k)]
+        return (f"has {what[0]} and {what[1]} side by side; ptxas 13.0 takes no vector whose neighbours mix integer, "
+                "floating-point, packed and .pred elements")
+    j = next((i for i in range(len(widths) - 1, 0, -1) if widths[i] != widths[0]), 0)
+    w = widths[j]
+    if o.lits[0] == "f":
+        if t.kind in ("b", "u", "s") and w != t.bits:
+            return f"is typed by its element {j + 1}, {w} bits wide ({_LITERAL_FIRST}); .{t.name} needs {t.bits}"
+        if t.kind in ("u", "s") and j == 0 and set(kinds) == {"f"}:
+            return f"holds floating-point values only ({_LITERAL_FIRST}); .{t.name} takes none"
+    elif t.name == "f32" and j == 0 and set(kinds) == {"i"}:
+        return f"holds 64-bit integer values only ({_LITERAL_FIRST}); .f32 takes none"
+    return None
+
+
+_LITERAL_FIRST = ("ptxas 13.0 types a vector that starts with a literal by its last element of another width than "
+                  "the literal, or by the literal")
+
+
 def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optional[Form] = None
            ) -> Tuple[List[Diagnostic], List[Slot], Sequence[OperandInfo]]:
     """(problems, the slot of each operand, the operands as the slots see them: a whole vector register as a vector
@@ -3134,6 +3176,11 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                 out.append(_diag(CODE_OPERANDS, f"{title}: {pos} takes {n} {unit}, {o.count} given"))
                 continue
             decl = o.decl or o.elems
+            if o.kind == VEC and o.lits and o.lits[0] is not None and form is not None and form.rule == "st_async":
+                bad = _literal_first_problem(o, decl, s.types[0])
+                if bad:
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
+                continue
             if o.kind == VEC and s.loose and len({e.name for e in decl if e is not None}) > 1:
                 # a tex vector of several register types: one width (see _TEX_MIXED)
                 bits = {t.bits for t in s.types}

@@ -161,10 +161,9 @@ def lines_for(target):
             for b in kinds:
                 v = vec([LITS.get(a) or reg(a, 1), LITS.get(b) or reg(b, 2)])
                 out.append(f"cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rl31, {v}], [%rb30];")
-                if not (a in LITS and b == "b64"):       # (ptxas 13.0 takes {0, %rd2} in st.async.v2.b32: not modelled)
-                    for ty in ("b32", "f32", "s32"):
-                        out.append(f"st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.{ty} [%rb30], {v}, "
-                                   "[%rb32];")
+                for ty in ("b32", "f32", "s32"):
+                    out.append(f"st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.{ty} [%rb30], {v}, "
+                               "[%rb32];")
     for v in ([reg("b32", 0), reg("pred", 1)], [reg("pred", 0), reg("b32", 1)], [reg("pred", 0), reg("pred", 1)]):
         out += [f"mov.b64 %rl37, {vec(v)};", f"mov.b64 {vec(v)}, %rl37;"]
     for ty in ("u32", "f32", "b32"):        # literals only, and one register beside a literal of the other width
@@ -316,6 +315,34 @@ LIT_RECORDED = [
     ("st.global.v2.f64 [%rd1], {0, %sd2};", True),
     ("st.global.v2.b32 [%rd1], {0, %f2};", False),                # neighbours of two kinds
 ]
+# st.async's value as well (legality._literal_first_problem), but that a .uN/.sN value takes no wider element
+_SA = "st.async.shared::cluster.mbarrier::complete_tx::bytes.v{}.{} [%r1], {}, [%r3];"
+LIT_RECORDED += [
+    (_SA.format(2, "b32", "{0, %h2}"), True),
+    (_SA.format(2, "u32", "{0, %rd2}"), True),
+    (_SA.format(2, "u32", "{0f3F800000, %rd2}"), False),     # typed by %rd2: 64 bits
+    (_SA.format(2, "b32", "{%r2, %rd2}"), False),            # a register first: one width
+    (_SA.format(2, "f32", "{0d3FF0000000000000, %fd2}"), True),
+    (_SA.format(2, "b64", "{0d3FF0000000000000, 0f3F800000}"), False),   # typed by the 0f literal: 32 bits
+    (_SA.format(2, "u64", "{0f3F800000, 0d3FF0000000000000}"), True),
+    (_SA.format(4, "f32", "{0, %u2, 0, %r2}"), True),
+    (_SA.format(2, "b32", "{0, %f2}"), False),               # neighbours of two kinds
+]
+
+
+def st_async_lines():
+    import random
+    rng = random.Random(1)
+    out = []
+    for ty in ("b32", "s32", "u32", "f32", "b64", "s64", "u64", "f64"):
+        for a in LIT_FIRST:
+            vs = [[a, b] for b in LIT_ELEMS]
+            if not ty.endswith("64"):
+                vs += [[a] + [rng.choice(LIT_ELEMS) for _ in range(3)] for _ in range(10)]
+            out += [_SA.format(len(v), ty, "{" + ", ".join(v) + "}") for v in vs]
+    return list(dict.fromkeys(out))
+
+
 # lines ptxas 13.0 crashes on (a segmentation fault generating code; -arch=compute_90a takes them): lint refuses them
 LIT_CRASHES = ["st.global.v4.f32 [%rd1], {0, %u2, 0, 0};", "st.global.v2.f64 [%rd1], {0, 0};",
                "st.global.v4.f32 [%rd1], {0, %c2, 0, %rd2};"]
@@ -352,6 +379,14 @@ def test_literal_first_vectors_agree_with_ptxas():
     assert len(lines) > 1500
     # -arch=compute_90a: the checks without code generation, which crashes on none of these lines
     bad = lint_disagrees_with_ptxas(lines, make_lit, "compute_90a")
+    assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
+
+
+@needs_ptxas
+def test_st_async_literal_first_vectors_agree_with_ptxas():
+    lines = st_async_lines()
+    assert len(lines) > 900
+    bad = lint_disagrees_with_ptxas(lines, make_lit)      # (-arch=sm_90a: no line of these crashes ptxas)
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
 
