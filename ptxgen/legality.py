@@ -3085,14 +3085,18 @@ def whole_vector_crash(opcode: str, operands: Sequence[OperandInfo]) -> Optional
     return None
 
 
-def _literal_first_problem(o: OperandInfo, decl: Sequence[Optional[Type]], t: Type) -> Optional[str]:
-    """st.async's value vector that starts with a literal, as ptxas 13.0 types it (as it types a
-    st vector that does, lint.literal_first, but that a .uN/.sN value takes no wider one): by its last element whose
-    width is not the first literal's (0f: 32 bits; 0d, decimal and integer literals: 64), or by the literal where
-    none is; after a floating-point literal a .bN/.uN/.sN value takes it where that element is N bits wide and, for
-    .uN/.sN, it is not floating-point values only, an .f32/.f64 value any; after an integer literal every value
-    does, but .f32 where the vector is integer values only of 64 bits (tests/test_lint_vector_mix.py; a sample of
-    1,218 lines exact), its neighbours' kinds as any vector's. The problem, or None."""
+def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optional[str]:
+    """The problem ptxas 13.0 finds in vector `o` that starts with a literal, written as a .`t` value, or None: st's
+    data (`wider`: a .uN/.sN access takes wider elements; lint's core check asks this) and st.async's value (_match).
+    ptxas does not check such a vector element by element as it checks one that starts with a register: it types it
+    by its last element whose width differs from the first literal's (0f: 32 bits; 0d, decimal and integer literals:
+    64), or by the literal where none does. After a floating-point literal a .bN value needs that element to be N
+    bits wide, a .uN/.sN one N bits (st: or more) and not floating-point values only, an .f32/.f64 one nothing; after
+    an integer literal none needs anything but .f32 (64-bit integer values only are refused). No two neighbours mix
+    integer, floating-point, packed and .pred elements, as in any vector; one width is not asked. So st.v2.b32
+    {0f3F800000, %rd1} is refused and {%rd1, 0f3F800000} taken (tests/test_lint_vector_mix.py: 8,800 st and 1,218
+    st.async lines of every type, exact)."""
+    decl = o.decl or o.elems
     widths, kinds = [], []
     for i, e in enumerate(decl):
         lit = o.lits[i]
@@ -3113,9 +3117,12 @@ def _literal_first_problem(o: OperandInfo, decl: Sequence[Optional[Type]], t: Ty
                 "floating-point, packed and .pred elements")
     j = next((i for i in range(len(widths) - 1, 0, -1) if widths[i] != widths[0]), 0)
     w = widths[j]
+    by = f"the literal {j + 1}" if o.lits[j] else f"its .{decl[j].name} element {j + 1}"
     if o.lits[0] == "f":
-        if t.kind in ("b", "u", "s") and w != t.bits:
-            return f"is typed by its element {j + 1}, {w} bits wide ({_LITERAL_FIRST}); .{t.name} needs {t.bits}"
+        short = w < t.bits if wider and t.kind != "b" else w != t.bits
+        if t.kind in ("b", "u", "s") and short:
+            more = " or more" if wider and t.kind != "b" else ""
+            return f"is typed by {by}, {w} bits wide ({_LITERAL_FIRST}); .{t.name} needs {t.bits}{more}"
         if t.kind in ("u", "s") and j == 0 and set(kinds) == {"f"}:
             return f"holds floating-point values only ({_LITERAL_FIRST}); .{t.name} takes none"
     elif t.name == "f32" and j == 0 and set(kinds) == {"i"}:
@@ -3177,7 +3184,7 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                 continue
             decl = o.decl or o.elems
             if o.kind == VEC and o.lits and o.lits[0] is not None and form is not None and form.rule == "st_async":
-                bad = _literal_first_problem(o, decl, s.types[0])
+                bad = literal_first_problem(o, s.types[0])
                 if bad:
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
                 continue

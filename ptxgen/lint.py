@@ -2195,65 +2195,26 @@ class _FnCheck:
                                            f"(or .b{ty.bits})", _tok_loc(self.ctx, loc, k), (), 1)
 
     def literal_first(self, v: Vec, ty: Type, op: _Op, loc, k) -> bool:
-        """A st vector that starts with a literal, as ptxas 13.0 types it (tests/test_lint_vector_
-        mix.py; 8,800 lines of every access type, exact): not element by element against the access, as it types one
-        that starts with a register, but by one element: the last whose width is not the first literal's (0f: 32
-        bits; 0d, decimal and integer literals: 64), or the literal where none is. After a floating-point literal a
-        .bN access takes the vector where that element is N bits wide, a .uN/.sN access where it is N bits or wider
-        and the vector is not floating-point values only of the literal's width, and an .f32/.f64 access any; after
-        an integer literal every access does, but .f32 where the vector is integer values only of 64 bits. In all
-        of them no two neighbours mix kinds (`vector_kinds`), and an integer literal after the first element of an
-        .f32/.f64 vector crashes ptxas (refused, as in a vector that starts with a register). So st.v2.b32
-        {0f3F800000, %rd1} is refused and {%rd1, 0f3F800000} taken; st.v2.b32 {0, %rs1} (16-bit) is taken. False
-        where the vector holds other operands, which the element-wise checks take."""
-        widths = []
-        for e in v.elems:
-            if type(e) is Reg and e.type is not None:
-                widths.append(vector_bits(e.type))
-            elif type(e) is FloatImm:
-                widths.append(e.type.bits if e.type is not None else 64)
-            elif type(e) is Imm and isinstance(e.value, int):
-                widths.append(64)
-            else:
-                return False
+        """A st vector that starts with a literal, which ptxas 13.0 types by one of its elements
+        (`legality.literal_first_problem`, st's reading: a .uN/.sN access takes wider elements), not element by
+        element; and an integer literal after the first element of an .f32/.f64 vector, which ptxas takes in its
+        checks and crashes on generating code, as after a register. False where the vector holds other operands,
+        which the element-wise checks take."""
+        if not all(type(e) is Reg and e.type is not None or type(e) in (Imm, FloatImm) for e in v.elems):
+            return False
         ctx = self.ctx
         if ty.kind == "f":
             for e in v.elems[1:]:
-                if type(e) is Imm and type(e) is not FloatImm:
+                if type(e) is Imm:
                     ctx.add("PTX-E-TYPE", f"integer literal {e} after the first element of an .{ty.name} vector: "
                                           "ptxas 13.0 takes it in its checks and then crashes (a segmentation fault) "
                                           "generating code", _tok_loc(ctx, loc, k),
                             (f"write it as a float literal, e.g. {Imm(float(e.value), ty)}",), 1)
                     return True
-        before = len(ctx.out)
-        self.vector_kinds(v, ty, op, loc, k, whole=False)
-        if len(ctx.out) != before:
-            return True
-        kinds = [VECTOR_KIND.get(e.type.kind) if type(e) is Reg else "f" if type(e) is FloatImm else "i"
-                 for e in v.elems]
-        j = next((i for i in range(len(widths) - 1, 0, -1) if widths[i] != widths[0]), 0)
-        w = widths[j]
-        if type(v.elems[0]) is FloatImm:
-            if ty.kind == "b":
-                bad = w != ty.bits
-            elif ty.kind in ("u", "s"):
-                bad = w < ty.bits or j == 0 and set(kinds) == {"f"}
-            else:
-                bad = False
-            only = "floating-point"
-        else:
-            bad = ty is f32 and j == 0 and set(kinds) == {"i"}
-            only = "integer"
+        bad = legality.literal_first_problem(operand_info(v), ty, wider=True)
         if bad:
-            e = v.elems[j]
-            what = f"the literal {e}" if type(e) is not Reg else f"{e.name} (.{e.type.name})"
-            if w == ty.bits or ty.kind != "b" and w > ty.bits:
-                why = f"{only} values only, which {op.base}.{ty.name} does not take"
-            else:
-                why = f"{w} bits, where {op.base}.{ty.name} needs {ty.bits}" + ("" if ty.kind == "b" else " or more")
-            ctx.add("PTX-E-TYPE", f"ptxas 13.0 types a vector that starts with a literal by its last element of "
-                                  f"another width than the literal, or by the literal: here {what}, {why}",
-                    _tok_loc(ctx, loc, k), ("put the literal in a register, or a register first",), 1)
+            ctx.add("PTX-E-TYPE", f"{op.base}.{ty.name}: operand {k + 1} {bad}", _tok_loc(ctx, loc, k),
+                    ("put the literal in a register, or a register first",), 1)
         return True
 
     def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k, strict: bool = False):

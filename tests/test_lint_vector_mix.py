@@ -358,11 +358,10 @@ def test_literal_first_messages():
                      "st.global.v4.f32 [%rd1], {0, %u2, 0, 0};"])
     first = first_line(text, ["st.global.v2.b32 [%rd1], {0f3F800000, %rd2};"])
     errs = lint_errors(text)
-    assert errs[first].message == ("ptxas 13.0 types a vector that starts with a literal by its last element of "
-                                   "another width than the literal, or by the literal: here %rd2 (.b64), 64 bits, "
-                                   "where st.b32 needs 32")
-    assert errs[first + 1].message.endswith("here the literal 0f3F800000, floating-point values only, which st.u32 "
-                                            "does not take")
+    assert errs[first].message == ("st.b32: operand 2 is typed by its .b64 element 2, 64 bits wide (ptxas 13.0 "
+                                   "types a vector that starts with a literal by its last element of another width "
+                                   "than the literal, or by the literal); .b32 needs 32")
+    assert errs[first + 1].message.startswith("st.u32: operand 2 holds floating-point values only (")
     assert "crashes" in errs[first + 2].message and errs[first + 2].code == "PTX-E-TYPE"
     assert set(lint_errors(make_lit(LIT_CRASHES))) == {first, first + 1, first + 2}
 
