@@ -26,10 +26,11 @@ mma family with literals or registers of other types in each position):
   takes no .u64/.s64/.f64 register in a uniform vector (.b64 ones, wider bit registers, it takes); a .bN access takes
   float literals of its width in a vector of literals only. A st vector that starts with a literal is typed by one
   element instead, the last whose width is not the literal's (0f: 32 bits, 0d, decimal and integer: 64), or the
-  literal (legality.literal_first_problem: st.v2.b32 {0f3F800000, %rd2} is refused, {%rd2, 0f3F800000} taken; 8,800 lines of
-  every access type exact). A decimal float literal (1.0) is a double there, as a 0d
-  one: st.v2.u32 {1.0, %fd1} holds floating-point values only ("Arguments mismatch"), st.v2.u32 {%f1, 1.0} does not. st.v2.f32 with an integer literal among registers, and
-  st.v2.f64 [a], {%rd1, 0}, crash ptxas 13.0 (lint refuses them).
+  literal (legality.literal_first_problem: st.v2.b32 {0f3F800000, %rd2} is refused, {%rd2, 0f3F800000} taken;
+  8,800 lines of every access type exact); st.async's value likewise. A decimal float literal (1.0) is a double
+  there, as a 0d one: st.v2.u32 {1.0, %fd1} holds floating-point values only ("Arguments mismatch"), st.v2.u32
+  {%f1, 1.0} does not. st.v2.f32 with an integer literal among registers, and st.v2.f64 [a], {%rd1, 0}, crash
+  ptxas 13.0 (lint refuses them).
 Lint disagreed with ptxas on 10,716 of the lines before; on none after. The tests keep a sample of the matrix.
 """
 from __future__ import annotations
@@ -262,8 +263,8 @@ def test_the_recorded_verdicts_are_ptxas_s():
         agree_with_ptxas([(ln, ok) for t, ln, ok in RECORDED if t == target], make_for(target), target)
 
 
-# st vectors that start with a literal (legality.literal_first_problem): ptxas 13.0 types them by one element, the last whose
-# width is not the first literal's, so their verdicts depend on the order of the elements
+# st vectors that start with a literal (legality.literal_first_problem): ptxas 13.0 types them by one element, the
+# last whose width is not the first literal's, so their verdicts depend on the order of the elements
 LIT_REGS = (("b8", "c"), ("b16", "h"), ("f16", "hf"), ("b32", "r"), ("f32", "f"), ("f16x2", "x"), ("b64", "rd"),
             ("f64", "fd"), ("pred", "p"), ("u32", "u"), ("s64", "sd"), ("u16", "uh"), ("s8", "sc"))
 LIT_FIRST = ("0", "-1", "0f3F800000", "0d3FF0000000000000", "1.5")
