@@ -3111,10 +3111,7 @@ def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optio
         kinds.append(lit or VECTOR_KIND.get(e.kind))
     k = clashing_neighbour(kinds)
     if k is not None:
-        what = [f"a .{decl[i].name} register" if o.lits[i] is None else
-                f"{'an integer' if o.lits[i] == 'i' else 'a floating-point'} literal" for i in (k - 1, k)]
-        return (f"has {what[0]} and {what[1]} side by side; ptxas 13.0 takes no vector whose neighbours mix integer, "
-                "floating-point, packed and .pred elements")
+        return _mixed_neighbours(o, decl, k)
     j = next((i for i in range(len(widths) - 1, 0, -1) if widths[i] != widths[0]), 0)
     w = widths[j]
     by = f"the literal {j + 1}" if o.lits[j] else f"its .{decl[j].name} element {j + 1}"
@@ -3128,6 +3125,14 @@ def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optio
     elif t.name == "f32" and j == 0 and set(kinds) == {"i"}:
         return f"holds 64-bit integer values only ({_LITERAL_FIRST}); .f32 takes none"
     return None
+
+
+def _mixed_neighbours(o: OperandInfo, decl: Sequence[Optional[Type]], j: int) -> str:
+    """Why vector `o` is refused whose elements j - 1 and j mix kinds (types.clashing_neighbour)."""
+    what = [f"a .{decl[i].name} register" if decl[i] is not None else
+            f"{'an integer' if o.lits[i] == 'i' else 'a floating-point'} literal" for i in (j - 1, j)]
+    return (f"has {what[0]} and {what[1]} side by side; ptxas 13.0 takes no vector whose neighbours mix integer, "
+            "floating-point, packed and .pred elements")
 
 
 _LITERAL_FIRST = ("ptxas 13.0 types a vector that starts with a literal by its last element of another width than "
@@ -3209,11 +3214,8 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} holds registers of another width; "
                                                 f"{'/'.join(str(b) for b in sorted(bits))}-bit expected"))
                 elif j is not None:
-                    what = [f"a .{decl[i].name} register" if decl[i] is not None else
-                            f"{'an integer' if o.lits[i] == 'i' else 'a floating-point'} literal" for i in (j - 1, j)]
-                    out.append(_diag(CODE_TYPE, f"{title}: {pos} has {what[0]} and {what[1]} side by side; ptxas 13.0 "
-                                                "takes no vector whose neighbours mix integer, floating-point, packed "
-                                                "and .pred elements", ("a .bN register stands next to any",)))
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} {_mixed_neighbours(o, decl, j)}",
+                                     ("a .bN register stands next to any",)))
             else:
                 for e in o.elems:
                     if not _type_ok(e, s):

@@ -1284,6 +1284,13 @@ def _texture_ref_info(o: AddrList) -> OperandInfo:
     return OperandInfo("addr")
 
 
+def _literal_first_st(op, v: Vec) -> bool:
+    """Whether `v` is a st vector that starts with a literal and holds only literals and declared registers, which
+    ptxas 13.0 types by one of its elements (_FnCheck.literal_first) rather than element by element."""
+    return op.base == "st" and bool(v.elems) and type(v.elems[0]) in (Imm, FloatImm) and all(
+        type(e) in (Imm, FloatImm) or type(e) is Reg and e.type is not None for e in v.elems)
+
+
 def _whole_len(o, vec_len: Callable[[str], Optional[int]]) -> int:
     """The length of the vector register operand `o` names whole (`%v`, not `%v.x`); 0: it names none."""
     if type(o) is not Reg or o.type is None or "." in o.name:
@@ -1940,7 +1947,7 @@ class _FnCheck:
         t = type(o)
         if t is Vec:
             # (a st vector that starts with a literal is typed by one of its elements: `literal_first`)
-            width, mixed = None, op is not None and op.base == "st" and type(o.elems[0]) in (Imm, FloatImm)
+            width, mixed = None, op is not None and _literal_first_st(op, o)
             for e in o.elems:
                 if type(e) is Reg:
                     if e.type is None:
@@ -2101,8 +2108,8 @@ class _FnCheck:
                     return
                 # ptxas 13.0 types a vector by its registers, not each one by the instruction: a register
                 # of any kind of the width (each checked as .bN), then `vector_kinds`
-                if kind == _SV and op.base == "st" and type(o.elems[0]) in (Imm, FloatImm) and \
-                        self.literal_first(o, ty, op, loc, k):
+                if kind == _SV and _literal_first_st(op, o):
+                    self.literal_first(o, ty, op, loc, k)
                     return
                 bits_ty = _BIT_TYPES.get(ty.bits, ty)
                 # a .pred register beside others is a 32-bit element ({%r1, %p2}: types.vector_bits); an .f32
@@ -2194,14 +2201,11 @@ class _FnCheck:
                                            f"{'integer' if ty.kind != 'f' else 'floating-point or integer'} ones "
                                            f"(or .b{ty.bits})", _tok_loc(self.ctx, loc, k), (), 1)
 
-    def literal_first(self, v: Vec, ty: Type, op: _Op, loc, k) -> bool:
-        """A st vector that starts with a literal, which ptxas 13.0 types by one of its elements
+    def literal_first(self, v: Vec, ty: Type, op: _Op, loc, k):
+        """A st vector that starts with a literal (`_literal_first_st`), which ptxas 13.0 types by one of its elements
         (`legality.literal_first_problem`, st's reading: a .uN/.sN access takes wider elements), not element by
         element; and an integer literal after the first element of an .f32/.f64 vector, which ptxas takes in its
-        checks and crashes on generating code, as after a register. False where the vector holds other operands,
-        which the element-wise checks take."""
-        if not all(type(e) is Reg and e.type is not None or type(e) in (Imm, FloatImm) for e in v.elems):
-            return False
+        checks and crashes on generating code, as after a register."""
         ctx = self.ctx
         if ty.kind == "f":
             for e in v.elems[1:]:
@@ -2210,12 +2214,11 @@ class _FnCheck:
                                           "ptxas 13.0 takes it in its checks and then crashes (a segmentation fault) "
                                           "generating code", _tok_loc(ctx, loc, k),
                             (f"write it as a float literal, e.g. {Imm(float(e.value), ty)}",), 1)
-                    return True
+                    return
         bad = legality.literal_first_problem(operand_info(v), ty, wider=True)
         if bad:
             ctx.add("PTX-E-TYPE", f"{op.base}.{ty.name}: operand {k + 1} {bad}", _tok_loc(ctx, loc, k),
                     ("put the literal in a register, or a register first",), 1)
-        return True
 
     def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k, strict: bool = False):
         # strict: a vector's element or a strict slot (`_slot`), where ptxas 13.0 takes no .f16x2 register for
