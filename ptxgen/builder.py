@@ -1493,7 +1493,9 @@ class FunctionBuilder(MmaOps, WgmmaOps, AsyncCopyOps, MbarrierOps, ClusterOps):
             raise _err(f"{what}.{op} has no .{ty.name} form", cls=LegalityError,
                        notes=(f"{what}.{op} takes " + ", ".join("." + t.name for t in C.ATOM_OPS[op]),))
         if ty in (bf16, bf16x2):
-            self._need("sm_90", (7, 8), f"{what}.{op}{ty.ptx}")
+            self._need(*C.ATOM_BF16_NEEDS, f"{what}.{op}{ty.ptx}")
+        elif ty.bits == 128:
+            self._need(*C.ATOM_B128_NEEDS, f"{what}.{op}{ty.ptx}")
         m = ""
         if sem is not None:
             sems = C.RED_SEMS if what == "red" else C.MEM_SEMS

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
-from .types import (b8, b16, b32, b64, bf16, bf16x2, f16, f16x2, f32, f64, pred, s16, s32, s64, tf32, u16, u32,
+from .types import (b8, b16, b32, b64, b128, bf16, bf16x2, f16, f16x2, f32, f64, pred, s16, s32, s64, tf32, u16, u32,
                     u64)
 
 INT = (s16, u16, s32, u32, s64, u64)
@@ -48,7 +48,7 @@ TYPES = {
     "brev": (b32, b64),
     "setp": BITS + INT + FLOAT + HALF,
     "selp": BITS + INT + FLOAT,
-    "mov": (pred,) + BITS + INT + FLOAT,  # no mov.f16 in ptxas: halves move as .b16
+    "mov": (pred,) + BITS + (b128,) + INT + FLOAT,  # no mov.f16 in ptxas: halves move as .b16
     "rcp": FLOAT,
     "sqrt": FLOAT,
     "ex2": (f32, f16, f16x2, bf16, bf16x2),
@@ -75,12 +75,17 @@ VOTE_MODES = ("all", "any", "uni", "ballot")
 
 ATOM_OPS = {
     "and": (b32, b64), "or": (b32, b64), "xor": (b32, b64),
-    "cas": (b16, b32, b64), "exch": (b32, b64),
+    "cas": (b16, b32, b64, b128), "exch": (b32, b64, b128),     # .b128: sm_90 (ATOM_B128_NEEDS)
     # ptxas has no atom.add.s64; the half forms are spelled add.noftz (the builder adds .noftz)
     "add": (u32, s32, u64, f32, f64, f16, f16x2, bf16, bf16x2),
     "inc": (u32,), "dec": (u32,),
     "min": (u32, s32, u64, s64), "max": (u32, s32, u64, s64),
 }
+# atom.cas.b128 and atom.exch.b128 (ptxas 13.0: "Instruction 'atom.cas.b128.global' requires .target sm_90 or
+# higher"), besides PTX ISA 8.3 as any .b128 instruction (legality.B128_VERSION)
+ATOM_B128_NEEDS = ("sm_90", (8, 3))
+# atom and red on .bf16/.bf16x2 ("Instruction 'atom.add.bf16.global' requires .target sm_90 or higher")
+ATOM_BF16_NEEDS = ("sm_90", (7, 8))
 MEM_SEMS = ("relaxed", "acquire", "release", "acq_rel")
 RED_SEMS = ("relaxed", "release")  # red has no read side: ptxas rejects red.acquire / red.acq_rel
 BIT_ATOM_OPS = ("and", "or", "xor", "cas", "exch")  # atom ops typed .bN only

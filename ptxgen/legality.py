@@ -53,7 +53,8 @@ __all__ = [
     "check", "parse", "covers", "forms", "signatures", "bind", "fragment_regs", "requirement",
     "describe_ints", "grammar_text", "grammar_parser", "parse_tree",
     "CODE_SHAPE", "CODE_TYPE", "CODE_LAYOUT", "CODE_OPERANDS", "CODE_TARGET", "CODE_VERSION", "CODE_UNKNOWN",
-    "CODE_MODIFIER", "CODE_MISCOMPILE", "CODE_ADVISORY", "undeclarable_type", "INSTRUCTION_ONLY_ALLOCATED",
+    "CODE_MODIFIER", "CODE_MISCOMPILE", "CODE_ADVISORY", "undeclarable_type", "declared_type_version",
+    "B128_VERSION", "INSTRUCTION_ONLY_ALLOCATED",
     "variable_array_error", "param_array_error", "vector_error", "initializer_error", "initial_address_error", "initializer_miscompile",
     "param_shape_error", "uniform_vector",
 ]
@@ -1458,6 +1459,10 @@ def _multimem_cross(instr: str, ty: str, n: int):
             return [(CODE_TYPE, f"{pos} starts with {what}, which types the vector for ptxas 13.0: "
                                 f"{'integer literals only' if allowed else 'none'} can start a .{ty} vector of "
                                 "registers; put the literal in a register or after the first element")]
+        if first is not None and not _mm_by_form(o):
+            bad = _multimem_literal_first(o, instr, ty, n)
+            if bad:
+                return [(CODE_TYPE, f"{pos} {bad}")]
         if instr == "st" and n == 8 and any(all(x == "f" for x in o.lits[h:h + 4]) for h in (0, 4)):
             h = 1 if all(x == "f" for x in o.lits[:4]) else 5
             return [(CODE_TYPE, f"{pos} has floating-point literals as elements {h} to {h + 3}; ptxas 13.0 refuses "
@@ -1471,6 +1476,57 @@ def _multimem_cross(instr: str, ty: str, n: int):
                                     "register")]
         return []
     return cross
+
+
+# the element width of the types ptxas holds as bits in multimem's value: a vector that starts with a literal is
+# taken for them only where the element that types it (_literal_first_typing) has this width
+_MM_HELD_BITS = {"bf16": 16, "bf16x2": 32, "e5m2": 8, "e4m3": 8, "e5m2x2": 16, "e4m3x2": 16, "e5m2x4": 32,
+                 "e4m3x4": 32}
+
+
+def _mm_by_form(o: OperandInfo) -> bool:
+    """Whether ptxas 13.0 types multimem's vector value `o` by the form (each register against the type) although
+    it starts with a literal: .f32 registers with 0f literals (uniform_vector); .f64 ones with 0d literals it types
+    by an element (_multimem_literal_first), as any other (multimem.red.add.v2.f32 takes {0d3FF0000000000000, %fd1},
+    not {%fd1, %fd2})."""
+    return uniform_vector(o) and not o.lits64
+
+
+def _multimem_literal_first(o: OperandInfo, instr: str, ty: str, n: int) -> Optional[str]:
+    """The problem ptxas 13.0 finds in multimem.st's or multimem.red's value `o`, a vector of registers that starts
+    with a literal and is not typed by the form (_mm_by_form), or None. It is typed by one element
+    (_literal_first_typing): the types held as bits (_MM_HELD_BITS) need that element to be of their width, st's
+    .f32 after a floating-point literal 32 bits; the others need nothing (.f16 and .f16x2 take no such vector or
+    only after an integer literal: _MM_FIRST_LITERALS). multimem.st.v8 is moved in two halves, each a pack of mov
+    (four 16-bit parts; of .e5m2/.e4m3 four bytes): a half that starts with a literal is typed as a pack
+    (pack_literal_first_problem), one that starts with a register needs registers of the part's width. So
+    multimem.st.v2.f32 [a], {0, %rd1} is taken, {0f3F800000, %rd1} refused (tests/test_lint_multimem.py)."""
+    typed = _literal_first_typing(o)
+    if typed is None or isinstance(typed, str):
+        return typed
+    _, _, w, by = typed
+    need = _MM_HELD_BITS.get(ty) or (32 if ty == "f32" and instr == "st" and o.lits[0] == "f" else None)
+    if need is not None and w != need:
+        return f"is typed by {by}, {w} bits wide ({_LITERAL_FIRST}); .{ty} needs {need}"
+    if instr == "st" and n == 8:
+        part = 8 if ty in ("e5m2", "e4m3") else 16
+        for h in (0, 4):
+            half = replace(o, count=4, elems=o.elems[h:h + 4], decl=o.decl[h:h + 4] if o.decl else (),
+                           lits=o.lits[h:h + 4], lits64=tuple(i - h for i in o.lits64 if h <= i < h + 4),
+                           vals=o.vals[h:h + 4] if o.vals else ())
+            which = f"elements {h + 1} to {h + 4}"
+            if half.lits[0] is not None:
+                bad = pack_literal_first_problem(half, part)
+                if bad:
+                    return (f"has {which} moved as one pack of {part}-bit parts by ptxas 13.0 (multimem.st.v8), "
+                            f"which {bad}")
+            else:
+                decl = half.decl or half.elems
+                odd = next((e for e in decl if e is not None and vector_bits(e) != part), None)
+                if odd is not None:
+                    return (f"has {which} moved as one pack of {part}-bit parts by ptxas 13.0 (multimem.st.v8), "
+                            f"which holds a .{odd.name} register")
+    return None
 
 
 def _multimem_operands(f: Form) -> List[Signature]:
@@ -3085,17 +3141,13 @@ def whole_vector_crash(opcode: str, operands: Sequence[OperandInfo]) -> Optional
     return None
 
 
-def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optional[str]:
-    """The problem ptxas 13.0 finds in vector `o` that starts with a literal, written as a .`t` value, or None: st's
-    data (`wider`: a .uN/.sN access takes wider elements; lint's core check asks this) and st.async's value (_match).
-    ptxas does not check such a vector element by element as it checks one that starts with a register: it types it
-    by its last element whose width differs from the first literal's (0f: 32 bits; 0d, decimal and integer literals:
-    64), or by the literal where none does. After a floating-point literal a .bN value needs that element to be N
-    bits wide, a .uN/.sN one N bits (st: or more) and not floating-point values only, an .f32/.f64 one nothing; after
-    an integer literal none needs anything but .f32 (64-bit integer values only are refused). No two neighbours mix
-    integer, floating-point, packed and .pred elements, as in any vector; one width is not asked. So st.v2.b32
-    {0f3F800000, %rd1} is refused and {%rd1, 0f3F800000} taken (tests/test_lint_vector_mix.py: 8,800 st and 1,218
-    st.async lines of every type, exact)."""
+def _literal_first_typing(o: OperandInfo):
+    """How ptxas 13.0 types vector `o` that starts with a literal: (kinds, the index j of the element that types it,
+    that element's width, its words) or a str (why its neighbours are refused), None where an element is not known.
+    ptxas does not check such a vector element by element, as one that starts with a register: it types it by its
+    last element whose width differs from the first literal's (0f: 32 bits; 0d, decimal and integer literals: 64),
+    or by the literal where none does; no two neighbours mix integer, floating-point, packed and .pred elements, as
+    in any vector; one width is not asked."""
     decl = o.decl or o.elems
     widths, kinds = [], []
     for i, e in enumerate(decl):
@@ -3113,8 +3165,22 @@ def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optio
     if k is not None:
         return _mixed_neighbours(o, decl, k)
     j = next((i for i in range(len(widths) - 1, 0, -1) if widths[i] != widths[0]), 0)
-    w = widths[j]
     by = f"the literal {j + 1}" if o.lits[j] else f"its .{decl[j].name} element {j + 1}"
+    return kinds, j, widths[j], by
+
+
+def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optional[str]:
+    """The problem ptxas 13.0 finds in vector `o` that starts with a literal, written as a .`t` value, or None: st's
+    data (`wider`: a .uN/.sN access takes wider elements; lint's core check asks this) and st.async's value (_match).
+    The vector is typed by one element (_literal_first_typing). After a floating-point literal a .bN value needs
+    that element to be N bits wide, a .uN/.sN one N bits (st: or more) and not floating-point values only, an
+    .f32/.f64 one nothing; after an integer literal none needs anything but .f32 (64-bit integer values only are
+    refused). So st.v2.b32 {0f3F800000, %rd1} is refused and {%rd1, 0f3F800000} taken
+    (tests/test_lint_vector_mix.py: 8,800 st and 1,218 st.async lines of every type, exact)."""
+    typed = _literal_first_typing(o)
+    if typed is None or isinstance(typed, str):
+        return typed
+    kinds, j, w, by = typed
     if o.lits[0] == "f":
         short = w < t.bits if wider and t.kind != "b" else w != t.bits
         if t.kind in ("b", "u", "s") and short:
@@ -3124,6 +3190,20 @@ def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optio
             return f"holds floating-point values only ({_LITERAL_FIRST}); .{t.name} takes none"
     elif t.name == "f32" and j == 0 and set(kinds) == {"i"}:
         return f"holds 64-bit integer values only ({_LITERAL_FIRST}); .f32 takes none"
+    return None
+
+
+def pack_literal_first_problem(o: OperandInfo, part: int) -> Optional[str]:
+    """The problem ptxas 13.0 finds in mov's pack `o` (mov.bN d, {...}) that starts with a literal, whose parts are
+    `part` bits, or None. The pack is typed by one element (_literal_first_typing): after an integer literal any
+    widths are taken, after a floating-point one that element must be `part` bits wide. So mov.b32 %r1, {0, %rd1}
+    is taken and mov.b32 %r1, {0f3F800000, %r2} refused (tests/test_lint_pack.py)."""
+    typed = _literal_first_typing(o)
+    if typed is None or isinstance(typed, str):
+        return typed
+    _, _, w, by = typed
+    if o.lits[0] == "f" and w != part:
+        return f"is typed by {by}, {w} bits wide ({_LITERAL_FIRST}); each part is {part} bits"
     return None
 
 
@@ -3193,6 +3273,9 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                 if bad:
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
                 continue
+            if o.kind == VEC and o.lits and o.lits[0] is not None and form is not None and not all(o.lits) \
+                    and form.rule in ("multimem_st", "multimem_red") and not _mm_by_form(o):
+                continue        # typed by one of its elements: _multimem_literal_first, its cross's
             if o.kind == VEC and s.loose and len({e.name for e in decl if e is not None}) > 1:
                 # a tex vector of several register types: one width (see _TEX_MIXED)
                 bits = {t.bits for t in s.types}
@@ -3519,6 +3602,22 @@ INSTRUCTION_ONLY_ALLOCATED = {"e4m3": "b8", "e5m2": "b8", "e4m3x2": "b16", "e5m2
                               "u16x2": "b32", "s16x2": "b32", "f32x2": "b64", "e2m1x4": "b16", "e2m3x4": "b32",
                               "e3m2x4": "b32", "ue8m0x4": "b32"}
 _CRASHES_ALLOCATED = frozenset(("e2m1x4", "e2m3x4", "e3m2x4", "ue8m0x4"))
+
+
+# the PTX ISA version the .b128 type needs, in a declaration and as an instruction type (ptxas 13.0: "Feature 'Type
+# .b128' requires PTX ISA .version 8.3 or later", "Feature 'Instruction type .b128 for instruction ld' ...")
+B128_VERSION = (8, 3)
+
+
+def declared_type_version(name: Optional[str], scalar: bool, version) -> Optional[Tuple[str, str]]:
+    """(message, note) where a declaration of type `name` (without its dot) needs a later PTX ISA than `version`,
+    else None: a .b128 variable, parameter or register before PTX ISA 8.3. ptxas 13.0 asks it of a declaration that
+    names a scalar (`scalar`), not of one of arrays only (`.shared .b128 s[4];` it takes at 8.2)."""
+    if name != "b128" or not scalar or version is None or tuple(version) >= B128_VERSION:
+        return None
+    need, have = version_str(B128_VERSION), version_str(tuple(version))
+    return (f".b128 needs PTX ISA {need} (module .version is {have}; ptxas: \"Feature 'Type .b128' requires PTX "
+            f"ISA .version {need} or later\")", f"write .version {need} or later")
 
 
 def undeclarable_type(name: Optional[str], space: str, allocated: bool = True) -> Optional[Tuple[str, str]]:

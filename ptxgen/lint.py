@@ -207,6 +207,11 @@ MODIFIER_NEEDS: Dict[str, Tuple[Optional[str], Optional[PtxVersion]]] = {
     "acq_rel": ("sm_70", (6, 0)),
     "mmio": ("sm_70", (8, 2)),
     "v8": ("sm_100", (8, 8)),
+    # the .b128 type (ld, st, ldu, mov, atom.cas/.exch): PTX ISA 8.3; atom's from sm_90 (C.ATOM_B128_NEEDS)
+    "b128": (None, legality.B128_VERSION),
+    "atom.b128": (C.ATOM_B128_NEEDS[0], None),
+    "atom.bf16": C.ATOM_BF16_NEEDS, "atom.bf16x2": C.ATOM_BF16_NEEDS,
+    "red.bf16": C.ATOM_BF16_NEEDS, "red.bf16x2": C.ATOM_BF16_NEEDS,
     # wmma's forms beyond .m16n16k16 .f16/.f32 (sm_70, PTX ISA 6.0), as ptxas 13.0 gates them (probed at
     # sm_70 ... sm_90a and PTX ISA 6.0 ... 9.0): the element types first, which say the most ...
     "wmma.s8": ("sm_72", (6, 3)), "wmma.u8": ("sm_72", (6, 3)),
@@ -1284,11 +1289,18 @@ def _texture_ref_info(o: AddrList) -> OperandInfo:
     return OperandInfo("addr")
 
 
-def _literal_first_st(op, v: Vec) -> bool:
-    """Whether `v` is a st vector that starts with a literal and holds only literals and declared registers, which
-    ptxas 13.0 types by one of its elements (_FnCheck.literal_first) rather than element by element."""
-    return op.base == "st" and bool(v.elems) and type(v.elems[0]) in (Imm, FloatImm) and all(
+def _literal_first(v: Vec) -> bool:
+    """Whether `v` starts with a literal and holds only literals and declared registers: ptxas 13.0 types such a
+    vector by one of its elements (legality._literal_first_typing) rather than element by element."""
+    return bool(v.elems) and type(v.elems[0]) in (Imm, FloatImm) and all(
         type(e) in (Imm, FloatImm) or type(e) is Reg and e.type is not None for e in v.elems)
+
+
+def _literal_first_st(op, v: Vec) -> bool:
+    """Whether `v` is a st vector that starts with a literal (_literal_first; _FnCheck.literal_first), or a pack
+    of mov (_FnCheck.pack) or the value of multimem.st/.red (legality._multimem_literal_first), typed so too."""
+    return (op.base in ("st", "mov") or op.base == "multimem" and op.mods[:1] in (("st",), ("red",))) \
+        and _literal_first(v)
 
 
 def _whole_len(o, vec_len: Callable[[str], Optional[int]]) -> int:
@@ -2378,8 +2390,18 @@ class _FnCheck:
             return
         n = len(elems)
         part = ty.bits // n if n else 0
-        if n not in (2, 4, 8) or part < 8 or part * n != ty.bits:
-            self.ctx.add("PTX-E-OPERANDS", f"mov.{ty.name} cannot split into {n} parts", _tok_loc(self.ctx, loc, k))
+        if n not in (2, 4) or part < 8 or part * n != ty.bits:
+            # (ptxas 13.0: "Illegal vector size: 8" for mov.b64 of eight .b8 parts and mov.b128 of eight .b16)
+            self.ctx.add("PTX-E-OPERANDS", f"mov.{ty.name} cannot split into {n} parts"
+                         + (" (ptxas: \"Illegal vector size\"; a pack has 2 or 4)" if n > 4 else ""),
+                         _tok_loc(self.ctx, loc, k))
+            return
+        if k == 1 and _literal_first(v):
+            # a pack that starts with a literal is typed by one of its elements, not part by part
+            bad = legality.pack_literal_first_problem(operand_info(v), part)
+            if bad:
+                self.ctx.add("PTX-E-TYPE", f"mov.{ty.name}: the pack {bad}", _tok_loc(self.ctx, loc, k),
+                             ("put the literal in a register, or a register first",), 1)
             return
         mixed = not all(type(e) is Reg and e.type is not None and e.type.kind == "pred" for e in elems)
         for e in elems:

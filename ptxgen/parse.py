@@ -37,8 +37,8 @@ from .errors import InternalError, PtxgenError
 from .legality import (CODE_MISCOMPILE, align_error, body_variable_error, common_space_error, field_value_error,
                        float_literal_error, initializer_error, initializer_miscompile, int_literal_error,
                        int_literal_overflows, param_array_error, param_shape_error, param_type_allocated,
-                       ref_variable_error, sampler_mode_error, u32_field, u32_field_error, undeclarable_type,
-                       variable_array_error, variable_redeclaration_error, vector_error, VarShape)
+                       ref_variable_error, sampler_mode_error, declared_type_version, u32_field, u32_field_error,
+                       undeclarable_type, variable_array_error, variable_redeclaration_error, vector_error, VarShape)
 from .ir import (Pair, Addr, Function, Guard, Imm, Instr, Label, LabelDef, Module, Param, Pragma, Raw, Reg,
                  SpecialReg, Sym, Var, Vec)
 from .target import Target, read_version, version_error
@@ -1643,6 +1643,19 @@ class _IRBuilder:
         self.diags.append(Diagnostic(code, severity, message, self.loc(line, col), tuple(notes),
                                      self.res.source_line(line), span))
 
+    def type_version(self, tname: Optional[str], scalar: bool, at: Optional[Tuple[int, int]]):
+        """PTX-E-VERSION at the type of a declaration that the module's .version is too early for
+        (legality.declared_type_version: a scalar .b128 before PTX ISA 8.3)."""
+        if at is None or self.res.version is None:
+            return
+        try:
+            version = read_version(self.res.version[0])
+        except ValueError:
+            return      # the .version directive's own error
+        bad = declared_type_version(tname, scalar, version)
+        if bad is not None:
+            self.error("PTX-E-VERSION", bad[0], at[0], at[1], len(tname or "") + 1, (bad[1],))
+
     def alignment(self, align: Optional[int], at: Optional[Tuple[int, int]], param: bool = False):
         """PTX-E-DECL at the number of an .align that ptxas 13.0 refuses (legality.align_error); `param`: of a
         .param that a body declares or a .func definition's .param parameter. A number above 0xFFFFFFFF is one
@@ -1794,6 +1807,9 @@ class _IRBuilder:
         # each name's initializer, array dimensions and, of a reference, where it is declared
         checked = not bad_vector and not self.field_values(decl)
         self.alignment(decl.align, decl.align_at)
+        if decl.items and undeclarable_type(decl.type, decl.space) is None:
+            self.type_version(decl.type, any(not it.dims for it in decl.items),
+                              decl.type_at or (line, decl.items[0].col))
         independent = any(n == "texmode_independent" for n, _ in self.res.targets)
         for it in decl.items:
             count = _count(it)
@@ -1876,6 +1892,7 @@ class _IRBuilder:
         if bad is not None and p.type_at is not None:
             self.error("PTX-E-DECL", bad[0], p.type_at[0], p.type_at[1], len(tname or "") + 1, (bad[1],))
             return
+        self.type_version(tname, not p.dims, p.type_at)
         bad = param_shape_error(p.space, tname, p.vector, p.array is not None, allocated, entry, p.name)
         if bad is not None:
             at = {"vector": p.vector_at, "type": p.type_at, "name": p.name_at}[bad[2]] or p.type_at
@@ -2052,6 +2069,9 @@ class _IRBuilder:
         if bad is not None and decl.items:
             at = decl.type_at or (line, decl.items[0].col)
             self.error("PTX-E-DECL", bad[0], at[0], at[1], len(decl.type) + 1, (bad[1],))
+        elif decl.items:
+            self.type_version(decl.type, any(not it.dims for it in decl.items),
+                              decl.type_at or (line, decl.items[0].col))
         bad_vector = self.vector_shape(decl)
         out = body_variable_error(decl.space, decl.type, decl.items[0].dims, decl.items[0].name) \
             if decl.items and bad is None else None

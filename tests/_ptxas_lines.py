@@ -70,25 +70,59 @@ def first_line(text: str, lines) -> int:
 
 
 def agree_with_ptxas(cases, make, arch: str = "sm_90a") -> None:
-    """The lines of `cases` ((line, ptxas takes it)) that ptxas rejects in one module `make(lines)`, whose body holds
-    them in order, one a line, are exactly those recorded as not taken, and ptxas rejects no other line."""
+    """The lines of `cases` ((line, ptxas takes it)) that ptxas rejects in modules `make(lines)` of them
+    (rejected_lines) are exactly those recorded as not taken."""
     lines = [ln for ln, _ in cases]
-    text = make(lines)
-    first = first_line(text, lines)
-    bad = ptxas_rejected(text, arch)
-    assert all(first <= i < first + len(lines) for i in bad), {i: m for i, m in bad.items()
-                                                               if not first <= i < first + len(lines)}
-    rejected = {lines[i - first] for i in bad}
+    rejected = {lines[i] for i in rejected_lines(lines, make, arch)}
     want = {ln for ln, ok in cases if not ok}
     assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
 
 
+def _assemble(text: str, arch: str):
+    """(ptxas's exit status, {line: its first message} of the text's own lines)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.ptx")
+        with open(path, "w") as fh:
+            fh.write(text)
+        p = subprocess.run(["ptxas", f"-arch={arch}", path, "-o", os.devnull], capture_output=True, text=True,
+                           timeout=600)
+    hit: Dict[int, str] = {}
+    for m in re.finditer(re.escape(path) + r", line (\d+); (?:error|fatal)\s*:\s*(.*)", p.stdout + p.stderr):
+        hit.setdefault(int(m.group(1)), m.group(2))
+    return p.returncode, hit
+
+
+def rejected_lines(lines, make, arch: str = "sm_90a") -> Dict[int, str]:
+    """{index: ptxas's first message} of the `lines` ptxas rejects, each in a module `make(...)` of some of them:
+    as ptxas_rejected, but that an error ptxas reports at none of the text's lines (inside code of its own it
+    expands an instruction into, "<builtin>, line 7") or a crash ("crash") is found by halving the lines."""
+    if not lines:
+        return {}
+    text = make(list(lines))
+    first = first_line(text, list(lines))
+    rc, hit = _assemble(text, arch)
+    if rc == 0:
+        return {}
+    own = {i - first: m for i, m in hit.items() if 0 <= i - first < len(lines)}
+    if not own:
+        if len(lines) == 1:
+            return {0: "crash" if rc < 0 else "an error at no line of the text"}
+        h = len(lines) // 2
+        out = rejected_lines(lines[:h], make, arch)
+        out.update({i + h: m for i, m in rejected_lines(lines[h:], make, arch).items()})
+        return out
+    rest = [i for i in range(len(lines)) if i not in own]
+    own.update({rest[i]: m for i, m in rejected_lines([lines[i] for i in rest], make, arch).items()})
+    return own
+
+
 def lint_disagrees_with_ptxas(lines, make, arch: str = "sm_90a") -> list:
     """The lines of one module `make(lines)` (its body holds them in order, one a line) on which lint's verdict is
-    not ptxas's, each with the side that rejects it and why."""
+    not ptxas's (rejected_lines), each with the side that rejects it and why."""
     text = make(lines)
     first = first_line(text, lines)
-    by_ptxas, by_lint = ptxas_rejected(text, arch), lint_errors(text)
+    by_ptxas = {i + first: m for i, m in rejected_lines(list(lines), make, arch).items()}
+    by_lint = lint_errors(text)
     return [f"{'ptxas rejects' if i in by_ptxas else 'ptxas takes'}: {ln}  ({by_ptxas.get(i) or by_lint[i].message})"
             for i, ln in enumerate(lines, first) if (i in by_ptxas) != (i in by_lint)]
 
