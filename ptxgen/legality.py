@@ -3207,6 +3207,24 @@ def pack_literal_first_problem(o: OperandInfo, part: int) -> Optional[str]:
     return None
 
 
+def coordinates_literal_first_problem(o: OperandInfo) -> Optional[str]:
+    """The problem ptxas 13.0 finds in a tensor's coordinates `o` (cp.async.bulk.tensor and its kin: .s32 values)
+    that start with a literal among registers and are not uniform (uniform_vector: typed by the form), or None: they
+    are typed by one element (_literal_first_typing), which must be 32 bits wide whatever the first literal, but
+    that typed by an integer literal they may hold .s64 registers (no .b64 or .u64 one); no width is asked of the
+    others. So [tmap, {0, %rd1, %r2}] and [tmap, {0, %sd1}] are taken and [tmap, {0, %rd1}] refused
+    (tests/test_lint_vector_mix.py)."""
+    typed = _literal_first_typing(o)
+    if typed is None or isinstance(typed, str):
+        return typed
+    _, j, w, by = typed
+    regs = [e for e, lit in zip(o.decl or o.elems, o.lits) if lit is None]
+    if w != 32 and not (o.lits[0] == "i" and j == 0 and all(e is not None and e.kind == "s" for e in regs)):
+        # (typed by an integer literal, the vector is a 64-bit signed value, which .s64 registers fit)
+        return f"is typed by {by}, {w} bits wide ({_LITERAL_FIRST}); the coordinates are .s32, 32 bits"
+    return None
+
+
 def _mixed_neighbours(o: OperandInfo, decl: Sequence[Optional[Type]], j: int) -> str:
     """Why vector `o` is refused whose elements j - 1 and j mix kinds (types.clashing_neighbour)."""
     what = [f"a .{decl[i].name} register" if decl[i] is not None else
@@ -3284,6 +3302,11 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                         out.append(_diag(CODE_TYPE, f"{title}: {pos} holds .{e.name} registers; "
                                                     f".{'/.'.join(t.name for t in s.types)} expected"))
                         break
+            elif o.kind == TENSOR and not s.loose and o.lits and o.lits[0] is not None and not all(o.lits) \
+                    and not uniform_vector(o):
+                bad = coordinates_literal_first_problem(o)
+                if bad:
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
             elif (o.kind == VEC or o.kind == TENSOR and not s.loose) and not uniform_vector(o):
                 # registers declared with several types, or registers and literals but for .f32 ones with 0f
                 # literals and .f64 ones with 0d literals: ptxas 13.0 types such a vector by its elements, as it

@@ -1298,9 +1298,10 @@ def _literal_first(v: Vec) -> bool:
 
 def _literal_first_st(op, v: Vec) -> bool:
     """Whether `v` is a st vector that starts with a literal (_literal_first; _FnCheck.literal_first), or a pack
-    of mov (_FnCheck.pack) or the value of multimem.st/.red (legality._multimem_literal_first), typed so too."""
-    return (op.base in ("st", "mov") or op.base == "multimem" and op.mods[:1] in (("st",), ("red",))) \
-        and _literal_first(v)
+    of mov (_FnCheck.pack), the value of multimem.st/.red (legality._multimem_literal_first) or a vector of a bulk
+    tensor copy (its coordinates: legality.coordinates_literal_first_problem), typed so too."""
+    return (op.base in ("st", "mov") or op.base == "multimem" and op.mods[:1] in (("st",), ("red",))
+            or "tensor" in op.mods) and _literal_first(v)
 
 
 def _whole_len(o, vec_len: Callable[[str], Optional[int]]) -> int:

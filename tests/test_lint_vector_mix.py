@@ -26,11 +26,13 @@ mma family with literals or registers of other types in each position):
   takes no .u64/.s64/.f64 register in a uniform vector (.b64 ones, wider bit registers, it takes); a .bN access takes
   float literals of its width in a vector of literals only. A st vector that starts with a literal is typed by one
   element instead, the last whose width is not the literal's (0f: 32 bits, 0d, decimal and integer: 64), or the
-  literal (legality.literal_first_problem: st.v2.b32 {0f3F800000, %rd2} is refused, {%rd2, 0f3F800000} taken;
-  8,800 lines of every access type exact); st.async's value likewise. A decimal float literal (1.0) is a double
-  there, as a 0d one: st.v2.u32 {1.0, %fd1} holds floating-point values only ("Arguments mismatch"), st.v2.u32
-  {%f1, 1.0} does not. st.v2.f32 with an integer literal among registers, and st.v2.f64 [a], {%rd1, 0}, crash
-  ptxas 13.0 (lint refuses them).
+  literal (legality.literal_first_problem: st.v2.b32 {0f3F800000, %rd2} is refused, {%rd2, 0f3F800000} taken; 8,800
+  lines of every access type exact); st.async's value likewise, and a tensor's coordinates, whose element must be 32
+  bits after any literal (or, typed by an integer literal, .s64 registers only: [tmap, {0, %sd1}] is taken, [tmap, {0,
+  %rd1}] refused; 6,000 fresh lines of the tensor copies, reductions and prefetches exact). A decimal float literal
+  (1.0) is a double there, as a 0d one: st.v2.u32 {1.0, %fd1} holds floating-point values only ("Arguments mismatch"),
+  st.v2.u32 {%f1, 1.0} does not. st.v2.f32 with an integer literal among registers, and st.v2.f64 [a], {%rd1, 0},
+  crash ptxas 13.0 (lint refuses them).
 Lint disagreed with ptxas on 10,716 of the lines before; on none after. The tests keep a sample of the matrix.
 """
 from __future__ import annotations
@@ -342,6 +344,48 @@ def st_async_lines():
                 vs += [[a] + [rng.choice(LIT_ELEMS) for _ in range(3)] for _ in range(10)]
             out += [_SA.format(len(v), ty, "{" + ", ".join(v) + "}") for v in vs]
     return list(dict.fromkeys(out))
+
+
+# a tensor's coordinates that start with a literal (legality.coordinates_literal_first_problem): typed by one element
+# as well, which must be 32 bits wide after any literal
+_TC = "cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group [%rd1, {}], [%r3];"
+LIT_RECORDED += [
+    (_TC.format(2, "{0, %r2}"), True),
+    (_TC.format(2, "{0, %rd2}"), False),                     # typed by the literal: 64 bits
+    (_TC.format(2, "{0, %sd2}"), True),                      # ... of .s64 registers only
+    (_TC.format(3, "{0, %sd2, %rd2}"), False),
+    (_TC.format(2, "{0, %h2}"), False),                      # typed by %h2: 16 bits
+    (_TC.format(3, "{0, %h2, %u2}"), True),                  # typed by %u2
+    (_TC.format(3, "{1.5, %rd2, %u2}"), True),
+    (_TC.format(3, "{0f3F800000, 0d3FF0000000000000, %r2}"), False),   # typed by the 0d literal
+    (_TC.format(2, "{0f3F800000, %f2}"), False),             # .f32 with 0f literals: typed by the form
+    (_TC.format(2, "{0, %f2}"), False),                      # neighbours of two kinds
+]
+
+
+def tensor_lines(count=1200, seed=2):
+    """Coordinates that start with a literal, of the tensor copies, reductions and prefetches of 1 to 5 dimensions."""
+    import random
+    rng = random.Random(seed)
+    forms = ["cp.async.bulk.tensor.{n}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], "
+             "[%rd1, {v}], [%r3];",
+             "cp.reduce.async.bulk.tensor.{n}d.global.shared::cta.add.tile.bulk_group [%rd1, {v}], [%r3];",
+             "cp.async.bulk.prefetch.tensor.{n}d.L2.global.tile [%rd1, {v}];",
+             "cp.async.bulk.tensor.{n}d.global.shared::cta.tile.bulk_group [%rd1, {v}], [%r3];"]
+    near = ["%r2", "%u2", "%sd2"]
+    out = set()
+    while len(out) < count:
+        n = rng.randint(1, 5)
+        v = [rng.choice(LIT_FIRST)] + [rng.choice(LIT_ELEMS if rng.random() < 0.5 else near) for _ in range(n - 1)]
+        out.add(rng.choice(forms).format(n=n, v="{" + ", ".join(v) + "}"))
+    return sorted(out)
+
+
+@needs_ptxas
+def test_tensor_coordinates_that_start_with_a_literal_agree_with_ptxas():
+    lines = tensor_lines()
+    bad = lint_disagrees_with_ptxas(lines, make_lit)
+    assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
 
 # lines ptxas 13.0 crashes on (a segmentation fault generating code; -arch=compute_90a takes them): lint refuses them
