@@ -1529,6 +1529,21 @@ def _multimem_literal_first(o: OperandInfo, instr: str, ty: str, n: int) -> Opti
     return None
 
 
+def red_vector_value_problem(o: OperandInfo, ty: str, n: int) -> Optional[str]:
+    """The problem ptxas 13.0 finds in the vector value `o` of atom or red (.v`n` of `ty`, without its dot), or None.
+    ptxas types it as multimem.red's value (_multimem_operands, _multimem_cross): the registers of a vector declared
+    alike by the type (.f32: 32-bit integer, bit or .f32 registers; .f16x2: .f16x2 and .b32; .bf16x2: .b32; .f16:
+    16-bit integer, bit and .f16; .bf16: .b16), others by their elements (one width, no mixed neighbours), a vector
+    that starts with a literal by one element (_multimem_literal_first). Lint's core check asks this
+    (tests/test_lint_pack.py); an integer literal after the first element it reports itself."""
+    _, _, diags, _ = _bind(f"multimem.red.add.v{n}.{ty}", [OperandInfo(ADDR), o])
+    for d in diags:
+        head, _, rest = d.message.partition(" operand 2 (b) ")
+        if rest:
+            return rest
+    return diags[0].message if diags else None
+
+
 def _multimem_operands(f: Form) -> List[Signature]:
     """multimem.ld_reduce d, [a];  multimem.st [a], b;  multimem.red [a], b  (_MM_REGS, _multimem_cross). A scalar
     b of st and red is a register or a literal of its type (.b32/.b64: a 0f/0d literal of its width too; .f16x2 and

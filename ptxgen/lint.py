@@ -1298,9 +1298,10 @@ def _literal_first(v: Vec) -> bool:
 
 def _literal_first_st(op, v: Vec) -> bool:
     """Whether `v` is a st vector that starts with a literal (_literal_first; _FnCheck.literal_first), or a pack
-    of mov (_FnCheck.pack), the value of multimem.st/.red (legality._multimem_literal_first) or a vector of a bulk
-    tensor copy (its coordinates: legality.coordinates_literal_first_problem), typed so too."""
-    return (op.base in ("st", "mov") or op.base == "multimem" and op.mods[:1] in (("st",), ("red",))
+    of mov (_FnCheck.pack), the value of atom, red (_FnCheck.red_literal_first), multimem.st and multimem.red
+    (legality._multimem_literal_first) or a vector of a bulk tensor copy (its coordinates:
+    legality.coordinates_literal_first_problem), typed so too."""
+    return (op.base in ("st", "mov", "atom", "red") or op.base == "multimem" and op.mods[:1] in (("st",), ("red",))
             or "tensor" in op.mods) and _literal_first(v)
 
 
@@ -2121,8 +2122,11 @@ class _FnCheck:
                     return
                 # ptxas 13.0 types a vector by its registers, not each one by the instruction: a register
                 # of any kind of the width (each checked as .bN), then `vector_kinds`
-                if kind == _SV and _literal_first_st(op, o):
+                if kind == _SV and op.base == "st" and _literal_first(o):
                     self.literal_first(o, ty, op, loc, k)
+                    return
+                if kind == _SV and op.base in ("atom", "red"):
+                    self.red_vector(o, ty, n, op, loc, k)
                     return
                 bits_ty = _BIT_TYPES.get(ty.bits, ty)
                 # a .pred register beside others is a 32-bit element ({%r1, %p2}: types.vector_bits); an .f32
@@ -2232,6 +2236,24 @@ class _FnCheck:
         if bad:
             ctx.add("PTX-E-TYPE", f"{op.base}.{ty.name}: operand {k + 1} {bad}", _tok_loc(ctx, loc, k),
                     ("put the literal in a register, or a register first",), 1)
+
+    def red_vector(self, v: Vec, ty: Type, n: int, op: _Op, loc, k):
+        """The vector value of atom or red, which ptxas 13.0 types as multimem.red's
+        (legality.red_vector_value_problem); an integer literal after its first element, where it holds a
+        register, it refuses or crashes on (a segmentation fault)."""
+        ctx = self.ctx
+        if any(type(e) is Reg for e in v.elems):
+            for e in v.elems[1:]:
+                if type(e) is Imm:
+                    ctx.add("PTX-E-TYPE", f"integer literal {e} after the first element of a {op.base} vector of "
+                                          "registers: ptxas 13.0 refuses it or crashes (a segmentation fault)",
+                            _tok_loc(ctx, loc, k), ("put it in a register",), 1)
+                    return
+        if any(type(e) is Reg and e.type is None for e in v.elems):
+            return      # an undeclared register: `nested` reports it
+        bad = legality.red_vector_value_problem(operand_info(v), ty.name, n)
+        if bad:
+            ctx.add("PTX-E-TYPE", f"{op.base}.v{n}.{ty.name}: operand {k + 1} {bad}", _tok_loc(ctx, loc, k), (), 1)
 
     def reg_type(self, r: Reg, ty: Type, wide: bool, op: _Op, loc, k, strict: bool = False):
         # strict: a vector's element or a strict slot (`_slot`), where ptxas 13.0 takes no .f16x2 register for
