@@ -3184,14 +3184,15 @@ def _literal_first_typing(o: OperandInfo):
     return kinds, j, widths[j], by
 
 
-def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optional[str]:
+def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False, int_f32: bool = True) -> Optional[str]:
     """The problem ptxas 13.0 finds in vector `o` that starts with a literal, written as a .`t` value, or None: st's
     data (`wider`: a .uN/.sN access takes wider elements; lint's core check asks this) and st.async's value (_match).
     The vector is typed by one element (_literal_first_typing). After a floating-point literal a .bN value needs
     that element to be N bits wide, a .uN/.sN one N bits (st: or more) and not floating-point values only, an
     .f32/.f64 one nothing; after an integer literal none needs anything but .f32 (64-bit integer values only are
-    refused). So st.v2.b32 {0f3F800000, %rd1} is refused and {%rd1, 0f3F800000} taken
-    (tests/test_lint_vector_mix.py: 8,800 st and 1,218 st.async lines of every type, exact)."""
+    refused; `int_f32` False: mov.vN's source, which takes those too). So st.v2.b32 {0f3F800000, %rd1} is refused and
+    {%rd1, 0f3F800000} taken (tests/test_lint_vector_mix.py: 8,800 st and 1,218 st.async lines of every type, and
+    1,769 mov.vN lines, exact)."""
     typed = _literal_first_typing(o)
     if typed is None or isinstance(typed, str):
         return typed
@@ -3203,7 +3204,7 @@ def literal_first_problem(o: OperandInfo, t: Type, wider: bool = False) -> Optio
             return f"is typed by {by}, {w} bits wide ({_LITERAL_FIRST}); .{t.name} needs {t.bits}{more}"
         if t.kind in ("u", "s") and j == 0 and set(kinds) == {"f"}:
             return f"holds floating-point values only ({_LITERAL_FIRST}); .{t.name} takes none"
-    elif t.name == "f32" and j == 0 and set(kinds) == {"i"}:
+    elif int_f32 and t.name == "f32" and j == 0 and set(kinds) == {"i"}:
         return f"holds 64-bit integer values only ({_LITERAL_FIRST}); .f32 takes none"
     return None
 

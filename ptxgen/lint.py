@@ -1569,6 +1569,9 @@ class _FnCheck:
                     ctx.add("PTX-E-OPERANDS", f"mov.v{n} takes a vector of {n}, {len(o.elems)} given",
                             _tok_loc(ctx, loc, k), (), 1)
                     continue
+                if k == 1 and _literal_first(o):
+                    self.literal_first(o, ty, op, loc, k, wider=False)    # typed by one element, as st's
+                    continue
                 bad = False
                 for e in o.elems:
                     te = type(e)
@@ -2218,21 +2221,24 @@ class _FnCheck:
                                            f"{'integer' if ty.kind != 'f' else 'floating-point or integer'} ones "
                                            f"(or .b{ty.bits})", _tok_loc(self.ctx, loc, k), (), 1)
 
-    def literal_first(self, v: Vec, ty: Type, op: _Op, loc, k):
+    def literal_first(self, v: Vec, ty: Type, op: _Op, loc, k, wider: bool = True):
         """A st vector that starts with a literal (`_literal_first_st`), which ptxas 13.0 types by one of its elements
         (`legality.literal_first_problem`, st's reading: a .uN/.sN access takes wider elements), not element by
         element; and an integer literal after the first element of an .f32/.f64 vector, which ptxas takes in its
-        checks and crashes on generating code, as after a register."""
+        checks and crashes on generating code, as after a register. (wider=False: the source of mov.vN, which
+        takes no wider element, and 64-bit integer values for .f32.)"""
         ctx = self.ctx
         if ty.kind == "f":
             for e in v.elems[1:]:
                 if type(e) is Imm:
+                    # (mov.vN of literals only: "Arguments mismatch")
+                    what = "refuses it" if op.base == "mov" and not any(type(x) is Reg for x in v.elems) else \
+                        "takes it in its checks and then crashes (a segmentation fault) generating code"
                     ctx.add("PTX-E-TYPE", f"integer literal {e} after the first element of an .{ty.name} vector: "
-                                          "ptxas 13.0 takes it in its checks and then crashes (a segmentation fault) "
-                                          "generating code", _tok_loc(ctx, loc, k),
+                                          f"ptxas 13.0 {what}", _tok_loc(ctx, loc, k),
                             (f"write it as a float literal, e.g. {Imm(float(e.value), ty)}",), 1)
                     return
-        bad = legality.literal_first_problem(operand_info(v), ty, wider=True)
+        bad = legality.literal_first_problem(operand_info(v), ty, wider=wider, int_f32=wider)
         if bad:
             ctx.add("PTX-E-TYPE", f"{op.base}.{ty.name}: operand {k + 1} {bad}", _tok_loc(ctx, loc, k),
                     ("put the literal in a register, or a register first",), 1)
