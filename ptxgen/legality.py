@@ -1322,8 +1322,9 @@ def _tensor_operands(f: Form) -> List[Signature]:
 
 def _im2col_sm120_gate(ops: Sequence[OperandInfo], where: Dict[str, int], target: Target) -> List[Tuple[str, str]]:
     """The im2col loads into shared::cluster from sm_120 on, where ptxas 13.0 moves their operands with code of its
-    own ("Arguments mismatch for instruction 'mov'"): no 64-bit ctaMask register, and no float literal first among the
-    im2col offsets (both of which it takes on sm_90 and sm_100)."""
+    own ("Arguments mismatch for instruction 'mov'"): no 64-bit ctaMask register, no float literal first among the
+    im2col offsets (both of which it takes on sm_90 and sm_100), and after an integer literal first no 8-bit or .pred
+    register or float literal."""
     if target.sm < 120:
         return []
     out = []
@@ -1332,9 +1333,20 @@ def _im2col_sm120_gate(ops: Sequence[OperandInfo], where: Dict[str, int], target
         out.append((CODE_TYPE, f"operand {k + 1} (ctaMask) is a 64-bit register; for {target} ptxas 13.0 takes a "
                                "16-bit one here (a 64-bit one below sm_120)"))
     k = where.get("im2colOffsets")
-    if k is not None and ops[k].kind == VEC and ops[k].lits and ops[k].lits[0] == "f":
+    o = ops[k] if k is not None else None
+    if o is not None and o.kind == VEC and o.lits and o.lits[0] == "f":
         out.append((CODE_TYPE, f"operand {k + 1} (im2colOffsets) starts with a floating-point literal; for {target} "
                                "ptxas 13.0 takes 16-bit registers or integer literals here"))
+    elif o is not None and o.kind == VEC and o.lits and o.lits[0] == "i" and not all(o.lits):
+        # after an integer literal first (typed by one element below sm_120: pack_literal_first_problem), each
+        # register 16 bits or wider and no .pred, and no floating-point literal
+        odd = next((e for e, lit in zip(o.decl or o.elems, o.lits)
+                    if lit is None and e is not None and (e.kind == "pred" or e.bits < 16)), None)
+        if odd is not None or "f" in o.lits:
+            what = f"a .{odd.name} register" if odd is not None else "a floating-point literal"
+            out.append((CODE_TYPE, f"operand {k + 1} (im2colOffsets) starts with an integer literal and holds {what}; "
+                                   f"for {target} ptxas 13.0 takes registers of 16 bits or more (no .pred) and integer "
+                                   "literals after one"))
     return out
 
 
@@ -3310,6 +3322,15 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
             if o.kind == VEC and o.lits and o.lits[0] is not None and form is not None and not all(o.lits) \
                     and form.rule in ("multimem_st", "multimem_red") and not _mm_by_form(o):
                 continue        # typed by one of its elements: _multimem_literal_first, its cross's
+            if o.kind == VEC and s.name == "im2colOffsets" and o.lits and o.lits[0] is not None:
+                # typed by one of its elements as a pack of 16-bit parts is (pack_literal_first_problem); of
+                # literals only, integer ones only
+                bad = ("is a vector of literals with a floating-point one; ptxas 13.0 takes integer literals only "
+                       "in a vector of literals here") if all(o.lits) and "f" in o.lits else \
+                    None if all(o.lits) else pack_literal_first_problem(o, 16)
+                if bad:
+                    out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
+                continue
             if o.kind == VEC and s.loose and len({e.name for e in decl if e is not None}) > 1:
                 # a tex vector of several register types: one width (see _TEX_MIXED)
                 bits = {t.bits for t in s.types}

@@ -388,6 +388,55 @@ def test_tensor_coordinates_that_start_with_a_literal_agree_with_ptxas():
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
 
+# the im2col offsets (16-bit) that start with a literal: typed by one element as a pack of 16-bit parts
+# (legality.pack_literal_first_problem; literals only: integer ones); from sm_120 on, where ptxas moves them with
+# code of its own, after an integer literal no 8-bit or .pred register and no float literal (_im2col_sm120_gate)
+_IM = ("cp.async.bulk.tensor.{}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {}], [%r3], "
+       "{};")
+IM_RECORDED = [
+    ("sm_90a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0, %r2}"), True),        # after an integer literal: any width
+    ("sm_90a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0, %c2}"), True),
+    ("sm_120a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0, %c2}"), False),      # not from sm_120 on
+    ("sm_120a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0, %rd2}"), True),
+    ("sm_90a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0f3F800000, %h2}"), True),   # typed by %h2: 16 bits
+    ("sm_90a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0f3F800000, %r2}"), False),  # by the literal: 32 bits
+    ("sm_90a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0d3FF0000000000000, 0f3F800000}"), False),  # literals: integers
+    ("sm_90a", _IM.format(4, "{%r1,%r1,%r1,%r1}", "{0, -1}"), True),
+]
+
+
+def make_im(target):
+    return lambda lines: kernel(lines, target, "8.7", reg_decls(*((t, n, 5) for t, n in LIT_REGS)))
+
+
+def im2col_lines(count=800, seed=1):
+    import random
+    rng = random.Random(seed)
+    out = set()
+    while len(out) < count:
+        n = rng.choice((3, 4, 5))
+        v = [rng.choice(LIT_FIRST)] + [rng.choice(LIT_ELEMS if rng.random() < 0.5 else ["%h2", "%uh2"])
+                                       for _ in range(n - 3)]
+        out.add(_IM.format(n, "{" + ", ".join(["%r1"] * n) + "}", "{" + ", ".join(v) + "}"))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("target", ["sm_90a", "sm_120a"])
+def test_im2col_recorded_verdicts(target):
+    wrong = lint_disagrees_with_recorded([(ln, ok) for t, ln, ok in IM_RECORDED if t == target], make_im(target))
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("target", ["sm_90a", "sm_120a"])
+def test_im2col_offsets_agree_with_ptxas(target):
+    from _ptxas_lines import agree_with_ptxas
+    agree_with_ptxas([(ln, ok) for t, ln, ok in IM_RECORDED if t == target], make_im(target), target)
+    lines = im2col_lines()
+    bad = lint_disagrees_with_ptxas(lines, make_im(target), target)
+    assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
+
+
 # lines ptxas 13.0 crashes on (a segmentation fault generating code; -arch=compute_90a takes them): lint refuses them
 LIT_CRASHES = ["st.global.v4.f32 [%rd1], {0, %u2, 0, 0};", "st.global.v2.f64 [%rd1], {0, 0};",
                "st.global.v4.f32 [%rd1], {0, %c2, 0, %rd2};"]
