@@ -1669,6 +1669,33 @@ _SURED_REGS = {"u32": _I32 + (f16x2,) + _INT64, "s32": _I32 + (f16x2,) + _INT64,
 _LONGER = {1: (1, 2, 4), 2: (2, 4), 4: (4,)}
 
 
+# the families whose coordinates are a texture's or a surface's (_coords_cross; tex_coordinates_literal_first_problem)
+_TEX_RULES = ("tex", "tld4", "su")
+
+
+def tex_coordinates_literal_first_problem(o: OperandInfo, ctype: Optional[Type]) -> Optional[str]:
+    """The problem ptxas 13.0 finds in the coordinates `o` of tex, tld4 or a surface instruction (of .f32 or .s32,
+    `ctype`; not an array geometry's) that start with a literal among registers, or None. They are typed by one
+    element (_literal_first_typing), which after an integer literal may be any width, after a floating-point one
+    any width too for .f32 coordinates and 32 bits for .s32 ones, and not floating-point values only (.f32
+    registers with 0f literals: typed by the form, element by element); literals only are typed so too, but .f32
+    coordinates take no integer ones. So tex.2d.v4.f32.s32 [t, {0, %rd1}] is taken and [t, {0f3F800000, %rd1}]
+    refused (tests/test_lint_vector_mix.py)."""
+    typed = _literal_first_typing(o)
+    if typed is None or isinstance(typed, str):
+        return typed
+    kinds, j, w, by = typed
+    if o.lits[0] == "i":
+        if ctype is f32 and all(o.lits):
+            return "is integer literals only; .f32 coordinates take floating-point ones"
+    elif ctype is not f32:
+        if w != 32:
+            return f"is typed by {by}, {w} bits wide ({_LITERAL_FIRST}); .s32 coordinates need 32"
+        if j == 0 and set(kinds) == {"f"}:
+            return f"holds floating-point values only ({_LITERAL_FIRST}); .s32 coordinates take none"
+    return None
+
+
 def _coords_cross(geom: str, ctype: Optional[Type]):
     """The coordinate vector's element types: the .u32 array index first in an array geometry, then
     coordinates of the coordinate type (ptxas 13.0: "Array index ... Expecting type .u32",
@@ -1680,6 +1707,16 @@ def _coords_cross(geom: str, ctype: Optional[Type]):
         if k is None:
             return []
         o = ops[k]
+        if not array and ctype is f32 and o.lits and "i" in o.lits and not all(o.lits):
+            j = o.lits.index("i")
+            return [(CODE_OPERANDS, f"operand {k + 1} (coordinates) has an integer literal as element {j + 1} among "
+                                    "registers: ptxas 13.0 takes .f32 coordinates so in its checks and then crashes (a "
+                                    "segmentation fault) generating code; write it as a float literal or put it in a "
+                                    "register")]
+        if not array and o.lits and o.lits[0] is not None \
+                and not (ctype is not f32 and o.lits[0] == "f" and not all(o.lits) and uniform_vector(o)):
+            bad = tex_coordinates_literal_first_problem(o, ctype)
+            return [(CODE_TYPE, f"operand {k + 1} (coordinates) {bad}")] if bad else []
         out = []
         for i, e in enumerate(o.elems):
             if e is None:
@@ -3340,7 +3377,7 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                                                     f".{'/.'.join(t.name for t in s.types)} expected"))
                         break
             elif o.kind == TENSOR and not s.loose and o.lits and o.lits[0] is not None and not all(o.lits) \
-                    and not uniform_vector(o):
+                    and not uniform_vector(o) and not (form is not None and form.rule.startswith(_TEX_RULES)):
                 bad = coordinates_literal_first_problem(o)
                 if bad:
                     out.append(_diag(CODE_TYPE, f"{title}: {pos} {bad}"))
@@ -3349,7 +3386,10 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                 # literals and .f64 ones with 0d literals: ptxas 13.0 types such a vector by its elements, as it
                 # types ld/st vectors, not each element by the form; it takes any whose registers have one width
                 # (a .pred one counts as 32 bits) and whose neighbours do not mix kinds (types.clashing_neighbour)
-                kinds = [VECTOR_KIND.get(e.kind) if e is not None else lit or None
+                # (a texture's or surface's literal coordinates are not checked as neighbours here, but where the
+                # vector starts with one: _coords_cross)
+                tex = o.kind == TENSOR and form is not None and form.rule.startswith(_TEX_RULES)
+                kinds = [VECTOR_KIND.get(e.kind) if e is not None else None if tex else lit or None
                          for e, lit in zip(decl, o.lits or (None,) * o.count)]
                 bits = {vector_bits(t) for t in s.types}
                 j = clashing_neighbour(kinds)

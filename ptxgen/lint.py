@@ -1282,8 +1282,8 @@ def _texture_ref_info(o: AddrList) -> OperandInfo:
         base = items[0].base
         space = None if handles[0] in _REF_TYPES else var_space(base)  # a kernel's .param .texref is one too
         if type(last) is Vec:
-            coords = operand_info(last)                  # the vector's count and element types
-            return OperandInfo("tensor", count=coords.count, elems=coords.elems, space=space, handles=handles)
+            coords = operand_info(last)                  # the vector's count, element types and literals
+            return replace(coords, kind="tensor", space=space, handles=handles)
         if type(last) is Addr and last.offset == 0 and type(last.base) is Reg:
             return OperandInfo("tensor", count=1, elems=(last.base.type,), space=space, handles=handles, bare=True)
     return OperandInfo("addr")
@@ -1299,10 +1299,12 @@ def _literal_first(v: Vec) -> bool:
 def _literal_first_st(op, v: Vec) -> bool:
     """Whether `v` is a st vector that starts with a literal (_literal_first; _FnCheck.literal_first), or a pack
     of mov (_FnCheck.pack), the value of atom, red (_FnCheck.red_literal_first), multimem.st and multimem.red
-    (legality._multimem_literal_first) or a vector of a bulk tensor copy (its coordinates:
-    legality.coordinates_literal_first_problem), typed so too."""
-    return (op.base in ("st", "mov", "atom", "red") or op.base == "multimem" and op.mods[:1] in (("st",), ("red",))
-            or "tensor" in op.mods) and _literal_first(v)
+    (legality._multimem_literal_first), a vector of a bulk tensor copy (its coordinates:
+    legality.coordinates_literal_first_problem) or a texture's or surface's coordinates
+    (legality.tex_coordinates_literal_first_problem), typed so too."""
+    return (op.base in ("st", "mov", "atom", "red", "tex", "tld4") or op.base.startswith("su")
+            or op.base == "multimem" and op.mods[:1] in (("st",), ("red",)) or "tensor" in op.mods) \
+        and _literal_first(v)
 
 
 def _whole_len(o, vec_len: Callable[[str], Optional[int]]) -> int:

@@ -437,6 +437,68 @@ def test_im2col_offsets_agree_with_ptxas(target):
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
 
+# a texture's or surface's coordinates that start with a literal (legality.tex_coordinates_literal_first_problem):
+# typed by one element, which .s32 coordinates need 32 bits wide after a float literal (and not floating-point values
+# only), .f32 ones any; literals only so too, but .f32 coordinates take no integer ones. An integer literal among
+# registers in .f32 coordinates crashes ptxas generating code (TEX_CRASHES; lint refuses it).
+TEX_FORMS = [("tex.2d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 2, "f32"),
+             ("tex.2d.v4.f32.s32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 2, "s32"),
+             ("tex.3d.v4.s32.f32 {{%r0,%r1,%r2,%r3}}, [%rd1, {}];", 4, "f32"),
+             ("tex.3d.v4.s32.s32 {{%r0,%r1,%r2,%r3}}, [%rd1, {}];", 4, "s32"),
+             ("tld4.r.2d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 2, "f32"),
+             ("suld.b.2d.b32.trap {{%r0}}, [%rd1, {}];", 2, "s32")]
+TEX_RECORDED = [
+    (TEX_FORMS[1][0].format("{0, %rd2}"), True),                 # after an integer literal: any width
+    (TEX_FORMS[1][0].format("{0f3F800000, %rd2}"), False),       # .s32 after a float literal: 32 bits
+    (TEX_FORMS[1][0].format("{0d3FF0000000000000, %r2}"), True),
+    (TEX_FORMS[1][0].format("{0d3FF0000000000000, 0f3F800000}"), True),
+    (TEX_FORMS[1][0].format("{0f3F800000, 0f3F800000}"), False),  # floating-point values only
+    (TEX_FORMS[0][0].format("{0f3F800000, %rd2}"), True),        # .f32: any width
+    (TEX_FORMS[0][0].format("{0, 0}"), False),                   # .f32: no integer literals only
+    (TEX_FORMS[5][0].format("{0f3F800000, %h2}"), False),
+]
+TEX_CRASHES = [TEX_FORMS[0][0].format("{%r2, 0}"), TEX_FORMS[2][0].format("{-1, %r2, %r2, %r2}"),
+               TEX_FORMS[4][0].format("{0, %h2}")]
+
+
+def tex_lines(count=1000, seed=3):
+    import random
+    rng = random.Random(seed)
+    out = set()
+    while len(out) < count:
+        form, n, ctype = rng.choice(TEX_FORMS)
+        v = [rng.choice(LIT_FIRST)] + [rng.choice(LIT_ELEMS if rng.random() < 0.5 else ["%r2", "%f2", "%u2"])
+                                       for _ in range(n - 1)]
+        if ctype == "f32" and any(e.lstrip("-").isdigit() for e in v) and any(e.startswith("%") for e in v):
+            continue        # TEX_CRASHES
+        out.add(form.format("{" + ", ".join(v) + "}"))
+    return sorted(out)
+
+
+def test_tex_recorded_verdicts():
+    wrong = lint_disagrees_with_recorded(TEX_RECORDED, make_lit)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_lint_refuses_the_tex_crashes():
+    text = make_lit(TEX_CRASHES)
+    first = first_line(text, TEX_CRASHES)
+    errs = lint_errors(text)
+    assert sorted(errs) == list(range(first, first + len(TEX_CRASHES)))
+    assert all("crashes" in d.message for d in errs.values())
+
+
+@needs_ptxas
+def test_tex_coordinates_agree_with_ptxas():
+    from _ptxas_lines import agree_with_ptxas, ptxas_crashes
+    agree_with_ptxas(TEX_RECORDED, make_lit)
+    for ln in TEX_CRASHES:
+        assert ptxas_crashes(make_lit([ln]), "sm_90a"), ln
+    lines = tex_lines()
+    bad = lint_disagrees_with_ptxas(lines, make_lit)
+    assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
+
+
 # lines ptxas 13.0 crashes on (a segmentation fault generating code; -arch=compute_90a takes them): lint refuses them
 LIT_CRASHES = ["st.global.v4.f32 [%rd1], {0, %u2, 0, 0};", "st.global.v2.f64 [%rd1], {0, 0};",
                "st.global.v4.f32 [%rd1], {0, %c2, 0, %rd2};"]
