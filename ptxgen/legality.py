@@ -1671,6 +1671,7 @@ _LONGER = {1: (1, 2, 4), 2: (2, 4), 4: (4,)}
 
 # the families whose coordinates are a texture's or a surface's (_coords_cross; tex_coordinates_literal_first_problem)
 _TEX_RULES = ("tex", "tld4", "su")
+_TEX_ARRAYS = (".a1d", ".a2d", ".acube", ".a2dms")
 
 
 def tex_coordinates_literal_first_problem(o: OperandInfo, ctype: Optional[Type]) -> Optional[str]:
@@ -1696,11 +1697,11 @@ def tex_coordinates_literal_first_problem(o: OperandInfo, ctype: Optional[Type])
     return None
 
 
-def _coords_cross(geom: str, ctype: Optional[Type]):
+def _coords_cross(geom: str, ctype: Optional[Type], surface: bool = False):
     """The coordinate vector's element types: the .u32 array index first in an array geometry, then
     coordinates of the coordinate type (ptxas 13.0: "Array index ... Expecting type .u32",
     "Floating-point coordinates required", "Integer coordinates require .s32 instruction type")."""
-    array = geom in (".a1d", ".a2d", ".acube", ".a2dms")
+    array = geom in _TEX_ARRAYS
 
     def cross(ops: Sequence[OperandInfo], where: Dict[str, int]) -> List[Tuple[str, str]]:
         k = where.get("coordinates")
@@ -1717,6 +1718,17 @@ def _coords_cross(geom: str, ctype: Optional[Type]):
                 and not (ctype is not f32 and o.lits[0] == "f" and not all(o.lits) and uniform_vector(o)):
             bad = tex_coordinates_literal_first_problem(o, ctype)
             return [(CODE_TYPE, f"operand {k + 1} (coordinates) {bad}")] if bad else []
+        if not array:
+            # registers declared alike are typed by the coordinate type (.f32: 32-bit integer, bit and .f32
+            # registers; .s32: those and, of a texture, .f16x2, not .f32), other vectors by their elements (_match:
+            # neighbours), which are 32 bits wide (a .pred register counting as 32)
+            uniform = uniform_vector(o)
+            kinds = ("f", "b", "u", "s") if ctype is f32 else ("b", "u", "s") if surface else ("b", "u", "s", "packed")
+            for i, e in enumerate(o.decl or o.elems):
+                if e is not None and (e.bits != 32 or e.kind not in kinds if uniform else vector_bits(e) != 32):
+                    return [(CODE_TYPE, f"coordinate {i + 1} is a .{e.name} register; the coordinates are "
+                                        f".{ctype.name}" + ("" if uniform else ", 32 bits each"))]
+            return []
         out = []
         for i, e in enumerate(o.elems):
             if e is None:
@@ -1815,7 +1827,7 @@ def _surf_operands(f: Form) -> List[Signature]:
     """suld d, [a, b];   sust [a, b], c;   sured [a, b], c"""
     geom = f.fields["geom"]
     ref = _tex_ref("coordinates", SURF_COORDS[geom], (_SURF_H,))
-    cross = _coords_cross(geom, s32)
+    cross = _coords_cross(geom, s32, surface=True)
     if f.rule.startswith("sured"):
         if f.rule == "sured_p":  # any register of 32 or 64 bits, any literal
             return _sig(ref, _slot("c", (REG, IMM), _W32, exact=True, loose=True), cross=cross)
@@ -3386,9 +3398,10 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                 # literals and .f64 ones with 0d literals: ptxas 13.0 types such a vector by its elements, as it
                 # types ld/st vectors, not each element by the form; it takes any whose registers have one width
                 # (a .pred one counts as 32 bits) and whose neighbours do not mix kinds (types.clashing_neighbour)
-                # (a texture's or surface's literal coordinates are not checked as neighbours here, but where the
-                # vector starts with one: _coords_cross)
-                tex = o.kind == TENSOR and form is not None and form.rule.startswith(_TEX_RULES)
+                # (the literal coordinates of a texture's or surface's array geometry are not checked as neighbours:
+                # an integer array index before .f32 coordinates)
+                tex = o.kind == TENSOR and form is not None and form.rule.startswith(_TEX_RULES) \
+                    and form.fields.get("geom") in _TEX_ARRAYS
                 kinds = [VECTOR_KIND.get(e.kind) if e is not None else None if tex else lit or None
                          for e, lit in zip(decl, o.lits or (None,) * o.count)]
                 bits = {vector_bits(t) for t in s.types}

@@ -437,16 +437,20 @@ def test_im2col_offsets_agree_with_ptxas(target):
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
 
-# a texture's or surface's coordinates that start with a literal (legality.tex_coordinates_literal_first_problem):
-# typed by one element, which .s32 coordinates need 32 bits wide after a float literal (and not floating-point values
-# only), .f32 ones any; literals only so too, but .f32 coordinates take no integer ones. An integer literal among
-# registers in .f32 coordinates crashes ptxas generating code (TEX_CRASHES; lint refuses it).
+# a texture's or surface's coordinates (not of an array geometry): registers declared alike typed by the coordinate
+# type, other vectors by their elements, 32 bits each (legality._coords_cross); one that starts with a literal
+# (legality.tex_coordinates_literal_first_problem) by one element, which .s32 coordinates need 32 bits wide after a
+# float literal (and not floating-point values only), .f32 ones any; literals only so too, but .f32 coordinates take
+# no integer ones. An integer literal among registers in .f32 coordinates crashes ptxas generating code
+# (TEX_CRASHES; lint refuses it).
 TEX_FORMS = [("tex.2d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 2, "f32"),
              ("tex.2d.v4.f32.s32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 2, "s32"),
              ("tex.3d.v4.s32.f32 {{%r0,%r1,%r2,%r3}}, [%rd1, {}];", 4, "f32"),
              ("tex.3d.v4.s32.s32 {{%r0,%r1,%r2,%r3}}, [%rd1, {}];", 4, "s32"),
              ("tld4.r.2d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 2, "f32"),
-             ("suld.b.2d.b32.trap {{%r0}}, [%rd1, {}];", 2, "s32")]
+             ("suld.b.2d.b32.trap {{%r0}}, [%rd1, {}];", 2, "s32"),
+             ("tex.cube.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 4, "f32"),
+             ("tex.2dms.v4.f32.s32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", 4, "s32")]
 TEX_RECORDED = [
     (TEX_FORMS[1][0].format("{0, %rd2}"), True),                 # after an integer literal: any width
     (TEX_FORMS[1][0].format("{0f3F800000, %rd2}"), False),       # .s32 after a float literal: 32 bits
@@ -456,6 +460,15 @@ TEX_RECORDED = [
     (TEX_FORMS[0][0].format("{0f3F800000, %rd2}"), True),        # .f32: any width
     (TEX_FORMS[0][0].format("{0, 0}"), False),                   # .f32: no integer literals only
     (TEX_FORMS[5][0].format("{0f3F800000, %h2}"), False),
+    # registers declared alike: typed by the coordinate type; others by their elements, 32 bits each
+    (TEX_FORMS[0][0].format("{%u1, %u2}"), True),                # .f32 coordinates in .u32 registers
+    (TEX_FORMS[0][0].format("{%x1, %x2}"), False),
+    (TEX_FORMS[1][0].format("{%x1, %x2}"), True),                # .s32 ones in .f16x2 registers
+    (TEX_FORMS[1][0].format("{%f1, %f2}"), False),
+    (TEX_FORMS[1][0].format("{%r1, %f2}"), True),                # by its elements
+    (TEX_FORMS[0][0].format("{%r1, %p2}"), True),
+    (TEX_FORMS[0][0].format("{%r1, %h2}"), False),
+    (TEX_FORMS[1][0].format("{%u1, 0f3F800000}"), False),        # neighbours of two kinds
 ]
 TEX_CRASHES = [TEX_FORMS[0][0].format("{%r2, 0}"), TEX_FORMS[2][0].format("{-1, %r2, %r2, %r2}"),
                TEX_FORMS[4][0].format("{0, %h2}")]
@@ -467,8 +480,9 @@ def tex_lines(count=1000, seed=3):
     out = set()
     while len(out) < count:
         form, n, ctype = rng.choice(TEX_FORMS)
-        v = [rng.choice(LIT_FIRST)] + [rng.choice(LIT_ELEMS if rng.random() < 0.5 else ["%r2", "%f2", "%u2"])
-                                       for _ in range(n - 1)]
+        near = ["%r2", "%f2", "%u2", "%x2"]
+        v = [rng.choice(LIT_FIRST if rng.random() < 0.5 else near)] + [
+            rng.choice(LIT_ELEMS if rng.random() < 0.5 else near) for _ in range(n - 1)]
         if ctype == "f32" and any(e.lstrip("-").isdigit() for e in v) and any(e.startswith("%") for e in v):
             continue        # TEX_CRASHES
         out.add(form.format("{" + ", ".join(v) + "}"))
