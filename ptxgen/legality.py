@@ -1718,7 +1718,32 @@ def _coords_cross(geom: str, ctype: Optional[Type], surface: bool = False):
                 and not (ctype is not f32 and o.lits[0] == "f" and not all(o.lits) and uniform_vector(o)):
             bad = tex_coordinates_literal_first_problem(o, ctype)
             return [(CODE_TYPE, f"operand {k + 1} (coordinates) {bad}")] if bad else []
-        if not array:
+        if array and not surface:
+            # a texture's array index: a 32-bit integer or bit register, or an integer literal after which any
+            # registers are taken; registers declared alike are integer or bit ones, other vectors 32 bits each;
+            # no mixed neighbours among the coordinates after the index (literals too)
+            decl = o.decl or o.elems
+            kinds = [VECTOR_KIND.get(e.kind) if e is not None else lit or None
+                     for e, lit in zip(decl, o.lits or (None,) * o.count)]
+            j = clashing_neighbour(kinds[1:])
+            if j is not None:
+                return [(CODE_TYPE, f"operand {k + 1} (coordinates) {_mixed_neighbours(o, decl, j + 1)}")]
+            if o.lits and o.lits[0] == "i":
+                return []
+            uniform = uniform_vector(o)
+            for i, e in enumerate(o.decl or o.elems):
+                if e is None:
+                    continue
+                if (i == 0 or uniform) and (e.kind not in ("b", "u", "s") or e.bits != 32):
+                    what = "the array index (coordinate 1)" if i == 0 else f"coordinate {i + 1}"
+                    return [(CODE_TYPE, f"{what} is a .{e.name} register; "
+                                        + (".u32 expected" if i == 0 else "a vector of registers declared alike "
+                                           "holds 32-bit integer or bit ones here"))]
+                if vector_bits(e) != 32:
+                    return [(CODE_TYPE, f"coordinate {i + 1} is a .{e.name} register; the coordinates are "
+                                        f".{ctype.name}, 32 bits each")]
+            return []
+        if not array or surface:
             # registers declared alike are typed by the coordinate type (.f32: 32-bit integer, bit and .f32
             # registers; .s32: those and, of a texture, .f16x2, not .f32), other vectors by their elements (_match:
             # neighbours), which are 32 bits wide (a .pred register counting as 32)
@@ -3398,12 +3423,14 @@ def _match(sig: Signature, ops: Sequence[OperandInfo], title: str, form: Optiona
                 # literals and .f64 ones with 0d literals: ptxas 13.0 types such a vector by its elements, as it
                 # types ld/st vectors, not each element by the form; it takes any whose registers have one width
                 # (a .pred one counts as 32 bits) and whose neighbours do not mix kinds (types.clashing_neighbour)
-                # (the literal coordinates of a texture's or surface's array geometry are not checked as neighbours:
-                # an integer array index before .f32 coordinates)
-                tex = o.kind == TENSOR and form is not None and form.rule.startswith(_TEX_RULES) \
+                # (the literal coordinates of a texture's array geometry are not checked as neighbours, nor its
+                # array index: an integer index before .f32 coordinates)
+                tex = o.kind == TENSOR and form is not None and form.rule.startswith(("tex", "tld4")) \
                     and form.fields.get("geom") in _TEX_ARRAYS
                 kinds = [VECTOR_KIND.get(e.kind) if e is not None else None if tex else lit or None
                          for e, lit in zip(decl, o.lits or (None,) * o.count)]
+                if tex:
+                    kinds[0] = None     # (a texture's array index is typed apart: _coords_cross)
                 bits = {vector_bits(t) for t in s.types}
                 j = clashing_neighbour(kinds)
                 if bits and any(e is not None and vector_bits(e) not in bits for e in decl):

@@ -513,6 +513,56 @@ def test_tex_coordinates_agree_with_ptxas():
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
 
+# a texture's array geometry: the array index (first) a 32-bit integer or bit register or an integer literal, the
+# coordinates after it without mixed neighbours; registers declared alike integer or bit ones, others 32 bits each
+# (legality._coords_cross). Literal coordinates beside registers are not all modelled (bench/LOG.md round 43).
+ARRAY_FORMS = ["tex.a1d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", "tex.a1d.v4.f32.s32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];",
+               "tex.a2d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", "tex.a2d.v4.f32.s32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];",
+               "suld.b.a1d.b32.trap {{%r0}}, [%rd1, {}];"]
+ARRAY_RECORDED = [
+    (ARRAY_FORMS[2].format("{%u1, %f1, %f2, %f3}"), True),      # a .u32 index before .f32 coordinates
+    (ARRAY_FORMS[2].format("{0, %f1, %f2, %f3}"), True),
+    (ARRAY_FORMS[2].format("{%f1, %f1, %f2, %f3}"), False),     # the index is an integer
+    (ARRAY_FORMS[2].format("{%f1, %f2, %f3, %f0}"), False),     # declared alike: integer or bit registers
+    (ARRAY_FORMS[2].format("{%u1, %u2, %u3, %u0}"), True),
+    (ARRAY_FORMS[2].format("{%u1, %p1, %r2, %u3}"), True),      # by its elements
+    (ARRAY_FORMS[2].format("{%u1, %f1, %u2, %r3}"), False),     # .f32 and .u32 coordinates side by side
+    (ARRAY_FORMS[4].format("{%f1, %r2}"), True),                # a surface's index: as its other coordinates
+    (ARRAY_FORMS[4].format("{%u1, %f2}"), False),
+]
+
+
+def array_register_lines(count=1000, seed=4):
+    import random
+    rng = random.Random(seed)
+    regs = ["%r2", "%f2", "%u2", "%x2", "%p2", "%h2", "%rd2", "%fd2"]
+    out = set()
+    while len(out) < count:
+        form = rng.choice(ARRAY_FORMS)
+        n = 2 if ".a1d" in form else 4
+        if rng.random() < 0.3:
+            r = rng.choice(regs)
+            v = [r[:-1] + str(i + 1) for i in range(n)]
+        else:
+            v = [rng.choice(regs) for _ in range(n)]
+        out.add(form.format("{" + ", ".join(v) + "}"))
+    return sorted(out)
+
+
+def test_array_recorded_verdicts():
+    wrong = lint_disagrees_with_recorded(ARRAY_RECORDED, make_lit)
+    assert not wrong, "\n".join(wrong)
+
+
+@needs_ptxas
+def test_array_coordinates_in_registers_agree_with_ptxas():
+    from _ptxas_lines import agree_with_ptxas
+    agree_with_ptxas(ARRAY_RECORDED, make_lit)
+    lines = array_register_lines()
+    bad = lint_disagrees_with_ptxas(lines, make_lit)
+    assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
+
+
 # lines ptxas 13.0 crashes on (a segmentation fault generating code; -arch=compute_90a takes them): lint refuses them
 LIT_CRASHES = ["st.global.v4.f32 [%rd1], {0, %u2, 0, 0};", "st.global.v2.f64 [%rd1], {0, 0};",
                "st.global.v4.f32 [%rd1], {0, %c2, 0, %rd2};"]
