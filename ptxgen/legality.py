@@ -1714,7 +1714,7 @@ def _coords_cross(geom: str, ctype: Optional[Type], surface: bool = False):
                                     "registers: ptxas 13.0 takes .f32 coordinates so in its checks and then crashes (a "
                                     "segmentation fault) generating code; write it as a float literal or put it in a "
                                     "register")]
-        if not array and o.lits and o.lits[0] is not None \
+        if (not array or surface) and o.lits and o.lits[0] is not None \
                 and not (ctype is not f32 and o.lits[0] == "f" and not all(o.lits) and uniform_vector(o)):
             bad = tex_coordinates_literal_first_problem(o, ctype)
             return [(CODE_TYPE, f"operand {k + 1} (coordinates) {bad}")] if bad else []
@@ -1728,8 +1728,21 @@ def _coords_cross(geom: str, ctype: Optional[Type], surface: bool = False):
             j = clashing_neighbour(kinds[1:])
             if j is not None:
                 return [(CODE_TYPE, f"operand {k + 1} (coordinates) {_mixed_neighbours(o, decl, j + 1)}")]
+            if ctype is f32 and o.lits and "i" in o.lits[1:] and not all(o.lits):
+                j = o.lits.index("i", 1)
+                return [(CODE_OPERANDS, f"operand {k + 1} (coordinates) has an integer literal as element {j + 1} "
+                                        "among registers: ptxas 13.0 takes .f32 coordinates so in its checks and then "
+                                        "crashes (a segmentation fault) generating code; write it as a float literal or "
+                                        "put it in a register")]
             if o.lits and o.lits[0] == "i":
+                typed = _literal_first_typing(o)
+                if ctype is f32 and isinstance(typed, tuple) and typed[1] == 0 and set(typed[0]) == {"i"}:
+                    return [(CODE_TYPE, f"operand {k + 1} (coordinates) holds 64-bit integer values only "
+                                        f"({_LITERAL_FIRST}); .f32 coordinates take none")]
                 return []
+            if o.lits and o.lits[0] == "f":
+                return [(CODE_TYPE, f"operand {k + 1} (coordinates) starts with a floating-point literal; the array "
+                                    "index (coordinate 1) is an integer")]
             uniform = uniform_vector(o)
             for i, e in enumerate(o.decl or o.elems):
                 if e is None:

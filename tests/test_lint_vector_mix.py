@@ -513,9 +513,11 @@ def test_tex_coordinates_agree_with_ptxas():
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
 
-# a texture's array geometry: the array index (first) a 32-bit integer or bit register or an integer literal, the
-# coordinates after it without mixed neighbours; registers declared alike integer or bit ones, others 32 bits each
-# (legality._coords_cross). Literal coordinates beside registers are not all modelled (bench/LOG.md round 43).
+# a texture's array geometry: the array index (first) a 32-bit integer or bit register or an integer literal (no
+# float literal), the coordinates after it without mixed neighbours; registers declared alike integer or bit ones,
+# others 32 bits each; after an integer index any, but .f32 coordinates no 64-bit integer values only; an integer
+# literal after the index among registers in .f32 coordinates crashes ptxas (legality._coords_cross). A surface's
+# array index is typed as its other coordinates.
 ARRAY_FORMS = ["tex.a1d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", "tex.a1d.v4.f32.s32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];",
                "tex.a2d.v4.f32.f32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];", "tex.a2d.v4.f32.s32 {{%f0,%f1,%f2,%f3}}, [%rd1, {}];",
                "suld.b.a1d.b32.trap {{%r0}}, [%rd1, {}];"]
@@ -529,10 +531,16 @@ ARRAY_RECORDED = [
     (ARRAY_FORMS[2].format("{%u1, %f1, %u2, %r3}"), False),     # .f32 and .u32 coordinates side by side
     (ARRAY_FORMS[4].format("{%f1, %r2}"), True),                # a surface's index: as its other coordinates
     (ARRAY_FORMS[4].format("{%u1, %f2}"), False),
+    (ARRAY_FORMS[0].format("{0f3F800000, %f2}"), False),        # a float literal index
+    (ARRAY_FORMS[0].format("{-1, %fd2}"), True),                # after an integer index: any width
+    (ARRAY_FORMS[0].format("{0, %sd2}"), False),                # .f32: no 64-bit integer values only
+    (ARRAY_FORMS[0].format("{0, 0f3F800000}"), True),
+    (ARRAY_FORMS[4].format("{-1, %c2}"), True),                 # a surface: as its other coordinates
 ]
+ARRAY_CRASHES = [ARRAY_FORMS[0].format("{%u2, -1}"), ARRAY_FORMS[2].format("{-1, 0, %r2, %f2}")]
 
 
-def array_register_lines(count=1000, seed=4):
+def array_lines(count=1500, seed=4):
     import random
     rng = random.Random(seed)
     regs = ["%r2", "%f2", "%u2", "%x2", "%p2", "%h2", "%rd2", "%fd2"]
@@ -540,11 +548,17 @@ def array_register_lines(count=1000, seed=4):
     while len(out) < count:
         form = rng.choice(ARRAY_FORMS)
         n = 2 if ".a1d" in form else 4
-        if rng.random() < 0.3:
+        mode = rng.random()
+        if mode < 0.25:
             r = rng.choice(regs)
             v = [r[:-1] + str(i + 1) for i in range(n)]
-        else:
+        elif mode < 0.5:
             v = [rng.choice(regs) for _ in range(n)]
+        else:
+            v = [rng.choice(LIT_FIRST if rng.random() < 0.5 else regs)] + [
+                rng.choice(LIT_ELEMS if rng.random() < 0.4 else regs) for _ in range(n - 1)]
+        if ".f32 {" in form and any(e.lstrip("-").isdigit() for e in v[1:]) and any(e.startswith("%") for e in v):
+            continue        # ARRAY_CRASHES
         out.add(form.format("{" + ", ".join(v) + "}"))
     return sorted(out)
 
@@ -554,11 +568,20 @@ def test_array_recorded_verdicts():
     assert not wrong, "\n".join(wrong)
 
 
+def test_lint_refuses_the_array_crashes():
+    text = make_lit(ARRAY_CRASHES)
+    errs = lint_errors(text)
+    first = first_line(text, ARRAY_CRASHES)
+    assert sorted(errs) == [first, first + 1] and all("crashes" in d.message for d in errs.values())
+
+
 @needs_ptxas
-def test_array_coordinates_in_registers_agree_with_ptxas():
-    from _ptxas_lines import agree_with_ptxas
+def test_array_coordinates_agree_with_ptxas():
+    from _ptxas_lines import agree_with_ptxas, ptxas_crashes
     agree_with_ptxas(ARRAY_RECORDED, make_lit)
-    lines = array_register_lines()
+    for ln in ARRAY_CRASHES:
+        assert ptxas_crashes(make_lit([ln]), "sm_90a"), ln
+    lines = array_lines()
     bad = lint_disagrees_with_ptxas(lines, make_lit)
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
 
