@@ -1550,7 +1550,7 @@ def red_vector_value_problem(o: OperandInfo, ty: str, n: int) -> Optional[str]:
     (tests/test_lint_pack.py); an integer literal after the first element it reports itself."""
     _, _, diags, _ = _bind(f"multimem.red.add.v{n}.{ty}", [OperandInfo(ADDR), o])
     for d in diags:
-        head, _, rest = d.message.partition(" operand 2 (b) ")
+        rest = d.message.partition(" operand 2 (b) ")[2]
         if rest:
             return rest
     return diags[0].message if diags else None
@@ -1697,6 +1697,18 @@ def tex_coordinates_literal_first_problem(o: OperandInfo, ctype: Optional[Type])
     return None
 
 
+def _f32_coords_int_crash(o: OperandInfo, k: int, start: int) -> List[Tuple[str, str]]:
+    """An integer literal among registers in .f32 coordinates `o` (operand k), from element `start` on: ptxas 13.0
+    takes it in its checks and crashes (a segmentation fault) generating code."""
+    if not o.lits or all(o.lits) or "i" not in o.lits[start:]:
+        return []
+    j = o.lits.index("i", start)
+    return [(CODE_OPERANDS, f"operand {k + 1} (coordinates) has an integer literal as element {j + 1} among "
+                            "registers: ptxas 13.0 takes .f32 coordinates so in its checks and then crashes (a "
+                            "segmentation fault) generating code; write it as a float literal or put it in a "
+                            "register")]
+
+
 def _coords_cross(geom: str, ctype: Optional[Type], surface: bool = False):
     """The coordinate vector's element types: the .u32 array index first in an array geometry, then
     coordinates of the coordinate type (ptxas 13.0: "Array index ... Expecting type .u32",
@@ -1708,12 +1720,10 @@ def _coords_cross(geom: str, ctype: Optional[Type], surface: bool = False):
         if k is None:
             return []
         o = ops[k]
-        if not array and ctype is f32 and o.lits and "i" in o.lits and not all(o.lits):
-            j = o.lits.index("i")
-            return [(CODE_OPERANDS, f"operand {k + 1} (coordinates) has an integer literal as element {j + 1} among "
-                                    "registers: ptxas 13.0 takes .f32 coordinates so in its checks and then crashes (a "
-                                    "segmentation fault) generating code; write it as a float literal or put it in a "
-                                    "register")]
+        if not array and ctype is f32:
+            crash = _f32_coords_int_crash(o, k, 0)
+            if crash:
+                return crash
         if (not array or surface) and o.lits and o.lits[0] is not None \
                 and not (ctype is not f32 and o.lits[0] == "f" and not all(o.lits) and uniform_vector(o)):
             bad = tex_coordinates_literal_first_problem(o, ctype)
@@ -1728,12 +1738,10 @@ def _coords_cross(geom: str, ctype: Optional[Type], surface: bool = False):
             j = clashing_neighbour(kinds[1:])
             if j is not None:
                 return [(CODE_TYPE, f"operand {k + 1} (coordinates) {_mixed_neighbours(o, decl, j + 1)}")]
-            if ctype is f32 and o.lits and "i" in o.lits[1:] and not all(o.lits):
-                j = o.lits.index("i", 1)
-                return [(CODE_OPERANDS, f"operand {k + 1} (coordinates) has an integer literal as element {j + 1} "
-                                        "among registers: ptxas 13.0 takes .f32 coordinates so in its checks and then "
-                                        "crashes (a segmentation fault) generating code; write it as a float literal or "
-                                        "put it in a register")]
+            if ctype is f32:
+                crash = _f32_coords_int_crash(o, k, 1)      # (the index is an integer)
+                if crash:
+                    return crash
             if o.lits and o.lits[0] == "i":
                 typed = _literal_first_typing(o)
                 if ctype is f32 and isinstance(typed, tuple) and typed[1] == 0 and set(typed[0]) == {"i"}:

@@ -1296,9 +1296,9 @@ def _literal_first(v: Vec) -> bool:
         type(e) in (Imm, FloatImm) or type(e) is Reg and e.type is not None for e in v.elems)
 
 
-def _literal_first_st(op, v: Vec) -> bool:
+def _typed_by_an_element(op, v: Vec) -> bool:
     """Whether `v` is a st vector that starts with a literal (_literal_first; _FnCheck.literal_first), or a pack
-    of mov (_FnCheck.pack), the value of atom, red (_FnCheck.red_literal_first), multimem.st and multimem.red
+    of mov (_FnCheck.pack), the value of atom, red (_FnCheck.red_vector), multimem.st and multimem.red
     (legality._multimem_literal_first), a vector of a bulk tensor copy (its coordinates:
     legality.coordinates_literal_first_problem) or a texture's or surface's coordinates
     (legality.tex_coordinates_literal_first_problem), typed so too."""
@@ -1965,8 +1965,8 @@ class _FnCheck:
         """Declaration checks of the registers and names inside an operand."""
         t = type(o)
         if t is Vec:
-            # (a st vector that starts with a literal is typed by one of its elements: `literal_first`)
-            width, mixed = None, op is not None and _literal_first_st(op, o)
+            # (a vector that starts with a literal is typed by one of its elements: `_typed_by_an_element`)
+            width, mixed = None, op is not None and _typed_by_an_element(op, o)
             for e in o.elems:
                 if type(e) is Reg:
                     if e.type is None:
@@ -2224,7 +2224,7 @@ class _FnCheck:
                                            f"(or .b{ty.bits})", _tok_loc(self.ctx, loc, k), (), 1)
 
     def literal_first(self, v: Vec, ty: Type, op: _Op, loc, k, wider: bool = True):
-        """A st vector that starts with a literal (`_literal_first_st`), which ptxas 13.0 types by one of its elements
+        """A st vector that starts with a literal (`_literal_first`), which ptxas 13.0 types by one of its elements
         (`legality.literal_first_problem`, st's reading: a .uN/.sN access takes wider elements), not element by
         element; and an integer literal after the first element of an .f32/.f64 vector, which ptxas takes in its
         checks and crashes on generating code, as after a register. (wider=False: the source of mov.vN, which
