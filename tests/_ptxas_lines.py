@@ -26,24 +26,15 @@ def ptxas_rejected(text: str, arch: str) -> Dict[int, str]:
     text assembled again until it assembles."""
     lines = text.split("\n")
     bad: Dict[int, str] = {}
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.ptx")
-        while True:
-            with open(path, "w") as fh:
-                fh.write("\n".join(lines))
-            p = subprocess.run(["ptxas", f"-arch={arch}", path, "-o", os.path.join(d, "k.cubin")],
-                               capture_output=True, text=True, timeout=600)
-            hit = {}
-            # the text's own lines only: ptxas reports errors inside its macros as "<macro util>, line 9"
-            for m in re.finditer(re.escape(path) + r", line (\d+); (?:error|fatal)\s*:\s*(.*)", p.stdout + p.stderr):
-                hit.setdefault(int(m.group(1)), m.group(2))
-            hit = {k: v for k, v in hit.items() if k not in bad and 0 < k <= len(lines)}
-            if not hit:
-                assert p.returncode == 0, p.stdout + p.stderr
-                return bad
-            bad.update(hit)
-            for k in hit:
-                lines[k - 1] = "\t// rejected"
+    while True:
+        rc, hit, out = ptxas_error_lines("\n".join(lines), arch)
+        hit = {k: v for k, v in hit.items() if k not in bad and 0 < k <= len(lines)}
+        if not hit:
+            assert rc == 0, out
+            return bad
+        bad.update(hit)
+        for k in hit:
+            lines[k - 1] = "\t// rejected"
 
 
 def ptxas_verdict(text: str, arch: str = "sm_90a", compile_only: bool = False) -> str:
@@ -78,8 +69,10 @@ def agree_with_ptxas(cases, make, arch: str = "sm_90a") -> None:
     assert rejected == want, (sorted(rejected - want)[:10], sorted(want - rejected)[:10])
 
 
-def _assemble(text: str, arch: str):
-    """(ptxas's exit status, {line: its first message} of the text's own lines)."""
+def ptxas_error_lines(text: str, arch: str):
+    """(ptxas's exit status, {line: its first message} of the text's own lines, its output): ptxas reports errors
+    inside the code it expands an instruction into at "<builtin>, line 7" or "<macro util>, line 9", which are not
+    the text's."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "k.ptx")
         with open(path, "w") as fh:
@@ -89,7 +82,7 @@ def _assemble(text: str, arch: str):
     hit: Dict[int, str] = {}
     for m in re.finditer(re.escape(path) + r", line (\d+); (?:error|fatal)\s*:\s*(.*)", p.stdout + p.stderr):
         hit.setdefault(int(m.group(1)), m.group(2))
-    return p.returncode, hit
+    return p.returncode, hit, p.stdout + p.stderr
 
 
 def rejected_lines(lines, make, arch: str = "sm_90a") -> Dict[int, str]:
@@ -100,7 +93,7 @@ def rejected_lines(lines, make, arch: str = "sm_90a") -> Dict[int, str]:
         return {}
     text = make(list(lines))
     first = first_line(text, list(lines))
-    rc, hit = _assemble(text, arch)
+    rc, hit, _ = ptxas_error_lines(text, arch)
     if rc == 0:
         return {}
     own = {i - first: m for i, m in hit.items() if 0 <= i - first < len(lines)}
@@ -152,3 +145,20 @@ def ptxas_crashes(text: str, target: str, tries: int = 1) -> bool:
             if p.returncode != 0:
                 return False
     return False
+
+
+def lint_reports_crashes(lines, make) -> dict:
+    """lint reports an error at each of `lines` (a module `make(lines)` holds them in order, one a line) and at no
+    other line, each saying that ptxas crashes; {line: diagnostic}."""
+    text = make(lines)
+    first = first_line(text, lines)
+    errs = lint_errors(text)
+    assert sorted(errs) == list(range(first, first + len(lines))), errs
+    assert all("crashes" in d.message for d in errs.values()), [d.message for d in errs.values()]
+    return errs
+
+
+def each_crashes_ptxas(lines, make, arch: str = "sm_90a") -> None:
+    """ptxas dies of a signal on each of `lines`, alone in a module `make([line])`."""
+    for ln in lines:
+        assert ptxas_crashes(make([ln]), arch), ln

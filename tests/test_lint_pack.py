@@ -33,8 +33,9 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ptxas_lines import (first_line, kernel, lint_disagrees_with_ptxas, lint_disagrees_with_recorded,  # noqa: E402
-                          lint_errors, reg_decls)
+from _ptxas_lines import (each_crashes_ptxas, first_line, kernel, lint_disagrees_with_ptxas,  # noqa: E402
+                          lint_disagrees_with_recorded, lint_errors, lint_reports_crashes, ptxas_error_lines,
+                          reg_decls)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 import ptxgen as pg  # noqa: E402
@@ -179,18 +180,12 @@ VCRASHES = ["mov.v4.f32 %mvl0, {0,%r2,%r2,0};", "mov.v4.f32 %mvl0, {1.5,%c2,%r2,
 
 
 def test_lint_refuses_the_mov_vector_crashes():
-    text = make_v(VCRASHES)
-    first = first_line(text, VCRASHES)
-    errs = lint_errors(text)
-    assert sorted(errs) == [first, first + 1]
-    assert all("crashes" in d.message for d in errs.values())
+    lint_reports_crashes(VCRASHES, make_v)
 
 
 @needs_ptxas
 def test_the_mov_vector_crashes_are_ptxas_s():
-    from _ptxas_lines import ptxas_crashes
-    for ln in VCRASHES:
-        assert ptxas_crashes(make_v([ln]), "sm_90a"), ln
+    each_crashes_ptxas(VCRASHES, make_v)
 
 
 def test_mov_vector_recorded_verdicts():
@@ -257,18 +252,10 @@ def test_gates(version, target, lines, want):
 @needs_ptxas
 @pytest.mark.parametrize("version, target, lines, want", GATES)
 def test_the_gates_are_ptxas_s(version, target, lines, want):
-    import re
-    import subprocess
-    import tempfile
     text = _gate_text(version, target, lines)
     first = first_line(text, lines)
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.ptx")
-        with open(path, "w") as fh:
-            fh.write(text)
-        p = subprocess.run(["ptxas", f"-arch={target}", path, "-o", os.devnull], capture_output=True, text=True)
-    got = {int(m.group(1)) - first for m in re.finditer(re.escape(path) + r", line (\d+); error", p.stdout + p.stderr)}
-    assert got == set(want), p.stdout + p.stderr
+    _, hit, out = ptxas_error_lines(text, target)
+    assert {i - first for i in hit} == set(want), out
 
 
 def test_builder_pack_of_128_bits_lints_clean():

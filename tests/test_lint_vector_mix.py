@@ -43,8 +43,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ptxas_lines import (first_line, kernel, lint_disagrees_with_ptxas, lint_disagrees_with_recorded,  # noqa: E402
-                          lint_errors, reg_decls)
+from _ptxas_lines import (each_crashes_ptxas, first_line, kernel, lint_disagrees_with_ptxas,  # noqa: E402
+                          lint_disagrees_with_recorded, lint_errors, lint_reports_crashes, reg_decls)
 from test_lint_vector_probes import needs_ptxas  # noqa: E402
 
 NAMES = {"b32": "rb", "s32": "rs", "u32": "ru", "f32": "rf", "f16x2": "rh", "pred": "p", "b64": "rl", "u64": "ul",
@@ -495,19 +495,14 @@ def test_tex_recorded_verdicts():
 
 
 def test_lint_refuses_the_tex_crashes():
-    text = make_lit(TEX_CRASHES)
-    first = first_line(text, TEX_CRASHES)
-    errs = lint_errors(text)
-    assert sorted(errs) == list(range(first, first + len(TEX_CRASHES)))
-    assert all("crashes" in d.message for d in errs.values())
+    lint_reports_crashes(TEX_CRASHES, make_lit)
 
 
 @needs_ptxas
 def test_tex_coordinates_agree_with_ptxas():
-    from _ptxas_lines import agree_with_ptxas, ptxas_crashes
+    from _ptxas_lines import agree_with_ptxas
     agree_with_ptxas(TEX_RECORDED, make_lit)
-    for ln in TEX_CRASHES:
-        assert ptxas_crashes(make_lit([ln]), "sm_90a"), ln
+    each_crashes_ptxas(TEX_CRASHES, make_lit)
     lines = tex_lines()
     bad = lint_disagrees_with_ptxas(lines, make_lit)
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
@@ -569,18 +564,14 @@ def test_array_recorded_verdicts():
 
 
 def test_lint_refuses_the_array_crashes():
-    text = make_lit(ARRAY_CRASHES)
-    errs = lint_errors(text)
-    first = first_line(text, ARRAY_CRASHES)
-    assert sorted(errs) == [first, first + 1] and all("crashes" in d.message for d in errs.values())
+    lint_reports_crashes(ARRAY_CRASHES, make_lit)
 
 
 @needs_ptxas
 def test_array_coordinates_agree_with_ptxas():
-    from _ptxas_lines import agree_with_ptxas, ptxas_crashes
+    from _ptxas_lines import agree_with_ptxas
     agree_with_ptxas(ARRAY_RECORDED, make_lit)
-    for ln in ARRAY_CRASHES:
-        assert ptxas_crashes(make_lit([ln]), "sm_90a"), ln
+    each_crashes_ptxas(ARRAY_CRASHES, make_lit)
     lines = array_lines()
     bad = lint_disagrees_with_ptxas(lines, make_lit)
     assert not bad, f"{len(bad)} of {len(lines)} lines:\n" + "\n".join(bad[:40])
